@@ -1,0 +1,38 @@
+# Lode — the commands a user runs. `make test` is the one test command (CI runs it too).
+
+SWIFT ?= swift
+APT_PACKAGES := liblmdb-dev lmdb-utils pkg-config
+SUDO := $(shell [ "$$(id -u)" = "0" ] || echo sudo)
+FORMAT_PATHS := Package.swift Sources Tests $(wildcard Tools)
+
+.PHONY: all deps build lint format test clean
+
+all: build
+
+# Installs LMDB's headers and library (liblmdb-dev) and its command-line tools (lmdb-utils)
+# when they are missing. Needs root or sudo.
+deps:
+	@if pkg-config --exists lmdb 2>/dev/null && command -v mdb_dump >/dev/null 2>&1 \
+		&& command -v mdb_load >/dev/null 2>&1 && command -v mdb_stat >/dev/null 2>&1; then \
+		echo "deps: liblmdb-dev and lmdb-utils present"; \
+	else \
+		echo "deps: installing $(APT_PACKAGES)"; \
+		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get update -q && \
+		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $(APT_PACKAGES); \
+	fi
+
+build: deps
+	$(SWIFT) build
+
+lint:
+	$(SWIFT) format lint --strict --recursive $(FORMAT_PATHS)
+
+format:
+	$(SWIFT) format --in-place --recursive $(FORMAT_PATHS)
+
+test: deps lint
+	$(SWIFT) build --build-tests
+	$(SWIFT) test --skip-build
+
+clean:
+	rm -rf .build

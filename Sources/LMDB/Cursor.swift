@@ -1,0 +1,262 @@
+import CLMDB
+import Foundation
+
+/// A position in one database of a transaction: moves in key order, seeks, and walks duplicates.
+///
+/// Every move returns the entry it lands on as a copy, or `nil` when there is none (the end, a
+/// missing key). A cursor lives until ``close()`` or the end of its transaction, whichever comes
+/// first.
+public class Cursor {
+    /// One key/value pair, copied out of the map.
+    public struct Entry: Equatable, Hashable, Sendable {
+        /// The key bytes.
+        public var key: [UInt8]
+        /// The value bytes.
+        public var value: [UInt8]
+
+        /// Makes an entry.
+        public init(key: [UInt8], value: [UInt8]) {
+            self.key = key
+            self.value = value
+        }
+    }
+
+    /// The transaction the cursor belongs to.
+    public let transaction: Transaction
+    /// The database the cursor walks.
+    public let database: Database
+    var handle: OpaquePointer?
+    /// In a write transaction: the key (and, with duplicates, the value) the cursor is on, so it can be
+    /// put back there after the transaction is rebuilt on a grown map.
+    var trackedKey: [UInt8]?
+    var trackedValue: [UInt8]?
+
+    /// The error that ended an iteration of ``entries(from:reverse:)`` early, if any.
+    public private(set) var iterationError: LMDBError?
+
+    init(transaction: Transaction, database: Database, handle: OpaquePointer) {
+        self.transaction = transaction
+        self.database = database
+        self.handle = handle
+    }
+
+    var tracksPosition: Bool { transaction.isWritable }
+
+    func closeHandle() {
+        if let handle { mdb_cursor_close(handle) }
+        handle = nil
+    }
+
+    /// Closes the cursor now rather than at the end of the transaction.
+    public func close() {
+        guard handle != nil else { return }
+        closeHandle()
+        transaction.cursors[ObjectIdentifier(self)] = nil
+    }
+
+    func activeHandle(_ operation: @autoclosure () -> String) throws(LMDBError) -> OpaquePointer {
+        _ = try transaction.activeHandle(operation())
+        guard let handle else {
+            throw LMDBError(
+                .transactionNotActive, operation: operation(), message: "the cursor was closed")
+        }
+        return handle
+    }
+
+    /// Runs one `mdb_cursor_get`; returns the raw key and value the cursor is on afterwards, or `nil`
+    /// on `MDB_NOTFOUND`.
+    func rawMove(
+        _ op: MDB_cursor_op, key: UnsafeRawBufferPointer? = nil, value: UnsafeRawBufferPointer? = nil
+    ) throws(LMDBError) -> (MDB_val, MDB_val)? {
+        let cursor = try activeHandle("mdb_cursor_get in \(database)")
+        var keyValue = MDB_val(mv_size: key?.count ?? 0, mv_data: UnsafeMutableRawPointer(mutating: key?.baseAddress))
+        var dataValue = MDB_val(
+            mv_size: value?.count ?? 0, mv_data: UnsafeMutableRawPointer(mutating: value?.baseAddress))
+        var rc = mdb_cursor_get(cursor, &keyValue, &dataValue, op)
+        if rc == MDB_NOTFOUND { return nil }
+        try check(rc, "mdb_cursor_get in \(database)")
+        // These operations leave the key or the value out; read both from the new position.
+        if op == MDB_FIRST_DUP || op == MDB_LAST_DUP || op == MDB_GET_BOTH || op == MDB_GET_BOTH_RANGE
+            || op == MDB_SET
+        {
+            rc = mdb_cursor_get(cursor, &keyValue, &dataValue, MDB_GET_CURRENT)
+            if rc == MDB_NOTFOUND { return nil }
+            try check(rc, "mdb_cursor_get in \(database)")
+        }
+        if tracksPosition {
+            trackedKey = Array(UnsafeRawBufferPointer(start: keyValue.mv_data, count: keyValue.mv_size))
+            trackedValue =
+                database.allowsDuplicates
+                ? Array(UnsafeRawBufferPointer(start: dataValue.mv_data, count: dataValue.mv_size)) : nil
+        }
+        return (keyValue, dataValue)
+    }
+
+    func move(
+        _ op: MDB_cursor_op, key: UnsafeRawBufferPointer? = nil, value: UnsafeRawBufferPointer? = nil
+    ) throws(LMDBError) -> Entry? {
+        guard let (k, v) = try rawMove(op, key: key, value: value) else { return nil }
+        return Entry(
+            key: Array(UnsafeRawBufferPointer(start: k.mv_data, count: k.mv_size)),
+            value: Array(UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size)))
+    }
+
+    /// Calls `body` with the key and value the cursor is on, borrowed from the map, without copying.
+    public func withCurrent<R>(_ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> R) throws -> R? {
+        guard let (k, v) = try rawMove(MDB_GET_CURRENT) else { return nil }
+        return try body(
+            UnsafeRawBufferPointer(start: k.mv_data, count: k.mv_size),
+            UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size))
+    }
+
+    /// Moves to the first entry.
+    @discardableResult public func first() throws -> Entry? { try move(MDB_FIRST) }
+    /// Moves to the last entry (the last duplicate of the last key).
+    @discardableResult public func last() throws -> Entry? { try move(MDB_LAST) }
+    /// Moves to the next entry (the next duplicate, or the first value of the next key); from an
+    /// unpositioned cursor, the first.
+    @discardableResult public func next() throws -> Entry? { try move(MDB_NEXT) }
+    /// Moves to the previous entry; from an unpositioned cursor, the last.
+    @discardableResult public func previous() throws -> Entry? { try move(MDB_PREV) }
+    /// The entry the cursor is on.
+    public func current() throws -> Entry? { try move(MDB_GET_CURRENT) }
+
+    /// Moves to `key` exactly (its first value), or returns `nil` when it is absent.
+    @discardableResult public func seek(to key: some ContiguousBytes) throws -> Entry? {
+        try key.withUnsafeBytes { (bytes) -> Entry? in
+            try transaction.environment.checkKey(bytes.count, "seek in \(database)")
+            return try move(MDB_SET_KEY, key: bytes)
+        }
+    }
+
+    /// Moves to the first key `>= key`.
+    @discardableResult public func seek(atLeast key: some ContiguousBytes) throws -> Entry? {
+        try key.withUnsafeBytes { (bytes) -> Entry? in
+            try transaction.environment.checkKey(bytes.count, "seek in \(database)")
+            return try move(MDB_SET_RANGE, key: bytes)
+        }
+    }
+
+    /// Moves to the last key `<= key`.
+    @discardableResult public func seek(atMost key: some ContiguousBytes) throws -> Entry? {
+        let bytes = key.withUnsafeBytes { Array($0) }
+        if let found = try seek(atLeast: bytes) {
+            if found.key == bytes {
+                // The last duplicate of an exact match.
+                return database.allowsDuplicates ? try lastDuplicate() : found
+            }
+            return try previous()
+        }
+        return try last()
+    }
+
+    // MARK: Duplicates
+
+    /// In a dup-sort database: moves to the exact `key`/`value` pair.
+    @discardableResult public func seek(key: some ContiguousBytes, value: some ContiguousBytes) throws -> Entry? {
+        try key.withUnsafeBytes { keyBytes in
+            try value.withUnsafeBytes { (valueBytes) -> Entry? in
+                try transaction.environment.checkKey(keyBytes.count, "seek in \(database)")
+                return try move(MDB_GET_BOTH, key: keyBytes, value: valueBytes)
+            }
+        }
+    }
+
+    /// In a dup-sort database: moves to the first value `>= value` of `key`.
+    @discardableResult public func seek(key: some ContiguousBytes, atLeastValue value: some ContiguousBytes) throws
+        -> Entry?
+    {
+        try key.withUnsafeBytes { keyBytes in
+            try value.withUnsafeBytes { (valueBytes) -> Entry? in
+                try transaction.environment.checkKey(keyBytes.count, "seek in \(database)")
+                return try move(MDB_GET_BOTH_RANGE, key: keyBytes, value: valueBytes)
+            }
+        }
+    }
+
+    /// Moves to the first value of the current key.
+    @discardableResult public func firstDuplicate() throws -> Entry? { try move(MDB_FIRST_DUP) }
+    /// Moves to the last value of the current key.
+    @discardableResult public func lastDuplicate() throws -> Entry? { try move(MDB_LAST_DUP) }
+    /// Moves to the next value of the current key, or returns `nil` after its last one.
+    @discardableResult public func nextDuplicate() throws -> Entry? { try move(MDB_NEXT_DUP) }
+    /// Moves to the previous value of the current key.
+    @discardableResult public func previousDuplicate() throws -> Entry? { try move(MDB_PREV_DUP) }
+    /// Moves to the first value of the next key.
+    @discardableResult public func nextKey() throws -> Entry? { try move(MDB_NEXT_NODUP) }
+    /// Moves to the last value of the previous key.
+    @discardableResult public func previousKey() throws -> Entry? { try move(MDB_PREV_NODUP) }
+
+    /// The number of values of the current key.
+    public func duplicateCount() throws -> Int {
+        let cursor = try activeHandle("mdb_cursor_count in \(database)")
+        var count = 0
+        try check(mdb_cursor_count(cursor, &count), "mdb_cursor_count in \(database)")
+        return count
+    }
+
+    /// In a dup-fixed database: every value of `key`, read a page at a time (`MDB_GET_MULTIPLE`).
+    public func fixedDuplicates(forKey key: some ContiguousBytes) throws -> [[UInt8]] {
+        guard let width = database.fixedValueWidth else {
+            throw LMDBError(
+                .incompatible, operation: "fixedDuplicates in \(database)",
+                message: "\(database) is not a dup-fixed database")
+        }
+        guard try seek(to: key) != nil else { return [] }
+        var result: [[UInt8]] = []
+        var op = MDB_GET_MULTIPLE
+        while let (_, chunk) = try rawMove(op) {
+            let bytes = UnsafeRawBufferPointer(start: chunk.mv_data, count: chunk.mv_size)
+            var offset = 0
+            while offset + width <= bytes.count {
+                result.append(Array(bytes[offset..<offset + width]))
+                offset += width
+            }
+            op = MDB_NEXT_MULTIPLE
+        }
+        return result
+    }
+
+    // MARK: Sequence
+
+    /// The entries from the first key `>= start` (`<= start` when `reverse`) to the end, as a Swift
+    /// sequence of copies. An error ends the iteration early and is kept in ``iterationError``.
+    public func entries(from start: [UInt8]? = nil, reverse: Bool = false) -> Entries {
+        entries(from: start, reverse: reverse, closeWhenDone: false)
+    }
+
+    func entries(from start: [UInt8]?, reverse: Bool, closeWhenDone: Bool) -> Entries {
+        Entries(cursor: self, start: start, reverse: reverse, closeWhenDone: closeWhenDone)
+    }
+
+    /// A sequence of the cursor's entries; see ``Cursor/entries(from:reverse:)``.
+    public struct Entries: Sequence, IteratorProtocol {
+        let cursor: Cursor
+        let start: [UInt8]?
+        let reverse: Bool
+        let closeWhenDone: Bool
+        var started = false
+
+        /// The next entry, or `nil` at the end (or after an error).
+        public mutating func next() -> Entry? {
+            let result: Entry?
+            do {
+                if !started {
+                    started = true
+                    if let start {
+                        result = reverse ? try cursor.seek(atMost: start) : try cursor.seek(atLeast: start)
+                    } else {
+                        result = reverse ? try cursor.last() : try cursor.first()
+                    }
+                } else {
+                    result = reverse ? try cursor.previous() : try cursor.next()
+                }
+            } catch {
+                cursor.iterationError = error as? LMDBError
+                result = nil
+            }
+            if result == nil && closeWhenDone { cursor.close() }
+            return result
+        }
+    }
+}

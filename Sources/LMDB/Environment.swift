@@ -1,0 +1,651 @@
+import CLMDB
+import Dispatch
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
+/// An open LMDB environment: a directory holding `data.mdb` and `lock.mdb`, shared by every process
+/// that opens it.
+///
+/// There is one `Environment` per directory per process: ``open(at:options:)`` hands back the one
+/// already open (opening a second `MDB_env` on the same files and closing it would silently drop the
+/// first one's locks). The environment closes when the last reference to it goes away.
+///
+/// Transactions are closures. ``read(_:)`` takes a reset read transaction from a pool; ``write(_:)``
+/// runs one write transaction on the calling thread, commits it when the closure returns and aborts
+/// it when the closure throws. The map grows by itself when a write fills it.
+public final class Environment: @unchecked Sendable {
+    /// The directory, with symbolic links resolved.
+    public let path: String
+    /// The options the environment was opened with.
+    public let options: EnvironmentOptions
+    /// The longest key (and dup-sort value) LMDB accepts: 511 bytes.
+    public let maxKeySize: Int
+    /// The page size in bytes.
+    public let pageSize: Int
+    /// How many stale reader slots (left by processes that died) were cleared when this environment
+    /// opened.
+    public let staleReadersClearedAtOpen: Int
+
+    let handle: OpaquePointer
+    let resizeLock = ResizeLock()
+    let writerLock = Lock()
+    let dbiLock = Lock()
+    private let registryKey: EnvironmentRegistry.Key
+    private var databases: [String: Database] = [:]  // dbiLock
+    private var pooledReadHandles: [OpaquePointer] = []  // poolLock
+    private let poolLock = Lock()
+    private let statsLock = Lock()
+    private var growths = 0  // statsLock
+    private var adoptions = 0  // statsLock
+    private let writerQueue: DispatchQueue
+    /// The main (unnamed) database, which holds the names of the named ones.
+    public let mainDatabase: Database
+
+    /// Test hook: runs after a full map was grown and before the write is replayed.
+    nonisolated(unsafe) var testHookBeforeReplay: (() -> Void)?
+
+    // MARK: Opening
+
+    /// Opens the environment in the directory at `path`, or returns the one already open in this
+    /// process.
+    ///
+    /// - Throws: ``LMDBError`` with ``LMDBError/Code/pathNotFound`` when the directory is missing (and
+    ///   `createDirectory` is off), ``LMDBError/Code/notADirectory`` for a file,
+    ///   ``LMDBError/Code/invalid`` when `data.mdb` is not an LMDB file,
+    ///   ``LMDBError/Code/notAnEnvironment`` for a read-only open of a directory without one, and
+    ///   ``LMDBError/Code/incompatibleOptions`` when it is open read-only and read-write is asked.
+    public static func open(at path: String, options: EnvironmentOptions = EnvironmentOptions()) throws -> Environment {
+        let operation = "open \(path)"
+        guard options.mapSize > 0, options.maxReaders > 0, options.maxDatabases >= 0,
+            options.readTransactionPoolSize >= 0
+        else {
+            throw LMDBError(
+                .invalidArgument, operation: operation,
+                message: "map size and reader count must be positive, database and pool counts not negative")
+        }
+        var info = stat()
+        if stat(path, &info) != 0 {
+            let code = errno
+            guard code == ENOENT else { throw LMDBError(returnCode: code, operation: operation) }
+            guard options.createDirectory, !options.readOnly else {
+                throw LMDBError(.pathNotFound, operation: operation, message: "no such directory: \(path)")
+            }
+            do {
+                try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+            } catch {
+                throw LMDBError(
+                    .system(EACCES), operation: operation, message: "cannot create directory \(path): \(error)")
+            }
+            guard stat(path, &info) == 0 else { throw LMDBError(returnCode: errno, operation: operation) }
+        }
+        guard (info.st_mode & S_IFMT) == S_IFDIR else {
+            throw LMDBError(
+                .notADirectory, operation: operation,
+                message: "\(path) is a file, not a directory; an LMDB environment is a directory with data.mdb")
+        }
+        let dataFile = path + "/data.mdb"
+        if options.readOnly && access(dataFile, F_OK) != 0 {
+            throw LMDBError(
+                .notAnEnvironment, operation: operation, message: "\(path) holds no LMDB environment (no data.mdb)")
+        }
+        guard let resolved = realpath(path, nil) else { throw LMDBError(returnCode: errno, operation: operation) }
+        let resolvedPath = String(cString: resolved)
+        free(resolved)
+        let key = EnvironmentRegistry.Key(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
+        return try EnvironmentRegistry.shared.environment(for: key, options: options, path: resolvedPath) {
+            try Environment(path: resolvedPath, options: options, key: key)
+        }
+    }
+
+    private init(path: String, options: EnvironmentOptions, key: EnvironmentRegistry.Key) throws {
+        let operation = "open \(path)"
+        var env: OpaquePointer?
+        try check(mdb_env_create(&env), "mdb_env_create")
+        guard let env else { throw LMDBError(.system(ENOMEM), operation: "mdb_env_create", message: "no handle") }
+        func fail(_ rc: Int32) -> LMDBError {
+            mdb_env_close(env)
+            switch rc {
+            case MDB_INVALID:
+                return LMDBError(
+                    .invalid, operation: operation,
+                    message: "\(path)/data.mdb is not an LMDB data file (no valid meta page)")
+            case MDB_VERSION_MISMATCH:
+                return LMDBError(
+                    .versionMismatch, operation: operation,
+                    message: "\(path) was written by an incompatible LMDB version")
+            case EAGAIN:
+                return LMDBError(
+                    .system(EAGAIN), operation: operation,
+                    message: "\(path) is locked by another process that is opening or closing it; retry")
+            case EACCES:
+                return LMDBError(
+                    .system(EACCES), operation: operation,
+                    message: "permission denied for \(path) (readers need write access to lock.mdb)")
+            default:
+                return LMDBError(returnCode: rc, operation: operation)
+            }
+        }
+        var rc = mdb_env_set_maxdbs(env, MDB_dbi(options.maxDatabases))
+        if rc != 0 { throw fail(rc) }
+        rc = mdb_env_set_maxreaders(env, UInt32(options.maxReaders))
+        if rc != 0 { throw fail(rc) }
+        var flags = UInt32(MDB_NOTLS) | options.durability.flags
+        if options.readOnly { flags |= UInt32(MDB_RDONLY) }
+        if options.noReadAhead { flags |= UInt32(MDB_NORDAHEAD) }
+        rc = mdb_env_open(env, path, flags, mdb_mode_t(options.fileMode))
+        if rc != 0 { throw fail(rc) }
+
+        var stat = MDB_stat()
+        mdb_env_stat(env, &stat)
+        let pageSize = Int(stat.ms_psize)
+        var info = MDB_envinfo()
+        mdb_env_info(env, &info)
+        let wanted = (options.mapSize + pageSize - 1) / pageSize * pageSize
+        if !options.readOnly && info.me_mapsize < wanted {
+            rc = mdb_env_set_mapsize(env, wanted)
+            if rc != 0 { throw fail(rc) }
+        }
+        var dead: Int32 = 0
+        mdb_reader_check(env, &dead)
+
+        self.handle = env
+        self.path = path
+        self.options = options
+        self.pageSize = pageSize
+        self.maxKeySize = Int(mdb_env_get_maxkeysize(env))
+        self.staleReadersClearedAtOpen = Int(dead)
+        self.registryKey = key
+        self.writerQueue = DispatchQueue(label: "lode.lmdb.writer \(path)")
+        self.mainDatabase = Database(name: nil, kind: .plain, handle: MDB_dbi(1))  // MAIN_DBI
+    }
+
+    deinit {
+        EnvironmentRegistry.shared.close(key: registryKey) {
+            for txn in pooledReadHandles { mdb_txn_abort(txn) }
+            pooledReadHandles.removeAll()
+            mdb_env_close(handle)
+        }
+    }
+
+    // MARK: Read transactions
+
+    /// Runs `body` in a read transaction: a consistent snapshot that later commits do not change.
+    /// Several reads may run at once, on any threads, also alongside a write. Keep them short: an open
+    /// snapshot keeps the pages it sees from being reused.
+    public func read<R>(_ body: (ReadTransaction) throws -> R) throws -> R {
+        let thread = ThreadState.current
+        let id = ObjectIdentifier(self)
+        let reentrant = thread.holdsShared(in: id)
+        thread.adjustReads(in: id, by: 1)
+        defer { thread.adjustReads(in: id, by: -1) }
+        resizeLock.lockShared(reentrant: reentrant)
+        defer { resizeLock.unlockShared() }
+        let txnHandle = try acquireReadHandle(reentrant: reentrant)
+        let txn = ReadTransaction(environment: self, handle: txnHandle)
+        defer {
+            txn.closeCursors()
+            txn.handle = nil
+            releaseReadHandle(txnHandle)
+        }
+        return try body(txn)
+    }
+
+    /// A renewed read handle from the pool, or a new one. Adopts a map grown by another process
+    /// (`MDB_MAP_RESIZED`) and clears stale readers when the table is full. The resize lock is held
+    /// shared on entry and on return.
+    private func acquireReadHandle(reentrant: Bool) throws(LMDBError) -> OpaquePointer {
+        var clearedReaders = false
+        while true {
+            let pooled = poolLock.withLock { pooledReadHandles.popLast() }
+            var txn: OpaquePointer?
+            var rc: Int32
+            if let pooled {
+                rc = mdb_txn_renew(pooled)
+                if rc == 0 { return pooled }
+                mdb_txn_abort(pooled)
+            } else {
+                rc = mdb_txn_begin(handle, nil, UInt32(MDB_RDONLY), &txn)
+                if rc == 0, let txn { return txn }
+            }
+            switch rc {
+            case MDB_MAP_RESIZED where !reentrant:
+                resizeLock.unlockShared()
+                adoptMapSize()
+                resizeLock.lockShared(reentrant: false)
+            case MDB_READERS_FULL where !clearedReaders:
+                clearedReaders = true
+                var dead: Int32 = 0
+                mdb_reader_check(handle, &dead)
+            case MDB_MAP_RESIZED:
+                throw LMDBError(
+                    .mapResized, operation: "mdb_txn_begin (read)",
+                    message: "another process grew the map; it cannot be adopted while this thread has a "
+                        + "transaction open, so finish that one first")
+            case MDB_READERS_FULL:
+                throw LMDBError(
+                    .readersFull, operation: "mdb_txn_begin (read)",
+                    message: "all \(options.maxReaders) reader slots are in use by live readers; raise maxReaders")
+            default:
+                throw LMDBError(returnCode: rc, operation: "mdb_txn_begin (read)")
+            }
+        }
+    }
+
+    private func releaseReadHandle(_ txn: OpaquePointer) {
+        mdb_txn_reset(txn)
+        let kept = poolLock.withLock { () -> Bool in
+            guard pooledReadHandles.count < options.readTransactionPoolSize else { return false }
+            pooledReadHandles.append(txn)
+            return true
+        }
+        if !kept { mdb_txn_abort(txn) }
+    }
+
+    // MARK: Write transactions
+
+    /// Runs `body` in the write transaction: commits when it returns, aborts when it throws. Only one
+    /// write runs at a time, across threads and processes; the others wait.
+    ///
+    /// The closure runs exactly once, on the calling thread, and must not leave it (it is synchronous
+    /// and cannot `await`; async code uses the `async` overload). When the map fills up the layer grows
+    /// it and replays the changes made so far, so the closure never sees `MDB_MAP_FULL`.
+    ///
+    /// - Throws: ``LMDBError/Code/nestedWrite`` when the thread is already inside a write (use
+    ///   ``WriteTransaction/nested(_:)``), ``LMDBError/Code/writeInsideRead`` when it is inside a read of
+    ///   this environment, ``LMDBError/Code/readOnly`` for a read-only environment; whatever `body`
+    ///   throws, after aborting.
+    @available(*, noasync, message: "a write transaction must not cross an await; use the async overload")
+    public func write<R>(_ body: (WriteTransaction) throws -> R) throws -> R {
+        guard !options.readOnly else {
+            throw LMDBError(.readOnly, operation: "write", message: "\(path) was opened read-only")
+        }
+        let thread = ThreadState.current
+        let id = ObjectIdentifier(self)
+        if thread.isWriting(in: id) {
+            throw LMDBError(
+                .nestedWrite, operation: "write",
+                message: "this thread already has a write transaction open on \(path); "
+                    + "use nested(_:) on it for a child transaction")
+        }
+        if thread.reads(in: id) > 0 {
+            throw LMDBError(
+                .writeInsideRead, operation: "write",
+                message: "this thread has a read transaction open on \(path); finish it before writing")
+        }
+        writerLock.lock()
+        defer { writerLock.unlock() }
+        thread.setWriting(true, in: id)
+        defer { thread.setWriting(false, in: id) }
+        try growIfNearlyFull()
+
+        resizeLock.lockShared(reentrant: false)
+        defer { resizeLock.unlockShared() }
+        var txnHandle: OpaquePointer?
+        while true {
+            let rc = mdb_txn_begin(handle, nil, 0, &txnHandle)
+            if rc == MDB_MAP_RESIZED {
+                resizeLock.unlockShared()
+                adoptMapSize()
+                resizeLock.lockShared(reentrant: false)
+                continue
+            }
+            try check(rc, "mdb_txn_begin (write)")
+            break
+        }
+        let txn = WriteTransaction(environment: self, handle: txnHandle!, parent: nil)
+        let result: R
+        do {
+            result = try body(txn)
+            try txn.commitRoot()
+        } catch {
+            txn.abortRoot()
+            throw error
+        }
+        if !txn.openedDatabases.isEmpty {
+            dbiLock.withLock {
+                for database in txn.openedDatabases { databases[database.name!] = database }
+            }
+        }
+        return result
+    }
+
+    /// Runs `body` in a write transaction on the environment's writer thread, so an async caller never
+    /// holds a write transaction across an `await`.
+    public func write<R: Sendable>(_ body: @escaping @Sendable (WriteTransaction) throws -> R) async throws -> R {
+        try await withCheckedThrowingContinuation { continuation in
+            writerQueue.async {
+                continuation.resume(with: Result { try self.writeOnQueue(body) })
+            }
+        }
+    }
+
+    @available(*, noasync)
+    private func writeOnQueue<R>(_ body: (WriteTransaction) throws -> R) throws -> R { try write(body) }
+
+    // MARK: Databases
+
+    /// Opens a named database (or the main one when `name` is nil), creating it when `create` is set and
+    /// it is missing. Handles are opened once and kept for the environment's life.
+    ///
+    /// `kind` says how values are stored; `nil` accepts whatever the database has. An existing
+    /// database of another kind throws ``LMDBError/Code/incompatible``, a missing one without `create`
+    /// throws ``LMDBError/Code/notFound``. Inside a write closure use
+    /// ``WriteTransaction/database(named:kind:create:)`` instead.
+    public func database(named name: String?, kind: Database.Kind? = nil, create: Bool = true) throws -> Database {
+        guard let name else {
+            try Environment.checkKind(mainDatabase, requested: kind)
+            return mainDatabase
+        }
+        try Environment.checkName(name)
+        if let known = try knownDatabase(named: name, kind: kind) { return known }
+        if create && !options.readOnly {
+            return try write { try $0.database(named: name, kind: kind, create: true) }
+        }
+        // Open an existing database in a dedicated read transaction whose commit keeps the handle.
+        return try read { pooledTxn -> Database in
+            var txn: OpaquePointer?
+            try check(mdb_txn_begin(handle, nil, UInt32(MDB_RDONLY), &txn), "mdb_txn_begin (open database)")
+            return try dbiLock.withLock { () throws -> Database in
+                if let known = databases[name] {
+                    mdb_txn_abort(txn)
+                    try Environment.checkKind(known, requested: kind)
+                    return known
+                }
+                var dbi: MDB_dbi = 0
+                let rc = mdb_dbi_open(txn, name, 0, &dbi)
+                if rc != 0 {
+                    mdb_txn_abort(txn)
+                    if rc == MDB_NOTFOUND {
+                        throw LMDBError(.notFound, operation: "open database", message: "no database named \"\(name)\"")
+                    }
+                    throw LMDBError(returnCode: rc, operation: "mdb_dbi_open \(name)")
+                }
+                let database: Database
+                do {
+                    database = try describeDatabase(name: name, dbi: dbi, txn: txn!, requested: kind)
+                } catch {
+                    mdb_txn_abort(txn)
+                    throw error
+                }
+                try check(mdb_txn_commit(txn), "mdb_txn_commit (open database)")
+                databases[name] = database
+                return database
+            }
+        }
+    }
+
+    static func checkName(_ name: String) throws(LMDBError) {
+        guard !name.isEmpty, !name.utf8.contains(0), name.utf8.count <= 511 else {
+            throw LMDBError(
+                .invalidArgument, operation: "open database",
+                message: "a database name must be 1...511 bytes without NUL: \"\(name)\"")
+        }
+    }
+
+    /// The cached database of that name, checked against `kind`.
+    func knownDatabase(named name: String, kind: Database.Kind?) throws(LMDBError) -> Database? {
+        try Environment.checkName(name)
+        guard let known = dbiLock.withLock({ databases[name] }) else { return nil }
+        try Environment.checkKind(known, requested: kind)
+        return known
+    }
+
+    func forgetDatabase(named name: String) {
+        databases[name] = nil  // dbiLock held by the caller
+    }
+
+    static func checkKind(_ database: Database, requested: Database.Kind?) throws(LMDBError) {
+        guard let requested, requested != database.kind else { return }
+        throw LMDBError(
+            .incompatible, operation: "open database",
+            message: "\(database) is \(database.kind), not \(requested)")
+    }
+
+    /// Reads the flags LMDB stored for a just-opened handle and, for dup-fixed databases, the width.
+    func describeDatabase(
+        name: String, dbi: MDB_dbi, txn: OpaquePointer, requested: Database.Kind?
+    ) throws(LMDBError) -> Database {
+        var flags: UInt32 = 0
+        try check(mdb_dbi_flags(txn, dbi, &flags), "mdb_dbi_flags \(name)")
+        let kind: Database.Kind
+        if flags & UInt32(MDB_DUPFIXED) != 0 {
+            if case .fixedDuplicates(let width) = requested {
+                kind = .fixedDuplicates(width: width)
+            } else {
+                // Learn the width from a stored value.
+                var cursor: OpaquePointer?
+                try check(mdb_cursor_open(txn, dbi, &cursor), "mdb_cursor_open \(name)")
+                var key = MDB_val()
+                var value = MDB_val()
+                let rc = mdb_cursor_get(cursor, &key, &value, MDB_FIRST)
+                mdb_cursor_close(cursor)
+                guard rc == 0 else {
+                    throw LMDBError(
+                        .invalidArgument, operation: "open database",
+                        message: "database \"\(name)\" is dup-fixed and empty: give its value width")
+                }
+                kind = .fixedDuplicates(width: value.mv_size)
+            }
+        } else if flags & UInt32(MDB_DUPSORT) != 0 {
+            kind = .duplicates
+        } else {
+            kind = .plain
+        }
+        let database = Database(name: name, kind: kind, handle: dbi)
+        if let requested, requested != kind {
+            throw LMDBError(
+                .incompatible, operation: "open database",
+                message: "database \"\(name)\" is \(kind), not \(requested)")
+        }
+        return database
+    }
+
+    // MARK: Size checks
+
+    @inline(__always)
+    func checkKey(_ count: Int, _ operation: @autoclosure () -> String) throws(LMDBError) {
+        guard count >= 1 && count <= maxKeySize else {
+            throw LMDBError(
+                .invalidKeySize, operation: operation(),
+                message: "a key must be 1...\(maxKeySize) bytes; this one is \(count)")
+        }
+    }
+
+    @inline(__always)
+    func checkValue(_ count: Int, in database: Database, _ operation: @autoclosure () -> String) throws(LMDBError) {
+        switch database.kind {
+        case .plain:
+            return
+        case .duplicates:
+            guard count <= maxKeySize else {
+                throw LMDBError(
+                    .invalidValueSize, operation: operation(),
+                    message: "a value in dup-sort \(database) must be at most \(maxKeySize) bytes; this one is \(count)")
+            }
+        case .fixedDuplicates(let width):
+            guard count == width else {
+                throw LMDBError(
+                    .invalidValueSize, operation: operation(),
+                    message: "every value in dup-fixed \(database) is \(width) bytes; this one is \(count)")
+            }
+        }
+    }
+
+    // MARK: Map size
+
+    /// How many times this process grew the map, and how many times it adopted a size another
+    /// process had set.
+    public var mapResizes: (grown: Int, adopted: Int) { statsLock.withLock { (growths, adoptions) } }
+
+    /// Runs `body` holding the resize lock shared, counted as a read of this thread (so a write on the
+    /// same thread is refused rather than deadlocked, and a nested read does not wait for a grower).
+    func withMapAccess<R>(_ body: () throws -> R) rethrows -> R {
+        let thread = ThreadState.current
+        let id = ObjectIdentifier(self)
+        let reentrant = thread.holdsShared(in: id)
+        thread.adjustReads(in: id, by: 1)
+        defer { thread.adjustReads(in: id, by: -1) }
+        resizeLock.lockShared(reentrant: reentrant)
+        defer { resizeLock.unlockShared() }
+        return try body()
+    }
+
+    /// Grows before a write when more than 80% of the map is used, so most writes never fill it.
+    private func growIfNearlyFull() throws(LMDBError) {
+        let info = self.info
+        if info.usedBytes * 5 >= info.mapSize * 4 {
+            try growMap(operation: "write", atLeast: 0)
+        }
+    }
+
+    /// Called by a write transaction whose root was just aborted after `MDB_MAP_FULL`: gives up the
+    /// shared hold, grows, takes it back.
+    func growAfterMapFull(operation: String) throws(LMDBError) {
+        let thread = ThreadState.current
+        let id = ObjectIdentifier(self)
+        resizeLock.unlockShared()
+        defer { resizeLock.lockShared(reentrant: thread.reads(in: id) > 0) }
+        guard thread.reads(in: id) == 0 else {
+            throw LMDBError(
+                .mapFull, operation: operation,
+                message: "the map is full and cannot grow while this thread holds a read transaction "
+                    + "inside the write; nothing was written")
+        }
+        try growMap(operation: operation, atLeast: 0)
+    }
+
+    /// Grows the map under the exclusive lock; the calling thread must not hold it shared.
+    private func growMap(operation: String, atLeast minimum: Int) throws(LMDBError) {
+        resizeLock.lockExclusive()
+        defer { resizeLock.unlockExclusive() }
+        var info = MDB_envinfo()
+        mdb_env_info(handle, &info)
+        let used = (info.me_last_pgno + 1) * pageSize
+        let current = info.me_mapsize
+        var size = max(current + min(current, 4 << 30), used + minimum)
+        size = (size + pageSize - 1) / pageSize * pageSize
+        try check(mdb_env_set_mapsize(handle, size), "\(operation): mdb_env_set_mapsize(\(size))")
+        statsLock.withLock { growths += 1 }
+    }
+
+    /// Adopts the map size another process stored (after `MDB_MAP_RESIZED`); the calling thread must
+    /// not hold the resize lock.
+    private func adoptMapSize() {
+        resizeLock.lockExclusive()
+        defer { resizeLock.unlockExclusive() }
+        mdb_env_set_mapsize(handle, 0)
+        statsLock.withLock { adoptions += 1 }
+    }
+
+    // MARK: Information and maintenance
+
+    /// Map size, pages used, last transaction id (of any process) and reader-table figures.
+    public var info: EnvironmentInfo {
+        withMapAccess {
+            var info = MDB_envinfo()
+            mdb_env_info(handle, &info)
+            return EnvironmentInfo(
+                mapSize: info.me_mapsize, lastPageNumber: info.me_last_pgno, lastTransactionID: info.me_last_txnid,
+                maxReaders: Int(info.me_maxreaders), readerSlotsUsed: Int(info.me_numreaders), pageSize: pageSize)
+        }
+    }
+
+    /// The main database's B-tree figures as of the last commit.
+    public var statistics: DatabaseStatistics {
+        withMapAccess {
+            var stat = MDB_stat()
+            mdb_env_stat(handle, &stat)
+            return DatabaseStatistics(stat)
+        }
+    }
+
+    /// The reader table: one entry per slot in use, in any process.
+    public func readers() -> [ReaderSlot] {
+        final class Lines { var text = "" }
+        let lines = Lines()
+        _ = withExtendedLifetime(lines) {
+            mdb_reader_list(
+                handle,
+                { message, context in
+                    guard let message, let context else { return 0 }
+                    Unmanaged<Lines>.fromOpaque(context).takeUnretainedValue().text += String(cString: message)
+                    return 0
+                }, Unmanaged.passUnretained(lines).toOpaque())
+        }
+        var slots: [ReaderSlot] = []
+        for line in lines.text.split(separator: "\n") {
+            let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+            guard fields.count == 3, let pid = Int32(fields[0]), let thread = UInt64(fields[1], radix: 16) else {
+                continue
+            }
+            slots.append(ReaderSlot(processID: pid, thread: thread, transactionID: Int(fields[2])))
+        }
+        return slots
+    }
+
+    /// Clears reader slots held by processes that no longer exist; returns how many.
+    @discardableResult
+    public func clearStaleReaders() throws -> Int {
+        var dead: Int32 = 0
+        try check(mdb_reader_check(handle, &dead), "mdb_reader_check")
+        return Int(dead)
+    }
+
+    /// Flushes committed data to disk: needed with the no-sync durability modes, harmless otherwise.
+    public func sync(force: Bool = true) throws {
+        guard !options.readOnly else {
+            throw LMDBError(.readOnly, operation: "mdb_env_sync", message: "\(path) was opened read-only")
+        }
+        try withMapAccess { () in
+            try check(mdb_env_sync(handle, force ? 1 : 0), "mdb_env_sync")
+        }
+    }
+
+    /// Copies the environment into `directory` (created when missing; must be empty) while it stays in
+    /// use. A compacting copy leaves out free pages and renumbers the rest, so it is smaller.
+    public func copy(to directory: String, compacting: Bool = false) throws {
+        let operation = "copy \(path) to \(directory)"
+        var info = stat()
+        if stat(directory, &info) != 0 {
+            do {
+                try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            } catch {
+                throw LMDBError(.system(EACCES), operation: operation, message: "cannot create \(directory): \(error)")
+            }
+        } else if (info.st_mode & S_IFMT) != S_IFDIR {
+            throw LMDBError(.notADirectory, operation: operation, message: "\(directory) is not a directory")
+        } else if let contents = try? FileManager.default.contentsOfDirectory(atPath: directory), !contents.isEmpty {
+            throw LMDBError(
+                .system(EEXIST), operation: operation, message: "\(directory) is not empty; copy into an empty directory")
+        }
+        try withMapAccess { () in
+            try check(mdb_env_copy2(handle, directory, compacting ? UInt32(MDB_CP_COMPACT) : 0), operation)
+        }
+    }
+}
+
+extension Database.Kind {
+    var flags: UInt32 {
+        switch self {
+        case .plain: return 0
+        case .duplicates: return UInt32(MDB_DUPSORT)
+        case .fixedDuplicates: return UInt32(MDB_DUPSORT) | UInt32(MDB_DUPFIXED)
+        }
+    }
+}
+
+extension Database.Kind: CustomStringConvertible {
+    /// `plain`, `dup-sort`, or `dup-fixed(N)`.
+    public var description: String {
+        switch self {
+        case .plain: return "plain"
+        case .duplicates: return "dup-sort"
+        case .fixedDuplicates(let width): return "dup-fixed(\(width))"
+        }
+    }
+}

@@ -1,0 +1,141 @@
+import CLMDB
+import Foundation
+
+/// The reads every transaction offers. A transaction exists only inside the closure that
+/// ``Environment/read(_:)`` or ``Environment/write(_:)`` passes it to; using it afterwards throws
+/// ``LMDBError/Code/transactionNotActive``.
+///
+/// Values come back as copies (`[UInt8]`), or borrowed inside a closure with
+/// ``withValue(forKey:in:_:)``: bytes read from the map are valid only inside the transaction (and,
+/// in a write transaction, only until its next write), so they never escape it.
+public class Transaction {
+    /// The environment this transaction belongs to.
+    public let environment: Environment
+    var handle: OpaquePointer?
+    var cursors: [ObjectIdentifier: Cursor] = [:]
+
+    init(environment: Environment, handle: OpaquePointer) {
+        self.environment = environment
+        self.handle = handle
+    }
+
+    /// True for write transactions.
+    public var isWritable: Bool { false }
+
+    /// The handle, or an error when the transaction can no longer be used.
+    func activeHandle(_ operation: @autoclosure () -> String) throws(LMDBError) -> OpaquePointer {
+        guard let handle else {
+            throw LMDBError(
+                .transactionNotActive, operation: operation(),
+                message: "the transaction has ended; use it only inside its closure")
+        }
+        return handle
+    }
+
+    /// Closes the cursors (before the handle is committed, aborted or reset).
+    func closeCursors() {
+        for cursor in cursors.values { cursor.closeHandle() }
+        cursors.removeAll()
+    }
+
+    /// The snapshot this transaction reads (for a write transaction: the id its commit will have).
+    public var id: Int {
+        guard let handle else { return 0 }
+        return Int(mdb_txn_id(handle))
+    }
+
+    // MARK: Reading
+
+    /// The value stored under `key`, copied out of the map, or `nil` when the key is absent. In a
+    /// dup-sort database this is the first (smallest) value.
+    public func get(_ key: some ContiguousBytes, in database: Database) throws -> [UInt8]? {
+        try withValue(forKey: key, in: database) { Array($0) }
+    }
+
+    /// Calls `body` with the bytes stored under `key`, borrowed from the map, or returns `nil` when
+    /// the key is absent. The buffer is valid only inside `body`.
+    public func withValue<R>(
+        forKey key: some ContiguousBytes, in database: Database,
+        _ body: (UnsafeRawBufferPointer) throws -> R
+    ) throws -> R? {
+        let txn = try activeHandle("mdb_get in \(database)")
+        var value = MDB_val()
+        let rc: Int32 = try key.withUnsafeBytes { (keyBytes) -> Int32 in
+            try environment.checkKey(keyBytes.count, "mdb_get in \(database)")
+            var keyValue = MDB_val(mv_size: keyBytes.count, mv_data: UnsafeMutableRawPointer(mutating: keyBytes.baseAddress))
+            return mdb_get(txn, database.handle, &keyValue, &value)
+        }
+        if rc == MDB_NOTFOUND { return nil }
+        try check(rc, "mdb_get in \(database)")
+        return try body(UnsafeRawBufferPointer(start: value.mv_data, count: value.mv_size))
+    }
+
+    /// True when `key` is present.
+    public func contains(_ key: some ContiguousBytes, in database: Database) throws -> Bool {
+        try withValue(forKey: key, in: database) { _ in true } ?? false
+    }
+
+    /// Every value of `key` in a dup-sort database, in order (one value, or none, in a plain one).
+    public func values(forKey key: some ContiguousBytes, in database: Database) throws -> [[UInt8]] {
+        try withCursor(in: database) { cursor -> [[UInt8]] in
+            guard let first = try cursor.seek(to: key) else { return [] }
+            guard database.allowsDuplicates else { return [first.value] }
+            var result = [first.value]
+            while let next = try cursor.nextDuplicate() { result.append(next.value) }
+            return result
+        }
+    }
+
+    /// The B-tree figures of `database` as this transaction sees it.
+    public func statistics(of database: Database) throws(LMDBError) -> DatabaseStatistics {
+        let txn = try activeHandle("mdb_stat \(database)")
+        var stat = MDB_stat()
+        try check(mdb_stat(txn, database.handle, &stat), "mdb_stat \(database)")
+        return DatabaseStatistics(stat)
+    }
+
+    /// The number of entries in `database` (every value counts in a dup-sort database).
+    public func count(in database: Database) throws(LMDBError) -> Int {
+        try statistics(of: database).entries
+    }
+
+    // MARK: Cursors
+
+    func makeCursor(in database: Database) throws(LMDBError) -> Cursor {
+        let txn = try activeHandle("mdb_cursor_open \(database)")
+        var cursorHandle: OpaquePointer?
+        try check(mdb_cursor_open(txn, database.handle, &cursorHandle), "mdb_cursor_open \(database)")
+        let cursor =
+            isWritable
+            ? WriteCursor(transaction: self, database: database, handle: cursorHandle!)
+            : Cursor(transaction: self, database: database, handle: cursorHandle!)
+        cursors[ObjectIdentifier(cursor)] = cursor
+        return cursor
+    }
+
+    /// Opens a cursor over `database`; it stays usable until ``Cursor/close()`` or the end of the
+    /// transaction.
+    public func cursor(in database: Database) throws(LMDBError) -> Cursor {
+        try makeCursor(in: database)
+    }
+
+    /// Calls `body` with a cursor over `database`, closed when `body` returns.
+    public func withCursor<R>(
+        in database: Database, _ body: (Cursor) throws -> R
+    ) throws -> R {
+        let cursor = try makeCursor(in: database)
+        defer { cursor.close() }
+        return try body(cursor)
+    }
+
+    /// The entries of `database` in key order (or reverse order), starting at the first key `>= start`
+    /// (`<= start` in reverse), as a Swift sequence of copies. Every duplicate is its own entry.
+    public func entries(
+        in database: Database, from start: [UInt8]? = nil, reverse: Bool = false
+    ) throws(LMDBError) -> Cursor.Entries {
+        try makeCursor(in: database).entries(from: start, reverse: reverse, closeWhenDone: true)
+    }
+}
+
+/// A read-only snapshot of the environment. See ``Environment/read(_:)``.
+public final class ReadTransaction: Transaction {}

@@ -1,0 +1,477 @@
+import CLMDB
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
+/// A read-write transaction. See ``Environment/write(_:)``.
+///
+/// Everything a read transaction offers, plus puts, deletes, emptying and dropping databases, write
+/// cursors and child transactions. Every successful change is also recorded, so that when the map
+/// fills up in the middle of the closure the layer can abort, grow the map and replay the changes on
+/// a fresh transaction, and the closure carries on without noticing (it runs only once).
+public final class WriteTransaction: Transaction {
+    let parent: WriteTransaction?
+    var child: WriteTransaction?
+    var log = WriteLog()
+    /// Databases opened in this transaction (and committed children), published at commit.
+    var openedDatabases: [Database] = []
+    let owner: pthread_t
+    /// The id the root transaction was begun with: replay is only correct on the same snapshot.
+    let baseID: Int
+
+    init(environment: Environment, handle: OpaquePointer, parent: WriteTransaction?) {
+        self.parent = parent
+        self.owner = pthread_self()
+        self.baseID = Int(mdb_txn_id(handle))
+        super.init(environment: environment, handle: handle)
+    }
+
+    /// True.
+    override public var isWritable: Bool { true }
+
+    var root: WriteTransaction { parent?.root ?? self }
+
+    override func activeHandle(_ operation: @autoclosure () -> String) throws(LMDBError) -> OpaquePointer {
+        guard let handle else {
+            throw LMDBError(
+                .transactionNotActive, operation: operation(),
+                message: "the write transaction has ended; use it only inside its closure")
+        }
+        guard pthread_equal(owner, pthread_self()) != 0 else {
+            throw LMDBError(
+                .transactionNotActive, operation: operation(),
+                message: "a write transaction must be used on the thread that began it")
+        }
+        guard child == nil else {
+            throw LMDBError(
+                .transactionNotActive, operation: operation(),
+                message: "the transaction has an active child; use the child until its closure returns")
+        }
+        return handle
+    }
+
+    /// Runs an LMDB call, and when it reports `MDB_MAP_FULL`, grows the map, rebuilds the transaction
+    /// from the log and runs the call again.
+    func perform(
+        _ operation: @autoclosure () -> String, _ call: (OpaquePointer) -> Int32
+    ) throws -> Int32 {
+        var attempt = 0
+        while true {
+            let rc = call(try activeHandle(operation()))
+            guard rc == MDB_MAP_FULL else { return rc }
+            attempt += 1
+            try root.rebuildAfterMapFull(operation: operation(), attempt: attempt)
+        }
+    }
+
+    // MARK: Writing
+
+    /// Stores `value` under `key`. Without flags an existing value is replaced (in a dup-sort database
+    /// the value is added to the key's set). With ``PutFlags/noOverwrite`` an existing key throws
+    /// ``LMDBError/Code/keyExists`` and nothing changes.
+    public func put(
+        _ value: some ContiguousBytes, forKey key: some ContiguousBytes, in database: Database,
+        flags: PutFlags = []
+    ) throws {
+        try key.withUnsafeBytes { keyBytes in
+            try value.withUnsafeBytes { (valueBytes) in
+                try put(valueBytes, forKey: keyBytes, in: database, flags: flags)
+            }
+        }
+    }
+
+    func put(
+        _ valueBytes: UnsafeRawBufferPointer, forKey keyBytes: UnsafeRawBufferPointer, in database: Database,
+        flags: PutFlags
+    ) throws {
+        let operation = "mdb_put in \(database)"
+        try environment.checkKey(keyBytes.count, operation)
+        try environment.checkValue(valueBytes.count, in: database, operation)
+        let rc = try perform(operation) { txn in
+            var keyValue = MDB_val(keyBytes)
+            var dataValue = MDB_val(valueBytes)
+            return mdb_put(txn, database.handle, &keyValue, &dataValue, flags.rawValue)
+        }
+        if rc == MDB_KEYEXIST {
+            throw LMDBError(
+                .keyExists, operation: operation,
+                message: flags.contains(.noDuplicateData)
+                    ? "the key/value pair is already in \(database)" : "the key is already in \(database)")
+        }
+        try check(rc, operation)
+        log.recordPut(database.handle, flags: flags.rawValue, key: keyBytes, value: valueBytes)
+    }
+
+    /// Removes `key` and all its values. Returns false when the key was absent.
+    @discardableResult
+    public func delete(_ key: some ContiguousBytes, in database: Database) throws -> Bool {
+        try key.withUnsafeBytes { (keyBytes) -> Bool in
+            let operation = "mdb_del in \(database)"
+            try environment.checkKey(keyBytes.count, operation)
+            let rc = try perform(operation) { txn in
+                var keyValue = MDB_val(keyBytes)
+                return mdb_del(txn, database.handle, &keyValue, nil)
+            }
+            if rc == MDB_NOTFOUND { return false }
+            try check(rc, operation)
+            log.recordDelete(database.handle, key: keyBytes, value: nil)
+            return true
+        }
+    }
+
+    /// Removes one `key`/`value` pair from a dup-sort database (in a plain database: the key, if its
+    /// value is `value`). Returns false when the pair was absent.
+    @discardableResult
+    public func delete(
+        _ key: some ContiguousBytes, value: some ContiguousBytes, in database: Database
+    ) throws -> Bool {
+        try key.withUnsafeBytes { keyBytes in
+            try value.withUnsafeBytes { (valueBytes) -> Bool in
+                try delete(keyBytes, value: valueBytes, in: database)
+            }
+        }
+    }
+
+    func delete(
+        _ keyBytes: UnsafeRawBufferPointer, value valueBytes: UnsafeRawBufferPointer, in database: Database
+    ) throws -> Bool {
+        let operation = "mdb_del in \(database)"
+        try environment.checkKey(keyBytes.count, operation)
+        let rc = try perform(operation) { txn in
+            var keyValue = MDB_val(keyBytes)
+            var dataValue = MDB_val(valueBytes)
+            return mdb_del(txn, database.handle, &keyValue, &dataValue)
+        }
+        if rc == MDB_NOTFOUND { return false }
+        try check(rc, operation)
+        log.recordDelete(database.handle, key: keyBytes, value: valueBytes)
+        return true
+    }
+
+    /// Removes every entry of `database`, keeping the database.
+    public func empty(_ database: Database) throws {
+        let operation = "mdb_drop (empty) \(database)"
+        try check(try perform(operation) { mdb_drop($0, database.handle, 0) }, operation)
+        log.recordDrop(database.handle, name: database.name, delete: false)
+    }
+
+    /// Deletes a named database and its name. The ``Database`` value must not be used afterwards; a
+    /// later ``database(named:kind:create:)`` makes a new one.
+    public func drop(_ database: Database) throws {
+        guard let name = database.name else {
+            throw LMDBError(
+                .invalidArgument, operation: "mdb_drop main database",
+                message: "the main database cannot be dropped; use empty(_:)")
+        }
+        let operation = "mdb_drop \(database)"
+        // mdb_drop with delete closes the handle, which must not race with mdb_dbi_open elsewhere; the
+        // map growth that MDB_MAP_FULL needs happens outside that lock.
+        var attempt = 0
+        while true {
+            let txn = try activeHandle(operation)
+            let rc = environment.dbiLock.withLock { () -> Int32 in
+                let rc = mdb_drop(txn, database.handle, 1)
+                if rc == 0 { environment.forgetDatabase(named: name) }
+                return rc
+            }
+            if rc == MDB_MAP_FULL {
+                attempt += 1
+                try root.rebuildAfterMapFull(operation: operation, attempt: attempt)
+                continue
+            }
+            try check(rc, operation)
+            break
+        }
+        var level: WriteTransaction? = self
+        while let current = level {
+            current.openedDatabases.removeAll { $0.name == name }
+            level = current.parent
+        }
+        log.recordDrop(database.handle, name: name, delete: true)
+    }
+
+    /// Opens (and, with `create`, creates) a named database inside this transaction. It becomes
+    /// available to other transactions when this one commits. See
+    /// ``Environment/database(named:kind:create:)``.
+    public func database(named name: String, kind: Database.Kind? = nil, create: Bool = true) throws -> Database {
+        if let known = try environment.knownDatabase(named: name, kind: kind) { return known }
+        var level: WriteTransaction? = self
+        while let current = level {
+            if let opened = current.openedDatabases.first(where: { $0.name == name }) {
+                try Environment.checkKind(opened, requested: kind)
+                return opened
+            }
+            level = current.parent
+        }
+        let txn = try activeHandle("mdb_dbi_open \(name)")
+        return try environment.dbiLock.withLock { () -> Database in
+            let flags = (create ? UInt32(MDB_CREATE) : 0) | (kind ?? .plain).flags
+            var dbi: MDB_dbi = 0
+            let rc = mdb_dbi_open(txn, name, flags, &dbi)
+            if rc == MDB_NOTFOUND {
+                throw LMDBError(.notFound, operation: "open database", message: "no database named \"\(name)\"")
+            }
+            try check(rc, "mdb_dbi_open \(name)")
+            let database = try environment.describeDatabase(name: name, dbi: dbi, txn: txn, requested: kind)
+            log.recordOpen(dbi, name: name, flags: flags)
+            openedDatabases.append(database)
+            return database
+        }
+    }
+
+    /// Opens a cursor that can also write; see ``Transaction/cursor(in:)``.
+    public func writeCursor(in database: Database) throws -> WriteCursor {
+        try makeCursor(in: database) as! WriteCursor
+    }
+
+    // MARK: Child transactions
+
+    /// Runs `body` in a child transaction: its changes join this transaction when `body` returns, and
+    /// are discarded when it throws (this transaction carries on). This transaction cannot be used
+    /// until `body` returns. Unavailable with write-map durability modes.
+    public func nested<R>(_ body: (WriteTransaction) throws -> R) throws -> R {
+        guard !environment.options.durability.usesWriteMap else {
+            throw LMDBError(
+                .nestedTransactionsUnavailable, operation: "mdb_txn_begin (child)",
+                message: "nested transactions are not available with write-map durability (MDB_WRITEMAP)")
+        }
+        let parentHandle = try activeHandle("mdb_txn_begin (child)")
+        var childHandle: OpaquePointer?
+        try check(mdb_txn_begin(environment.handle, parentHandle, 0, &childHandle), "mdb_txn_begin (child)")
+        let child = WriteTransaction(environment: environment, handle: childHandle!, parent: self)
+        self.child = child
+        let result: R
+        do {
+            result = try body(child)
+        } catch {
+            child.abortChild()
+            self.child = nil
+            throw error
+        }
+        do {
+            try child.commitChild()
+        } catch {
+            child.abortChild()
+            self.child = nil
+            throw error
+        }
+        self.child = nil
+        log.append(child.log)
+        openedDatabases.append(contentsOf: child.openedDatabases)
+        return result
+    }
+
+    func abortChild() {
+        closeCursors()
+        if let handle { mdb_txn_abort(handle) }
+        handle = nil
+    }
+
+    func commitChild() throws {
+        var attempt = 0
+        while true {
+            let txn = try activeHandle("mdb_txn_commit (child)")
+            closeCursors()
+            let rc = mdb_txn_commit(txn)
+            handle = nil  // freed by the commit, whatever it returned
+            if rc == MDB_MAP_FULL {
+                attempt += 1
+                try root.rebuildAfterMapFull(operation: "mdb_txn_commit (child)", attempt: attempt)
+                continue
+            }
+            try check(rc, "mdb_txn_commit (child)")
+            return
+        }
+    }
+
+    // MARK: Root commit and abort (called by the environment)
+
+    func commitRoot() throws {
+        var attempt = 0
+        while true {
+            let txn = try activeHandle("mdb_txn_commit")
+            closeCursors()
+            let rc = mdb_txn_commit(txn)
+            handle = nil
+            if rc == MDB_MAP_FULL {
+                attempt += 1
+                try rebuildAfterMapFull(operation: "mdb_txn_commit", attempt: attempt)
+                continue
+            }
+            try check(rc, "mdb_txn_commit")
+            return
+        }
+    }
+
+    func abortRoot() {
+        var level: WriteTransaction? = self
+        while let current = level {
+            current.closeCursors()
+            level = current.child
+        }
+        if let handle { mdb_txn_abort(handle) }
+        level = self
+        while let current = level {
+            current.handle = nil
+            level = current.child
+        }
+    }
+
+    // MARK: Map growth
+
+    /// Called on the root when any level hit `MDB_MAP_FULL`: aborts the whole chain, grows the map,
+    /// begins a new root on the same snapshot, replays every level's log, and puts cursors back.
+    func rebuildAfterMapFull(operation: String, attempt: Int) throws {
+        precondition(parent == nil)
+        guard attempt <= 24 else {
+            throw LMDBError(
+                .mapFull, operation: operation,
+                message: "the map is full and growing it \(attempt - 1) times did not make room")
+        }
+        var levels: [WriteTransaction] = [self]
+        while let next = levels.last!.child { levels.append(next) }
+        // LMDB frees a write transaction's cursors when it ends: forget the handles, keep positions.
+        for level in levels {
+            for cursor in level.cursors.values { cursor.handle = nil }
+        }
+        if let handle { mdb_txn_abort(handle) }
+        for level in levels { level.handle = nil }
+
+        let environment = self.environment
+        try environment.growAfterMapFull(operation: operation)
+        environment.testHookBeforeReplay?()
+
+        var newRoot: OpaquePointer?
+        let rc = mdb_txn_begin(environment.handle, nil, 0, &newRoot)
+        if rc == MDB_MAP_RESIZED {
+            // Another process grew the map past ours meanwhile, so it also committed: a conflict.
+            throw LMDBError(
+                .writeConflictDuringGrowth, operation: operation,
+                message: "another process committed while the map was growing; nothing was written, retry")
+        }
+        try check(rc, "mdb_txn_begin (after map growth)")
+        guard Int(mdb_txn_id(newRoot!)) == baseID else {
+            mdb_txn_abort(newRoot)
+            throw LMDBError(
+                .writeConflictDuringGrowth, operation: operation,
+                message: "another process committed while the map was growing; nothing was written, retry")
+        }
+        handle = newRoot
+        for (index, level) in levels.enumerated() {
+            if index > 0 {
+                var childHandle: OpaquePointer?
+                try check(
+                    mdb_txn_begin(environment.handle, levels[index - 1].handle, 0, &childHandle),
+                    "mdb_txn_begin (child, after map growth)")
+                level.handle = childHandle
+            }
+            if let failure = level.log.replay(on: level.handle!) {
+                switch failure {
+                case .lmdb(let code, _) where code == MDB_MAP_FULL:
+                    try rebuildAfterMapFull(operation: operation, attempt: attempt + 1)
+                    return
+                case .lmdb(let code, let replayOperation):
+                    abortRoot()
+                    throw LMDBError(returnCode: code, operation: replayOperation)
+                case .handleMismatch(let name):
+                    abortRoot()
+                    throw LMDBError(
+                        .writeConflictDuringGrowth, operation: operation,
+                        message: "database \"\(name)\" was reopened under another handle while the map grew")
+                }
+            }
+        }
+        for level in levels {
+            for cursor in level.cursors.values { try cursor.reopen(on: level.handle!) }
+        }
+    }
+}
+
+extension MDB_val {
+    init(_ bytes: UnsafeRawBufferPointer) {
+        self.init(mv_size: bytes.count, mv_data: UnsafeMutableRawPointer(mutating: bytes.baseAddress))
+    }
+}
+
+/// A cursor of a write transaction: moves like a ``Cursor`` and can also put and delete.
+public final class WriteCursor: Cursor {
+    var writeTransaction: WriteTransaction { transaction as! WriteTransaction }
+
+    /// Stores `value` under `key` and leaves the cursor on the new entry. ``PutFlags/append`` makes bulk
+    /// loads of sorted keys fast.
+    public func put(_ value: some ContiguousBytes, forKey key: some ContiguousBytes, flags: PutFlags = []) throws {
+        try key.withUnsafeBytes { keyBytes in
+            try value.withUnsafeBytes { (valueBytes) in
+                let operation = "mdb_cursor_put in \(database)"
+                let environment = transaction.environment
+                try environment.checkKey(keyBytes.count, operation)
+                try environment.checkValue(valueBytes.count, in: database, operation)
+                let rc = try writeTransaction.perform(operation) { _ in
+                    guard let cursor = handle else { return EINVAL }
+                    var keyValue = MDB_val(keyBytes)
+                    var dataValue = MDB_val(valueBytes)
+                    return mdb_cursor_put(cursor, &keyValue, &dataValue, flags.rawValue)
+                }
+                if rc == MDB_KEYEXIST {
+                    throw LMDBError(.keyExists, operation: operation, message: "the key is already in \(database)")
+                }
+                try check(rc, operation)
+                writeTransaction.log.recordPut(
+                    database.handle, flags: flags.rawValue, key: keyBytes, value: valueBytes)
+                trackedKey = Array(keyBytes)
+                trackedValue = database.allowsDuplicates ? Array(valueBytes) : nil
+            }
+        }
+    }
+
+    /// Deletes the entry the cursor is on (or, with `allDuplicates`, every value of its key) and moves
+    /// to the entry that followed it, which it returns (`nil` at the end).
+    @discardableResult
+    public func deleteCurrent(allDuplicates: Bool = false) throws -> Entry? {
+        guard let current = try current() else {
+            throw LMDBError(.notFound, operation: "delete in \(database)", message: "the cursor is not on an entry")
+        }
+        // Delete by key (and value) rather than with mdb_cursor_del: repeated dup-sort cursor deletes
+        // are buggy in LMDB 0.9.24 (ITS#9376), then re-seek the entry that followed.
+        if allDuplicates || !database.allowsDuplicates {
+            try writeTransaction.delete(current.key, in: database)
+            return try seekAfter(key: current.key)
+        }
+        try writeTransaction.delete(current.key, value: current.value, in: database)
+        if try seek(key: current.key, atLeastValue: current.value) != nil { return try self.current() }
+        return try seekAfter(key: current.key)
+    }
+
+    private func seekAfter(key: [UInt8]) throws -> Entry? {
+        guard let found = try seek(atLeast: key) else {
+            trackedKey = nil
+            trackedValue = nil
+            return nil
+        }
+        if found.key == key { return try nextKey() }
+        return found
+    }
+}
+
+extension Cursor {
+    /// Opens a new handle on `txn` and puts the cursor back where it was.
+    func reopen(on txn: OpaquePointer) throws {
+        var cursorHandle: OpaquePointer?
+        try check(mdb_cursor_open(txn, database.handle, &cursorHandle), "mdb_cursor_open (after map growth)")
+        handle = cursorHandle
+        guard let key = trackedKey else { return }
+        try key.withUnsafeBytes { (keyBytes) in
+            if let value = trackedValue {
+                try value.withUnsafeBytes { (valueBytes) in
+                    _ = try rawMove(MDB_GET_BOTH, key: keyBytes, value: valueBytes)
+                }
+            } else {
+                _ = try rawMove(MDB_SET, key: keyBytes)
+            }
+        }
+    }
+}
