@@ -1,1 +1,70 @@
-print("helper")
+// A second process for the LMDB layer's tests: it writes, holds transactions open and gets killed,
+// so the tests can check what another process sees. Usage: lmdb-test-helper COMMAND DIR [ARGS].
+import CLMDB
+import Foundation
+import LMDB
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Writes a line to standard output at once (the parent waits for it).
+func say(_ line: String) { FileHandle.standardOutput.write(Data((line + "\n").utf8)) }
+
+let arguments = CommandLine.arguments
+guard arguments.count >= 3 else {
+    FileHandle.standardError.write(Data("usage: lmdb-test-helper COMMAND DIR [ARGS]\n".utf8))
+    exit(2)
+}
+let command = arguments[1]
+let directory = arguments[2]
+
+func key(_ i: Int) -> [UInt8] { Array(String(format: "key-%08d", i).utf8) }
+
+do {
+    switch command {
+    case "fill":
+        // fill DIR MAPSIZE COUNT SIZE: opens with MAPSIZE and writes COUNT values of SIZE bytes.
+        let mapSize = Int(arguments[3])!
+        let count = Int(arguments[4])!
+        let size = Int(arguments[5])!
+        let env = try Environment.open(at: directory, options: EnvironmentOptions(mapSize: mapSize))
+        let db = try env.database(named: "data")
+        try env.write { txn in
+            for i in 0..<count { try txn.put([UInt8](repeating: UInt8(i % 251), count: size), forKey: key(i), in: db) }
+        }
+        say("done \(env.info.mapSize)")
+    case "put":
+        // put DIR KEY VALUE: one committed put into "data".
+        let env = try Environment.open(at: directory, options: EnvironmentOptions(mapSize: 1 << 20))
+        let db = try env.database(named: "data")
+        try env.write { try $0.put(Array(arguments[4].utf8), forKey: Array(arguments[3].utf8), in: db) }
+        say("done")
+    case "hold-write":
+        // hold-write DIR: puts "crash" inside a write transaction, says "ready", then waits to be killed.
+        let env = try Environment.open(at: directory, options: EnvironmentOptions(mapSize: 1 << 20))
+        let db = try env.database(named: "data")
+        try env.write { txn in
+            try txn.put(Array("uncommitted".utf8), forKey: Array("crash".utf8), in: db)
+            say("ready")
+            while true { sleep(60) }
+        }
+    case "hold-read":
+        // hold-read DIR: opens a read transaction, says "ready", then waits to be killed.
+        let env = try Environment.open(at: directory, options: EnvironmentOptions(mapSize: 1 << 20))
+        try env.read { _ in
+            say("ready")
+            while true { sleep(60) }
+        }
+    case "open":
+        // open DIR: opens the environment (read-write) and prints its info, or the error.
+        let env = try Environment.open(at: directory)
+        say("opened \(env.info.lastTransactionID)")
+    default:
+        FileHandle.standardError.write(Data("unknown command \(command)\n".utf8))
+        exit(2)
+    }
+} catch {
+    FileHandle.standardError.write(Data("error: \(error)\n".utf8))
+    exit(1)
+}
