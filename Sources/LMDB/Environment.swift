@@ -42,6 +42,7 @@ public final class Environment: @unchecked Sendable {
     private let statsLock = Lock()
     private var growths = 0  // statsLock
     private var adoptions = 0  // statsLock
+    private var replays = 0  // statsLock
     private let writerQueue: DispatchQueue
     /// The main (unnamed) database, which holds the names of the named ones.
     public let mainDatabase: Database
@@ -478,9 +479,13 @@ public final class Environment: @unchecked Sendable {
 
     // MARK: Map size
 
-    /// How many times this process grew the map, and how many times it adopted a size another
-    /// process had set.
-    public var mapResizes: (grown: Int, adopted: Int) { statsLock.withLock { (growths, adoptions) } }
+    /// How many times this process grew the map, adopted a size another process had set, and rebuilt
+    /// a write transaction by replaying its changes after the map filled up in the middle of it.
+    public var mapResizes: (grown: Int, adopted: Int, replayedWrites: Int) {
+        statsLock.withLock { (growths, adoptions, replays) }
+    }
+
+    func countReplay() { statsLock.withLock { replays += 1 } }
 
     /// Runs `body` holding the resize lock shared, counted as a read of this thread (so a write on the
     /// same thread is refused rather than deadlocked, and a nested read does not wait for a grower).

@@ -361,6 +361,7 @@ public final class WriteTransaction: Transaction {
                 message: "another process committed while the map was growing; nothing was written, retry")
         }
         handle = newRoot
+        environment.countReplay()
         for (index, level) in levels.enumerated() {
             if index > 0 {
                 var childHandle: OpaquePointer?

@@ -134,7 +134,7 @@ import Testing
         #expect(env.pageSize == 4096)
         let db = try env.database(named: "d")
         let before = env.info.lastTransactionID
-        try env.write { txn in for i in 0..<100 { try txn.put(be(i), forKey: be(i), in: db) } }
+        try env.write { txn throws in for i in 0..<100 { try txn.put(be(i), forKey: be(i), in: db) } }
         #expect(env.info.lastTransactionID == before + 1)
         #expect(env.statistics.entries == 1)  // the main database holds one name
         try env.read { txn throws in
@@ -166,8 +166,8 @@ import Testing
         let tmp = TemporaryDirectory()
         let env = try Environment.open(at: tmp.subpath("src"), options: EnvironmentOptions(createDirectory: true))
         let db = try env.database(named: "d")
-        try env.write { txn in for i in 0..<2000 { try txn.put([UInt8](repeating: 7, count: 500), forKey: be(i), in: db) } }
-        try env.write { txn in for i in 0..<1900 { try txn.delete(be(i), in: db) } }
+        try env.write { txn throws in for i in 0..<2000 { try txn.put([UInt8](repeating: 7, count: 500), forKey: be(i), in: db) } }
+        try env.write { txn throws in for i in 0..<1900 { try txn.delete(be(i), in: db) } }
         try env.copy(to: tmp.subpath("plain"))
         try env.copy(to: tmp.subpath("compact"), compacting: true)
         let plainSize = try FileManager.default.attributesOfItem(atPath: tmp.subpath("plain/data.mdb"))[.size] as! Int

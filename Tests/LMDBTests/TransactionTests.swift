@@ -102,7 +102,7 @@ import Testing
             try txn.nested { child throws in
                 // The parent is blocked while a child is active.
                 #expect(lmdbError { _ = try txn.get(b("parent"), in: db) }?.code == .transactionNotActive)
-                try child.nested { grandchild in try grandchild.put(b("g"), forKey: b("grandchild"), in: db) }
+                try child.nested { grandchild throws in try grandchild.put(b("g"), forKey: b("grandchild"), in: db) }
             }
         }
         try env.read { txn throws in

@@ -56,6 +56,20 @@ do {
             say("ready")
             while true { sleep(60) }
         }
+    case "hold-all-reads":
+        // hold-all-reads DIR: takes every free reader slot with nested read transactions, says
+        // "ready N", then waits to be killed.
+        let env = try Environment.open(
+            at: directory, options: EnvironmentOptions(mapSize: 1 << 20, readTransactionPoolSize: 0))
+        let free = env.info.maxReaders - env.readers().count
+        func hold(_ depth: Int) throws {
+            if depth == free {
+                say("ready \(free)")
+                while true { sleep(60) }
+            }
+            try env.read { _ in try hold(depth + 1) }
+        }
+        try hold(0)
     case "open":
         // open DIR: opens the environment (read-write) and prints its info, or the error.
         let env = try Environment.open(at: directory)
