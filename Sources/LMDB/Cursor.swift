@@ -69,7 +69,8 @@ public class Cursor {
         _ op: MDB_cursor_op, key: UnsafeRawBufferPointer? = nil, value: UnsafeRawBufferPointer? = nil
     ) throws(LMDBError) -> (MDB_val, MDB_val)? {
         let cursor = try activeHandle("mdb_cursor_get in \(database)")
-        var keyValue = MDB_val(mv_size: key?.count ?? 0, mv_data: UnsafeMutableRawPointer(mutating: key?.baseAddress))
+        var keyValue = MDB_val(
+            mv_size: key?.count ?? 0, mv_data: UnsafeMutableRawPointer(mutating: key?.baseAddress))
         var dataValue = MDB_val(
             mv_size: value?.count ?? 0, mv_data: UnsafeMutableRawPointer(mutating: value?.baseAddress))
         var rc = mdb_cursor_get(cursor, &keyValue, &dataValue, op)
@@ -102,7 +103,9 @@ public class Cursor {
     }
 
     /// Calls `body` with the key and value the cursor is on, borrowed from the map, without copying.
-    public func withCurrent<R>(_ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> R) throws -> R? {
+    public func withCurrent<R>(_ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> R) throws
+        -> R?
+    {
         guard let (k, v) = try rawMove(MDB_GET_CURRENT) else { return nil }
         return try body(
             UnsafeRawBufferPointer(start: k.mv_data, count: k.mv_size),
@@ -153,7 +156,9 @@ public class Cursor {
     // MARK: Duplicates
 
     /// In a dup-sort database: moves to the exact `key`/`value` pair.
-    @discardableResult public func seek(key: some ContiguousBytes, value: some ContiguousBytes) throws -> Entry? {
+    @discardableResult public func seek(key: some ContiguousBytes, value: some ContiguousBytes) throws
+        -> Entry?
+    {
         try key.withUnsafeBytes { keyBytes in
             try value.withUnsafeBytes { (valueBytes) -> Entry? in
                 try transaction.environment.checkKey(keyBytes.count, "seek in \(database)")
@@ -163,7 +168,8 @@ public class Cursor {
     }
 
     /// In a dup-sort database: moves to the first value `>= value` of `key`.
-    @discardableResult public func seek(key: some ContiguousBytes, atLeastValue value: some ContiguousBytes) throws
+    @discardableResult public func seek(key: some ContiguousBytes, atLeastValue value: some ContiguousBytes)
+        throws
         -> Entry?
     {
         try key.withUnsafeBytes { keyBytes in

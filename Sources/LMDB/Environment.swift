@@ -60,7 +60,9 @@ public final class Environment: @unchecked Sendable {
     ///   ``LMDBError/Code/invalid`` when `data.mdb` is not an LMDB file,
     ///   ``LMDBError/Code/notAnEnvironment`` for a read-only open of a directory without one, and
     ///   ``LMDBError/Code/incompatibleOptions`` when it is open read-only and read-write is asked.
-    public static func open(at path: String, options: EnvironmentOptions = EnvironmentOptions()) throws -> Environment {
+    public static func open(at path: String, options: EnvironmentOptions = EnvironmentOptions()) throws
+        -> Environment
+    {
         let operation = "open \(path)"
         guard options.mapSize > 0, options.maxReaders > 0, options.maxDatabases >= 0,
             options.readTransactionPoolSize >= 0
@@ -80,21 +82,26 @@ public final class Environment: @unchecked Sendable {
                 try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
             } catch {
                 throw LMDBError(
-                    .system(EACCES), operation: operation, message: "cannot create directory \(path): \(error)")
+                    .system(EACCES), operation: operation,
+                    message: "cannot create directory \(path): \(error)")
             }
             guard stat(path, &info) == 0 else { throw LMDBError(returnCode: errno, operation: operation) }
         }
         guard (info.st_mode & S_IFMT) == S_IFDIR else {
             throw LMDBError(
                 .notADirectory, operation: operation,
-                message: "\(path) is a file, not a directory; an LMDB environment is a directory with data.mdb")
+                message:
+                    "\(path) is a file, not a directory; an LMDB environment is a directory with data.mdb")
         }
         let dataFile = path + "/data.mdb"
         if options.readOnly && access(dataFile, F_OK) != 0 {
             throw LMDBError(
-                .notAnEnvironment, operation: operation, message: "\(path) holds no LMDB environment (no data.mdb)")
+                .notAnEnvironment, operation: operation,
+                message: "\(path) holds no LMDB environment (no data.mdb)")
         }
-        guard let resolved = realpath(path, nil) else { throw LMDBError(returnCode: errno, operation: operation) }
+        guard let resolved = realpath(path, nil) else {
+            throw LMDBError(returnCode: errno, operation: operation)
+        }
         let resolvedPath = String(cString: resolved)
         free(resolved)
         let key = EnvironmentRegistry.Key(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
@@ -107,7 +114,9 @@ public final class Environment: @unchecked Sendable {
         let operation = "open \(path)"
         var env: OpaquePointer?
         try check(mdb_env_create(&env), "mdb_env_create")
-        guard let env else { throw LMDBError(.system(ENOMEM), operation: "mdb_env_create", message: "no handle") }
+        guard let env else {
+            throw LMDBError(.system(ENOMEM), operation: "mdb_env_create", message: "no handle")
+        }
         func fail(_ rc: Int32) -> LMDBError {
             mdb_env_close(env)
             switch rc {
@@ -230,7 +239,8 @@ public final class Environment: @unchecked Sendable {
             case MDB_READERS_FULL:
                 throw LMDBError(
                     .readersFull, operation: "mdb_txn_begin (read)",
-                    message: "all \(options.maxReaders) reader slots are in use by live readers; raise maxReaders")
+                    message:
+                        "all \(options.maxReaders) reader slots are in use by live readers; raise maxReaders")
             default:
                 throw LMDBError(returnCode: rc, operation: "mdb_txn_begin (read)")
             }
@@ -280,9 +290,10 @@ public final class Environment: @unchecked Sendable {
         }
         writerLock.lock()
         defer { writerLock.unlock() }
+        // Before the thread counts as writing: the check reads the map as a first-level reader.
+        try growIfNearlyFull()
         thread.setWriting(true, in: id)
         defer { thread.setWriting(false, in: id) }
-        try growIfNearlyFull()
 
         resizeLock.lockShared(reentrant: false)
         defer { resizeLock.unlockShared() }
@@ -317,7 +328,9 @@ public final class Environment: @unchecked Sendable {
 
     /// Runs `body` in a write transaction on the environment's writer thread, so an async caller never
     /// holds a write transaction across an `await`.
-    public func write<R: Sendable>(_ body: @escaping @Sendable (WriteTransaction) throws -> R) async throws -> R {
+    public func write<R: Sendable>(_ body: @escaping @Sendable (WriteTransaction) throws -> R) async throws
+        -> R
+    {
         try await withCheckedThrowingContinuation { continuation in
             writerQueue.async {
                 continuation.resume(with: Result { try self.writeOnQueue(body) })
@@ -337,7 +350,9 @@ public final class Environment: @unchecked Sendable {
     /// database of another kind throws ``LMDBError/Code/incompatible``, a missing one without `create`
     /// throws ``LMDBError/Code/notFound``. Inside a write closure use
     /// ``WriteTransaction/database(named:kind:create:)`` instead.
-    public func database(named name: String?, kind: Database.Kind? = nil, create: Bool = true) throws -> Database {
+    public func database(named name: String?, kind: Database.Kind? = nil, create: Bool = true) throws
+        -> Database
+    {
         guard let name else {
             try Environment.checkKind(mainDatabase, requested: kind)
             return mainDatabase
@@ -362,7 +377,8 @@ public final class Environment: @unchecked Sendable {
                 if rc != 0 {
                     mdb_txn_abort(txn)
                     if rc == MDB_NOTFOUND {
-                        throw LMDBError(.notFound, operation: "open database", message: "no database named \"\(name)\"")
+                        throw LMDBError(
+                            .notFound, operation: "open database", message: "no database named \"\(name)\"")
                     }
                     throw LMDBError(returnCode: rc, operation: "mdb_dbi_open \(name)")
                 }
@@ -458,7 +474,9 @@ public final class Environment: @unchecked Sendable {
     }
 
     @inline(__always)
-    func checkValue(_ count: Int, in database: Database, _ operation: @autoclosure () -> String) throws(LMDBError) {
+    func checkValue(_ count: Int, in database: Database, _ operation: @autoclosure () -> String)
+        throws(LMDBError)
+    {
         switch database.kind {
         case .plain:
             return
@@ -466,7 +484,9 @@ public final class Environment: @unchecked Sendable {
             guard count <= maxKeySize else {
                 throw LMDBError(
                     .invalidValueSize, operation: operation(),
-                    message: "a value in dup-sort \(database) must be at most \(maxKeySize) bytes; this one is \(count)")
+                    message:
+                        "a value in dup-sort \(database) must be at most \(maxKeySize) bytes; this one is \(count)"
+                )
             }
         case .fixedDuplicates(let width):
             guard count == width else {
@@ -555,8 +575,10 @@ public final class Environment: @unchecked Sendable {
             var info = MDB_envinfo()
             mdb_env_info(handle, &info)
             return EnvironmentInfo(
-                mapSize: info.me_mapsize, lastPageNumber: info.me_last_pgno, lastTransactionID: info.me_last_txnid,
-                maxReaders: Int(info.me_maxreaders), readerSlotsUsed: Int(info.me_numreaders), pageSize: pageSize)
+                mapSize: info.me_mapsize, lastPageNumber: info.me_last_pgno,
+                lastTransactionID: info.me_last_txnid,
+                maxReaders: Int(info.me_maxreaders), readerSlotsUsed: Int(info.me_numreaders),
+                pageSize: pageSize)
         }
     }
 
@@ -578,14 +600,16 @@ public final class Environment: @unchecked Sendable {
                 handle,
                 { message, context in
                     guard let message, let context else { return 0 }
-                    Unmanaged<Lines>.fromOpaque(context).takeUnretainedValue().text += String(cString: message)
+                    Unmanaged<Lines>.fromOpaque(context).takeUnretainedValue().text += String(
+                        cString: message)
                     return 0
                 }, Unmanaged.passUnretained(lines).toOpaque())
         }
         var slots: [ReaderSlot] = []
         for line in lines.text.split(separator: "\n") {
             let fields = line.split(separator: " ", omittingEmptySubsequences: true)
-            guard fields.count == 3, let pid = Int32(fields[0]), let thread = UInt64(fields[1], radix: 16) else {
+            guard fields.count == 3, let pid = Int32(fields[0]), let thread = UInt64(fields[1], radix: 16)
+            else {
                 continue
             }
             slots.append(ReaderSlot(processID: pid, thread: thread, transactionID: Int(fields[2])))
@@ -620,13 +644,17 @@ public final class Environment: @unchecked Sendable {
             do {
                 try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
             } catch {
-                throw LMDBError(.system(EACCES), operation: operation, message: "cannot create \(directory): \(error)")
+                throw LMDBError(
+                    .system(EACCES), operation: operation, message: "cannot create \(directory): \(error)")
             }
         } else if (info.st_mode & S_IFMT) != S_IFDIR {
             throw LMDBError(.notADirectory, operation: operation, message: "\(directory) is not a directory")
-        } else if let contents = try? FileManager.default.contentsOfDirectory(atPath: directory), !contents.isEmpty {
+        } else if let contents = try? FileManager.default.contentsOfDirectory(atPath: directory),
+            !contents.isEmpty
+        {
             throw LMDBError(
-                .system(EEXIST), operation: operation, message: "\(directory) is not empty; copy into an empty directory")
+                .system(EEXIST), operation: operation,
+                message: "\(directory) is not empty; copy into an empty directory")
         }
         try withMapAccess { () in
             try check(mdb_env_copy2(handle, directory, compacting ? UInt32(MDB_CP_COMPACT) : 0), operation)

@@ -57,9 +57,7 @@ final class ResizeLock: @unchecked Sendable {
     /// Takes the lock shared. `reentrant` says the calling thread already holds it shared.
     func lockShared(reentrant: Bool) {
         state.lock()
-        if !reentrant {
-            while exclusive || exclusiveWaiters > 0 { state.wait() }
-        }
+        while exclusive || (!reentrant && exclusiveWaiters > 0) { state.wait() }
         shared += 1
         state.unlock()
     }

@@ -62,7 +62,8 @@ public class Transaction {
         var value = MDB_val()
         let rc: Int32 = try key.withUnsafeBytes { (keyBytes) -> Int32 in
             try environment.checkKey(keyBytes.count, "mdb_get in \(database)")
-            var keyValue = MDB_val(mv_size: keyBytes.count, mv_data: UnsafeMutableRawPointer(mutating: keyBytes.baseAddress))
+            var keyValue = MDB_val(
+                mv_size: keyBytes.count, mv_data: UnsafeMutableRawPointer(mutating: keyBytes.baseAddress))
             return mdb_get(txn, database.handle, &keyValue, &value)
         }
         if rc == MDB_NOTFOUND { return nil }

@@ -125,7 +125,8 @@ struct WriteLog {
                     let nameValue = blob()
                     if tag == .drop {
                         let name = String(
-                            decoding: UnsafeRawBufferPointer(start: nameValue.mv_data, count: nameValue.mv_size),
+                            decoding: UnsafeRawBufferPointer(
+                                start: nameValue.mv_data, count: nameValue.mv_size),
                             as: UTF8.self)
                         let rc = mdb_dbi_open(txn, name, 0, &dbi)
                         if rc != 0 { return .lmdb(rc, operation: "mdb_dbi_open \(name) (replay)") }

@@ -197,7 +197,9 @@ public final class WriteTransaction: Transaction {
     /// Opens (and, with `create`, creates) a named database inside this transaction. It becomes
     /// available to other transactions when this one commits. See
     /// ``Environment/database(named:kind:create:)``.
-    public func database(named name: String, kind: Database.Kind? = nil, create: Bool = true) throws -> Database {
+    public func database(named name: String, kind: Database.Kind? = nil, create: Bool = true) throws
+        -> Database
+    {
         if let known = try environment.knownDatabase(named: name, kind: kind) { return known }
         var level: WriteTransaction? = self
         while let current = level {
@@ -213,7 +215,8 @@ public final class WriteTransaction: Transaction {
             var dbi: MDB_dbi = 0
             let rc = mdb_dbi_open(txn, name, flags, &dbi)
             if rc == MDB_NOTFOUND {
-                throw LMDBError(.notFound, operation: "open database", message: "no database named \"\(name)\"")
+                throw LMDBError(
+                    .notFound, operation: "open database", message: "no database named \"\(name)\"")
             }
             try check(rc, "mdb_dbi_open \(name)")
             let database = try environment.describeDatabase(name: name, dbi: dbi, txn: txn, requested: kind)
@@ -404,7 +407,9 @@ public final class WriteCursor: Cursor {
 
     /// Stores `value` under `key` and leaves the cursor on the new entry. ``PutFlags/append`` makes bulk
     /// loads of sorted keys fast.
-    public func put(_ value: some ContiguousBytes, forKey key: some ContiguousBytes, flags: PutFlags = []) throws {
+    public func put(_ value: some ContiguousBytes, forKey key: some ContiguousBytes, flags: PutFlags = [])
+        throws
+    {
         try key.withUnsafeBytes { keyBytes in
             try value.withUnsafeBytes { (valueBytes) in
                 let operation = "mdb_cursor_put in \(database)"
@@ -418,7 +423,8 @@ public final class WriteCursor: Cursor {
                     return mdb_cursor_put(cursor, &keyValue, &dataValue, flags.rawValue)
                 }
                 if rc == MDB_KEYEXIST {
-                    throw LMDBError(.keyExists, operation: operation, message: "the key is already in \(database)")
+                    throw LMDBError(
+                        .keyExists, operation: operation, message: "the key is already in \(database)")
                 }
                 try check(rc, operation)
                 writeTransaction.log.recordPut(
@@ -434,7 +440,8 @@ public final class WriteCursor: Cursor {
     @discardableResult
     public func deleteCurrent(allDuplicates: Bool = false) throws -> Entry? {
         guard let current = try current() else {
-            throw LMDBError(.notFound, operation: "delete in \(database)", message: "the cursor is not on an entry")
+            throw LMDBError(
+                .notFound, operation: "delete in \(database)", message: "the cursor is not on an entry")
         }
         // Delete by key (and value) rather than with mdb_cursor_del: repeated dup-sort cursor deletes
         // are buggy in LMDB 0.9.24 (ITS#9376), then re-seek the entry that followed.

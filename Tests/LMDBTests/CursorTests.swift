@@ -25,7 +25,9 @@ import Testing
 
     @Test func seeksAndSteps() throws {
         let db = try env.database(named: "d")
-        try env.write { txn throws in for i in stride(from: 0, to: 100, by: 10) { try txn.put(be(i * 2), forKey: be(i), in: db) } }
+        try env.write { txn throws in
+            for i in stride(from: 0, to: 100, by: 10) { try txn.put(be(i * 2), forKey: be(i), in: db) }
+        }
         try env.read { txn throws in
             try txn.withCursor(in: db) { cursor throws in
                 #expect(try cursor.first()?.key == be(0))
@@ -43,7 +45,8 @@ import Testing
                 #expect(try cursor.seek(atLeast: be(91)) == nil)
             }
             #expect(try txn.entries(in: db, from: be(55)).map(\.key) == [be(60), be(70), be(80), be(90)])
-            #expect(try txn.entries(in: db, from: be(25), reverse: true).map(\.key) == [be(20), be(10), be(0)])
+            #expect(
+                try txn.entries(in: db, from: be(25), reverse: true).map(\.key) == [be(20), be(10), be(0)])
         }
     }
 
@@ -61,7 +64,9 @@ import Testing
             for value in ["pear", "apple", "fig"] { try txn.put(b(value), forKey: b("fruit"), in: db) }
             try txn.put(b("apple"), forKey: b("fruit"), in: db)  // same pair again: no change
             for value in ["kale", "bean"] { try txn.put(b(value), forKey: b("veg"), in: db) }
-            #expect(lmdbError { try txn.put(b("fig"), forKey: b("fruit"), in: db, flags: .noDuplicateData) }?.code == .keyExists)
+            #expect(
+                lmdbError { try txn.put(b("fig"), forKey: b("fruit"), in: db, flags: .noDuplicateData) }?.code
+                    == .keyExists)
             let long = [UInt8](repeating: 1, count: 512)
             #expect(lmdbError { try txn.put(long, forKey: b("veg"), in: db) }?.code == .invalidValueSize)
         }
@@ -100,7 +105,9 @@ import Testing
             let error = lmdbError { try txn.put([1, 2, 3, 4], forKey: b("k"), in: db) }
             #expect(error?.code == .invalidValueSize)
             #expect(error?.message.contains("8 bytes") == true)
-            #expect(lmdbError { try txn.put([UInt8](repeating: 0, count: 9), forKey: b("k"), in: db) }?.code == .invalidValueSize)
+            #expect(
+                lmdbError { try txn.put([UInt8](repeating: 0, count: 9), forKey: b("k"), in: db) }?.code
+                    == .invalidValueSize)
         }
         try env.read { txn throws in
             let values = try txn.withCursor(in: db) { try $0.fixedDuplicates(forKey: b("k")) }
@@ -122,7 +129,9 @@ import Testing
         let env = try Environment.open(at: path)
         let db = try env.database(named: "fixed")
         #expect(db.kind == .fixedDuplicates(width: 4))
-        #expect(lmdbError { _ = try env.database(named: "fixed", kind: .fixedDuplicates(width: 8)) }?.code == .incompatible)
+        #expect(
+            lmdbError { _ = try env.database(named: "fixed", kind: .fixedDuplicates(width: 8)) }?.code
+                == .incompatible)
     }
 
     @Test func writeCursorPutsDeletesAndMovesOn() throws {

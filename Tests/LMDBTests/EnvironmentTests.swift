@@ -85,7 +85,9 @@ import Testing
 
     @Test func readOnlyOpenOfAnEmptyDirectoryIsNotAnEnvironment() throws {
         let tmp = TemporaryDirectory()
-        let error = lmdbError { _ = try Environment.open(at: tmp.path, options: EnvironmentOptions(readOnly: true)) }
+        let error = lmdbError {
+            _ = try Environment.open(at: tmp.path, options: EnvironmentOptions(readOnly: true))
+        }
         #expect(error?.code == .notAnEnvironment)
         #expect(try FileManager.default.contentsOfDirectory(atPath: tmp.path).isEmpty)
     }
@@ -111,7 +113,9 @@ import Testing
 
     @Test func optionsAreValidated() {
         let tmp = TemporaryDirectory()
-        let error = lmdbError { _ = try Environment.open(at: tmp.path, options: EnvironmentOptions(mapSize: 0)) }
+        let error = lmdbError {
+            _ = try Environment.open(at: tmp.path, options: EnvironmentOptions(mapSize: 0))
+        }
         #expect(error?.code == .invalidArgument)
     }
 
@@ -151,7 +155,8 @@ import Testing
         for durability in Durability.allCases {
             let tmp = TemporaryDirectory()
             do {
-                let env = try Environment.open(at: tmp.path, options: EnvironmentOptions(durability: durability))
+                let env = try Environment.open(
+                    at: tmp.path, options: EnvironmentOptions(durability: durability))
                 let db = try env.database(named: "d")
                 try env.write { try $0.put(b("\(durability)"), forKey: b("k"), in: db) }
                 try env.sync()
@@ -164,14 +169,19 @@ import Testing
 
     @Test func copyAndCompactingCopy() throws {
         let tmp = TemporaryDirectory()
-        let env = try Environment.open(at: tmp.subpath("src"), options: EnvironmentOptions(createDirectory: true))
+        let env = try Environment.open(
+            at: tmp.subpath("src"), options: EnvironmentOptions(createDirectory: true))
         let db = try env.database(named: "d")
-        try env.write { txn throws in for i in 0..<2000 { try txn.put([UInt8](repeating: 7, count: 500), forKey: be(i), in: db) } }
+        try env.write { txn throws in
+            for i in 0..<2000 { try txn.put([UInt8](repeating: 7, count: 500), forKey: be(i), in: db) }
+        }
         try env.write { txn throws in for i in 0..<1900 { try txn.delete(be(i), in: db) } }
         try env.copy(to: tmp.subpath("plain"))
         try env.copy(to: tmp.subpath("compact"), compacting: true)
-        let plainSize = try FileManager.default.attributesOfItem(atPath: tmp.subpath("plain/data.mdb"))[.size] as! Int
-        let compactSize = try FileManager.default.attributesOfItem(atPath: tmp.subpath("compact/data.mdb"))[.size] as! Int
+        let plainSize =
+            try FileManager.default.attributesOfItem(atPath: tmp.subpath("plain/data.mdb"))[.size] as! Int
+        let compactSize =
+            try FileManager.default.attributesOfItem(atPath: tmp.subpath("compact/data.mdb"))[.size] as! Int
         #expect(compactSize < plainSize)
         let copy = try Environment.open(at: tmp.subpath("compact"))
         let copied = try copy.database(named: "d", create: false)

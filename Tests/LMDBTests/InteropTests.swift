@@ -4,7 +4,9 @@ import Testing
 @testable import LMDB
 
 /// Runs one of LMDB's own command-line tools (installed by `make deps` from lmdb-utils).
-func runTool(_ name: String, _ arguments: [String], input: Data? = nil) throws -> (status: Int32, output: String, error: String) {
+func runTool(_ name: String, _ arguments: [String], input: Data? = nil) throws -> (
+    status: Int32, output: String, error: String
+) {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
     process.arguments = [name] + arguments
@@ -20,7 +22,10 @@ func runTool(_ name: String, _ arguments: [String], input: Data? = nil) throws -
     let output = out.fileHandleForReading.readDataToEndOfFile()
     let errorOutput = err.fileHandleForReading.readDataToEndOfFile()
     process.waitUntilExit()
-    return (process.terminationStatus, String(decoding: output, as: UTF8.self), String(decoding: errorOutput, as: UTF8.self))
+    return (
+        process.terminationStatus, String(decoding: output, as: UTF8.self),
+        String(decoding: errorOutput, as: UTF8.self)
+    )
 }
 
 func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
@@ -44,14 +49,15 @@ func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.
 
         let dump = try runTool("mdb_dump", ["-s", "objects", tmp.path])
         #expect(dump.status == 0, "\(dump.error)")
-        let expected = [
-            "VERSION=3", "format=bytevalue", "database=objects", "type=btree", "mapsize=\(4 << 20)",
-            "maxreaders=126", "db_pagesize=4096", "HEADER=END",
-            " " + hex(be(1)), " " + hex(b("object 1")),
-            " " + hex(be(2)), " " + hex(b("object 2")),
-            " " + hex(be(3)), " " + hex(b("object 3")),
-            "DATA=END",
-        ].joined(separator: "\n") + "\n"
+        let expected =
+            [
+                "VERSION=3", "format=bytevalue", "database=objects", "type=btree", "mapsize=\(4 << 20)",
+                "maxreaders=126", "db_pagesize=4096", "HEADER=END",
+                " " + hex(be(1)), " " + hex(b("object 1")),
+                " " + hex(be(2)), " " + hex(b("object 2")),
+                " " + hex(be(3)), " " + hex(b("object 3")),
+                "DATA=END",
+            ].joined(separator: "\n") + "\n"
         #expect(dump.output == expected)
 
         let indexDump = try runTool("mdb_dump", ["-s", "objects.name", tmp.path])
@@ -115,7 +121,10 @@ func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.
         let tags = try env.database(named: "tags", kind: .duplicates, create: false)
         #expect(people.kind == .plain)
         try env.read { txn throws in
-            #expect(try txn.entries(in: people).map(\.key) == [b("ada"), [0x62, 0x69, 0x6e, 0x00, 0xff], b("bob")])
+            #expect(
+                try txn.entries(in: people).map(\.key) == [
+                    b("ada"), [0x62, 0x69, 0x6e, 0x00, 0xff], b("bob"),
+                ])
             #expect(try txn.get(b("bob"), in: people) == b(#"{"age":41}"#))
             #expect(try txn.get([0x62, 0x69, 0x6e, 0x00, 0xff], in: people) == [1, 2])
             let colors = try txn.values(forKey: b("color"), in: tags)
@@ -125,7 +134,8 @@ func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.
     }
 
     @Test func aDumpOfTheLayersStoreLoadsBackWithMdbLoad() throws {
-        let env = try Environment.open(at: tmp.subpath("src"), options: EnvironmentOptions(createDirectory: true))
+        let env = try Environment.open(
+            at: tmp.subpath("src"), options: EnvironmentOptions(createDirectory: true))
         let objects = try env.database(named: "objects")
         let index = try env.database(named: "index", kind: .duplicates)
         try env.write { txn in

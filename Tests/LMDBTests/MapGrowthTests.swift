@@ -44,7 +44,9 @@ func payload(_ i: Int, size: Int) -> [UInt8] {
                             let i = Int.random(in: 0..<visible, using: &generator)
                             let value = try txn.get(be(i), in: db)
                             if value != payload(i, size: valueSize) {
-                                readerFailures.withLock { $0.append("reader \(reader): key \(i) of \(visible) wrong") }
+                                readerFailures.withLock {
+                                    $0.append("reader \(reader): key \(i) of \(visible) wrong")
+                                }
                             }
                             if reader == 0 {
                                 // Walk a stretch with a cursor: pointers into the map stay valid.
@@ -180,7 +182,9 @@ func payload(_ i: Int, size: Int) -> [UInt8] {
             #expect(try txn.count(in: db) == 1)
             #expect(try txn.get(b("before"), in: db) == b("v"))
         }
-        try env.write { txn in for i in 0..<1000 { try txn.put(payload(i, size: 4000), forKey: be(i), in: db) } }
+        try env.write { txn in
+            for i in 0..<1000 { try txn.put(payload(i, size: 4000), forKey: be(i), in: db) }
+        }
         #expect(try env.read { try $0.count(in: db) } == 1001)
     }
 
@@ -225,7 +229,9 @@ func payload(_ i: Int, size: Int) -> [UInt8] {
             #expect(try txn.count(in: db) == 2)
         }
         // Retrying is safe and succeeds.
-        try env.write { txn in for i in 0..<1000 { try txn.put(payload(i, size: 4000), forKey: be(i), in: db) } }
+        try env.write { txn in
+            for i in 0..<1000 { try txn.put(payload(i, size: 4000), forKey: be(i), in: db) }
+        }
         #expect(try env.read { try $0.count(in: db) } == 1002)
     }
 }

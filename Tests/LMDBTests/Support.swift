@@ -57,7 +57,10 @@ enum Helper {
         let output = out.fileHandleForReading.readDataToEndOfFile()
         let errorOutput = err.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: output, as: UTF8.self), String(decoding: errorOutput, as: UTF8.self))
+        return (
+            process.terminationStatus, String(decoding: output, as: UTF8.self),
+            String(decoding: errorOutput, as: UTF8.self)
+        )
     }
 
     /// Starts the helper and waits until it prints "ready"; the caller kills it.
@@ -75,7 +78,8 @@ enum Helper {
             if chunk.isEmpty { break }
             seen.append(chunk)
         }
-        #expect(String(decoding: seen, as: UTF8.self).contains("ready"), "helper \(arguments) never became ready")
+        #expect(
+            String(decoding: seen, as: UTF8.self).contains("ready"), "helper \(arguments) never became ready")
         return process
     }
 

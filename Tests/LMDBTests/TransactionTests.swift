@@ -48,7 +48,8 @@ import Testing
     @Test func appendRequiresSortedKeys() throws {
         try env.write { txn throws in
             for i in 0..<100 { try txn.put(be(i), forKey: be(i), in: db, flags: .append) }
-            #expect(lmdbError { try txn.put(b("x"), forKey: be(5), in: db, flags: .append) }?.code == .keyExists)
+            #expect(
+                lmdbError { try txn.put(b("x"), forKey: be(5), in: db, flags: .append) }?.code == .keyExists)
         }
         #expect(try env.read { try $0.count(in: db) } == 100)
     }
@@ -102,7 +103,9 @@ import Testing
             try txn.nested { child throws in
                 // The parent is blocked while a child is active.
                 #expect(lmdbError { _ = try txn.get(b("parent"), in: db) }?.code == .transactionNotActive)
-                try child.nested { grandchild throws in try grandchild.put(b("g"), forKey: b("grandchild"), in: db) }
+                try child.nested { grandchild throws in
+                    try grandchild.put(b("g"), forKey: b("grandchild"), in: db)
+                }
             }
         }
         try env.read { txn throws in
@@ -175,7 +178,9 @@ import Testing
             nonisolated(unsafe) var code: LMDBError.Code?
             let db = self.db
             Thread.detachNewThread {
-                do { try shared.put(b("v"), forKey: b("k"), in: db) } catch let error as LMDBError { code = error.code } catch {}
+                do { try shared.put(b("v"), forKey: b("k"), in: db) } catch let error as LMDBError {
+                    code = error.code
+                } catch {}
                 done.signal()
             }
             done.wait()

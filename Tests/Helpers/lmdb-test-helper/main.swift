@@ -31,7 +31,9 @@ do {
         let env = try Environment.open(at: directory, options: EnvironmentOptions(mapSize: mapSize))
         let db = try env.database(named: "data")
         try env.write { txn in
-            for i in 0..<count { try txn.put([UInt8](repeating: UInt8(i % 251), count: size), forKey: key(i), in: db) }
+            for i in 0..<count {
+                try txn.put([UInt8](repeating: UInt8(i % 251), count: size), forKey: key(i), in: db)
+            }
         }
         say("done \(env.info.mapSize)")
     case "put":
