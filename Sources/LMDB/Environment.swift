@@ -188,21 +188,16 @@ public final class Environment: @unchecked Sendable {
     /// Several reads may run at once, on any threads, also alongside a write. Keep them short: an open
     /// snapshot keeps the pages it sees from being reused.
     public func read<R>(_ body: (ReadTransaction) throws -> R) throws -> R {
-        let thread = ThreadState.current
-        let id = ObjectIdentifier(self)
-        let reentrant = thread.holdsShared(in: id)
-        thread.adjustReads(in: id, by: 1)
-        defer { thread.adjustReads(in: id, by: -1) }
-        resizeLock.lockShared(reentrant: reentrant)
-        defer { resizeLock.unlockShared() }
-        let txnHandle = try acquireReadHandle(reentrant: reentrant)
-        let txn = ReadTransaction(environment: self, handle: txnHandle)
-        defer {
-            txn.closeCursors()
-            txn.handle = nil
-            releaseReadHandle(txnHandle)
+        try withMapAccess { reentrant in
+            let txnHandle = try acquireReadHandle(reentrant: reentrant)
+            let txn = ReadTransaction(environment: self, handle: txnHandle)
+            defer {
+                txn.closeCursors()
+                txn.handle = nil
+                releaseReadHandle(txnHandle)
+            }
+            return try body(txn)
         }
-        return try body(txn)
     }
 
     /// A renewed read handle from the pool, or a new one. Adopts a map grown by another process
@@ -509,7 +504,8 @@ public final class Environment: @unchecked Sendable {
 
     /// Runs `body` holding the resize lock shared, counted as a read of this thread (so a write on the
     /// same thread is refused rather than deadlocked, and a nested read does not wait for a grower).
-    func withMapAccess<R>(_ body: () throws -> R) rethrows -> R {
+    /// `body` learns whether the thread already held the lock (a nested access).
+    func withMapAccess<R>(_ body: (_ reentrant: Bool) throws -> R) rethrows -> R {
         let thread = ThreadState.current
         let id = ObjectIdentifier(self)
         let reentrant = thread.holdsShared(in: id)
@@ -517,7 +513,7 @@ public final class Environment: @unchecked Sendable {
         defer { thread.adjustReads(in: id, by: -1) }
         resizeLock.lockShared(reentrant: reentrant)
         defer { resizeLock.unlockShared() }
-        return try body()
+        return try body(reentrant)
     }
 
     /// Grows before a write when more than 80% of the map is used, so most writes never fill it.
@@ -571,7 +567,7 @@ public final class Environment: @unchecked Sendable {
 
     /// Map size, pages used, last transaction id (of any process) and reader-table figures.
     public var info: EnvironmentInfo {
-        withMapAccess {
+        withMapAccess { _ in
             var info = MDB_envinfo()
             mdb_env_info(handle, &info)
             return EnvironmentInfo(
@@ -584,7 +580,7 @@ public final class Environment: @unchecked Sendable {
 
     /// The main database's B-tree figures as of the last commit.
     public var statistics: DatabaseStatistics {
-        withMapAccess {
+        withMapAccess { _ in
             var stat = MDB_stat()
             mdb_env_stat(handle, &stat)
             return DatabaseStatistics(stat)
@@ -630,7 +626,7 @@ public final class Environment: @unchecked Sendable {
         guard !options.readOnly else {
             throw LMDBError(.readOnly, operation: "mdb_env_sync", message: "\(path) was opened read-only")
         }
-        try withMapAccess { () in
+        try withMapAccess { _ in
             try check(mdb_env_sync(handle, force ? 1 : 0), "mdb_env_sync")
         }
     }
@@ -656,7 +652,7 @@ public final class Environment: @unchecked Sendable {
                 .system(EEXIST), operation: operation,
                 message: "\(directory) is not empty; copy into an empty directory")
         }
-        try withMapAccess { () in
+        try withMapAccess { _ in
             try check(mdb_env_copy2(handle, directory, compacting ? UInt32(MDB_CP_COMPACT) : 0), operation)
         }
     }

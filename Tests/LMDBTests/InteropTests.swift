@@ -4,28 +4,10 @@ import Testing
 @testable import LMDB
 
 /// Runs one of LMDB's own command-line tools (installed by `make deps` from lmdb-utils).
-func runTool(_ name: String, _ arguments: [String], input: Data? = nil) throws -> (
-    status: Int32, output: String, error: String
-) {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    process.arguments = [name] + arguments
-    let out = Pipe()
-    let err = Pipe()
-    let inPipe = Pipe()
-    process.standardOutput = out
-    process.standardError = err
-    process.standardInput = inPipe
-    try process.run()
-    if let input { inPipe.fileHandleForWriting.write(input) }
-    try inPipe.fileHandleForWriting.close()
-    let output = out.fileHandleForReading.readDataToEndOfFile()
-    let errorOutput = err.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return (
-        process.terminationStatus, String(decoding: output, as: UTF8.self),
-        String(decoding: errorOutput, as: UTF8.self)
-    )
+func runTool(
+    _ name: String, _ arguments: [String], input: Data? = nil
+) throws -> (status: Int32, output: String, error: String) {
+    try runProcess("/usr/bin/env", [name] + arguments, input: input)
 }
 
 func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }

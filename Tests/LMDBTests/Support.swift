@@ -1,5 +1,7 @@
+import Dispatch
 import Foundation
 import LMDB
+import Synchronization
 import Testing
 
 /// A directory under the system temporary directory, removed when the value is released.
@@ -46,21 +48,7 @@ enum Helper {
     /// Runs the helper to completion; returns its exit status and standard output.
     @discardableResult
     static func run(_ arguments: [String]) throws -> (status: Int32, output: String, error: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: path)
-        process.arguments = arguments
-        let out = Pipe()
-        let err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let output = out.fileHandleForReading.readDataToEndOfFile()
-        let errorOutput = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (
-            process.terminationStatus, String(decoding: output, as: UTF8.self),
-            String(decoding: errorOutput, as: UTF8.self)
-        )
+        try runProcess(path, arguments)
     }
 
     /// Starts the helper and waits until it prints "ready"; the caller kills it.
@@ -88,4 +76,37 @@ enum Helper {
         Foundation.kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
     }
+}
+
+/// Runs a program to completion, feeding it `input`; returns its exit status and what it printed.
+func runProcess(
+    _ executable: String, _ arguments: [String], input: Data? = nil
+) throws -> (status: Int32, output: String, error: String) {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: executable)
+    process.arguments = arguments
+    let out = Pipe()
+    let err = Pipe()
+    let inPipe = Pipe()
+    process.standardOutput = out
+    process.standardError = err
+    process.standardInput = inPipe
+    try process.run()
+    if let input { inPipe.fileHandleForWriting.write(input) }
+    try inPipe.fileHandleForWriting.close()
+    // Read both pipes to the end before waiting, so a chatty child never blocks on a full pipe.
+    let errorData = Mutex(Data())
+    let errorRead = DispatchSemaphore(value: 0)
+    Thread.detachNewThread {
+        let data = err.fileHandleForReading.readDataToEndOfFile()
+        errorData.withLock { $0 = data }
+        errorRead.signal()
+    }
+    let output = out.fileHandleForReading.readDataToEndOfFile()
+    errorRead.wait()
+    process.waitUntilExit()
+    return (
+        process.terminationStatus, String(decoding: output, as: UTF8.self),
+        String(decoding: errorData.withLock { $0 }, as: UTF8.self)
+    )
 }
