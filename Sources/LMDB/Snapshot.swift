@@ -1,0 +1,73 @@
+import CLMDB
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
+/// A read transaction kept open across calls: a pinned, consistent view of one committed version
+/// that outlives a single closure (lazy query results read from it long after they were evaluated).
+///
+/// Between calls to ``read(_:)`` the snapshot holds no pointer into the map, so the map may be grown
+/// or re-adopted underneath it; inside ``read(_:)`` it holds the resize lock like any transaction.
+/// A snapshot holds a reader slot and keeps the pages of its version from being reused: release it
+/// (drop the last reference) when it is no longer needed.
+public final class Snapshot: @unchecked Sendable {
+    /// The environment it reads.
+    public let environment: Environment
+    /// The id of the version it sees.
+    public let transactionID: Int
+    private var handle: OpaquePointer?
+    private let lock = Lock()
+
+    init(environment: Environment, handle: OpaquePointer) {
+        self.environment = environment
+        self.handle = handle
+        self.transactionID = Int(mdb_txn_id(handle))
+    }
+
+    deinit {
+        if let handle { mdb_txn_abort(handle) }
+    }
+
+    /// Runs `body` with a read transaction on the pinned version. Calls from several threads are
+    /// serialized.
+    public func read<R>(_ body: (ReadTransaction) throws -> R) throws -> R {
+        try environment.withMapAccess { _ in
+            try lock.withLock {
+                guard let handle else {
+                    throw LMDBError(.transactionNotActive, operation: "snapshot read", message: "the snapshot was released")
+                }
+                let txn = ReadTransaction(environment: environment, handle: handle)
+                defer {
+                    txn.closeCursors()
+                    txn.handle = nil
+                }
+                return try body(txn)
+            }
+        }
+    }
+}
+
+extension Environment {
+    /// Pins the last committed version as a ``Snapshot``.
+    public func snapshot() throws -> Snapshot {
+        for attempt in 0..<2 {
+            let outcome = withMapAccess { reentrant -> Result<Snapshot, LMDBError>? in
+                var txn: OpaquePointer?
+                var rc = mdb_txn_begin(handle, nil, UInt32(MDB_RDONLY), &txn)
+                if rc == MDB_READERS_FULL {
+                    _ = try? clearStaleReaders()
+                    rc = mdb_txn_begin(handle, nil, UInt32(MDB_RDONLY), &txn)
+                }
+                if rc == MDB_MAP_RESIZED && !reentrant && attempt == 0 { return nil }
+                if rc != 0 { return .failure(LMDBError(returnCode: rc, operation: "mdb_txn_begin (snapshot)")) }
+                return .success(Snapshot(environment: self, handle: txn!))
+            }
+            if let outcome { return try outcome.get() }
+            try read { _ in }  // adopts the map another process grew, then try again
+        }
+        throw LMDBError(.mapResized, operation: "snapshot", message: "the map kept changing size; retry")
+    }
+}

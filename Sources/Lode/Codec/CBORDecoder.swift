@@ -1,0 +1,605 @@
+import Foundation
+
+/// Decodes `Decodable` values from CBOR written by ``CBOREncoder`` (or any writer that uses the
+/// same conventions: maps keyed by text, tags 1, 37, 4, 2, 3 and 32 for dates, UUIDs, decimals,
+/// bignums and URLs). Decoding reads the bytes in place.
+public struct CBORDecoder: Sendable {
+    /// Makes a decoder.
+    public init() {}
+
+    /// Decodes a `T` from `bytes`, which must hold exactly one data item.
+    public func decode<T: Decodable>(_ type: T.Type, from bytes: UnsafeRawBufferPointer) throws -> T {
+        let state = CBORDecodingState(bytes: bytes)
+        let value = try state.decodeValue(T.self, at: 0, path: [])
+        var reader = CBORReader(bytes)
+        do { try reader.skipItem() } catch { throw state.corrupted(error, path: []) }
+        guard reader.isAtEnd else {
+            throw DecodingError.dataCorrupted(
+                .init(codingPath: [], debugDescription: "\(bytes.count - reader.offset) bytes follow the CBOR item"))
+        }
+        return value
+    }
+
+    /// Decodes a `T` from a byte array.
+    public func decode<T: Decodable>(_ type: T.Type, from bytes: [UInt8]) throws -> T {
+        try bytes.withUnsafeBytes { try decode(type, from: $0) }
+    }
+}
+
+final class CBORDecodingState: Decoder {
+    let bytes: UnsafeRawBufferPointer
+    /// Where the value being decoded starts.
+    var offset = 0
+    var codingPath: [any CodingKey] = []
+    var userInfo: [CodingUserInfoKey: Any] { [:] }
+
+    init(bytes: UnsafeRawBufferPointer) { self.bytes = bytes }
+
+    func corrupted(_ failure: CBORReader.Failure, path: [any CodingKey]) -> DecodingError {
+        .dataCorrupted(.init(codingPath: path, debugDescription: failure.description))
+    }
+
+    func mismatch<T>(_ type: T.Type, at offset: Int, path: [any CodingKey], found: String? = nil) -> DecodingError {
+        let what = found ?? describeItem(at: offset)
+        return .typeMismatch(type, .init(codingPath: path, debugDescription: "expected \(type), found \(what)"))
+    }
+
+    /// A short description of the item at `offset`, for error messages.
+    func describeItem(at offset: Int) -> String {
+        guard offset < bytes.count else { return "the end of the data" }
+        let initial = bytes[offset]
+        switch initial >> 5 {
+        case 0, 1: return "an integer"
+        case 2: return "a byte string"
+        case 3: return "a text string"
+        case 4: return "an array"
+        case 5: return "a map"
+        case 6: return "a tagged item"
+        default:
+            switch initial {
+            case 0xf4, 0xf5: return "a boolean"
+            case 0xf6: return "null"
+            case 0xf7: return "undefined"
+            case 0xf9, 0xfa, 0xfb: return "a floating-point number"
+            default: return "a simple value"
+            }
+        }
+    }
+
+    func isNil(at offset: Int) -> Bool {
+        offset < bytes.count && (bytes[offset] == 0xf6 || bytes[offset] == 0xf7)
+    }
+
+    // MARK: Decoder
+
+    func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
+        KeyedDecodingContainer(try CBORKeyedDecodingContainer<Key>(state: self, offset: offset, path: codingPath))
+    }
+
+    func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
+        try CBORUnkeyedDecodingContainer(state: self, offset: offset, path: codingPath)
+    }
+
+    func singleValueContainer() throws -> any SingleValueDecodingContainer {
+        CBORSingleValueDecodingContainer(state: self, offset: offset, path: codingPath)
+    }
+
+    // MARK: Values
+
+    func decodeValue<T: Decodable>(_ type: T.Type, at offset: Int, path: [any CodingKey]) throws -> T {
+        if T.self == String.self { return try decodeString(at: offset, path: path) as! T }
+        if T.self == Int.self { return try decodeInteger(Int.self, at: offset, path: path) as! T }
+        if T.self == Double.self { return try decodeFloatingPoint(at: offset, path: path) as! T }
+        if T.self == Bool.self { return try decodeBool(at: offset, path: path) as! T }
+        if T.self == Date.self { return try decodeDate(at: offset, path: path) as! T }
+        if T.self == UUID.self { return try decodeUUID(at: offset, path: path) as! T }
+        if T.self == Data.self { return try decodeData(at: offset, path: path) as! T }
+        if T.self == Decimal.self { return try decodeDecimal(at: offset, path: path) as! T }
+        if T.self == URL.self { return try decodeURL(at: offset, path: path) as! T }
+        let savedOffset = self.offset
+        let savedPath = codingPath
+        self.offset = offset
+        codingPath = path
+        defer {
+            self.offset = savedOffset
+            codingPath = savedPath
+        }
+        return try T(from: self)
+    }
+
+    func decodeString(at offset: Int, path: [any CodingKey]) throws -> String {
+        var reader = CBORReader(bytes, offset: offset)
+        do {
+            guard let utf8 = try reader.readStringBytes(major: 3) else { throw mismatch(String.self, at: offset, path: path) }
+            guard let string = String(validating: utf8, as: UTF8.self) else {
+                throw DecodingError.dataCorrupted(.init(codingPath: path, debugDescription: "a text string is not valid UTF-8"))
+            }
+            return string
+        } catch let failure as CBORReader.Failure {
+            throw corrupted(failure, path: path)
+        }
+    }
+
+    func decodeInteger<I: FixedWidthInteger>(_ type: I.Type, at offset: Int, path: [any CodingKey]) throws -> I {
+        var reader = CBORReader(bytes, offset: offset)
+        let head: (major: UInt8, argument: UInt64, info: UInt8)
+        do { head = try reader.readHead() } catch { throw corrupted(error, path: path) }
+        switch head.major {
+        case 0:
+            if let value = I(exactly: head.argument) { return value }
+        case 1:
+            if head.argument < UInt64(Int64.max), let value = I(exactly: -1 - Int64(head.argument)) { return value }
+        case 7 where head.info >= 25 && head.info <= 27:
+            let double = try decodeFloatingPoint(at: offset, path: path)
+            if let value = I(exactly: double) { return value }
+        default:
+            throw mismatch(I.self, at: offset, path: path)
+        }
+        throw DecodingError.dataCorrupted(
+            .init(codingPath: path, debugDescription: "the number does not fit in \(I.self)"))
+    }
+
+    func decodeFloatingPoint(at offset: Int, path: [any CodingKey]) throws -> Double {
+        var reader = CBORReader(bytes, offset: offset)
+        let head: (major: UInt8, argument: UInt64, info: UInt8)
+        do { head = try reader.readHead() } catch { throw corrupted(error, path: path) }
+        switch (head.major, head.info) {
+        case (7, 25): return Double(Float16Bits(UInt16(head.argument)).value)
+        case (7, 26): return Double(Float(bitPattern: UInt32(head.argument)))
+        case (7, 27): return Double(bitPattern: head.argument)
+        case (0, _): return Double(head.argument)
+        case (1, _): return -1 - Double(head.argument)
+        default: throw mismatch(Double.self, at: offset, path: path)
+        }
+    }
+
+    func decodeBool(at offset: Int, path: [any CodingKey]) throws -> Bool {
+        guard offset < bytes.count else { throw corrupted(.truncated(at: offset), path: path) }
+        switch bytes[offset] {
+        case 0xf4: return false
+        case 0xf5: return true
+        default: throw mismatch(Bool.self, at: offset, path: path)
+        }
+    }
+
+    /// Reads a tag if one is at `offset`; returns it and the offset of the tagged item.
+    func tag(at offset: Int) throws -> (tag: UInt64?, content: Int) {
+        var reader = CBORReader(bytes, offset: offset)
+        guard offset < bytes.count, bytes[offset] >> 5 == 6 else { return (nil, offset) }
+        let head = try reader.readHead()
+        return (head.argument, reader.offset)
+    }
+
+    func decodeDate(at offset: Int, path: [any CodingKey]) throws -> Date {
+        let (tag, content) = try tag(at: offset)
+        switch tag {
+        case 1?:
+            return Date(timeIntervalSince1970: try decodeFloatingPoint(at: content, path: path))
+        case 0?:
+            let text = try decodeString(at: content, path: path)
+            guard let date = try? Date(text, strategy: .iso8601) else {
+                throw DecodingError.dataCorrupted(.init(codingPath: path, debugDescription: "not an RFC 3339 date: \(text)"))
+            }
+            return date
+        default:
+            throw mismatch(Date.self, at: offset, path: path, found: tag.map { "tag \($0)" })
+        }
+    }
+
+    func byteString(at offset: Int, path: [any CodingKey]) throws -> UnsafeRawBufferPointer {
+        var reader = CBORReader(bytes, offset: offset)
+        do {
+            guard let raw = try reader.readStringBytes(major: 2) else { throw mismatch(Data.self, at: offset, path: path) }
+            return raw
+        } catch let failure as CBORReader.Failure {
+            throw corrupted(failure, path: path)
+        }
+    }
+
+    func decodeUUID(at offset: Int, path: [any CodingKey]) throws -> UUID {
+        let (tag, content) = try tag(at: offset)
+        if tag == nil, offset < bytes.count, bytes[offset] >> 5 == 3 {
+            let text = try decodeString(at: offset, path: path)
+            guard let uuid = UUID(uuidString: text) else {
+                throw DecodingError.dataCorrupted(.init(codingPath: path, debugDescription: "not a UUID: \(text)"))
+            }
+            return uuid
+        }
+        guard tag == 37 || tag == nil else { throw mismatch(UUID.self, at: offset, path: path, found: "tag \(tag!)") }
+        let raw = try byteString(at: content, path: path)
+        guard raw.count == 16 else {
+            throw DecodingError.dataCorrupted(.init(codingPath: path, debugDescription: "a UUID needs 16 bytes, not \(raw.count)"))
+        }
+        var uuid = UUID().uuid
+        withUnsafeMutableBytes(of: &uuid) { $0.copyMemory(from: raw) }
+        return UUID(uuid: uuid)
+    }
+
+    func decodeData(at offset: Int, path: [any CodingKey]) throws -> Data {
+        Data(try byteString(at: offset, path: path))
+    }
+
+    func decodeURL(at offset: Int, path: [any CodingKey]) throws -> URL {
+        let (tag, content) = try tag(at: offset)
+        let text = try decodeString(at: tag == 32 ? content : offset, path: path)
+        guard let url = URL(string: text) else {
+            throw DecodingError.dataCorrupted(.init(codingPath: path, debugDescription: "not a URL: \(text)"))
+        }
+        return url
+    }
+
+    func decodeDecimal(at offset: Int, path: [any CodingKey]) throws -> Decimal {
+        let (tag, content) = try tag(at: offset)
+        guard tag == 4 else {
+            // A plain number is accepted too.
+            if tag == nil, offset < bytes.count, bytes[offset] >> 5 <= 1 {
+                return Decimal(try decodeInteger(Int64.self, at: offset, path: path))
+            }
+            throw mismatch(Decimal.self, at: offset, path: path)
+        }
+        var reader = CBORReader(bytes, offset: content)
+        let head = try reader.readHead()
+        guard head.major == 4, head.argument == 2 else {
+            throw DecodingError.dataCorrupted(.init(codingPath: path, debugDescription: "tag 4 needs [exponent, mantissa]"))
+        }
+        let exponent = try decodeInteger(Int.self, at: reader.offset, path: path)
+        try reader.skipItem()
+        let mantissaOffset = reader.offset
+        var magnitude = Decimal(0)
+        var negative = false
+        let (mantissaTag, mantissaContent) = try self.tag(at: mantissaOffset)
+        if let mantissaTag {
+            guard mantissaTag == 2 || mantissaTag == 3 else {
+                throw DecodingError.dataCorrupted(.init(codingPath: path, debugDescription: "a bad decimal mantissa"))
+            }
+            for byte in try byteString(at: mantissaContent, path: path) { magnitude = magnitude * 256 + Decimal(byte) }
+            if mantissaTag == 3 {
+                negative = true
+                magnitude += 1
+            }
+        } else {
+            var mantissaReader = CBORReader(bytes, offset: mantissaOffset)
+            let mantissaHead = try mantissaReader.readHead()
+            guard mantissaHead.major <= 1 else {
+                throw DecodingError.dataCorrupted(.init(codingPath: path, debugDescription: "a bad decimal mantissa"))
+            }
+            magnitude = Decimal(mantissaHead.argument)
+            if mantissaHead.major == 1 {
+                negative = true
+                magnitude += 1
+            }
+        }
+        return Decimal(sign: negative ? .minus : .plus, exponent: exponent, significand: magnitude)
+    }
+}
+
+/// IEEE half-precision bits → Float (CBOR's smallest float).
+struct Float16Bits {
+    let bits: UInt16
+    init(_ bits: UInt16) { self.bits = bits }
+    var value: Float {
+        let sign: Float = bits & 0x8000 != 0 ? -1 : 1
+        let exponent = Int((bits >> 10) & 0x1f)
+        let fraction = Float(bits & 0x3ff)
+        switch exponent {
+        case 0: return sign * fraction * Float(sign: .plus, exponent: -24, significand: 1)
+        case 31: return fraction == 0 ? sign * .infinity : .nan
+        default: return sign * (1 + fraction / 1024) * Float(sign: .plus, exponent: exponent - 15, significand: 1)
+        }
+    }
+}
+
+/// The entries of one CBOR map, found as they are asked for: synthesized `Decodable` code asks for
+/// fields in declaration order, which is the order they were written, so each lookup usually
+/// finds its key right where the previous one stopped.
+final class CBORMapIndex {
+    /// Offsets of the keys seen so far, in order.
+    var keyOffsets: [Int] = []
+    var valueOffsets: [Int] = []
+    let count: Int?  // nil: indefinite length
+    var scanOffset: Int  // where the next unseen entry starts
+    var finished = false
+    var cursor = 0
+
+    init(count: Int?, firstEntry: Int) {
+        self.count = count
+        self.scanOffset = firstEntry
+        if let count {
+            keyOffsets.reserveCapacity(count)
+            valueOffsets.reserveCapacity(count)
+        }
+        finished = count == 0
+    }
+
+    /// Reads the next entry's offsets; false at the end.
+    func scanNext(_ bytes: UnsafeRawBufferPointer) throws -> Bool {
+        if finished { return false }
+        if let count, keyOffsets.count == count {
+            finished = true
+            return false
+        }
+        if count == nil {
+            guard scanOffset < bytes.count else { throw CBORReader.Failure.truncated(at: scanOffset) }
+            if bytes[scanOffset] == 0xff {
+                finished = true
+                return false
+            }
+        }
+        var reader = CBORReader(bytes, offset: scanOffset)
+        let key = reader.offset
+        try reader.skipItem()
+        let value = reader.offset
+        try reader.skipItem()
+        keyOffsets.append(key)
+        valueOffsets.append(value)
+        scanOffset = reader.offset
+        return true
+    }
+
+    static func keyMatches(_ bytes: UnsafeRawBufferPointer, at offset: Int, _ name: String) -> Bool {
+        var reader = CBORReader(bytes, offset: offset)
+        guard let keyBytes = try? reader.readStringBytes(major: 3) else { return false }
+        var name = name
+        return name.withUTF8 { utf8 in
+            utf8.count == keyBytes.count && (utf8.count == 0 || memcmp(utf8.baseAddress!, keyBytes.baseAddress!, utf8.count) == 0)
+        }
+    }
+
+    /// The offset of the value under `name`, or nil.
+    func valueOffset(for name: String, in bytes: UnsafeRawBufferPointer) throws -> Int? {
+        // Look from the cursor to the end of what is known, then scan on, then wrap around.
+        var index = cursor
+        while index < keyOffsets.count {
+            if Self.keyMatches(bytes, at: keyOffsets[index], name) {
+                cursor = index + 1
+                return valueOffsets[index]
+            }
+            index += 1
+        }
+        while try scanNext(bytes) {
+            let last = keyOffsets.count - 1
+            if Self.keyMatches(bytes, at: keyOffsets[last], name) {
+                cursor = last + 1
+                return valueOffsets[last]
+            }
+        }
+        for index in 0..<min(cursor, keyOffsets.count) where Self.keyMatches(bytes, at: keyOffsets[index], name) {
+            cursor = index + 1
+            return valueOffsets[index]
+        }
+        return nil
+    }
+
+    func allKeys(in bytes: UnsafeRawBufferPointer) throws -> [String] {
+        while try scanNext(bytes) {}
+        return keyOffsets.compactMap { offset in
+            var reader = CBORReader(bytes, offset: offset)
+            guard let raw = try? reader.readStringBytes(major: 3) else { return nil }
+            return String(decoding: raw, as: UTF8.self)
+        }
+    }
+}
+
+struct CBORKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
+    let state: CBORDecodingState
+    let path: [any CodingKey]
+    let index: CBORMapIndex
+    var codingPath: [any CodingKey] { path }
+
+    init(state: CBORDecodingState, offset: Int, path: [any CodingKey]) throws {
+        self.state = state
+        self.path = path
+        var reader = CBORReader(state.bytes, offset: offset)
+        let head: (major: UInt8, argument: UInt64, info: UInt8)
+        do { head = try reader.readHead() } catch { throw state.corrupted(error, path: path) }
+        guard head.major == 5 else {
+            throw state.mismatch([String: Any].self, at: offset, path: path)
+        }
+        guard head.info == 31 || head.argument <= UInt64(state.bytes.count) else {
+            throw state.corrupted(.truncated(at: offset), path: path)
+        }
+        index = CBORMapIndex(count: head.info == 31 ? nil : Int(head.argument), firstEntry: reader.offset)
+    }
+
+    var allKeys: [Key] { ((try? index.allKeys(in: state.bytes)) ?? []).compactMap { Key(stringValue: $0) } }
+
+    func contains(_ key: Key) -> Bool { (try? index.valueOffset(for: key.stringValue, in: state.bytes)) != nil }
+
+    private func offset(for key: Key) throws -> Int {
+        let found: Int?
+        do { found = try index.valueOffset(for: key.stringValue, in: state.bytes) } catch let failure as CBORReader.Failure {
+            throw state.corrupted(failure, path: path)
+        }
+        guard let found else {
+            throw DecodingError.keyNotFound(
+                key, .init(codingPath: path, debugDescription: "the record has no field \"\(key.stringValue)\""))
+        }
+        return found
+    }
+
+    func decodeNil(forKey key: Key) throws -> Bool { state.isNil(at: try offset(for: key)) }
+
+    func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool {
+        try state.decodeBool(at: try offset(for: key), path: path + [key])
+    }
+    func decode(_ type: String.Type, forKey key: Key) throws -> String {
+        try state.decodeString(at: try offset(for: key), path: path + [key])
+    }
+    func decode(_ type: Double.Type, forKey key: Key) throws -> Double {
+        try state.decodeFloatingPoint(at: try offset(for: key), path: path + [key])
+    }
+    func decode(_ type: Float.Type, forKey key: Key) throws -> Float {
+        Float(try state.decodeFloatingPoint(at: try offset(for: key), path: path + [key]))
+    }
+    func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try integer(key) }
+    func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 { try integer(key) }
+    func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 { try integer(key) }
+    func decode(_ type: Int32.Type, forKey key: Key) throws -> Int32 { try integer(key) }
+    func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 { try integer(key) }
+    func decode(_ type: UInt.Type, forKey key: Key) throws -> UInt { try integer(key) }
+    func decode(_ type: UInt8.Type, forKey key: Key) throws -> UInt8 { try integer(key) }
+    func decode(_ type: UInt16.Type, forKey key: Key) throws -> UInt16 { try integer(key) }
+    func decode(_ type: UInt32.Type, forKey key: Key) throws -> UInt32 { try integer(key) }
+    func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 { try integer(key) }
+
+    private func integer<I: FixedWidthInteger>(_ key: Key) throws -> I {
+        try state.decodeInteger(I.self, at: try offset(for: key), path: path + [key])
+    }
+
+    func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
+        let at = try offset(for: key)
+        if state.isNil(at: at) {
+            // Optional fields written as null decode through decodeIfPresent; anything else is missing.
+            throw DecodingError.valueNotFound(type, .init(codingPath: path + [key], debugDescription: "the field is null"))
+        }
+        return try state.decodeValue(T.self, at: at, path: path + [key])
+    }
+
+    func nestedContainer<NestedKey: CodingKey>(
+        keyedBy type: NestedKey.Type, forKey key: Key
+    ) throws -> KeyedDecodingContainer<NestedKey> {
+        KeyedDecodingContainer(try CBORKeyedDecodingContainer<NestedKey>(state: state, offset: try offset(for: key), path: path + [key]))
+    }
+
+    func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer {
+        try CBORUnkeyedDecodingContainer(state: state, offset: try offset(for: key), path: path + [key])
+    }
+
+    func superDecoder() throws -> any Decoder { try superDecoder(forKey: Key(stringValue: "super")!) }
+
+    func superDecoder(forKey key: Key) throws -> any Decoder {
+        CBORNestedDecoder(state: state, offset: try offset(for: key), path: path + [key])
+    }
+}
+
+/// A decoder positioned on one value (for super decoders).
+struct CBORNestedDecoder: Decoder {
+    let state: CBORDecodingState
+    let offset: Int
+    let path: [any CodingKey]
+    var codingPath: [any CodingKey] { path }
+    var userInfo: [CodingUserInfoKey: Any] { [:] }
+
+    func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
+        KeyedDecodingContainer(try CBORKeyedDecodingContainer<Key>(state: state, offset: offset, path: path))
+    }
+    func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
+        try CBORUnkeyedDecodingContainer(state: state, offset: offset, path: path)
+    }
+    func singleValueContainer() throws -> any SingleValueDecodingContainer {
+        CBORSingleValueDecodingContainer(state: state, offset: offset, path: path)
+    }
+}
+
+struct CBORUnkeyedDecodingContainer: UnkeyedDecodingContainer {
+    let state: CBORDecodingState
+    let path: [any CodingKey]
+    let count: Int?
+    var currentIndex = 0
+    var position: Int
+    var codingPath: [any CodingKey] { path }
+
+    init(state: CBORDecodingState, offset: Int, path: [any CodingKey]) throws {
+        self.state = state
+        self.path = path
+        var reader = CBORReader(state.bytes, offset: offset)
+        let head: (major: UInt8, argument: UInt64, info: UInt8)
+        do { head = try reader.readHead() } catch { throw state.corrupted(error, path: path) }
+        guard head.major == 4 else { throw state.mismatch([Any].self, at: offset, path: path) }
+        guard head.info == 31 || head.argument <= UInt64(state.bytes.count) else {
+            throw state.corrupted(.truncated(at: offset), path: path)
+        }
+        count = head.info == 31 ? nil : Int(head.argument)
+        position = reader.offset
+    }
+
+    var isAtEnd: Bool {
+        if let count { return currentIndex >= count }
+        return position >= state.bytes.count || state.bytes[position] == 0xff
+    }
+
+    private var elementPath: [any CodingKey] { path + [IndexKey(currentIndex)] }
+
+    private mutating func next<T>(_ body: (Int, [any CodingKey]) throws -> T) throws -> T {
+        guard !isAtEnd else {
+            throw DecodingError.valueNotFound(
+                T.self, .init(codingPath: elementPath, debugDescription: "the array has no more elements"))
+        }
+        let value = try body(position, elementPath)
+        var reader = CBORReader(state.bytes, offset: position)
+        do { try reader.skipItem() } catch { throw state.corrupted(error, path: elementPath) }
+        position = reader.offset
+        currentIndex += 1
+        return value
+    }
+
+    mutating func decodeNil() throws -> Bool {
+        guard !isAtEnd, state.isNil(at: position) else { return false }
+        position += 1
+        currentIndex += 1
+        return true
+    }
+
+    mutating func decode(_ type: Bool.Type) throws -> Bool { try next { try state.decodeBool(at: $0, path: $1) } }
+    mutating func decode(_ type: String.Type) throws -> String { try next { try state.decodeString(at: $0, path: $1) } }
+    mutating func decode(_ type: Double.Type) throws -> Double {
+        try next { try state.decodeFloatingPoint(at: $0, path: $1) }
+    }
+    mutating func decode(_ type: Float.Type) throws -> Float {
+        try next { Float(try state.decodeFloatingPoint(at: $0, path: $1)) }
+    }
+    mutating func decode(_ type: Int.Type) throws -> Int { try integer() }
+    mutating func decode(_ type: Int8.Type) throws -> Int8 { try integer() }
+    mutating func decode(_ type: Int16.Type) throws -> Int16 { try integer() }
+    mutating func decode(_ type: Int32.Type) throws -> Int32 { try integer() }
+    mutating func decode(_ type: Int64.Type) throws -> Int64 { try integer() }
+    mutating func decode(_ type: UInt.Type) throws -> UInt { try integer() }
+    mutating func decode(_ type: UInt8.Type) throws -> UInt8 { try integer() }
+    mutating func decode(_ type: UInt16.Type) throws -> UInt16 { try integer() }
+    mutating func decode(_ type: UInt32.Type) throws -> UInt32 { try integer() }
+    mutating func decode(_ type: UInt64.Type) throws -> UInt64 { try integer() }
+
+    private mutating func integer<I: FixedWidthInteger>() throws -> I {
+        try next { try state.decodeInteger(I.self, at: $0, path: $1) }
+    }
+
+    mutating func decode<T: Decodable>(_ type: T.Type) throws -> T {
+        try next { try state.decodeValue(T.self, at: $0, path: $1) }
+    }
+
+    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type) throws -> KeyedDecodingContainer<NestedKey> {
+        try next { KeyedDecodingContainer(try CBORKeyedDecodingContainer<NestedKey>(state: state, offset: $0, path: $1)) }
+    }
+
+    mutating func nestedUnkeyedContainer() throws -> any UnkeyedDecodingContainer {
+        try next { try CBORUnkeyedDecodingContainer(state: state, offset: $0, path: $1) }
+    }
+
+    mutating func superDecoder() throws -> any Decoder {
+        try next { CBORNestedDecoder(state: state, offset: $0, path: $1) }
+    }
+}
+
+struct CBORSingleValueDecodingContainer: SingleValueDecodingContainer {
+    let state: CBORDecodingState
+    let offset: Int
+    let path: [any CodingKey]
+    var codingPath: [any CodingKey] { path }
+
+    func decodeNil() -> Bool { state.isNil(at: offset) }
+    func decode(_ type: Bool.Type) throws -> Bool { try state.decodeBool(at: offset, path: path) }
+    func decode(_ type: String.Type) throws -> String { try state.decodeString(at: offset, path: path) }
+    func decode(_ type: Double.Type) throws -> Double { try state.decodeFloatingPoint(at: offset, path: path) }
+    func decode(_ type: Float.Type) throws -> Float { Float(try state.decodeFloatingPoint(at: offset, path: path)) }
+    func decode(_ type: Int.Type) throws -> Int { try state.decodeInteger(Int.self, at: offset, path: path) }
+    func decode(_ type: Int8.Type) throws -> Int8 { try state.decodeInteger(Int8.self, at: offset, path: path) }
+    func decode(_ type: Int16.Type) throws -> Int16 { try state.decodeInteger(Int16.self, at: offset, path: path) }
+    func decode(_ type: Int32.Type) throws -> Int32 { try state.decodeInteger(Int32.self, at: offset, path: path) }
+    func decode(_ type: Int64.Type) throws -> Int64 { try state.decodeInteger(Int64.self, at: offset, path: path) }
+    func decode(_ type: UInt.Type) throws -> UInt { try state.decodeInteger(UInt.self, at: offset, path: path) }
+    func decode(_ type: UInt8.Type) throws -> UInt8 { try state.decodeInteger(UInt8.self, at: offset, path: path) }
+    func decode(_ type: UInt16.Type) throws -> UInt16 { try state.decodeInteger(UInt16.self, at: offset, path: path) }
+    func decode(_ type: UInt32.Type) throws -> UInt32 { try state.decodeInteger(UInt32.self, at: offset, path: path) }
+    func decode(_ type: UInt64.Type) throws -> UInt64 { try state.decodeInteger(UInt64.self, at: offset, path: path) }
+    func decode<T: Decodable>(_ type: T.Type) throws -> T { try state.decodeValue(T.self, at: offset, path: path) }
+}

@@ -1,0 +1,380 @@
+import Foundation
+
+/// Encodes `Encodable` values as CBOR (RFC 8949): structs and classes as maps keyed by field name,
+/// arrays as arrays, optionals as null, and Foundation's value types as their standard tagged forms so
+/// any CBOR decoder reads them: `Date` as tag 1 (seconds since 1970, a float), `UUID` as tag 37 over
+/// 16 bytes, `Data` as a byte string, `Decimal` as tag 4 (a decimal fraction), `URL` as tag 32.
+///
+/// The output is written in one pass into one buffer: no intermediate tree, no per-field copies.
+public struct CBOREncoder: Sendable {
+    /// Makes an encoder.
+    public init() {}
+
+    /// The CBOR bytes of `value`.
+    public func encode<T: Encodable>(_ value: T) throws -> [UInt8] {
+        let state = CBOREncodingState()
+        try state.encodeValue(value)
+        state.closeContainers(from: 0)
+        return state.writer.bytes
+    }
+}
+
+/// The encoder that `Encodable` values write into. Containers are written in place as they are
+/// opened; each one's item count is patched in when the next write at an outer level (or the end)
+/// closes it.
+final class CBOREncodingState: Encoder {
+    struct OpenContainer {
+        var position: Int
+        var major: UInt8
+        var count: Int
+    }
+
+    var writer = CBORWriter()
+    var open: [OpenContainer] = []
+    /// The depth at which the value being encoded places its container.
+    var valueDepth = 0
+    var codingPath: [any CodingKey] = []
+    var userInfo: [CodingUserInfoKey: Any] { [:] }
+
+    /// Finalizes every container at `depth` and deeper.
+    func closeContainers(from depth: Int) {
+        while open.count > depth {
+            let container = open.removeLast()
+            writer.patchCount(at: container.position, major: container.major, count: container.count)
+        }
+    }
+
+    /// Opens a container for the current value, or returns the one it already opened.
+    func openContainer(major: UInt8) -> Int {
+        if open.count > valueDepth {
+            closeContainers(from: valueDepth + 1)
+            return valueDepth
+        }
+        open.append(OpenContainer(position: writer.bytes.count, major: major, count: 0))
+        writer.bytes.append(major << 5)  // placeholder head, patched when the container closes
+        return open.count - 1
+    }
+
+    func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
+        KeyedEncodingContainer(CBORKeyedEncodingContainer<Key>(state: self, depth: openContainer(major: 5), path: codingPath))
+    }
+
+    func unkeyedContainer() -> any UnkeyedEncodingContainer {
+        CBORUnkeyedEncodingContainer(state: self, depth: openContainer(major: 4), path: codingPath)
+    }
+
+    func singleValueContainer() -> any SingleValueEncodingContainer {
+        CBORSingleValueEncodingContainer(state: self, path: codingPath)
+    }
+
+    /// Writes one value at the current position.
+    func encodeValue<T: Encodable>(_ value: T) throws {
+        // Type identity checks are cheap; a dynamic cast per value would not be.
+        if T.self == String.self {
+            writer.text(unsafeBitCast(value, to: String.self))
+        } else if T.self == Int.self {
+            writer.integer(Int64(unsafeBitCast(value, to: Int.self)))
+        } else if T.self == Double.self {
+            writer.double(unsafeBitCast(value, to: Double.self))
+        } else if T.self == Bool.self {
+            writer.bool(unsafeBitCast(value, to: Bool.self))
+        } else if T.self == Date.self {
+            writer.tag(1)
+            writer.double(unsafeBitCast(value, to: Date.self).timeIntervalSince1970)
+        } else if T.self == UUID.self {
+            writer.tag(37)
+            withUnsafeBytes(of: unsafeBitCast(value, to: UUID.self).uuid) { writer.byteString($0) }
+        } else if T.self == Data.self {
+            (value as! Data).withUnsafeBytes { writer.byteString($0) }
+        } else if T.self == Decimal.self {
+            try encodeDecimal(value as! Decimal)
+        } else if T.self == URL.self {
+            writer.tag(32)
+            writer.text((value as! URL).absoluteString)
+        } else {
+            try encodeComposite(value)
+        }
+    }
+
+    private func encodeComposite<T: Encodable>(_ value: T) throws {
+        let start = writer.bytes.count
+        let savedDepth = valueDepth
+        valueDepth = open.count
+        defer { valueDepth = savedDepth }
+        try value.encode(to: self)
+        closeContainers(from: valueDepth)
+        if writer.bytes.count == start { writer.bytes.append(0xa0) }  // encoded nothing: an empty map
+    }
+
+    /// Tag 4: `[exponent, mantissa]`, the mantissa an integer or a bignum (tags 2 and 3).
+    private func encodeDecimal(_ decimal: Decimal) throws {
+        guard decimal.isFinite else {
+            throw EncodingError.invalidValue(
+                decimal, .init(codingPath: codingPath, debugDescription: "NaN Decimal cannot be stored"))
+        }
+        var mantissa = [UInt8]()  // big-endian magnitude
+        var words = [decimal._mantissa.0, decimal._mantissa.1, decimal._mantissa.2, decimal._mantissa.3,
+                     decimal._mantissa.4, decimal._mantissa.5, decimal._mantissa.6, decimal._mantissa.7]
+        words = Array(words.prefix(Int(decimal._length)))
+        for word in words.reversed() {
+            mantissa.append(UInt8(word >> 8))
+            mantissa.append(UInt8(word & 0xff))
+        }
+        while mantissa.first == 0 { mantissa.removeFirst() }
+        let negative = decimal._isNegative != 0
+        writer.tag(4)
+        writer.head(4, 2)
+        writer.integer(Int64(decimal._exponent))
+        if mantissa.count <= 8 {
+            let magnitude = mantissa.reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+            if negative {
+                writer.head(1, magnitude - 1)
+            } else {
+                writer.head(0, magnitude)
+            }
+        } else {
+            if negative {
+                // Tag 3 holds -1 - n: subtract one from the magnitude.
+                var index = mantissa.count - 1
+                while mantissa[index] == 0 {
+                    mantissa[index] = 0xff
+                    index -= 1
+                }
+                mantissa[index] -= 1
+            }
+            writer.tag(negative ? 3 : 2)
+            mantissa.withUnsafeBytes { writer.byteString($0) }
+        }
+    }
+
+    func encodeInteger<I: BinaryInteger>(_ value: I) {
+        if let small = Int64(exactly: value) {
+            writer.integer(small)
+        } else {
+            writer.unsigned(UInt64(value))
+        }
+    }
+}
+
+struct CBORKeyedEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
+    let state: CBOREncodingState
+    let depth: Int
+    let path: [any CodingKey]
+    var codingPath: [any CodingKey] { path }
+
+    @inline(__always)
+    private func beginEntry(_ key: Key) {
+        state.closeContainers(from: depth + 1)
+        state.open[depth].count += 1
+        state.writer.text(key.stringValue)
+    }
+
+    mutating func encodeNil(forKey key: Key) throws {
+        beginEntry(key)
+        state.writer.null()
+    }
+    mutating func encode(_ value: Bool, forKey key: Key) throws {
+        beginEntry(key)
+        state.writer.bool(value)
+    }
+    mutating func encode(_ value: String, forKey key: Key) throws {
+        beginEntry(key)
+        state.writer.text(value)
+    }
+    mutating func encode(_ value: Double, forKey key: Key) throws {
+        beginEntry(key)
+        state.writer.double(value)
+    }
+    mutating func encode(_ value: Float, forKey key: Key) throws {
+        beginEntry(key)
+        state.writer.float(value)
+    }
+    mutating func encode(_ value: Int, forKey key: Key) throws {
+        beginEntry(key)
+        state.writer.integer(Int64(value))
+    }
+    mutating func encode(_ value: Int8, forKey key: Key) throws { try encodeInteger(value, key) }
+    mutating func encode(_ value: Int16, forKey key: Key) throws { try encodeInteger(value, key) }
+    mutating func encode(_ value: Int32, forKey key: Key) throws { try encodeInteger(value, key) }
+    mutating func encode(_ value: Int64, forKey key: Key) throws { try encodeInteger(value, key) }
+    mutating func encode(_ value: UInt, forKey key: Key) throws { try encodeInteger(value, key) }
+    mutating func encode(_ value: UInt8, forKey key: Key) throws { try encodeInteger(value, key) }
+    mutating func encode(_ value: UInt16, forKey key: Key) throws { try encodeInteger(value, key) }
+    mutating func encode(_ value: UInt32, forKey key: Key) throws { try encodeInteger(value, key) }
+    mutating func encode(_ value: UInt64, forKey key: Key) throws { try encodeInteger(value, key) }
+
+    private func encodeInteger<I: BinaryInteger>(_ value: I, _ key: Key) throws {
+        beginEntry(key)
+        state.encodeInteger(value)
+    }
+
+    mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
+        beginEntry(key)
+        state.codingPath = path + [key]
+        defer { state.codingPath = path }
+        try state.encodeValue(value)
+    }
+
+    mutating func nestedContainer<NestedKey: CodingKey>(
+        keyedBy keyType: NestedKey.Type, forKey key: Key
+    ) -> KeyedEncodingContainer<NestedKey> {
+        beginEntry(key)
+        state.open.append(.init(position: state.writer.bytes.count, major: 5, count: 0))
+        state.writer.bytes.append(5 << 5)
+        return KeyedEncodingContainer(
+            CBORKeyedEncodingContainer<NestedKey>(state: state, depth: state.open.count - 1, path: path + [key]))
+    }
+
+    mutating func nestedUnkeyedContainer(forKey key: Key) -> any UnkeyedEncodingContainer {
+        beginEntry(key)
+        state.open.append(.init(position: state.writer.bytes.count, major: 4, count: 0))
+        state.writer.bytes.append(4 << 5)
+        return CBORUnkeyedEncodingContainer(state: state, depth: state.open.count - 1, path: path + [key])
+    }
+
+    mutating func superEncoder() -> any Encoder { superEncoder(forKey: Key(stringValue: "super")!) }
+
+    mutating func superEncoder(forKey key: Key) -> any Encoder {
+        beginEntry(key)
+        return CBORNestedEncoder(state: state, path: path + [key])
+    }
+}
+
+/// An encoder for a value whose position is already reserved (a super encoder): its first
+/// container or single value lands there.
+struct CBORNestedEncoder: Encoder {
+    let state: CBOREncodingState
+    let path: [any CodingKey]
+    var codingPath: [any CodingKey] { path }
+    var userInfo: [CodingUserInfoKey: Any] { [:] }
+
+    func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
+        state.valueDepth = state.open.count
+        return state.container(keyedBy: type)
+    }
+    func unkeyedContainer() -> any UnkeyedEncodingContainer {
+        state.valueDepth = state.open.count
+        return state.unkeyedContainer()
+    }
+    func singleValueContainer() -> any SingleValueEncodingContainer {
+        CBORSingleValueEncodingContainer(state: state, path: path)
+    }
+}
+
+struct CBORUnkeyedEncodingContainer: UnkeyedEncodingContainer {
+    let state: CBOREncodingState
+    let depth: Int
+    let path: [any CodingKey]
+    var codingPath: [any CodingKey] { path }
+    var count: Int { state.open.count > depth ? state.open[depth].count : 0 }
+
+    @inline(__always)
+    private func beginElement() {
+        state.closeContainers(from: depth + 1)
+        state.open[depth].count += 1
+    }
+
+    mutating func encodeNil() throws {
+        beginElement()
+        state.writer.null()
+    }
+    mutating func encode(_ value: Bool) throws {
+        beginElement()
+        state.writer.bool(value)
+    }
+    mutating func encode(_ value: String) throws {
+        beginElement()
+        state.writer.text(value)
+    }
+    mutating func encode(_ value: Double) throws {
+        beginElement()
+        state.writer.double(value)
+    }
+    mutating func encode(_ value: Float) throws {
+        beginElement()
+        state.writer.float(value)
+    }
+    mutating func encode(_ value: Int) throws {
+        beginElement()
+        state.writer.integer(Int64(value))
+    }
+    mutating func encode(_ value: Int8) throws { encodeInteger(value) }
+    mutating func encode(_ value: Int16) throws { encodeInteger(value) }
+    mutating func encode(_ value: Int32) throws { encodeInteger(value) }
+    mutating func encode(_ value: Int64) throws { encodeInteger(value) }
+    mutating func encode(_ value: UInt) throws { encodeInteger(value) }
+    mutating func encode(_ value: UInt8) throws { encodeInteger(value) }
+    mutating func encode(_ value: UInt16) throws { encodeInteger(value) }
+    mutating func encode(_ value: UInt32) throws { encodeInteger(value) }
+    mutating func encode(_ value: UInt64) throws { encodeInteger(value) }
+
+    private func encodeInteger<I: BinaryInteger>(_ value: I) {
+        beginElement()
+        state.encodeInteger(value)
+    }
+
+    mutating func encode<T: Encodable>(_ value: T) throws {
+        beginElement()
+        state.codingPath = path + [IndexKey(count - 1)]
+        defer { state.codingPath = path }
+        try state.encodeValue(value)
+    }
+
+    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type) -> KeyedEncodingContainer<NestedKey> {
+        beginElement()
+        state.open.append(.init(position: state.writer.bytes.count, major: 5, count: 0))
+        state.writer.bytes.append(5 << 5)
+        return KeyedEncodingContainer(
+            CBORKeyedEncodingContainer<NestedKey>(state: state, depth: state.open.count - 1, path: path))
+    }
+
+    mutating func nestedUnkeyedContainer() -> any UnkeyedEncodingContainer {
+        beginElement()
+        state.open.append(.init(position: state.writer.bytes.count, major: 4, count: 0))
+        state.writer.bytes.append(4 << 5)
+        return CBORUnkeyedEncodingContainer(state: state, depth: state.open.count - 1, path: path)
+    }
+
+    mutating func superEncoder() -> any Encoder {
+        beginElement()
+        return CBORNestedEncoder(state: state, path: path)
+    }
+}
+
+struct CBORSingleValueEncodingContainer: SingleValueEncodingContainer {
+    let state: CBOREncodingState
+    let path: [any CodingKey]
+    var codingPath: [any CodingKey] { path }
+
+    mutating func encodeNil() throws { state.writer.null() }
+    mutating func encode(_ value: Bool) throws { state.writer.bool(value) }
+    mutating func encode(_ value: String) throws { state.writer.text(value) }
+    mutating func encode(_ value: Double) throws { state.writer.double(value) }
+    mutating func encode(_ value: Float) throws { state.writer.float(value) }
+    mutating func encode(_ value: Int) throws { state.writer.integer(Int64(value)) }
+    mutating func encode(_ value: Int8) throws { state.encodeInteger(value) }
+    mutating func encode(_ value: Int16) throws { state.encodeInteger(value) }
+    mutating func encode(_ value: Int32) throws { state.encodeInteger(value) }
+    mutating func encode(_ value: Int64) throws { state.encodeInteger(value) }
+    mutating func encode(_ value: UInt) throws { state.encodeInteger(value) }
+    mutating func encode(_ value: UInt8) throws { state.encodeInteger(value) }
+    mutating func encode(_ value: UInt16) throws { state.encodeInteger(value) }
+    mutating func encode(_ value: UInt32) throws { state.encodeInteger(value) }
+    mutating func encode(_ value: UInt64) throws { state.encodeInteger(value) }
+    mutating func encode<T: Encodable>(_ value: T) throws { try state.encodeValue(value) }
+}
+
+/// An array position as a coding key (for error paths).
+struct IndexKey: CodingKey {
+    var stringValue: String
+    var intValue: Int?
+    init(_ index: Int) {
+        stringValue = "[\(index)]"
+        intValue = index
+    }
+    init?(stringValue: String) {
+        self.stringValue = stringValue
+        intValue = nil
+    }
+    init?(intValue: Int) { self.init(intValue) }
+}

@@ -1,0 +1,57 @@
+import LMDB
+
+/// An error from the object store, saying what failed and where.
+public enum LodeError: Error, Equatable, CustomStringConvertible, Sendable {
+    /// `insert` found an object with the same primary key.
+    case duplicateKey(type: String, key: String)
+    /// A unique index already holds this value for another object.
+    case uniqueViolation(type: String, index: String, value: String)
+    /// `update` found no object with this key.
+    case objectNotFound(type: String, key: String)
+    /// A stored record could not be decoded as the Swift type (the type changed, or the data is damaged).
+    case recordDoesNotDecode(type: String, key: String, field: String, reason: String)
+    /// An object could not be encoded.
+    case recordDoesNotEncode(type: String, reason: String)
+    /// The type is not in the store's catalog.
+    case typeNotFound(String)
+    /// The type has no such index.
+    case indexNotFound(type: String, index: String)
+    /// An encoded primary key is longer than LMDB's 511-byte limit.
+    case keyTooLong(type: String, bytes: Int)
+    /// The stored schema cannot be reconciled with the type's (for example, another primary key).
+    case schemaMismatch(type: String, reason: String)
+    /// An update tried to change an object's primary key.
+    case primaryKeyChanged(type: String, from: String, to: String)
+    /// The store was closed.
+    case storeClosed(path: String)
+    /// The store was opened read-only.
+    case readOnly(path: String)
+    /// The directory exists but is not a Lode store.
+    case notAStore(path: String, reason: String)
+    /// The storage layer failed.
+    case storage(LMDBError)
+
+    /// One line a user can act on.
+    public var description: String {
+        switch self {
+        case .duplicateKey(let type, let key): return "\(type): an object with primary key \(key) already exists"
+        case .uniqueViolation(let type, let index, let value):
+            return "\(type): unique index \"\(index)\" already holds \(value) for another object"
+        case .objectNotFound(let type, let key): return "\(type): no object with primary key \(key)"
+        case .recordDoesNotDecode(let type, let key, let field, let reason):
+            return "\(type) \(key): the stored record does not decode at field \"\(field)\": \(reason)"
+        case .recordDoesNotEncode(let type, let reason): return "\(type): the object does not encode: \(reason)"
+        case .typeNotFound(let type): return "no type named \"\(type)\" in the store"
+        case .indexNotFound(let type, let index): return "\(type) has no index named \"\(index)\""
+        case .keyTooLong(let type, let bytes):
+            return "\(type): the encoded primary key is \(bytes) bytes; primary keys are limited to 511"
+        case .schemaMismatch(let type, let reason): return "\(type): the stored schema does not match: \(reason)"
+        case .primaryKeyChanged(let type, let from, let to):
+            return "\(type): update may not change the primary key (\(from) → \(to)); delete and insert instead"
+        case .storeClosed(let path): return "the store at \(path) is closed"
+        case .readOnly(let path): return "the store at \(path) was opened read-only"
+        case .notAStore(let path, let reason): return "\(path) is not a Lode store: \(reason)"
+        case .storage(let error): return error.description
+        }
+    }
+}
