@@ -4,7 +4,8 @@ import PackageDescription
 let package = Package(
     name: "Lode",
     products: [
-        .library(name: "LMDB", targets: ["LMDB"])
+        .library(name: "LMDB", targets: ["LMDB"]),
+        .library(name: "Lode", targets: ["Lode"]),
     ],
     targets: [
         .systemLibrary(
@@ -14,6 +15,7 @@ let package = Package(
             providers: [.apt(["liblmdb-dev"])]
         ),
         .target(name: "LMDB", dependencies: ["CLMDB"], path: "Sources/LMDB"),
+        .target(name: "Lode", dependencies: ["LMDB"], path: "Sources/Lode"),
         .executableTarget(
             name: "lmdb-test-helper",
             dependencies: ["LMDB", "CLMDB"],
@@ -24,6 +26,7 @@ let package = Package(
             dependencies: ["LMDB", "CLMDB", "lmdb-test-helper"],
             path: "Tests/LMDBTests"
         ),
+        .testTarget(name: "LodeTests", dependencies: ["Lode", "LMDB"], path: "Tests/LodeTests"),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -175,6 +175,8 @@ final class CBORDecodingState: Decoder {
         switch tag {
         case 1?:
             return Date(timeIntervalSince1970: try decodeFloatingPoint(at: content, path: path))
+        case CBORTags.referenceDate?:
+            return Date(timeIntervalSinceReferenceDate: try decodeFloatingPoint(at: content, path: path))
         case 0?:
             let text = try decodeString(at: content, path: path)
             guard let date = try? Date(text, strategy: .iso8601) else {
@@ -520,12 +522,12 @@ struct CBORUnkeyedDecodingContainer: UnkeyedDecodingContainer {
 
     private var elementPath: [any CodingKey] { path + [IndexKey(currentIndex)] }
 
-    private mutating func next<T>(_ body: (Int, [any CodingKey]) throws -> T) throws -> T {
+    private mutating func next<T>(_ body: (CBORDecodingState, Int, [any CodingKey]) throws -> T) throws -> T {
         guard !isAtEnd else {
             throw DecodingError.valueNotFound(
                 T.self, .init(codingPath: elementPath, debugDescription: "the array has no more elements"))
         }
-        let value = try body(position, elementPath)
+        let value = try body(state, position, elementPath)
         var reader = CBORReader(state.bytes, offset: position)
         do { try reader.skipItem() } catch { throw state.corrupted(error, path: elementPath) }
         position = reader.offset
@@ -540,13 +542,13 @@ struct CBORUnkeyedDecodingContainer: UnkeyedDecodingContainer {
         return true
     }
 
-    mutating func decode(_ type: Bool.Type) throws -> Bool { try next { try state.decodeBool(at: $0, path: $1) } }
-    mutating func decode(_ type: String.Type) throws -> String { try next { try state.decodeString(at: $0, path: $1) } }
+    mutating func decode(_ type: Bool.Type) throws -> Bool { try next { try $0.decodeBool(at: $1, path: $2) } }
+    mutating func decode(_ type: String.Type) throws -> String { try next { try $0.decodeString(at: $1, path: $2) } }
     mutating func decode(_ type: Double.Type) throws -> Double {
-        try next { try state.decodeFloatingPoint(at: $0, path: $1) }
+        try next { try $0.decodeFloatingPoint(at: $1, path: $2) }
     }
     mutating func decode(_ type: Float.Type) throws -> Float {
-        try next { Float(try state.decodeFloatingPoint(at: $0, path: $1)) }
+        try next { Float(try $0.decodeFloatingPoint(at: $1, path: $2)) }
     }
     mutating func decode(_ type: Int.Type) throws -> Int { try integer() }
     mutating func decode(_ type: Int8.Type) throws -> Int8 { try integer() }
@@ -560,23 +562,23 @@ struct CBORUnkeyedDecodingContainer: UnkeyedDecodingContainer {
     mutating func decode(_ type: UInt64.Type) throws -> UInt64 { try integer() }
 
     private mutating func integer<I: FixedWidthInteger>() throws -> I {
-        try next { try state.decodeInteger(I.self, at: $0, path: $1) }
+        try next { try $0.decodeInteger(I.self, at: $1, path: $2) }
     }
 
     mutating func decode<T: Decodable>(_ type: T.Type) throws -> T {
-        try next { try state.decodeValue(T.self, at: $0, path: $1) }
+        try next { try $0.decodeValue(T.self, at: $1, path: $2) }
     }
 
     mutating func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type) throws -> KeyedDecodingContainer<NestedKey> {
-        try next { KeyedDecodingContainer(try CBORKeyedDecodingContainer<NestedKey>(state: state, offset: $0, path: $1)) }
+        try next { KeyedDecodingContainer(try CBORKeyedDecodingContainer<NestedKey>(state: $0, offset: $1, path: $2)) }
     }
 
     mutating func nestedUnkeyedContainer() throws -> any UnkeyedDecodingContainer {
-        try next { try CBORUnkeyedDecodingContainer(state: state, offset: $0, path: $1) }
+        try next { try CBORUnkeyedDecodingContainer(state: $0, offset: $1, path: $2) }
     }
 
     mutating func superDecoder() throws -> any Decoder {
-        try next { CBORNestedDecoder(state: state, offset: $0, path: $1) }
+        try next { CBORNestedDecoder(state: $0, offset: $1, path: $2) }
     }
 }
 

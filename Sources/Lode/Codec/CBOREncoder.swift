@@ -2,7 +2,8 @@ import Foundation
 
 /// Encodes `Encodable` values as CBOR (RFC 8949): structs and classes as maps keyed by field name,
 /// arrays as arrays, optionals as null, and Foundation's value types as their standard tagged forms so
-/// any CBOR decoder reads them: `Date` as tag 1 (seconds since 1970, a float), `UUID` as tag 37 over
+/// any CBOR decoder reads them: `Date` as tag 1 (seconds since 1970, a float; tag 40001, seconds since
+/// 2001, when tag 1 would round it), `UUID` as tag 37 over
 /// 16 bytes, `Data` as a byte string, `Decimal` as tag 4 (a decimal fraction), `URL` as tag 32.
 ///
 /// The output is written in one pass into one buffer: no intermediate tree, no per-field copies.
@@ -17,6 +18,13 @@ public struct CBOREncoder: Sendable {
         state.closeContainers(from: 0)
         return state.writer.bytes
     }
+}
+
+/// The CBOR tags Lode writes beyond RFC 8949's.
+enum CBORTags {
+    /// A `Date` as seconds since 2001-01-01 (Foundation's reference date), used when tag 1 could not
+    /// represent it exactly.
+    static let referenceDate: UInt64 = 40001
 }
 
 /// The encoder that `Encodable` values write into. Containers are written in place as they are
@@ -79,8 +87,7 @@ final class CBOREncodingState: Encoder {
         } else if T.self == Bool.self {
             writer.bool(unsafeBitCast(value, to: Bool.self))
         } else if T.self == Date.self {
-            writer.tag(1)
-            writer.double(unsafeBitCast(value, to: Date.self).timeIntervalSince1970)
+            encodeDate(unsafeBitCast(value, to: Date.self))
         } else if T.self == UUID.self {
             writer.tag(37)
             withUnsafeBytes(of: unsafeBitCast(value, to: UUID.self).uuid) { writer.byteString($0) }
@@ -106,25 +113,44 @@ final class CBOREncodingState: Encoder {
         if writer.bytes.count == start { writer.bytes.append(0xa0) }  // encoded nothing: an empty map
     }
 
+    /// Tag 1 (seconds since 1970) when that float gives back exactly the same `Date`; otherwise tag
+    /// 40001 over Foundation's own float (seconds since 2001), so no date ever changes on a round trip.
+    private func encodeDate(_ date: Date) {
+        let epoch = date.timeIntervalSince1970
+        if Date(timeIntervalSince1970: epoch) == date {
+            writer.tag(1)
+            writer.double(epoch)
+        } else {
+            writer.tag(CBORTags.referenceDate)
+            writer.double(date.timeIntervalSinceReferenceDate)
+        }
+    }
+
     /// Tag 4: `[exponent, mantissa]`, the mantissa an integer or a bignum (tags 2 and 3).
     private func encodeDecimal(_ decimal: Decimal) throws {
         guard decimal.isFinite else {
             throw EncodingError.invalidValue(
                 decimal, .init(codingPath: codingPath, debugDescription: "NaN Decimal cannot be stored"))
         }
-        var mantissa = [UInt8]()  // big-endian magnitude
-        var words = [decimal._mantissa.0, decimal._mantissa.1, decimal._mantissa.2, decimal._mantissa.3,
-                     decimal._mantissa.4, decimal._mantissa.5, decimal._mantissa.6, decimal._mantissa.7]
-        words = Array(words.prefix(Int(decimal._length)))
-        for word in words.reversed() {
-            mantissa.append(UInt8(word >> 8))
-            mantissa.append(UInt8(word & 0xff))
+        // The significand's decimal digits, turned into a big-endian magnitude.
+        var mantissa: [UInt8] = []
+        for digit in decimal.significand.magnitude.description.utf8 where digit >= 48 && digit <= 57 {
+            var carry = Int(digit - 48)
+            for index in mantissa.indices.reversed() {
+                let value = Int(mantissa[index]) * 10 + carry
+                mantissa[index] = UInt8(value & 0xff)
+                carry = value >> 8
+            }
+            while carry > 0 {
+                mantissa.insert(UInt8(carry & 0xff), at: 0)
+                carry >>= 8
+            }
         }
-        while mantissa.first == 0 { mantissa.removeFirst() }
-        let negative = decimal._isNegative != 0
+        if mantissa.isEmpty { mantissa = [0] }
+        let negative = decimal.sign == .minus && !decimal.isZero
         writer.tag(4)
         writer.head(4, 2)
-        writer.integer(Int64(decimal._exponent))
+        writer.integer(Int64(decimal.exponent))
         if mantissa.count <= 8 {
             let magnitude = mantissa.reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
             if negative {

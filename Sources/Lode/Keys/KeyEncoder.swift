@@ -15,7 +15,7 @@ import Foundation
 /// | `String` | `40` + UTF-8 of the NFC form, `00` written `00 FF`, then `00` |
 /// | `Data` | `50` + bytes, `00` written `00 FF`, then `00` |
 /// | `UUID` | `60` + its 16 bytes |
-/// | `Date` | `70` + seconds since 1970 as the `Double` encoding's 8 bytes |
+/// | `Date` | `70` + seconds since 2001 (Foundation's reference date) as the `Double` encoding's 8 bytes |
 /// | `Decimal` | as its `Double` value (tag `30`) |
 /// | arrays | `80` + elements + `01` |
 /// | structs and enums with payloads | `90` + (field name as a string, value)… + `01` |
@@ -166,7 +166,7 @@ final class KeyEncodingState: Encoder {
             bytes.append(KeyTag.uuid)
             withUnsafeBytes(of: unsafeBitCast(value, to: UUID.self).uuid) { bytes.append(contentsOf: $0) }
         } else if T.self == Date.self {
-            double(unsafeBitCast(value, to: Date.self).timeIntervalSince1970, tag: KeyTag.date)
+            double(unsafeBitCast(value, to: Date.self).timeIntervalSinceReferenceDate, tag: KeyTag.date)
         } else if T.self == Data.self {
             (value as! Data).withUnsafeBytes { escaped($0, tag: KeyTag.data) }
         } else if T.self == Decimal.self {

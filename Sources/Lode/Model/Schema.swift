@@ -55,6 +55,8 @@ public struct Index<Object>: @unchecked Sendable {
     let keyPaths: [PartialKeyPath<Object>]
     /// Per component: whether memcmp order of the key encoding equals the value type's `<`.
     let orderMatchesComparable: [Bool]
+    /// Per component: the value type.
+    let componentTypes: [Any.Type]
     let keyBytes: (Object) throws -> [UInt8]
     let valueDescription: (Object) -> String
 
@@ -67,6 +69,7 @@ public struct Index<Object>: @unchecked Sendable {
         self.isUnique = unique
         self.keyPaths = keyPaths
         self.orderMatchesComparable = types.map(keyOrderMatchesComparable)
+        self.componentTypes = types
         self.keyBytes = keyBytes
         self.valueDescription = describe
     }

@@ -1,0 +1,43 @@
+/// One `@catalog` entry: what the store knows about a stored type, readable without the Swift type
+/// (it is CBOR like every record). See `docs/FORMAT.md`.
+struct CatalogEntry: Codable, Equatable {
+    struct IndexEntry: Codable, Equatable {
+        /// The index name; its database is `<type>.<name>`.
+        var name: String
+        /// The indexed fields, in key order.
+        var fields: [String]
+        /// True for unique indexes (a plain database), false for dup-sort ones.
+        var unique: Bool
+    }
+
+    /// The type's store name; its records live in the database of that name.
+    var name: String
+    /// The field holding the primary key.
+    var primaryKey: String
+    var indexes: [IndexEntry]
+    /// Every top-level field name seen in a record written by this store, sorted.
+    var fields: [String]
+    /// The schema version the app declared.
+    var version: Int
+
+    init<T: Persistable>(_ schema: Schema<T>) {
+        name = schema.typeName
+        primaryKey = schema.primaryKeyField
+        indexes = schema.indexes.map { IndexEntry(name: $0.name, fields: $0.fields, unique: $0.isUnique) }
+        fields = []
+        version = schema.version
+    }
+
+    static func databaseName(type: String, index: String) -> String { type + "." + index }
+}
+
+/// Names of the store's own databases, and the values in `@meta`.
+enum StoreLayout {
+    static let meta = "@meta"
+    static let catalog = "@catalog"
+    static let changes = "@changes"
+    /// The format this code writes and reads.
+    static let formatVersion = 1
+    static let formatVersionKey = "format"
+    static let createdKey = "created"
+}

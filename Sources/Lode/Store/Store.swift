@@ -1,0 +1,277 @@
+import Foundation
+import LMDB
+
+/// A Lode store: a directory holding typed objects, kept in ACID transactions.
+///
+/// ```swift
+/// let store = try Store(at: URL(fileURLWithPath: "tasks"))
+/// try store.write { tx in try tx.insert(todo) }
+/// let open = store.objects(Todo.self).filter(#Predicate { $0.status == pending })
+/// ```
+///
+/// One `Store` may be shared by every thread and task of a process; other processes may open the same
+/// directory at the same time.
+public final class Store: @unchecked Sendable {
+    /// The store's directory.
+    public let path: String
+    /// How the store was opened.
+    public let configuration: StoreConfiguration
+    private let lock = NSLock()
+    private var guarded: State
+
+    /// Runs `body` with the mutable state, under the lock.
+    private func withState<R>(_ body: (inout State) -> R) -> R {
+        lock.lock()
+        defer { lock.unlock() }
+        return body(&guarded)
+    }
+
+    private struct State {
+        var environment: Environment?
+        /// Completely registered types, by store name.
+        var types: [String: AnyObject] = [:]
+        /// Swift types by store name, to resolve ``ObjectID``s without a type.
+        var swiftTypes: [String: any Persistable.Type] = [:]
+        /// The snapshot lazy results share while no commit has happened.
+        weak var sharedSnapshot: Snapshot?
+    }
+
+    let meta: Database
+    let catalog: Database
+
+    /// Opens (or creates) the store in the directory at `url`, registering `types` at once: their
+    /// catalog entries are written and indexes added to or removed from their schemas are built or
+    /// dropped, all in one transaction.
+    ///
+    /// - Throws: ``LodeError/notAStore(path:reason:)`` for a directory that holds another kind of
+    ///   LMDB environment or no store (read-only), ``LodeError/storage(_:)`` for LMDB failures (a file
+    ///   that is not LMDB, a missing directory in read-only mode).
+    public init(
+        at url: URL, configuration: StoreConfiguration = StoreConfiguration(), types: [any Persistable.Type] = []
+    ) throws {
+        self.path = url.path
+        self.configuration = configuration
+        let environment: Environment
+        do {
+            environment = try Environment.open(
+                at: url.path,
+                options: EnvironmentOptions(
+                    mapSize: configuration.initialMapSize, maxReaders: configuration.maxReaders,
+                    durability: configuration.durability, readOnly: configuration.readOnly,
+                    createDirectory: !configuration.readOnly))
+        } catch let error as LMDBError {
+            if error.code == .notAnEnvironment {
+                throw LodeError.notAStore(path: url.path, reason: "the directory holds no store")
+            }
+            throw LodeError.storage(error)
+        }
+        let (meta, catalog) = try Store.prepare(environment, path: url.path, readOnly: configuration.readOnly)
+        self.meta = meta
+        self.catalog = catalog
+        self.guarded = State(environment: environment)
+        if !types.isEmpty { try register(types) }
+    }
+
+    /// Opens (or creates) the store in the directory at `path`.
+    public convenience init(
+        atPath path: String, configuration: StoreConfiguration = StoreConfiguration(), types: [any Persistable.Type] = []
+    ) throws {
+        try self.init(at: URL(fileURLWithPath: path), configuration: configuration, types: types)
+    }
+
+    /// Checks (or, for a new store, writes) `@meta` and `@catalog`.
+    private static func prepare(_ environment: Environment, path: String, readOnly: Bool) throws -> (Database, Database) {
+        do {
+            let names = try environment.read { txn in
+                try txn.entries(in: environment.mainDatabase).map { String(decoding: $0.key, as: UTF8.self) }
+            }
+            if names.isEmpty && !readOnly {
+                return try environment.write { txn in
+                    let meta = try txn.database(named: StoreLayout.meta)
+                    let catalog = try txn.database(named: StoreLayout.catalog)
+                    let encoder = CBOREncoder()
+                    try txn.put(
+                        try encoder.encode(StoreLayout.formatVersion), forKey: Array(StoreLayout.formatVersionKey.utf8),
+                        in: meta)
+                    try txn.put(try encoder.encode(Date()), forKey: Array(StoreLayout.createdKey.utf8), in: meta)
+                    return (meta, catalog)
+                }
+            }
+            guard names.contains(StoreLayout.meta), names.contains(StoreLayout.catalog) else {
+                throw LodeError.notAStore(
+                    path: path,
+                    reason: names.isEmpty
+                        ? "the environment is empty" : "an LMDB environment without @meta and @catalog")
+            }
+            let meta = try environment.database(named: StoreLayout.meta, create: false)
+            let catalog = try environment.database(named: StoreLayout.catalog, create: false)
+            let version = try environment.read { txn -> Int? in
+                guard let bytes = try txn.get(Array(StoreLayout.formatVersionKey.utf8), in: meta) else { return nil }
+                return try? CBORDecoder().decode(Int.self, from: bytes)
+            }
+            guard let version else {
+                throw LodeError.notAStore(path: path, reason: "@meta has no readable format version")
+            }
+            guard version <= StoreLayout.formatVersion else {
+                throw LodeError.notAStore(
+                    path: path, reason: "format version \(version) is newer than this Lode (\(StoreLayout.formatVersion))")
+            }
+            return (meta, catalog)
+        } catch let error as LMDBError {
+            throw LodeError.storage(error)
+        }
+    }
+
+    /// Closes the store. Later calls throw ``LodeError/storeClosed(path:)``; the files close when the
+    /// last result or transaction using them is gone.
+    public func close() {
+        withState {
+            $0.environment = nil
+            $0.types.removeAll()
+            $0.sharedSnapshot = nil
+        }
+    }
+
+    func environment() throws -> Environment {
+        guard let environment = withState({ $0.environment }) else { throw LodeError.storeClosed(path: path) }
+        return environment
+    }
+
+    /// The underlying LMDB environment, for tools that inspect the store.
+    public var lmdbEnvironment: Environment {
+        get throws { try environment() }
+    }
+
+    // MARK: Transactions
+
+    /// Runs `body` in a read transaction: one consistent snapshot of the store.
+    public func read<R>(_ body: (Transaction) throws -> R) throws -> R {
+        let environment = try environment()
+        return try mapStorageErrors {
+            try environment.read { txn in try body(Transaction(store: self, lmdb: txn)) }
+        }
+    }
+
+    /// Runs `body` in a write transaction: commits when it returns, rolls everything back when it
+    /// throws. Writes are serialized across threads and processes. The closure runs once, on the
+    /// calling thread; async code uses the `async` overload.
+    @available(*, noasync, message: "a write transaction must not cross an await; use the async overload")
+    public func write<R>(_ body: (WriteTransaction) throws -> R) throws -> R {
+        guard !configuration.readOnly else { throw LodeError.readOnly(path: path) }
+        let environment = try environment()
+        var transaction: WriteTransaction?
+        let result: R
+        do {
+            result = try mapStorageErrors {
+                try environment.write { txn in
+                    let tx = WriteTransaction(store: self, lmdb: txn)
+                    transaction = tx
+                    return try body(tx)
+                }
+            }
+        } catch {
+            transaction?.finishPending(committed: false)
+            throw error
+        }
+        transaction?.finishPending(committed: true)
+        if let transaction { publish(transaction.registeredTypes) }
+        return result
+    }
+
+    /// Runs `body` in a write transaction on the store's writer thread.
+    public func write<R: Sendable>(_ body: @escaping @Sendable (WriteTransaction) throws -> R) async throws -> R {
+        guard !configuration.readOnly else { throw LodeError.readOnly(path: path) }
+        let environment = try environment()
+        let holder = TransactionHolder()
+        let result: R
+        do {
+            result = try await mapStorageErrors {
+                try await environment.write { txn in
+                    let tx = WriteTransaction(store: self, lmdb: txn)
+                    holder.transaction = tx
+                    return try body(tx)
+                }
+            }
+        } catch {
+            holder.transaction?.finishPending(committed: false)
+            throw error
+        }
+        holder.transaction?.finishPending(committed: true)
+        if let transaction = holder.transaction { publish(transaction.registeredTypes) }
+        return result
+    }
+
+    /// Runs `body` in a read transaction, off the caller's task.
+    public func read<R: Sendable>(_ body: @escaping @Sendable (Transaction) throws -> R) async throws -> R {
+        try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global().async {
+                continuation.resume(with: Result { try self.read(body) })
+            }
+        }
+    }
+
+    /// Lazy, live-on-access results of every stored `T`, evaluated on the last committed version when
+    /// first read.
+    public func objects<T: Persistable>(_ type: T.Type) -> Results<T> {
+        Results(source: .store(self))
+    }
+
+    /// Registers types now (rather than on first use): writes their catalog entries and builds or
+    /// drops indexes whose definitions changed, in one transaction.
+    public func register(_ types: [any Persistable.Type]) throws {
+        guard !configuration.readOnly else { return }
+        let environment = try environment()
+        var registered: [String: AnyObject] = [:]
+        try mapStorageErrors {
+            try environment.write { txn in
+                let tx = WriteTransaction(store: self, lmdb: txn)
+                for type in types { try tx.registerType(type) }
+                registered = tx.registeredTypes
+            }
+        }
+        publish(registered)
+    }
+
+    func publish(_ registered: [String: AnyObject]) {
+        guard !registered.isEmpty else { return }
+        withState { state in
+            for (name, typeState) in registered { state.types[name] = typeState }
+        }
+    }
+
+    func publishedState<T: Persistable>(_ type: T.Type) -> TypeState<T>? {
+        withState { state in
+            state.swiftTypes[T.schema.typeName] = T.self
+            return state.types[T.schema.typeName] as? TypeState<T>
+        }
+    }
+
+    func swiftType(named name: String) -> (any Persistable.Type)? {
+        withState { $0.swiftTypes[name] }
+    }
+
+    /// A snapshot of the last committed version, shared by results evaluated on the same version.
+    func currentSnapshot() throws -> Snapshot {
+        let environment = try environment()
+        let last = environment.info.lastTransactionID
+        if let shared = withState({ $0.sharedSnapshot }), shared.transactionID == last { return shared }
+        let snapshot = try mapStorageErrors { try environment.snapshot() }
+        withState { $0.sharedSnapshot = snapshot }
+        return snapshot
+    }
+}
+
+/// Rethrows LMDB errors as ``LodeError/storage(_:)``.
+func mapStorageErrors<R>(_ body: () throws -> R) throws -> R {
+    do { return try body() } catch let error as LMDBError { throw LodeError.storage(error) }
+}
+
+func mapStorageErrors<R>(_ body: () async throws -> R) async throws -> R {
+    do { return try await body() } catch let error as LMDBError { throw LodeError.storage(error) }
+}
+
+/// Hands the transaction made on the writer thread back to the caller once the write is over (the
+/// write has ended, so nothing uses it concurrently).
+final class TransactionHolder: @unchecked Sendable {
+    var transaction: WriteTransaction?
+}

@@ -1,0 +1,23 @@
+import LMDB
+
+/// How a ``Store`` is opened.
+public struct StoreConfiguration: Sendable, Equatable {
+    /// What a commit guarantees once it returns (see `Durability`).
+    public var durability: Durability
+    /// The map size to start with; the map grows by itself.
+    public var initialMapSize: Int
+    /// Opens the store read-only: writes throw ``LodeError/readOnly(path:)``.
+    public var readOnly: Bool
+    /// The size of the reader table shared by every process using the store.
+    public var maxReaders: Int
+
+    /// Makes a configuration; every parameter has a default.
+    public init(
+        durability: Durability = .full, initialMapSize: Int = 256 << 20, readOnly: Bool = false, maxReaders: Int = 126
+    ) {
+        self.durability = durability
+        self.initialMapSize = initialMapSize
+        self.readOnly = readOnly
+        self.maxReaders = maxReaders
+    }
+}

@@ -1,0 +1,162 @@
+import Foundation
+import LMDB
+
+/// A read transaction of a ``Store``: every read inside it sees one committed version. See
+/// ``Store/read(_:)``.
+public class Transaction {
+    /// The store.
+    public let store: Store
+    let lmdb: LMDB.Transaction
+
+    init(store: Store, lmdb: LMDB.Transaction) {
+        self.store = store
+        self.lmdb = lmdb
+    }
+
+    /// The version (LMDB transaction id) this transaction reads.
+    public var version: Int { lmdb.id }
+
+    // MARK: Types
+
+    /// The state of `T` as this transaction sees it: registered, or read from the catalog.
+    func typeState<T: Persistable>(_ type: T.Type) throws -> TypeState<T> {
+        if let published = store.publishedState(T.self) { return published }
+        return try catalogState(T.self)
+    }
+
+    func catalogEntry(named name: String) throws -> CatalogEntry? {
+        guard let bytes = try lmdb.get(Array(name.utf8), in: store.catalog) else { return nil }
+        do {
+            return try CBORDecoder().decode(CatalogEntry.self, from: bytes)
+        } catch {
+            throw LodeError.recordDoesNotDecode(
+                type: StoreLayout.catalog, key: name, field: (error as? DecodingError)?.fieldPath ?? "",
+                reason: "\(error)")
+        }
+    }
+
+    /// A view of `T` built from the catalog, without writing: only indexes that exist on disk and
+    /// match the schema are used.
+    func catalogState<T: Persistable>(_ type: T.Type) throws -> TypeState<T> {
+        let schema = T.schema
+        guard let entry = try catalogEntry(named: schema.typeName) else {
+            return TypeState(schema: schema, records: nil, indexes: [], entry: CatalogEntry(schema), complete: false)
+        }
+        guard entry.primaryKey == schema.primaryKeyField else {
+            throw LodeError.schemaMismatch(
+                type: schema.typeName,
+                reason: "the store's primary key is \"\(entry.primaryKey)\", the type's is \"\(schema.primaryKeyField)\"")
+        }
+        let records = try openDatabase(schema.typeName, kind: .plain)
+        var indexes: [TypeState<T>.LiveIndex] = []
+        for index in schema.indexes {
+            let wanted = CatalogEntry.IndexEntry(name: index.name, fields: index.fields, unique: index.isUnique)
+            guard entry.indexes.contains(wanted) else { continue }
+            let database = try openDatabase(
+                CatalogEntry.databaseName(type: schema.typeName, index: index.name),
+                kind: index.isUnique ? .plain : .duplicates)
+            indexes.append(.init(definition: index, database: database))
+        }
+        let complete = indexes.count == schema.indexes.count && entry.indexes.count == schema.indexes.count
+        let state = TypeState(schema: schema, records: records, indexes: indexes, entry: entry, complete: complete)
+        if complete { store.publish([schema.typeName: state]) }
+        return state
+    }
+
+    func openDatabase(_ name: String, kind: Database.Kind) throws -> Database {
+        try lmdb.environment.database(named: name, kind: kind, create: false)
+    }
+
+    // MARK: Records
+
+    func decode<T: Persistable>(
+        _ type: T.Type, from bytes: UnsafeRawBufferPointer, key: some Collection<UInt8>
+    ) throws -> T {
+        do {
+            return try CBORDecoder().decode(T.self, from: bytes)
+        } catch let error as DecodingError {
+            throw LodeError.recordDoesNotDecode(
+                type: T.schema.typeName, key: KeyDescription.describe(Array(key)), field: error.fieldPath,
+                reason: error.reason)
+        }
+    }
+
+    /// The stored `T` under encoded key `key`.
+    func object<T: Persistable>(_ type: T.Type, keyBytes key: [UInt8], state: TypeState<T>) throws -> T? {
+        guard let records = state.records else { return nil }
+        return try lmdb.withValue(forKey: key, in: records) { bytes in try decode(T.self, from: bytes, key: key) }
+    }
+
+    /// The `T` whose primary key is `key`, or nil.
+    public func object<T: Persistable, Key: Encodable>(_ type: T.Type, key: Key) throws -> T? {
+        let bytes = try KeyEncoder().encode(key)
+        guard bytes.count <= IndexKeyLimit.maximum else { return nil }
+        return try object(T.self, keyBytes: bytes, state: try typeState(T.self))
+    }
+
+    /// The `T` an ``ObjectID`` names, or nil when it was deleted.
+    public func object<T: Persistable>(_ type: T.Type, for id: ObjectID) throws -> T? {
+        guard id.typeName == T.schema.typeName else {
+            throw LodeError.typeNotFound("\(id.typeName) (asked for as \(T.schema.typeName))")
+        }
+        return try object(T.self, keyBytes: id.primaryKey, state: try typeState(T.self))
+    }
+
+    /// The object an ``ObjectID`` names, as whatever registered Swift type has its type name, or nil
+    /// when it was deleted.
+    ///
+    /// - Throws: ``LodeError/typeNotFound(_:)`` when no Swift type with that name was used with this
+    ///   store in this process.
+    public func object(for id: ObjectID) throws -> (any Persistable)? {
+        guard let type = store.swiftType(named: id.typeName) else { throw LodeError.typeNotFound(id.typeName) }
+        func open<T: Persistable>(_ type: T.Type) throws -> (any Persistable)? {
+            try object(T.self, for: id)
+        }
+        return try open(type)
+    }
+
+    /// How many `T` are stored.
+    public func count<T: Persistable>(_ type: T.Type) throws -> Int {
+        guard let records = try typeState(T.self).records else { return 0 }
+        return try lmdb.count(in: records)
+    }
+
+    /// Every stored `T`, as results bound to this transaction (use them inside it).
+    public func objects<T: Persistable>(_ type: T.Type) -> Results<T> {
+        Results(source: .transaction(self))
+    }
+}
+
+extension DecodingError {
+    /// The coding path as `field.sub[2].leaf`.
+    var fieldPath: String {
+        let path: [any CodingKey]
+        switch self {
+        case .typeMismatch(_, let context), .valueNotFound(_, let context), .dataCorrupted(let context):
+            path = context.codingPath
+        case .keyNotFound(let key, let context):
+            path = context.codingPath + [key]
+        @unknown default:
+            path = []
+        }
+        var text = ""
+        for key in path {
+            if let index = key.intValue, key.stringValue.hasPrefix("[") || key.stringValue == "Index \(index)" {
+                text += "[\(index)]"
+            } else {
+                text += text.isEmpty ? key.stringValue : "." + key.stringValue
+            }
+        }
+        return text
+    }
+
+    var reason: String {
+        switch self {
+        case .typeMismatch(_, let context), .valueNotFound(_, let context), .keyNotFound(_, let context),
+            .dataCorrupted(let context):
+            return context.debugDescription
+        @unknown default:
+            return "\(self)"
+        }
+    }
+}

@@ -1,0 +1,319 @@
+import Foundation
+import LMDB
+
+/// A write transaction of a ``Store``. Everything a ``Transaction`` reads, plus inserts, upserts,
+/// updates and deletes; indexes change with the objects, in the same transaction. See
+/// ``Store/write(_:)``.
+///
+/// Every operation is all-or-nothing on its own: one that throws (a duplicate key, a unique-index
+/// violation) has changed nothing, so the closure may catch the error and carry on. An error that
+/// leaves the closure rolls back the whole transaction.
+public final class WriteTransaction: Transaction {
+    /// Types registered by this transaction, published when it commits.
+    var registeredTypes: [String: AnyObject] = [:]
+    private var lmdbWrite: LMDB.WriteTransaction { lmdb as! LMDB.WriteTransaction }
+
+    override func typeState<T: Persistable>(_ type: T.Type) throws -> TypeState<T> {
+        if let pending = registeredTypes[T.schema.typeName] as? TypeState<T> { return pending }
+        if let published = store.publishedState(T.self) { return published }
+        return try register(T.self)
+    }
+
+    override func openDatabase(_ name: String, kind: Database.Kind) throws -> Database {
+        try lmdbWrite.database(named: name, kind: kind, create: false)
+    }
+
+    func registerType(_ type: any Persistable.Type) throws {
+        func open<T: Persistable>(_ type: T.Type) throws { _ = try typeState(T.self) }
+        try open(type)
+    }
+
+    /// Creates or reconciles the type's databases and catalog entry: builds indexes the schema added
+    /// (or changed), drops the ones it removed.
+    @discardableResult
+    func register<T: Persistable>(_ type: T.Type) throws -> TypeState<T> {
+        let schema = T.schema
+        let name = schema.typeName
+        let existing = try catalogEntry(named: name)
+        if let existing, existing.primaryKey != schema.primaryKeyField {
+            throw LodeError.schemaMismatch(
+                type: name,
+                reason: "the store's primary key is \"\(existing.primaryKey)\", the type's is \"\(schema.primaryKeyField)\"")
+        }
+        let records = try lmdbWrite.database(named: name, kind: .plain)
+        var entry = existing ?? CatalogEntry(schema)
+        var live: [TypeState<T>.LiveIndex] = []
+        var toBuild: [TypeState<T>.LiveIndex] = []
+        for index in schema.indexes {
+            let databaseName = CatalogEntry.databaseName(type: name, index: index.name)
+            let wanted = CatalogEntry.IndexEntry(name: index.name, fields: index.fields, unique: index.isUnique)
+            let stored = existing?.indexes.first { $0.name == index.name }
+            if let stored, stored != wanted {
+                try lmdbWrite.drop(try lmdbWrite.database(named: databaseName, create: false))
+            }
+            let database = try lmdbWrite.database(named: databaseName, kind: index.isUnique ? .plain : .duplicates)
+            let liveIndex = TypeState<T>.LiveIndex(definition: index, database: database)
+            live.append(liveIndex)
+            if stored != wanted { toBuild.append(liveIndex) }
+        }
+        for stored in existing?.indexes ?? [] where !schema.indexes.contains(where: { $0.name == stored.name }) {
+            let databaseName = CatalogEntry.databaseName(type: name, index: stored.name)
+            try lmdbWrite.drop(try lmdbWrite.database(named: databaseName, create: false))
+        }
+        if !toBuild.isEmpty {
+            // Build from the records; a unique index that the data violates fails the registration.
+            for entry in try lmdb.entries(in: records) {
+                let object = try entry.value.withUnsafeBytes { try decode(T.self, from: $0, key: entry.key) }
+                for index in toBuild {
+                    try putIndexEntry(index, key: try indexKey(index, of: object), primaryKey: entry.key, object: object)
+                }
+            }
+        }
+        entry.indexes = schema.indexes.map { .init(name: $0.name, fields: $0.fields, unique: $0.isUnique) }
+        entry.version = schema.version
+        if entry != existing { try writeCatalog(entry) }
+        let state = TypeState(schema: schema, records: records, indexes: live, entry: entry, complete: true)
+        registeredTypes[name] = state
+        return state
+    }
+
+    func writeCatalog(_ entry: CatalogEntry) throws {
+        try lmdbWrite.put(try CBOREncoder().encode(entry), forKey: Array(entry.name.utf8), in: store.catalog)
+    }
+
+    // MARK: Keys and records
+
+    func primaryKey<T: Persistable>(of object: T) throws -> [UInt8] {
+        let key = try T.schema.primaryKeyBytes(object)
+        guard key.count <= IndexKeyLimit.maximum else {
+            throw LodeError.keyTooLong(type: T.schema.typeName, bytes: key.count)
+        }
+        return key
+    }
+
+    func encode<T: Persistable>(_ object: T) throws -> [UInt8] {
+        do {
+            return try CBOREncoder().encode(object)
+        } catch {
+            throw LodeError.recordDoesNotEncode(type: T.schema.typeName, reason: "\(error)")
+        }
+    }
+
+    func indexKey<T>(_ index: TypeState<T>.LiveIndex, of object: T) throws -> [UInt8] {
+        IndexKeyLimit.stored(try index.definition.keyBytes(object))
+    }
+
+    private func putIndexEntry<T>(
+        _ index: TypeState<T>.LiveIndex, key: [UInt8], primaryKey: [UInt8], object: T
+    ) throws {
+        if index.definition.isUnique {
+            do {
+                try lmdbWrite.put(primaryKey, forKey: key, in: index.database, flags: .noOverwrite)
+            } catch let error as LMDBError where error.code == .keyExists {
+                throw LodeError.uniqueViolation(
+                    type: T.schema.typeName, index: index.definition.name, value: index.definition.valueDescription(object))
+            }
+        } else {
+            try lmdbWrite.put(primaryKey, forKey: key, in: index.database)
+        }
+    }
+
+    /// Throws if a unique index already maps `key` to another object.
+    private func checkUnique<T>(_ index: TypeState<T>.LiveIndex, key: [UInt8], primaryKey: [UInt8], object: T) throws {
+        guard index.definition.isUnique, let owner = try lmdb.get(key, in: index.database), owner != primaryKey else {
+            return
+        }
+        throw LodeError.uniqueViolation(
+            type: T.schema.typeName, index: index.definition.name, value: index.definition.valueDescription(object))
+    }
+
+    private func removeIndexEntry<T>(_ index: TypeState<T>.LiveIndex, key: [UInt8], primaryKey: [UInt8]) throws {
+        if index.definition.isUnique {
+            if try lmdb.get(key, in: index.database) == primaryKey { try lmdbWrite.delete(key, in: index.database) }
+        } else {
+            try lmdbWrite.delete(key, value: primaryKey, in: index.database)
+        }
+    }
+
+    /// Writes `object` under `key`, moving its index entries from `old` (the stored version, if any).
+    private func store<T: Persistable>(_ object: T, key: [UInt8], replacing old: T?, state: TypeState<T>) throws {
+        let record = try encode(object)
+        let newKeys = try state.indexes.map { try indexKey($0, of: object) }
+        let oldKeys = try old.map { old in try state.indexes.map { try indexKey($0, of: old) } }
+        // Check every unique index before changing anything, so a violation changes nothing.
+        for (position, index) in state.indexes.enumerated() where oldKeys?[position] != newKeys[position] {
+            try checkUnique(index, key: newKeys[position], primaryKey: key, object: object)
+        }
+        try lmdbWrite.put(record, forKey: key, in: state.records!)
+        for (position, index) in state.indexes.enumerated() {
+            if let oldKeys {
+                guard oldKeys[position] != newKeys[position] else { continue }
+                try removeIndexEntry(index, key: oldKeys[position], primaryKey: key)
+            }
+            try putIndexEntry(index, key: newKeys[position], primaryKey: key, object: object)
+        }
+        try noteFields(of: record, state: state)
+    }
+
+    /// Adds field names never seen before to the catalog entry.
+    private func noteFields<T>(of record: [UInt8], state: TypeState<T>) throws {
+        let (shape, names) = try record.withUnsafeBytes { bytes -> (UInt64, [String]?) in
+            var reader = CBORReader(bytes)
+            let head = try reader.readHead()
+            guard head.major == 5 else { return (0, nil) }
+            let index = CBORMapIndex(count: head.info == 31 ? nil : Int(head.argument), firstEntry: reader.offset)
+            var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+            var keys: [String] = []
+            while try index.scanNext(bytes) {
+                var keyReader = CBORReader(bytes, offset: index.keyOffsets.last!)
+                guard let raw = try keyReader.readStringBytes(major: 3) else { continue }
+                for byte in raw {
+                    hash ^= UInt64(byte)
+                    hash = hash &* 0x0000_0100_0000_01b3
+                }
+                hash ^= 0xff
+                hash = hash &* 0x0000_0100_0000_01b3
+                if !state.knowsShape(hash) { keys.append(String(decoding: raw, as: UTF8.self)) }
+            }
+            return (hash, state.knowsShape(hash) ? nil : keys)
+        }
+        guard let names else { return }
+        let current = state.pendingEntry ?? state.currentEntry
+        let missing = Set(names).subtracting(current.fields)
+        if missing.isEmpty {
+            if state.pendingEntry == nil { state.learnShape(shape) }
+            return
+        }
+        var updated = current
+        updated.fields = Array(Set(current.fields).union(missing)).sorted()
+        try writeCatalog(updated)
+        state.pendingEntry = updated
+        pendingEntryStates.append(state)
+    }
+
+    /// Types whose catalog entry this transaction rewrote, settled when it ends.
+    var pendingEntryStates: [any PendingWriteState] = []
+
+    func finishPending(committed: Bool) {
+        for state in pendingEntryStates { state.finishWrite(committed: committed) }
+        pendingEntryStates.removeAll()
+    }
+
+    // MARK: Writing objects
+
+    /// Stores a new object.
+    /// - Throws: ``LodeError/duplicateKey(type:key:)`` when an object with the same primary key exists,
+    ///   ``LodeError/uniqueViolation(type:index:value:)`` when a unique index already has the value.
+    public func insert<T: Persistable>(_ object: T) throws {
+        let state = try typeState(T.self)
+        let key = try primaryKey(of: object)
+        if try lmdb.contains(key, in: state.records!) {
+            throw LodeError.duplicateKey(type: T.schema.typeName, key: T.schema.primaryKeyDescription(object))
+        }
+        try store(object, key: key, replacing: nil, state: state)
+    }
+
+    /// Stores several new objects.
+    public func insert<S: Sequence>(contentsOf objects: S) throws where S.Element: Persistable {
+        for object in objects { try insert(object) }
+    }
+
+    /// Stores `object`, replacing the one with the same primary key if there is one.
+    public func upsert<T: Persistable>(_ object: T) throws {
+        let state = try typeState(T.self)
+        let key = try primaryKey(of: object)
+        let old = try self.object(T.self, keyBytes: key, state: state)
+        try store(object, key: key, replacing: old, state: state)
+    }
+
+    /// Changes the object with primary key `key` in place and returns the new version.
+    /// - Throws: ``LodeError/objectNotFound(type:key:)`` when there is none,
+    ///   ``LodeError/primaryKeyChanged(type:from:to:)`` when `body` changes the primary key.
+    @discardableResult
+    public func update<T: Persistable, Key: Encodable>(
+        _ type: T.Type, key: Key, _ body: (inout T) throws -> Void
+    ) throws -> T {
+        let state = try typeState(T.self)
+        let keyBytes = try KeyEncoder().encode(key)
+        guard let old = try object(T.self, keyBytes: keyBytes, state: state) else {
+            throw LodeError.objectNotFound(type: T.schema.typeName, key: "\(key)")
+        }
+        var updated = old
+        try body(&updated)
+        let newKey = try primaryKey(of: updated)
+        guard newKey == keyBytes else {
+            throw LodeError.primaryKeyChanged(
+                type: T.schema.typeName, from: "\(key)", to: T.schema.primaryKeyDescription(updated))
+        }
+        try store(updated, key: keyBytes, replacing: old, state: state)
+        return updated
+    }
+
+    /// Deletes the object with primary key `key`; returns false when there was none.
+    @discardableResult
+    public func delete<T: Persistable, Key: Encodable>(_ type: T.Type, key: Key) throws -> Bool {
+        try delete(T.self, keyBytes: try KeyEncoder().encode(key))
+    }
+
+    /// Deletes the stored version of `object` (found by its primary key).
+    @discardableResult
+    public func delete<T: Persistable>(_ object: T) throws -> Bool {
+        try delete(T.self, keyBytes: try T.schema.primaryKeyBytes(object))
+    }
+
+    /// Deletes every object of `results` (evaluated in this transaction); returns how many.
+    @discardableResult
+    public func delete<T: Persistable>(_ results: Results<T>) throws -> Int {
+        let keys = try results.bound(to: self).evaluation().keys
+        var deleted = 0
+        for index in 0..<keys.count where try delete(T.self, keyBytes: Array(keys[index])) { deleted += 1 }
+        return deleted
+    }
+
+    /// Deletes every `T`; returns how many there were.
+    @discardableResult
+    public func deleteAll<T: Persistable>(_ type: T.Type) throws -> Int {
+        let state = try typeState(T.self)
+        let count = try lmdb.count(in: state.records!)
+        try lmdbWrite.empty(state.records!)
+        for index in state.indexes { try lmdbWrite.empty(index.database) }
+        return count
+    }
+
+    func delete<T: Persistable>(_ type: T.Type, keyBytes key: [UInt8]) throws -> Bool {
+        let state = try typeState(T.self)
+        guard key.count <= IndexKeyLimit.maximum, let records = state.records,
+            let record = try lmdb.get(key, in: records)
+        else { return false }
+        let old: T?
+        do {
+            old = try record.withUnsafeBytes { try decode(T.self, from: $0, key: key) }
+        } catch LodeError.recordDoesNotDecode {
+            old = nil
+        }
+        for index in state.indexes {
+            if let old {
+                try removeIndexEntry(index, key: try indexKey(index, of: old), primaryKey: key)
+            } else {
+                // The record no longer decodes: find its entries by walking the index.
+                try lmdbWrite.withCursor(in: index.database) { cursor in
+                    var entry = try cursor.first()
+                    while let current = entry {
+                        if current.value == key {
+                            entry = try (cursor as! WriteCursor).deleteCurrent()
+                        } else {
+                            entry = try cursor.next()
+                        }
+                    }
+                }
+            }
+        }
+        try lmdbWrite.delete(key, in: records)
+        return true
+    }
+}
+
+extension TypeState {
+    /// The committed catalog entry.
+    var currentEntry: CatalogEntry { entry }
+}
