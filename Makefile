@@ -21,6 +21,13 @@ deps:
 		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $(APT_PACKAGES); \
 	fi
 
+	@if python3 -c 'import cbor2' 2>/dev/null; then \
+		echo "deps: python cbor2 present (an independent CBOR decoder for the format tests)"; \
+	else \
+		echo "deps: installing python cbor2"; \
+		python3 -m pip install --quiet --disable-pip-version-check cbor2; \
+	fi
+
 build: deps
 	$(SWIFT) build
 

@@ -187,6 +187,7 @@ public final class Environment: @unchecked Sendable {
     /// Runs `body` in a read transaction: a consistent snapshot that later commits do not change.
     /// Several reads may run at once, on any threads, also alongside a write. Keep them short: an open
     /// snapshot keeps the pages it sees from being reused.
+    @discardableResult
     public func read<R>(_ body: (ReadTransaction) throws -> R) throws -> R {
         try withMapAccess { reentrant in
             let txnHandle = try acquireReadHandle(reentrant: reentrant)
@@ -265,6 +266,7 @@ public final class Environment: @unchecked Sendable {
     ///   ``WriteTransaction/nested(_:)``), ``LMDBError/Code/writeInsideRead`` when it is inside a read of
     ///   this environment, ``LMDBError/Code/readOnly`` for a read-only environment; whatever `body`
     ///   throws, after aborting.
+    @discardableResult
     @available(*, noasync, message: "a write transaction must not cross an await; use the async overload")
     public func write<R>(_ body: (WriteTransaction) throws -> R) throws -> R {
         guard !options.readOnly else {
@@ -323,6 +325,7 @@ public final class Environment: @unchecked Sendable {
 
     /// Runs `body` in a write transaction on the environment's writer thread, so an async caller never
     /// holds a write transaction across an `await`.
+    @discardableResult
     public func write<R: Sendable>(_ body: @escaping @Sendable (WriteTransaction) throws -> R) async throws
         -> R
     {

@@ -145,6 +145,7 @@ public final class Store: @unchecked Sendable {
     // MARK: Transactions
 
     /// Runs `body` in a read transaction: one consistent snapshot of the store.
+    @discardableResult
     public func read<R>(_ body: (Transaction) throws -> R) throws -> R {
         let environment = try environment()
         return try mapStorageErrors {
@@ -155,6 +156,7 @@ public final class Store: @unchecked Sendable {
     /// Runs `body` in a write transaction: commits when it returns, rolls everything back when it
     /// throws. Writes are serialized across threads and processes. The closure runs once, on the
     /// calling thread; async code uses the `async` overload.
+    @discardableResult
     @available(*, noasync, message: "a write transaction must not cross an await; use the async overload")
     public func write<R>(_ body: (WriteTransaction) throws -> R) throws -> R {
         guard !configuration.readOnly else { throw LodeError.readOnly(path: path) }
@@ -179,6 +181,7 @@ public final class Store: @unchecked Sendable {
     }
 
     /// Runs `body` in a write transaction on the store's writer thread.
+    @discardableResult
     public func write<R: Sendable>(_ body: @escaping @Sendable (WriteTransaction) throws -> R) async throws -> R {
         guard !configuration.readOnly else { throw LodeError.readOnly(path: path) }
         let environment = try environment()

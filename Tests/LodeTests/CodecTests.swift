@@ -1,0 +1,154 @@
+import Foundation
+import Testing
+
+@testable import Lode
+
+struct Address: Codable, Equatable {
+    var street: String
+    var city: String
+    var zip: Int?
+}
+
+enum Shape: Codable, Equatable {
+    case circle(radius: Double)
+    case rectangle(width: Double, height: Double)
+    case labelled(String, Int)
+    case none
+}
+
+struct Everything: Codable, Equatable {
+    var int: Int
+    var negative: Int64
+    var small: Int8
+    var unsigned: UInt64
+    var double: Double
+    var float: Float
+    var bool: Bool
+    var string: String
+    var unicode: String
+    var optionalPresent: String?
+    var optionalAbsent: Int?
+    var date: Date
+    var preciseDate: Date
+    var uuid: UUID
+    var data: Data
+    var decimal: Decimal
+    var bigDecimal: Decimal
+    var negativeDecimal: Decimal
+    var url: URL
+    var address: Address
+    var addresses: [Address]
+    var matrix: [[Int]]
+    var dictionary: [String: Int]
+    var intKeyed: [Int: String]
+    var shapes: [Shape]
+    var nested: [String: [Shape?]]
+    var status: Status
+}
+
+func sampleEverything() -> Everything {
+    Everything(
+        int: 42, negative: -1_234_567_890_123, small: -8, unsigned: .max, double: -0.1, float: 3.5, bool: true,
+        string: "", unicode: "héllo wörld ✓ 日本 \u{1F600}", optionalPresent: "yes", optionalAbsent: nil,
+        date: Date(timeIntervalSince1970: 1_700_000_000.25), preciseDate: Date(timeIntervalSinceReferenceDate: 786_543_210.123_456_7),
+        uuid: UUID(uuidString: "E621E1F8-C36C-495A-93FC-0C247A3E6E5F")!, data: Data([0, 1, 2, 255]),
+        decimal: Decimal(string: "123.45")!, bigDecimal: Decimal(string: "123456789012345678901234567890.5")!,
+        negativeDecimal: Decimal(string: "-0.000001")!, url: URL(string: "https://example.com/a?b=c")!,
+        address: Address(street: "Main St", city: "Springfield", zip: nil),
+        addresses: [Address(street: "A", city: "B", zip: 1), Address(street: "C", city: "D", zip: 2)],
+        matrix: [[1, 2], [], [3]], dictionary: ["a": 1, "b": 2], intKeyed: [1: "one", 2: "two"],
+        shapes: [.circle(radius: 2), .rectangle(width: 1, height: 2), .labelled("x", 3), .none],
+        nested: ["k": [.circle(radius: 1), nil]], status: .doing)
+}
+
+@Suite struct CodecTests {
+    @Test func everythingRoundTrips() throws {
+        let value = sampleEverything()
+        let bytes = try CBOREncoder().encode(value)
+        let decoded = try CBORDecoder().decode(Everything.self, from: bytes)
+        #expect(decoded == value)
+    }
+
+    @Test func recordsAreMapsKeyedByFieldName() throws {
+        let bytes = try CBOREncoder().encode(Address(street: "s", city: "c", zip: 5))
+        // a3 (map of 3) 66 "street" 61 "s" 64 "city" 61 "c" 63 "zip" 05
+        #expect(bytes == [0xa3, 0x66] + Array("street".utf8) + [0x61, 0x73, 0x64] + Array("city".utf8) + [0x61, 0x63, 0x63] + Array("zip".utf8) + [0x05])
+    }
+
+    @Test func largeContainersGetLongHeads() throws {
+        let big = Array(0..<1000)
+        let bytes = try CBOREncoder().encode(big)
+        #expect(bytes.prefix(3) == [0x99, 0x03, 0xe8])
+        #expect(try CBORDecoder().decode([Int].self, from: bytes) == big)
+        let map = Dictionary(uniqueKeysWithValues: (0..<30).map { ("k\($0)", $0) })
+        #expect(try CBORDecoder().decode([String: Int].self, from: try CBOREncoder().encode(map)) == map)
+    }
+
+    @Test func malformedInputThrowsInsteadOfTrapping() throws {
+        let good = try CBOREncoder().encode(sampleEverything())
+        // Every truncation and a sweep of corrupted bytes: errors, never a crash.
+        for length in stride(from: 0, to: good.count, by: 7) {
+            #expect(throws: (any Error).self) { try CBORDecoder().decode(Everything.self, from: Array(good.prefix(length))) }
+        }
+        for position in stride(from: 0, to: good.count, by: 13) {
+            var bad = good
+            bad[position] = 0xff
+            _ = try? CBORDecoder().decode(Everything.self, from: bad)
+            bad[position] = 0x1f
+            _ = try? CBORDecoder().decode(Everything.self, from: bad)
+        }
+        #expect(throws: (any Error).self) { try CBORDecoder().decode(Int.self, from: [0x01, 0x02]) }
+    }
+
+    @Test func anIndependentDecoderReadsRecords() throws {
+        let tmp = TemporaryDirectory()
+        let file = tmp.url.appendingPathComponent("record.cbor")
+        try Data(try CBOREncoder().encode(sampleEverything())).write(to: file)
+        let script = """
+            import cbor2, sys, json, uuid, datetime, decimal
+            v = cbor2.loads(open(sys.argv[1], 'rb').read())
+            out = {
+              'int': v['int'], 'negative': v['negative'], 'unsigned': v['unsigned'], 'double': v['double'],
+              'unicode': v['unicode'], 'absent': 'optionalAbsent' in v,
+              'date': v['date'].isoformat(), 'uuid': str(v['uuid']), 'data': list(v['data']),
+              'decimal': str(v['decimal']), 'bigDecimal': str(v['bigDecimal']), 'negativeDecimal': str(v['negativeDecimal']),
+              'city': v['address']['city'], 'matrix': v['matrix'], 'dictionary': v['dictionary'],
+              'shape': v['shapes'][1], 'status': v['status'],
+              'url': str(getattr(v['url'], 'value', v['url'])), 'urlTag': getattr(v['url'], 'tag', 32),
+            }
+            print(json.dumps(out, sort_keys=True))
+            """
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", "-c", script, file.path]
+        let pipe = Pipe()
+        let errors = Pipe()
+        process.standardOutput = pipe
+        process.standardError = errors
+        try process.run()
+        let output = pipe.fileHandleForReading.readDataToEndOfFile()
+        let errorText = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0, "\(errorText)")
+        let json = try JSONSerialization.jsonObject(with: output) as? [String: Any] ?? [:]
+        #expect(json["int"] as? Int == 42)
+        #expect(json["negative"] as? Int == -1_234_567_890_123)
+        #expect((json["unsigned"] as? NSNumber)?.uint64Value == UInt64.max)
+        #expect(json["double"] as? Double == -0.1)
+        #expect(json["unicode"] as? String == "héllo wörld ✓ 日本 \u{1F600}")
+        #expect(json["absent"] as? Bool == false)
+        #expect(json["date"] as? String == "2023-11-14T22:13:20.250000+00:00")
+        #expect(json["uuid"] as? String == "e621e1f8-c36c-495a-93fc-0c247a3e6e5f")
+        #expect(json["data"] as? [Int] == [0, 1, 2, 255])
+        #expect(json["decimal"] as? String == "123.45")
+        #expect(json["bigDecimal"] as? String == "123456789012345678901234567890.5")
+        #expect(json["negativeDecimal"] as? String == "-0.000001")
+        #expect(json["city"] as? String == "Springfield")
+        #expect(json["matrix"] as? [[Int]] == [[1, 2], [], [3]])
+        #expect(json["dictionary"] as? [String: Int] == ["a": 1, "b": 2])
+        #expect(json["shape"] as? [String: [String: Double]] == ["rectangle": ["width": 1, "height": 2]])
+        #expect(json["status"] as? String == "doing")
+        #expect(json["url"] as? String == "https://example.com/a?b=c")
+        #expect(json["urlTag"] as? Int == 32)
+    }
+}
