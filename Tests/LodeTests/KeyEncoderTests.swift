@@ -1,0 +1,98 @@
+import Foundation
+import Testing
+
+@testable import Lode
+
+@Suite struct KeyEncoderTests {
+    func bytes<T: Encodable>(_ value: T) -> [UInt8] { try! KeyEncoder().encode(value) }
+
+    func expectOrderPreserved<T: Encodable & Comparable>(_ values: [T], sourceLocation: SourceLocation = #_sourceLocation) {
+        let byValue = values.sorted()
+        let byBytes = values.sorted { bytes($0).lexicographicallyPrecedes(bytes($1)) }
+        #expect(byValue == byBytes, sourceLocation: sourceLocation)
+        for (a, b) in zip(values, values.reversed()) {
+            #expect((bytes(a) == bytes(b)) == (a == b), "\(a) vs \(b)", sourceLocation: sourceLocation)
+        }
+    }
+
+    @Test func integersSortNumerically() {
+        var values: [Int] = [0, 1, -1, .max, .min, 255, 256, -256, 65_536]
+        values += (0..<500).map { _ in Int.random(in: .min ... .max) }
+        values += (0..<500).map { _ in Int.random(in: -1000...1000) }
+        expectOrderPreserved(values)
+        expectOrderPreserved((0..<300).map { _ in UInt64.random(in: 0 ... .max) } + [0, .max, UInt64(Int64.max), UInt64(Int64.max) + 1])
+        expectOrderPreserved((0..<200).map { _ in Int8.random(in: .min ... .max) })
+    }
+
+    @Test func doublesSortNumerically() {
+        var values: [Double] = [0, 1, -1, .infinity, -.infinity, .leastNonzeroMagnitude, -.leastNonzeroMagnitude, .greatestFiniteMagnitude, 0.1, -0.1]
+        values += (0..<1000).map { _ in Double.random(in: -1e12...1e12) }
+        values += (0..<300).map { _ in Double(bitPattern: UInt64.random(in: 0 ... .max)) }.filter { !$0.isNaN }
+        expectOrderPreserved(values)
+        #expect(bytes(-0.0) == bytes(0.0))
+    }
+
+    @Test func stringsSortByUnicodeScalarsOfTheirNFCForm() {
+        // NFC strings only: for strings with decomposed sequences Swift's own `<` is not a strict weak
+        // order ("e\u{301}a" < "éaa" and "éaa" < "e\u{301}a" are both false, yet they differ), so there
+        // is no order to agree with. Keys are NFC, so canonically equal strings get one key (below).
+        let alphabet: [String] = ["a", "b", "z", "A", "Z", "é", "ß", "日", "\u{1F600}", "\0", " ", "~", "aa", "ab", "\u{7F}", "\u{80}"]
+        var values = alphabet
+        for _ in 0..<800 {
+            values.append((0..<Int.random(in: 0...5)).map { _ in alphabet.randomElement()! }.joined())
+        }
+        expectOrderPreserved(values)
+        #expect(bytes("é") == bytes("e\u{301}"))  // canonically equal strings are one key
+        #expect(bytes("a\0b").lexicographicallyPrecedes(bytes("a\0c")))
+        #expect(bytes("a").lexicographicallyPrecedes(bytes("a\0")))
+    }
+
+    @Test func datesUUIDsAndOptionals() {
+        let dates = (0..<300).map { _ in Date(timeIntervalSinceReferenceDate: .random(in: -1e10...1e10)) }
+        expectOrderPreserved(dates)
+        let optionals: [Int?] = [nil, 0, -5, 7]
+        let sorted = optionals.sorted { bytes($0).lexicographicallyPrecedes(bytes($1)) }
+        #expect(sorted == [nil, -5, 0, 7])  // nil first
+        let uuid = UUID()
+        #expect(bytes(uuid).count == 17)
+    }
+
+    @Test func compoundKeysSortComponentByComponent() {
+        struct Pair: Encodable {
+            var a: String
+            var b: Int
+        }
+        var pairs: [(String, Int)] = []
+        for _ in 0..<400 { pairs.append((["", "a", "ab", "b", "a\0"].randomElement()!, Int.random(in: -3...3))) }
+        let encoded = pairs.map { pair -> [UInt8] in
+            var key: [UInt8] = []
+            try! KeyEncoder().append(pair.0, to: &key)
+            try! KeyEncoder().append(pair.1, to: &key)
+            return key
+        }
+        let byBytes = zip(pairs, encoded).sorted { $0.1.lexicographicallyPrecedes($1.1) }.map(\.0)
+        let byValue = pairs.sorted { $0.0 != $1.0 ? $0.0 < $1.0 : $0.1 < $1.1 }
+        #expect(byBytes.map(\.0) == byValue.map(\.0))
+        #expect(byBytes.map(\.1) == byValue.map(\.1))
+    }
+
+    @Test func keysDescribeThemselves() throws {
+        #expect(KeyDescription.describe(bytes(42)) == "42")
+        #expect(KeyDescription.describe(bytes("milk")) == "\"milk\"")
+        let uuid = UUID()
+        #expect(KeyDescription.describe(bytes(uuid)) == uuid.uuidString)
+        var compound: [UInt8] = []
+        try KeyEncoder().append("a", to: &compound)
+        try KeyEncoder().append(-3, to: &compound)
+        #expect(KeyDescription.describe(compound) == "(\"a\", -3)")
+    }
+
+    @Test func longIndexKeysFallBackToPrefixPlusHash() {
+        let long = bytes(String(repeating: "x", count: 600))
+        let stored = IndexKeyLimit.stored(long)
+        #expect(stored.count == IndexKeyLimit.truncatedLength)
+        #expect(stored.prefix(500) == long.prefix(500))
+        #expect(IndexKeyLimit.stored(bytes(String(repeating: "x", count: 601))) != stored)
+        #expect(IndexKeyLimit.stored(bytes("short")) == bytes("short"))
+    }
+}
