@@ -1,7 +1,26 @@
 import Foundation
+import LMDB
 import Testing
 
 @testable import Lode
+
+/// Checks every index of `Todo` against the records: each object has exactly its entries.
+func checkTodoIndexes(_ store: Store, sourceLocation: SourceLocation = #_sourceLocation) throws {
+    try store.read { tx in
+        let state = try tx.typeState(Todo.self)
+        let objects = try tx.objects(Todo.self).fetch()
+        for index in state.indexes {
+            var expected: [[UInt8]] = []
+            for object in objects {
+                expected.append(IndexKeyLimit.stored(try index.definition.keyBytes(object)) + (try Todo.schema.primaryKeyBytes(object)))
+            }
+            let actual = try tx.lmdb.entries(in: index.database).map { $0.key + $0.value }
+            #expect(
+                actual.sorted { $0.lexicographicallyPrecedes($1) } == expected.sorted { $0.lexicographicallyPrecedes($1) },
+                "index \(index.definition.name)", sourceLocation: sourceLocation)
+        }
+    }
+}
 
 @Suite struct StoreTests {
     let tmp = TemporaryDirectory()
@@ -19,28 +38,194 @@ import Testing
         let milk = todo("milk")
         try store.write { tx in try tx.insert(milk) }
         #expect(try store.read { try $0.object(Todo.self, key: milk.id) } == milk)
-        try store.write { tx in
+        let updated = try store.write { tx in
             try tx.update(Todo.self, key: milk.id) { $0.status = .done }
         }
+        #expect(updated.status == .done)
         #expect(try store.read { try $0.object(Todo.self, key: milk.id)?.status } == .done)
         try store.write { tx throws in #expect(try tx.delete(Todo.self, key: milk.id)) }
         #expect(try store.read { try $0.object(Todo.self, key: milk.id) } == nil)
         #expect(try store.read { try $0.count(Todo.self) } == 0)
+        try checkTodoIndexes(store)
     }
 
-    @Test func queriesUseIndexes() throws {
+    @Test func duplicatePrimaryKeysAreRefused() throws {
+        let milk = todo("milk")
+        try store.write { try $0.insert(milk) }
+        var copy = milk
+        copy.title = "other"
+        let error = lodeError { try store.write { try $0.insert(copy) } }
+        #expect(error == .duplicateKey(type: "Todo", key: milk.id.uuidString))
+        #expect(try store.read { try $0.object(Todo.self, key: milk.id) } == milk)
+        try checkTodoIndexes(store)
+    }
+
+    @Test func aUniqueViolationNamesTheIndexAndChangesNothing() throws {
+        let first = todo("write report", .open, priority: 1)
+        try store.write { try $0.insert(first) }
+        // Caught inside the write: the failed insert left nothing behind, the rest commits.
+        let second = todo("buy milk")
         try store.write { tx in
-            for i in 0..<50 {
-                try tx.insert(todo("task \(i)", Status.allCases[i % 3], priority: i % 5))
+            let error = lodeError { try tx.insert(self.todo("write report", .done, priority: 9)) }
+            #expect(error == .uniqueViolation(type: "Todo", index: "title", value: "write report"))
+            #expect(error?.description.contains("unique index \"title\"") == true)
+            try tx.insert(second)
+        }
+        #expect(try store.read { try $0.count(Todo.self) } == 2)
+        // An update that would collide is refused and leaves the object as it was.
+        let error = lodeError {
+            try store.write { tx -> Void in
+                try tx.update(Todo.self, key: second.id) { (todo: inout Todo) in todo.title = "write report" }
             }
         }
-        let pending = Status.open
-        let open = store.objects(Todo.self).filter(#Predicate { $0.status == pending })
-        #expect(open.count == 17)
-        #expect(try open.explain().access == .indexLookup(index: "status", count: 1))
-        #expect(try !open.explain().rechecksPredicate)
-        let sorted = store.objects(Todo.self).sorted(by: \.priority)
-        #expect(sorted.map(\.priority) == (0..<50).map { $0 % 5 }.sorted())
-        #expect(try sorted.explain().ordering == .index("priority", reversed: false))
+        #expect(error == .uniqueViolation(type: "Todo", index: "title", value: "write report"))
+        #expect(try store.read { try $0.object(Todo.self, key: second.id) } == second)
+        try checkTodoIndexes(store)
+    }
+
+    @Test func indexesFollowUpdatesUpsertsAndDeletes() throws {
+        var items = (0..<30).map { todo("t\($0)", Status.allCases[$0 % 3], priority: $0 % 4, due: $0 % 2 == 0 ? Date(timeIntervalSince1970: Double($0)) : nil) }
+        try store.write { tx in for item in items { try tx.insert(item) } }
+        try store.write { tx in
+            for index in stride(from: 0, to: 30, by: 3) {
+                try tx.update(Todo.self, key: items[index].id) {
+                    $0.status = .done
+                    $0.priority += 10
+                    $0.due = nil
+                }
+                items[index].status = .done
+                items[index].priority += 10
+                items[index].due = nil
+            }
+            items[1].title = "renamed"
+            try tx.upsert(items[1])
+            try tx.delete(items[2])
+        }
+        try checkTodoIndexes(store)
+        let done = Status.done
+        let doneTitles = Set(store.objects(Todo.self).filter(#Predicate { $0.status == done }).map(\.title))
+        #expect(doneTitles == Set(items.enumerated().filter { $0.offset != 2 && $0.element.status == .done }.map(\.element.title)))
+        #expect(store.objects(Todo.self).filter(#Predicate { $0.title == "t1" }).isEmpty)
+        #expect(store.objects(Todo.self).filter(#Predicate { $0.title == "renamed" }).count == 1)
+        try store.write { tx throws in
+            let doing = Status.doing
+            #expect(try tx.delete(tx.objects(Todo.self).filter(#Predicate { $0.status == doing })) == 10)
+        }
+        try checkTodoIndexes(store)
+        try store.write { tx throws in #expect(try tx.deleteAll(Todo.self) == 19) }
+        #expect(store.objects(Todo.self).isEmpty)
+        try checkTodoIndexes(store)
+    }
+
+    @Test func aThrowingWriteRollsBackEverything() throws {
+        struct Boom: Error {}
+        let kept = todo("kept")
+        try store.write { try $0.insert(kept) }
+        #expect(throws: Boom.self) {
+            try store.write { tx in
+                try tx.insert(self.todo("lost"))
+                try tx.update(Todo.self, key: kept.id) { $0.priority = 99 }
+                throw Boom()
+            }
+        }
+        #expect(try store.read { try $0.objects(Todo.self).fetch() } == [kept])
+        try checkTodoIndexes(store)
+    }
+
+    @Test func resultsStayOnTheVersionTheyWereEvaluatedOn() throws {
+        try store.write { tx in for i in 0..<5 { try tx.insert(self.todo("t\(i)")) } }
+        let before = store.objects(Todo.self).sorted(by: \.title)
+        #expect(before.count == 5)
+        let version = try before.version()
+        try store.write { tx in
+            try tx.insert(self.todo("t5"))
+            try tx.deleteAll(Counter.self)
+        }
+        try store.write { tx in _ = try tx.delete(tx.objects(Todo.self).filter(#Predicate { $0.title == "t0" })) }
+        #expect(before.count == 5)
+        #expect(before.map(\.title) == ["t0", "t1", "t2", "t3", "t4"])
+        #expect(try before.version() == version)
+        let after = store.objects(Todo.self).sorted(by: \.title)
+        #expect(after.map(\.title) == ["t1", "t2", "t3", "t4", "t5"])
+        #expect(try after.version() > version)
+        // Inside a read transaction every read sees the transaction's version.
+        try store.read { tx throws in
+            #expect(try tx.objects(Todo.self).evaluatedCount() == 5)
+            #expect(try tx.count(Todo.self) == 5)
+        }
+    }
+
+    @Test func objectIDsResolveInLaterTransactions() throws {
+        let milk = todo("milk")
+        try store.write { try $0.insert(milk) }
+        let id = try ObjectID(milk)
+        #expect(id == (try ObjectID(Todo.self, key: milk.id)))
+        #expect(store.objects(Todo.self).objectIDs == [id])
+        let decoded = try JSONDecoder().decode(ObjectID.self, from: try JSONEncoder().encode(id))
+        #expect(decoded == id)
+        #expect(try store.read { try $0.object(Todo.self, for: decoded) } == milk)
+        #expect(try store.read { try $0.object(for: decoded) as? Todo } == milk)
+        try store.write { try $0.delete(milk) }
+        #expect(try store.read { try $0.object(Todo.self, for: id) } == nil)
+        let unknown = ObjectID(typeName: "Nope", primaryKey: [1])
+        #expect(lodeError { _ = try store.read { try $0.object(for: unknown) } } == .typeNotFound("Nope"))
+    }
+
+    @Test func limitOffsetAndAggregates() throws {
+        try store.write { tx in for i in 0..<10 { try tx.insert(self.todo("t\(i)", priority: i)) } }
+        let byPriority = store.objects(Todo.self).sorted(by: \.priority, ascending: false)
+        #expect(byPriority.limit(3).map(\.priority) == [9, 8, 7])
+        #expect(byPriority.offset(8).map(\.priority) == [1, 0])
+        #expect(byPriority.offset(2).limit(2).map(\.priority) == [7, 6])
+        #expect(byPriority.offset(20).isEmpty)
+        #expect(try byPriority.min(of: \.priority) == 0)
+        #expect(try byPriority.max(of: \.title) == "t9")
+        #expect(try byPriority.sum(of: \.priority) == 45)
+        #expect(try byPriority.average(of: \.priority) == 4.5)
+        #expect(try store.objects(Todo.self).filter(#Predicate { $0.priority > 100 }).average(of: \.priority) == nil)
+        #expect(byPriority.first?.priority == 9)
+    }
+
+    @Test func longIndexValuesUseTheDocumentedFallback() throws {
+        let base = String(repeating: "long title ", count: 60)  // 660 bytes
+        let a = todo(base + "A")
+        let b = todo(base + "B")
+        try store.write { tx in
+            try tx.insert(a)
+            try tx.insert(b)
+        }
+        let wanted = base + "B"
+        let found = store.objects(Todo.self).filter(#Predicate { $0.title == wanted })
+        #expect(found.map(\.id) == [b.id])
+        #expect(try found.explain().rechecksPredicate)
+        #expect(store.objects(Todo.self).sorted(by: \.title).map(\.id) == [a.id, b.id])
+        let error = lodeError { try store.write { try $0.insert(self.todo(base + "A")) } }
+        #expect(error == .uniqueViolation(type: "Todo", index: "title", value: base + "A"))
+        try checkTodoIndexes(store)
+    }
+
+    @Test func primaryKeysLongerThanLMDBAllowsAreRefused() throws {
+        struct Note: Persistable {
+            var name: String
+            static let schema = Schema<Note>(primaryKey: \.name)
+        }
+        let error = lodeError { try store.write { try $0.insert(Note(name: String(repeating: "n", count: 600))) } }
+        #expect(error == .keyTooLong(type: "Note", bytes: 602))
+    }
+
+    @Test func asyncWritesAndReads() async throws {
+        let milk = todo("milk")
+        try await store.write { tx in try tx.insert(milk) }
+        let count = try await store.read { tx in try tx.count(Todo.self) }
+        #expect(count == 1)
+    }
+
+    @Test func theCatalogRecordsSchemaAndFieldsSeen() throws {
+        try store.write { try $0.insert(self.todo("milk", due: Date())) }
+        let entry = try store.read { try $0.catalogEntry(named: "Todo") }
+        #expect(entry?.primaryKey == "id")
+        #expect(entry?.indexes.map(\.name) == ["status", "due", "title", "priority", "status+priority"])
+        #expect(entry?.indexes.first { $0.name == "title" }?.unique == true)
+        #expect(entry?.fields == ["due", "id", "priority", "status", "tags", "title"])
     }
 }

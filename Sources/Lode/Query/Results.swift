@@ -142,6 +142,7 @@ public struct Results<Element: Persistable>: RandomAccessCollection, @unchecked 
         // 2. The per-object check.
         var objects: [Element]?
         var keys = candidates
+        if lossy { evaluation.plan.rechecksPredicate = true }
         if !execution.covered || lossy {
             var kept = KeyList()
             var keptObjects: [Element] = []
