@@ -37,6 +37,7 @@ public final class Environment: @unchecked Sendable {
     let dbiLock = Lock()
     private let registryKey: EnvironmentRegistry.Key
     private var databases: [String: Database] = [:]  // dbiLock
+    private var generation = 0  // dbiLock
     private var pooledReadHandles: [OpaquePointer] = []  // poolLock
     private let poolLock = Lock()
     private let statsLock = Lock()
@@ -318,6 +319,7 @@ public final class Environment: @unchecked Sendable {
         if !txn.openedDatabases.isEmpty {
             dbiLock.withLock {
                 for database in txn.openedDatabases { databases[database.name!] = database }
+                generation += 1
             }
         }
         return result
@@ -346,8 +348,10 @@ public final class Environment: @unchecked Sendable {
     ///
     /// `kind` says how values are stored; `nil` accepts whatever the database has. An existing
     /// database of another kind throws ``LMDBError/Code/incompatible``, a missing one without `create`
-    /// throws ``LMDBError/Code/notFound``. Inside a write closure use
-    /// ``WriteTransaction/database(named:kind:create:)`` instead.
+    /// throws ``LMDBError/Code/notFound``. A handle not yet open is opened in a write transaction of
+    /// its own (in a read-only environment, a read transaction), so inside a write closure use
+    /// ``WriteTransaction/database(named:kind:create:)`` instead, and open databases before a read
+    /// that needs them: a transaction sees only the handles open when it began.
     public func database(named name: String?, kind: Database.Kind? = nil, create: Bool = true) throws
         -> Database
     {
@@ -357,10 +361,14 @@ public final class Environment: @unchecked Sendable {
         }
         try Environment.checkName(name)
         if let known = try knownDatabase(named: name, kind: kind) { return known }
-        if create && !options.readOnly {
-            return try write { try $0.database(named: name, kind: kind, create: true) }
+        if !options.readOnly {
+            // Handles are opened inside a write transaction: `mdb_dbi_open` must never run in two
+            // transactions of one process at once, and the writer lock guarantees it. A write that
+            // only opens existing databases writes nothing.
+            return try write { try $0.database(named: name, kind: kind, create: create) }
         }
-        // Open an existing database in a dedicated read transaction whose commit keeps the handle.
+        // Read-only: no write transaction ever runs in this process; open the existing database in a
+        // dedicated read transaction whose commit keeps the handle.
         return try read { pooledTxn -> Database in
             var txn: OpaquePointer?
             try check(mdb_txn_begin(handle, nil, UInt32(MDB_RDONLY), &txn), "mdb_txn_begin (open database)")
@@ -389,9 +397,21 @@ public final class Environment: @unchecked Sendable {
                 }
                 try check(mdb_txn_commit(txn), "mdb_txn_commit (open database)")
                 databases[name] = database
+                generation += 1
                 return database
             }
         }
+    }
+
+    /// Counts the times new database handles became available. A transaction can use only the
+    /// handles that were open when it began, so a snapshot taken before a change cannot read the new
+    /// databases.
+    public var databaseGeneration: Int { dbiLock.withLock { generation } }
+
+    /// True when the calling thread is inside a read or write transaction of this environment
+    /// (opening databases then is refused, as it would need a write).
+    public var currentThreadHasTransaction: Bool {
+        ThreadState.current.holdsShared(in: ObjectIdentifier(self))
     }
 
     static func checkName(_ name: String) throws(LMDBError) {

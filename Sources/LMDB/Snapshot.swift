@@ -18,13 +18,17 @@ public final class Snapshot: @unchecked Sendable {
     public let environment: Environment
     /// The id of the version it sees.
     public let transactionID: Int
+    /// The environment's ``Environment/databaseGeneration`` when the snapshot began: it can read the
+    /// databases open then.
+    public let databaseGeneration: Int
     private var handle: OpaquePointer?
     private let lock = Lock()
 
-    init(environment: Environment, handle: OpaquePointer) {
+    init(environment: Environment, handle: OpaquePointer, databaseGeneration: Int) {
         self.environment = environment
         self.handle = handle
         self.transactionID = Int(mdb_txn_id(handle))
+        self.databaseGeneration = databaseGeneration
     }
 
     deinit {
@@ -55,6 +59,8 @@ extension Environment {
     public func snapshot() throws -> Snapshot {
         for attempt in 0..<2 {
             let outcome = withMapAccess { reentrant -> Result<Snapshot, LMDBError>? in
+                // Read before beginning: the snapshot sees at least the handles open at this point.
+                let generation = databaseGeneration
                 var txn: OpaquePointer?
                 var rc = mdb_txn_begin(handle, nil, UInt32(MDB_RDONLY), &txn)
                 if rc == MDB_READERS_FULL {
@@ -63,7 +69,7 @@ extension Environment {
                 }
                 if rc == MDB_MAP_RESIZED && !reentrant && attempt == 0 { return nil }
                 if rc != 0 { return .failure(LMDBError(returnCode: rc, operation: "mdb_txn_begin (snapshot)")) }
-                return .success(Snapshot(environment: self, handle: txn!))
+                return .success(Snapshot(environment: self, handle: txn!, databaseGeneration: generation))
             }
             if let outcome { return try outcome.get() }
             try read { _ in }  // adopts the map another process grew, then try again

@@ -88,6 +88,7 @@ public struct Results<Element: Persistable>: RandomAccessCollection, @unchecked 
             case .transaction(let transaction):
                 return try evaluate(in: transaction, snapshot: nil)
             case .store(let store):
+                try store.prepareForResults(Element.self)
                 let snapshot = try store.currentSnapshot()
                 return try mapStorageErrors {
                     try snapshot.read { txn in try evaluate(in: Transaction(store: store, lmdb: txn), snapshot: snapshot) }

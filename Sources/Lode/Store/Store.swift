@@ -34,6 +34,8 @@ public final class Store: @unchecked Sendable {
         var swiftTypes: [String: any Persistable.Type] = [:]
         /// The snapshot lazy results share while no commit has happened.
         weak var sharedSnapshot: Snapshot?
+        /// The last version whose catalog has had all its databases opened.
+        var catalogSyncedVersion = -1
     }
 
     let meta: Database
@@ -70,6 +72,7 @@ public final class Store: @unchecked Sendable {
         self.catalog = catalog
         self.guarded = State(environment: environment)
         if !types.isEmpty { try register(types) }
+        try openCatalogDatabases()
     }
 
     /// Opens (or creates) the store in the directory at `path`.
@@ -148,6 +151,7 @@ public final class Store: @unchecked Sendable {
     @discardableResult
     public func read<R>(_ body: (Transaction) throws -> R) throws -> R {
         let environment = try environment()
+        try openCatalogDatabases()
         return try mapStorageErrors {
             try environment.read { txn in try body(Transaction(store: self, lmdb: txn)) }
         }
@@ -161,6 +165,7 @@ public final class Store: @unchecked Sendable {
     public func write<R>(_ body: (WriteTransaction) throws -> R) throws -> R {
         guard !configuration.readOnly else { throw LodeError.readOnly(path: path) }
         let environment = try environment()
+        try openCatalogDatabases()
         var transaction: WriteTransaction?
         let result: R
         do {
@@ -185,6 +190,7 @@ public final class Store: @unchecked Sendable {
     public func write<R: Sendable>(_ body: @escaping @Sendable (WriteTransaction) throws -> R) async throws -> R {
         guard !configuration.readOnly else { throw LodeError.readOnly(path: path) }
         let environment = try environment()
+        try openCatalogDatabases()
         let holder = TransactionHolder()
         let result: R
         do {
@@ -235,6 +241,15 @@ public final class Store: @unchecked Sendable {
         publish(registered)
     }
 
+    /// Registers `T` (when the store is writable and no transaction of this thread is open) so the
+    /// results of `T` read its indexes; otherwise they read what the catalog has.
+    func prepareForResults<T: Persistable>(_ type: T.Type) throws {
+        guard publishedState(T.self) == nil, !configuration.readOnly,
+            !(try environment()).currentThreadHasTransaction
+        else { return }
+        try register([T.self])
+    }
+
     func publish(_ registered: [String: AnyObject]) {
         guard !registered.isEmpty else { return }
         withState { state in
@@ -253,14 +268,45 @@ public final class Store: @unchecked Sendable {
         withState { $0.swiftTypes[name] }
     }
 
-    /// A snapshot of the last committed version, shared by results evaluated on the same version.
+    /// A snapshot of the last committed version, shared by results evaluated on the same version
+    /// (and the same set of open databases).
     func currentSnapshot() throws -> Snapshot {
         let environment = try environment()
+        try openCatalogDatabases()
         let last = environment.info.lastTransactionID
-        if let shared = withState({ $0.sharedSnapshot }), shared.transactionID == last { return shared }
+        let generation = environment.databaseGeneration
+        if let shared = withState({ $0.sharedSnapshot }), shared.transactionID == last,
+            shared.databaseGeneration == generation
+        {
+            return shared
+        }
         let snapshot = try mapStorageErrors { try environment.snapshot() }
         withState { $0.sharedSnapshot = snapshot }
         return snapshot
+    }
+
+    /// Opens the databases of every type in the catalog, once per committed version, before a
+    /// transaction begins: a transaction can only use database handles that were open when it began,
+    /// and types may have been added by another process. Skipped inside a transaction of this thread.
+    func openCatalogDatabases() throws {
+        let environment = try environment()
+        guard !environment.currentThreadHasTransaction else { return }
+        let last = environment.info.lastTransactionID
+        guard withState({ $0.catalogSyncedVersion }) != last else { return }
+        try mapStorageErrors {
+            let entries = try environment.read { txn in
+                try txn.entries(in: catalog).compactMap { try? CBORDecoder().decode(CatalogEntry.self, from: $0.value) }
+            }
+            for entry in entries {
+                _ = try? environment.database(named: entry.name, kind: .plain, create: false)
+                for index in entry.indexes {
+                    _ = try? environment.database(
+                        named: CatalogEntry.databaseName(type: entry.name, index: index.name),
+                        kind: index.unique ? .plain : .duplicates, create: false)
+                }
+            }
+        }
+        withState { $0.catalogSyncedVersion = last }
     }
 }
 
