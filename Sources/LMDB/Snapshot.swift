@@ -41,7 +41,9 @@ public final class Snapshot: @unchecked Sendable {
         try environment.withMapAccess { _ in
             try lock.withLock {
                 guard let handle else {
-                    throw LMDBError(.transactionNotActive, operation: "snapshot read", message: "the snapshot was released")
+                    throw LMDBError(
+                        .transactionNotActive, operation: "snapshot read",
+                        message: "the snapshot was released")
                 }
                 let txn = ReadTransaction(environment: environment, handle: handle)
                 defer {
@@ -68,7 +70,9 @@ extension Environment {
                     rc = mdb_txn_begin(handle, nil, UInt32(MDB_RDONLY), &txn)
                 }
                 if rc == MDB_MAP_RESIZED && !reentrant && attempt == 0 { return nil }
-                if rc != 0 { return .failure(LMDBError(returnCode: rc, operation: "mdb_txn_begin (snapshot)")) }
+                if rc != 0 {
+                    return .failure(LMDBError(returnCode: rc, operation: "mdb_txn_begin (snapshot)"))
+                }
                 return .success(Snapshot(environment: self, handle: txn!, databaseGeneration: generation))
             }
             if let outcome { return try outcome.get() }

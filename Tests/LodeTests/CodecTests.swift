@@ -48,9 +48,11 @@ struct Everything: Codable, Equatable {
 
 func sampleEverything() -> Everything {
     Everything(
-        int: 42, negative: -1_234_567_890_123, small: -8, unsigned: .max, double: -0.1, float: 3.5, bool: true,
+        int: 42, negative: -1_234_567_890_123, small: -8, unsigned: .max, double: -0.1, float: 3.5,
+        bool: true,
         string: "", unicode: "héllo wörld ✓ 日本 \u{1F600}", optionalPresent: "yes", optionalAbsent: nil,
-        date: Date(timeIntervalSince1970: 1_700_000_000.25), preciseDate: Date(timeIntervalSinceReferenceDate: 786_543_210.123_456_7),
+        date: Date(timeIntervalSince1970: 1_700_000_000.25),
+        preciseDate: Date(timeIntervalSinceReferenceDate: 786_543_210.123_456_7),
         uuid: UUID(uuidString: "E621E1F8-C36C-495A-93FC-0C247A3E6E5F")!, data: Data([0, 1, 2, 255]),
         decimal: Decimal(string: "123.45")!, bigDecimal: Decimal(string: "123456789012345678901234567890.5")!,
         negativeDecimal: Decimal(string: "-0.000001")!, url: URL(string: "https://example.com/a?b=c")!,
@@ -72,7 +74,10 @@ func sampleEverything() -> Everything {
     @Test func recordsAreMapsKeyedByFieldName() throws {
         let bytes = try CBOREncoder().encode(Address(street: "s", city: "c", zip: 5))
         // a3 (map of 3) 66 "street" 61 "s" 64 "city" 61 "c" 63 "zip" 05
-        #expect(bytes == [0xa3, 0x66] + Array("street".utf8) + [0x61, 0x73, 0x64] + Array("city".utf8) + [0x61, 0x63, 0x63] + Array("zip".utf8) + [0x05])
+        #expect(
+            bytes == [0xa3, 0x66] + Array("street".utf8) + [0x61, 0x73, 0x64] + Array("city".utf8) + [
+                0x61, 0x63, 0x63,
+            ] + Array("zip".utf8) + [0x05])
     }
 
     @Test func largeContainersGetLongHeads() throws {
@@ -88,7 +93,9 @@ func sampleEverything() -> Everything {
         let good = try CBOREncoder().encode(sampleEverything())
         // Every truncation and a sweep of corrupted bytes: errors, never a crash.
         for length in stride(from: 0, to: good.count, by: 7) {
-            #expect(throws: (any Error).self) { try CBORDecoder().decode(Everything.self, from: Array(good.prefix(length))) }
+            #expect(throws: (any Error).self) {
+                try CBORDecoder().decode(Everything.self, from: Array(good.prefix(length)))
+            }
         }
         for position in stride(from: 0, to: good.count, by: 13) {
             var bad = good

@@ -6,7 +6,9 @@ import Testing
 @Suite struct KeyEncoderTests {
     func bytes<T: Encodable>(_ value: T) -> [UInt8] { try! KeyEncoder().encode(value) }
 
-    func expectOrderPreserved<T: Encodable & Comparable>(_ values: [T], sourceLocation: SourceLocation = #_sourceLocation) {
+    func expectOrderPreserved<T: Encodable & Comparable>(
+        _ values: [T], sourceLocation: SourceLocation = #_sourceLocation
+    ) {
         let byValue = values.sorted()
         let byBytes = values.sorted { bytes($0).lexicographicallyPrecedes(bytes($1)) }
         #expect(byValue == byBytes, sourceLocation: sourceLocation)
@@ -20,14 +22,22 @@ import Testing
         values += (0..<500).map { _ in Int.random(in: .min ... .max) }
         values += (0..<500).map { _ in Int.random(in: -1000...1000) }
         expectOrderPreserved(values)
-        expectOrderPreserved((0..<300).map { _ in UInt64.random(in: 0 ... .max) } + [0, .max, UInt64(Int64.max), UInt64(Int64.max) + 1])
+        expectOrderPreserved(
+            (0..<300).map { _ in UInt64.random(in: 0 ... .max) } + [
+                0, .max, UInt64(Int64.max), UInt64(Int64.max) + 1,
+            ])
         expectOrderPreserved((0..<200).map { _ in Int8.random(in: .min ... .max) })
     }
 
     @Test func doublesSortNumerically() {
-        var values: [Double] = [0, 1, -1, .infinity, -.infinity, .leastNonzeroMagnitude, -.leastNonzeroMagnitude, .greatestFiniteMagnitude, 0.1, -0.1]
+        var values: [Double] = [
+            0, 1, -1, .infinity, -.infinity, .leastNonzeroMagnitude, -.leastNonzeroMagnitude,
+            .greatestFiniteMagnitude, 0.1, -0.1,
+        ]
         values += (0..<1000).map { _ in Double.random(in: -1e12...1e12) }
-        values += (0..<300).map { _ in Double(bitPattern: UInt64.random(in: 0 ... .max)) }.filter { !$0.isNaN }
+        values += (0..<300).map { _ in Double(bitPattern: UInt64.random(in: 0 ... .max)) }.filter {
+            !$0.isNaN
+        }
         expectOrderPreserved(values)
         #expect(bytes(-0.0) == bytes(0.0))
     }
@@ -36,7 +46,10 @@ import Testing
         // NFC strings only: for strings with decomposed sequences Swift's own `<` is not a strict weak
         // order ("e\u{301}a" < "éaa" and "éaa" < "e\u{301}a" are both false, yet they differ), so there
         // is no order to agree with. Keys are NFC, so canonically equal strings get one key (below).
-        let alphabet: [String] = ["a", "b", "z", "A", "Z", "é", "ß", "日", "\u{1F600}", "\0", " ", "~", "aa", "ab", "\u{7F}", "\u{80}"]
+        let alphabet: [String] = [
+            "a", "b", "z", "A", "Z", "é", "ß", "日", "\u{1F600}", "\0", " ", "~", "aa", "ab", "\u{7F}",
+            "\u{80}",
+        ]
         var values = alphabet
         for _ in 0..<800 {
             values.append((0..<Int.random(in: 0...5)).map { _ in alphabet.randomElement()! }.joined())
@@ -63,7 +76,9 @@ import Testing
             var b: Int
         }
         var pairs: [(String, Int)] = []
-        for _ in 0..<400 { pairs.append((["", "a", "ab", "b", "a\0"].randomElement()!, Int.random(in: -3...3))) }
+        for _ in 0..<400 {
+            pairs.append((["", "a", "ab", "b", "a\0"].randomElement()!, Int.random(in: -3...3)))
+        }
         let encoded = pairs.map { pair -> [UInt8] in
             var key: [UInt8] = []
             try! KeyEncoder().append(pair.0, to: &key)

@@ -89,7 +89,10 @@ enum V2 {
         try fill()
         let store = try Store(at: tmp.url)
         let error = lodeError { _ = try store.read { try $0.count(V2.ByName.self) } }
-        #expect(error == .schemaMismatch(type: "Item", reason: "the store's primary key is \"id\", the type's is \"name\""))
+        #expect(
+            error
+                == .schemaMismatch(
+                    type: "Item", reason: "the store's primary key is \"id\", the type's is \"name\""))
     }
 
     @Test func aRecordThatNoLongerDecodesNamesTypeKeyAndField() throws {
@@ -103,7 +106,9 @@ enum V2 {
         #expect(type == "Item")
         #expect(key == "7")
         #expect(field == "size")
-        #expect(error?.description.contains("Item 7: the stored record does not decode at field \"size\"") == true)
+        #expect(
+            error?.description.contains("Item 7: the stored record does not decode at field \"size\"") == true
+        )
         #expect(lodeError { _ = try store.objects(V2.Renamed.self).fetch() } != nil)
     }
 
@@ -113,7 +118,9 @@ enum V2 {
         let before = try Data(contentsOf: dataFile)
         let store = try Store(at: tmp.url, configuration: StoreConfiguration(readOnly: true))
         #expect(store.objects(V1.Item.self).count == 20)
-        #expect(lodeError { try store.write { try $0.insert(V1.Item(id: 99, name: "x", size: 0)) } } == .readOnly(path: tmp.path))
+        #expect(
+            lodeError { try store.write { try $0.insert(V1.Item(id: 99, name: "x", size: 0)) } }
+                == .readOnly(path: tmp.path))
         #expect(try Data(contentsOf: dataFile) == before)
     }
 
@@ -128,7 +135,8 @@ enum V2 {
         // An LMDB environment of another program.
         let other = tmp.url.appendingPathComponent("other")
         do {
-            let environment = try Environment.open(at: other.path, options: EnvironmentOptions(createDirectory: true))
+            let environment = try Environment.open(
+                at: other.path, options: EnvironmentOptions(createDirectory: true))
             let db = try environment.database(named: "stuff")
             try environment.write { try $0.put([1], forKey: [1], in: db) }
         }
@@ -151,7 +159,11 @@ enum V2 {
         #expect(try Data(contentsOf: garbage.appendingPathComponent("data.mdb")) == junk)
         // A missing directory, read-only.
         let missing = tmp.url.appendingPathComponent("missing")
-        guard case .storage(let missingError) = lodeError({ _ = try Store(at: missing, configuration: StoreConfiguration(readOnly: true)) }) else {
+        guard
+            case .storage(let missingError) = lodeError({
+                _ = try Store(at: missing, configuration: StoreConfiguration(readOnly: true))
+            })
+        else {
             Issue.record("expected a storage error")
             return
         }

@@ -12,11 +12,14 @@ func checkTodoIndexes(_ store: Store, sourceLocation: SourceLocation = #_sourceL
         for index in state.indexes {
             var expected: [[UInt8]] = []
             for object in objects {
-                expected.append(IndexKeyLimit.stored(try index.definition.keyBytes(object)) + (try Todo.schema.primaryKeyBytes(object)))
+                expected.append(
+                    IndexKeyLimit.stored(try index.definition.keyBytes(object))
+                        + (try Todo.schema.primaryKeyBytes(object)))
             }
             let actual = try tx.lmdb.entries(in: index.database).map { $0.key + $0.value }
             #expect(
-                actual.sorted { $0.lexicographicallyPrecedes($1) } == expected.sorted { $0.lexicographicallyPrecedes($1) },
+                actual.sorted { $0.lexicographicallyPrecedes($1) }
+                    == expected.sorted { $0.lexicographicallyPrecedes($1) },
                 "index \(index.definition.name)", sourceLocation: sourceLocation)
         }
     }
@@ -84,7 +87,11 @@ func checkTodoIndexes(_ store: Store, sourceLocation: SourceLocation = #_sourceL
     }
 
     @Test func indexesFollowUpdatesUpsertsAndDeletes() throws {
-        var items = (0..<30).map { todo("t\($0)", Status.allCases[$0 % 3], priority: $0 % 4, due: $0 % 2 == 0 ? Date(timeIntervalSince1970: Double($0)) : nil) }
+        var items = (0..<30).map {
+            todo(
+                "t\($0)", Status.allCases[$0 % 3], priority: $0 % 4,
+                due: $0 % 2 == 0 ? Date(timeIntervalSince1970: Double($0)) : nil)
+        }
         try store.write { tx in for item in items { try tx.insert(item) } }
         try store.write { tx in
             for index in stride(from: 0, to: 30, by: 3) {
@@ -104,7 +111,11 @@ func checkTodoIndexes(_ store: Store, sourceLocation: SourceLocation = #_sourceL
         try checkTodoIndexes(store)
         let done = Status.done
         let doneTitles = Set(store.objects(Todo.self).filter(#Predicate { $0.status == done }).map(\.title))
-        #expect(doneTitles == Set(items.enumerated().filter { $0.offset != 2 && $0.element.status == .done }.map(\.element.title)))
+        #expect(
+            doneTitles
+                == Set(
+                    items.enumerated().filter { $0.offset != 2 && $0.element.status == .done }.map(
+                        \.element.title)))
         #expect(store.objects(Todo.self).filter(#Predicate { $0.title == "t1" }).isEmpty)
         #expect(store.objects(Todo.self).filter(#Predicate { $0.title == "renamed" }).count == 1)
         try store.write { tx throws in
@@ -141,7 +152,9 @@ func checkTodoIndexes(_ store: Store, sourceLocation: SourceLocation = #_sourceL
             try tx.insert(self.todo("t5"))
             try tx.deleteAll(Counter.self)
         }
-        try store.write { tx in _ = try tx.delete(tx.objects(Todo.self).filter(#Predicate { $0.title == "t0" })) }
+        try store.write { tx in
+            _ = try tx.delete(tx.objects(Todo.self).filter(#Predicate { $0.title == "t0" }))
+        }
         #expect(before.count == 5)
         #expect(before.map(\.title) == ["t0", "t1", "t2", "t3", "t4"])
         #expect(try before.version() == version)
@@ -182,7 +195,9 @@ func checkTodoIndexes(_ store: Store, sourceLocation: SourceLocation = #_sourceL
         #expect(try byPriority.max(of: \.title) == "t9")
         #expect(try byPriority.sum(of: \.priority) == 45)
         #expect(try byPriority.average(of: \.priority) == 4.5)
-        #expect(try store.objects(Todo.self).filter(#Predicate { $0.priority > 100 }).average(of: \.priority) == nil)
+        #expect(
+            try store.objects(Todo.self).filter(#Predicate { $0.priority > 100 }).average(of: \.priority)
+                == nil)
         #expect(byPriority.first?.priority == 9)
     }
 
@@ -209,7 +224,9 @@ func checkTodoIndexes(_ store: Store, sourceLocation: SourceLocation = #_sourceL
             var name: String
             static let schema = Schema<Note>(primaryKey: \.name)
         }
-        let error = lodeError { try store.write { try $0.insert(Note(name: String(repeating: "n", count: 600))) } }
+        let error = lodeError {
+            try store.write { try $0.insert(Note(name: String(repeating: "n", count: 600))) }
+        }
         #expect(error == .keyTooLong(type: "Note", bytes: 602))
     }
 

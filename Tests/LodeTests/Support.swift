@@ -7,7 +7,8 @@ final class TemporaryDirectory {
     let url: URL
 
     init(_ label: String = "lode") {
-        url = FileManager.default.temporaryDirectory.appendingPathComponent("lode-test-\(label)-\(UUID().uuidString)")
+        url = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "lode-test-\(label)-\(UUID().uuidString)")
         try! FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
     }
 

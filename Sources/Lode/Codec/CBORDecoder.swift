@@ -15,7 +15,9 @@ public struct CBORDecoder: Sendable {
         do { try reader.skipItem() } catch { throw state.corrupted(error, path: []) }
         guard reader.isAtEnd else {
             throw DecodingError.dataCorrupted(
-                .init(codingPath: [], debugDescription: "\(bytes.count - reader.offset) bytes follow the CBOR item"))
+                .init(
+                    codingPath: [],
+                    debugDescription: "\(bytes.count - reader.offset) bytes follow the CBOR item"))
         }
         return value
     }
@@ -39,9 +41,12 @@ final class CBORDecodingState: Decoder {
         .dataCorrupted(.init(codingPath: path, debugDescription: failure.description))
     }
 
-    func mismatch<T>(_ type: T.Type, at offset: Int, path: [any CodingKey], found: String? = nil) -> DecodingError {
+    func mismatch<T>(_ type: T.Type, at offset: Int, path: [any CodingKey], found: String? = nil)
+        -> DecodingError
+    {
         let what = found ?? describeItem(at: offset)
-        return .typeMismatch(type, .init(codingPath: path, debugDescription: "expected \(type), found \(what)"))
+        return .typeMismatch(
+            type, .init(codingPath: path, debugDescription: "expected \(type), found \(what)"))
     }
 
     /// A short description of the item at `offset`, for error messages.
@@ -73,7 +78,8 @@ final class CBORDecodingState: Decoder {
     // MARK: Decoder
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
-        KeyedDecodingContainer(try CBORKeyedDecodingContainer<Key>(state: self, offset: offset, path: codingPath))
+        KeyedDecodingContainer(
+            try CBORKeyedDecodingContainer<Key>(state: self, offset: offset, path: codingPath))
     }
 
     func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
@@ -110,9 +116,12 @@ final class CBORDecodingState: Decoder {
     func decodeString(at offset: Int, path: [any CodingKey]) throws -> String {
         var reader = CBORReader(bytes, offset: offset)
         do {
-            guard let utf8 = try reader.readStringBytes(major: 3) else { throw mismatch(String.self, at: offset, path: path) }
+            guard let utf8 = try reader.readStringBytes(major: 3) else {
+                throw mismatch(String.self, at: offset, path: path)
+            }
             guard let string = String(validating: utf8, as: UTF8.self) else {
-                throw DecodingError.dataCorrupted(.init(codingPath: path, debugDescription: "a text string is not valid UTF-8"))
+                throw DecodingError.dataCorrupted(
+                    .init(codingPath: path, debugDescription: "a text string is not valid UTF-8"))
             }
             return string
         } catch let failure as CBORReader.Failure {
@@ -120,7 +129,9 @@ final class CBORDecodingState: Decoder {
         }
     }
 
-    func decodeInteger<I: FixedWidthInteger>(_ type: I.Type, at offset: Int, path: [any CodingKey]) throws -> I {
+    func decodeInteger<I: FixedWidthInteger>(_ type: I.Type, at offset: Int, path: [any CodingKey]) throws
+        -> I
+    {
         var reader = CBORReader(bytes, offset: offset)
         let head: (major: UInt8, argument: UInt64, info: UInt8)
         do { head = try reader.readHead() } catch { throw corrupted(error, path: path) }
@@ -128,7 +139,9 @@ final class CBORDecodingState: Decoder {
         case 0:
             if let value = I(exactly: head.argument) { return value }
         case 1:
-            if head.argument < UInt64(Int64.max), let value = I(exactly: -1 - Int64(head.argument)) { return value }
+            if head.argument < UInt64(Int64.max), let value = I(exactly: -1 - Int64(head.argument)) {
+                return value
+            }
         case 7 where head.info >= 25 && head.info <= 27:
             let double = try decodeFloatingPoint(at: offset, path: path)
             if let value = I(exactly: double) { return value }
@@ -180,7 +193,8 @@ final class CBORDecodingState: Decoder {
         case 0?:
             let text = try decodeString(at: content, path: path)
             guard let date = try? Date(text, strategy: .iso8601) else {
-                throw DecodingError.dataCorrupted(.init(codingPath: path, debugDescription: "not an RFC 3339 date: \(text)"))
+                throw DecodingError.dataCorrupted(
+                    .init(codingPath: path, debugDescription: "not an RFC 3339 date: \(text)"))
             }
             return date
         default:
@@ -191,7 +205,9 @@ final class CBORDecodingState: Decoder {
     func byteString(at offset: Int, path: [any CodingKey]) throws -> UnsafeRawBufferPointer {
         var reader = CBORReader(bytes, offset: offset)
         do {
-            guard let raw = try reader.readStringBytes(major: 2) else { throw mismatch(Data.self, at: offset, path: path) }
+            guard let raw = try reader.readStringBytes(major: 2) else {
+                throw mismatch(Data.self, at: offset, path: path)
+            }
             return raw
         } catch let failure as CBORReader.Failure {
             throw corrupted(failure, path: path)
@@ -203,14 +219,18 @@ final class CBORDecodingState: Decoder {
         if tag == nil, offset < bytes.count, bytes[offset] >> 5 == 3 {
             let text = try decodeString(at: offset, path: path)
             guard let uuid = UUID(uuidString: text) else {
-                throw DecodingError.dataCorrupted(.init(codingPath: path, debugDescription: "not a UUID: \(text)"))
+                throw DecodingError.dataCorrupted(
+                    .init(codingPath: path, debugDescription: "not a UUID: \(text)"))
             }
             return uuid
         }
-        guard tag == 37 || tag == nil else { throw mismatch(UUID.self, at: offset, path: path, found: "tag \(tag!)") }
+        guard tag == 37 || tag == nil else {
+            throw mismatch(UUID.self, at: offset, path: path, found: "tag \(tag!)")
+        }
         let raw = try byteString(at: content, path: path)
         guard raw.count == 16 else {
-            throw DecodingError.dataCorrupted(.init(codingPath: path, debugDescription: "a UUID needs 16 bytes, not \(raw.count)"))
+            throw DecodingError.dataCorrupted(
+                .init(codingPath: path, debugDescription: "a UUID needs 16 bytes, not \(raw.count)"))
         }
         var uuid = UUID().uuid
         withUnsafeMutableBytes(of: &uuid) { $0.copyMemory(from: raw) }
@@ -242,7 +262,8 @@ final class CBORDecodingState: Decoder {
         var reader = CBORReader(bytes, offset: content)
         let head = try reader.readHead()
         guard head.major == 4, head.argument == 2 else {
-            throw DecodingError.dataCorrupted(.init(codingPath: path, debugDescription: "tag 4 needs [exponent, mantissa]"))
+            throw DecodingError.dataCorrupted(
+                .init(codingPath: path, debugDescription: "tag 4 needs [exponent, mantissa]"))
         }
         let exponent = try decodeInteger(Int.self, at: reader.offset, path: path)
         try reader.skipItem()
@@ -252,9 +273,12 @@ final class CBORDecodingState: Decoder {
         let (mantissaTag, mantissaContent) = try self.tag(at: mantissaOffset)
         if let mantissaTag {
             guard mantissaTag == 2 || mantissaTag == 3 else {
-                throw DecodingError.dataCorrupted(.init(codingPath: path, debugDescription: "a bad decimal mantissa"))
+                throw DecodingError.dataCorrupted(
+                    .init(codingPath: path, debugDescription: "a bad decimal mantissa"))
             }
-            for byte in try byteString(at: mantissaContent, path: path) { magnitude = magnitude * 256 + Decimal(byte) }
+            for byte in try byteString(at: mantissaContent, path: path) {
+                magnitude = magnitude * 256 + Decimal(byte)
+            }
             if mantissaTag == 3 {
                 negative = true
                 magnitude += 1
@@ -263,7 +287,8 @@ final class CBORDecodingState: Decoder {
             var mantissaReader = CBORReader(bytes, offset: mantissaOffset)
             let mantissaHead = try mantissaReader.readHead()
             guard mantissaHead.major <= 1 else {
-                throw DecodingError.dataCorrupted(.init(codingPath: path, debugDescription: "a bad decimal mantissa"))
+                throw DecodingError.dataCorrupted(
+                    .init(codingPath: path, debugDescription: "a bad decimal mantissa"))
             }
             magnitude = Decimal(mantissaHead.argument)
             if mantissaHead.major == 1 {
@@ -286,7 +311,8 @@ struct Float16Bits {
         switch exponent {
         case 0: return sign * fraction * Float(sign: .plus, exponent: -24, significand: 1)
         case 31: return fraction == 0 ? sign * .infinity : .nan
-        default: return sign * (1 + fraction / 1024) * Float(sign: .plus, exponent: exponent - 15, significand: 1)
+        default:
+            return sign * (1 + fraction / 1024) * Float(sign: .plus, exponent: exponent - 15, significand: 1)
         }
     }
 }
@@ -343,7 +369,8 @@ final class CBORMapIndex {
         guard let keyBytes = try? reader.readStringBytes(major: 3) else { return false }
         var name = name
         return name.withUTF8 { utf8 in
-            utf8.count == keyBytes.count && (utf8.count == 0 || memcmp(utf8.baseAddress!, keyBytes.baseAddress!, utf8.count) == 0)
+            utf8.count == keyBytes.count
+                && (utf8.count == 0 || memcmp(utf8.baseAddress!, keyBytes.baseAddress!, utf8.count) == 0)
         }
     }
 
@@ -365,7 +392,8 @@ final class CBORMapIndex {
                 return valueOffsets[last]
             }
         }
-        for index in 0..<min(cursor, keyOffsets.count) where Self.keyMatches(bytes, at: keyOffsets[index], name) {
+        for index in 0..<min(cursor, keyOffsets.count)
+        where Self.keyMatches(bytes, at: keyOffsets[index], name) {
             cursor = index + 1
             return valueOffsets[index]
         }
@@ -405,16 +433,21 @@ struct CBORKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtoco
 
     var allKeys: [Key] { ((try? index.allKeys(in: state.bytes)) ?? []).compactMap { Key(stringValue: $0) } }
 
-    func contains(_ key: Key) -> Bool { (try? index.valueOffset(for: key.stringValue, in: state.bytes)) != nil }
+    func contains(_ key: Key) -> Bool {
+        (try? index.valueOffset(for: key.stringValue, in: state.bytes)) != nil
+    }
 
     private func offset(for key: Key) throws -> Int {
         let found: Int?
-        do { found = try index.valueOffset(for: key.stringValue, in: state.bytes) } catch let failure as CBORReader.Failure {
+        do { found = try index.valueOffset(for: key.stringValue, in: state.bytes) } catch let failure
+            as CBORReader.Failure
+        {
             throw state.corrupted(failure, path: path)
         }
         guard let found else {
             throw DecodingError.keyNotFound(
-                key, .init(codingPath: path, debugDescription: "the record has no field \"\(key.stringValue)\""))
+                key,
+                .init(codingPath: path, debugDescription: "the record has no field \"\(key.stringValue)\""))
         }
         return found
     }
@@ -452,7 +485,8 @@ struct CBORKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtoco
         let at = try offset(for: key)
         if state.isNil(at: at) {
             // Optional fields written as null decode through decodeIfPresent; anything else is missing.
-            throw DecodingError.valueNotFound(type, .init(codingPath: path + [key], debugDescription: "the field is null"))
+            throw DecodingError.valueNotFound(
+                type, .init(codingPath: path + [key], debugDescription: "the field is null"))
         }
         return try state.decodeValue(T.self, at: at, path: path + [key])
     }
@@ -460,7 +494,9 @@ struct CBORKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtoco
     func nestedContainer<NestedKey: CodingKey>(
         keyedBy type: NestedKey.Type, forKey key: Key
     ) throws -> KeyedDecodingContainer<NestedKey> {
-        KeyedDecodingContainer(try CBORKeyedDecodingContainer<NestedKey>(state: state, offset: try offset(for: key), path: path + [key]))
+        KeyedDecodingContainer(
+            try CBORKeyedDecodingContainer<NestedKey>(
+                state: state, offset: try offset(for: key), path: path + [key]))
     }
 
     func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer {
@@ -542,8 +578,12 @@ struct CBORUnkeyedDecodingContainer: UnkeyedDecodingContainer {
         return true
     }
 
-    mutating func decode(_ type: Bool.Type) throws -> Bool { try next { try $0.decodeBool(at: $1, path: $2) } }
-    mutating func decode(_ type: String.Type) throws -> String { try next { try $0.decodeString(at: $1, path: $2) } }
+    mutating func decode(_ type: Bool.Type) throws -> Bool {
+        try next { try $0.decodeBool(at: $1, path: $2) }
+    }
+    mutating func decode(_ type: String.Type) throws -> String {
+        try next { try $0.decodeString(at: $1, path: $2) }
+    }
     mutating func decode(_ type: Double.Type) throws -> Double {
         try next { try $0.decodeFloatingPoint(at: $1, path: $2) }
     }
@@ -569,8 +609,12 @@ struct CBORUnkeyedDecodingContainer: UnkeyedDecodingContainer {
         try next { try $0.decodeValue(T.self, at: $1, path: $2) }
     }
 
-    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type) throws -> KeyedDecodingContainer<NestedKey> {
-        try next { KeyedDecodingContainer(try CBORKeyedDecodingContainer<NestedKey>(state: $0, offset: $1, path: $2)) }
+    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type) throws
+        -> KeyedDecodingContainer<NestedKey>
+    {
+        try next {
+            KeyedDecodingContainer(try CBORKeyedDecodingContainer<NestedKey>(state: $0, offset: $1, path: $2))
+        }
     }
 
     mutating func nestedUnkeyedContainer() throws -> any UnkeyedDecodingContainer {
@@ -591,17 +635,41 @@ struct CBORSingleValueDecodingContainer: SingleValueDecodingContainer {
     func decodeNil() -> Bool { state.isNil(at: offset) }
     func decode(_ type: Bool.Type) throws -> Bool { try state.decodeBool(at: offset, path: path) }
     func decode(_ type: String.Type) throws -> String { try state.decodeString(at: offset, path: path) }
-    func decode(_ type: Double.Type) throws -> Double { try state.decodeFloatingPoint(at: offset, path: path) }
-    func decode(_ type: Float.Type) throws -> Float { Float(try state.decodeFloatingPoint(at: offset, path: path)) }
+    func decode(_ type: Double.Type) throws -> Double {
+        try state.decodeFloatingPoint(at: offset, path: path)
+    }
+    func decode(_ type: Float.Type) throws -> Float {
+        Float(try state.decodeFloatingPoint(at: offset, path: path))
+    }
     func decode(_ type: Int.Type) throws -> Int { try state.decodeInteger(Int.self, at: offset, path: path) }
-    func decode(_ type: Int8.Type) throws -> Int8 { try state.decodeInteger(Int8.self, at: offset, path: path) }
-    func decode(_ type: Int16.Type) throws -> Int16 { try state.decodeInteger(Int16.self, at: offset, path: path) }
-    func decode(_ type: Int32.Type) throws -> Int32 { try state.decodeInteger(Int32.self, at: offset, path: path) }
-    func decode(_ type: Int64.Type) throws -> Int64 { try state.decodeInteger(Int64.self, at: offset, path: path) }
-    func decode(_ type: UInt.Type) throws -> UInt { try state.decodeInteger(UInt.self, at: offset, path: path) }
-    func decode(_ type: UInt8.Type) throws -> UInt8 { try state.decodeInteger(UInt8.self, at: offset, path: path) }
-    func decode(_ type: UInt16.Type) throws -> UInt16 { try state.decodeInteger(UInt16.self, at: offset, path: path) }
-    func decode(_ type: UInt32.Type) throws -> UInt32 { try state.decodeInteger(UInt32.self, at: offset, path: path) }
-    func decode(_ type: UInt64.Type) throws -> UInt64 { try state.decodeInteger(UInt64.self, at: offset, path: path) }
-    func decode<T: Decodable>(_ type: T.Type) throws -> T { try state.decodeValue(T.self, at: offset, path: path) }
+    func decode(_ type: Int8.Type) throws -> Int8 {
+        try state.decodeInteger(Int8.self, at: offset, path: path)
+    }
+    func decode(_ type: Int16.Type) throws -> Int16 {
+        try state.decodeInteger(Int16.self, at: offset, path: path)
+    }
+    func decode(_ type: Int32.Type) throws -> Int32 {
+        try state.decodeInteger(Int32.self, at: offset, path: path)
+    }
+    func decode(_ type: Int64.Type) throws -> Int64 {
+        try state.decodeInteger(Int64.self, at: offset, path: path)
+    }
+    func decode(_ type: UInt.Type) throws -> UInt {
+        try state.decodeInteger(UInt.self, at: offset, path: path)
+    }
+    func decode(_ type: UInt8.Type) throws -> UInt8 {
+        try state.decodeInteger(UInt8.self, at: offset, path: path)
+    }
+    func decode(_ type: UInt16.Type) throws -> UInt16 {
+        try state.decodeInteger(UInt16.self, at: offset, path: path)
+    }
+    func decode(_ type: UInt32.Type) throws -> UInt32 {
+        try state.decodeInteger(UInt32.self, at: offset, path: path)
+    }
+    func decode(_ type: UInt64.Type) throws -> UInt64 {
+        try state.decodeInteger(UInt64.self, at: offset, path: path)
+    }
+    func decode<T: Decodable>(_ type: T.Type) throws -> T {
+        try state.decodeValue(T.self, at: offset, path: path)
+    }
 }

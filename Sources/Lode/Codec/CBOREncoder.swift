@@ -64,7 +64,8 @@ final class CBOREncodingState: Encoder {
     }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
-        KeyedEncodingContainer(CBORKeyedEncodingContainer<Key>(state: self, depth: openContainer(major: 5), path: codingPath))
+        KeyedEncodingContainer(
+            CBORKeyedEncodingContainer<Key>(state: self, depth: openContainer(major: 5), path: codingPath))
     }
 
     func unkeyedContainer() -> any UnkeyedEncodingContainer {
@@ -248,7 +249,8 @@ struct CBORKeyedEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProtoco
         state.open.append(.init(position: state.writer.bytes.count, major: 5, count: 0))
         state.writer.bytes.append(5 << 5)
         return KeyedEncodingContainer(
-            CBORKeyedEncodingContainer<NestedKey>(state: state, depth: state.open.count - 1, path: path + [key]))
+            CBORKeyedEncodingContainer<NestedKey>(
+                state: state, depth: state.open.count - 1, path: path + [key]))
     }
 
     mutating func nestedUnkeyedContainer(forKey key: Key) -> any UnkeyedEncodingContainer {
@@ -346,7 +348,9 @@ struct CBORUnkeyedEncodingContainer: UnkeyedEncodingContainer {
         try state.encodeValue(value)
     }
 
-    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type) -> KeyedEncodingContainer<NestedKey> {
+    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type)
+        -> KeyedEncodingContainer<NestedKey>
+    {
         beginElement()
         state.open.append(.init(position: state.writer.bytes.count, major: 5, count: 0))
         state.writer.bytes.append(5 << 5)

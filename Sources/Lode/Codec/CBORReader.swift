@@ -107,7 +107,9 @@ struct CBORReader {
             offset = start
             return nil
         }
-        guard info != 31 else { throw .malformed("indefinite-length strings are not supported here", at: start) }
+        guard info != 31 else {
+            throw .malformed("indefinite-length strings are not supported here", at: start)
+        }
         guard argument <= UInt64(bytes.count - offset) else { throw .truncated(at: start) }
         let slice = UnsafeRawBufferPointer(rebasing: bytes[offset..<offset + Int(argument)])
         offset += Int(argument)

@@ -117,7 +117,9 @@ public enum KeyDescription {
             var pairs: [String] = []
             var index = 0
             while index + 1 < parts.count {
-                pairs.append(parts[index].trimmingCharacters(in: CharacterSet(charactersIn: "\"")) + ": " + parts[index + 1])
+                pairs.append(
+                    parts[index].trimmingCharacters(in: CharacterSet(charactersIn: "\"")) + ": "
+                        + parts[index + 1])
                 index += 2
             }
             return "{" + pairs.joined(separator: ", ") + "}"

@@ -328,7 +328,9 @@ struct KeyUnkeyedContainer: UnkeyedEncodingContainer {
         try state.encodeValue(value)
     }
 
-    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type) -> KeyedEncodingContainer<NestedKey> {
+    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type)
+        -> KeyedEncodingContainer<NestedKey>
+    {
         begin()
         state.bytes.append(KeyTag.map)
         state.openCount += 1

@@ -25,7 +25,10 @@ public struct ObjectID: Hashable, Sendable, Codable, CustomStringConvertible, Co
 
     /// `Type/hex-of-key`.
     public var description: String {
-        typeName + "/" + primaryKey.map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined()
+        typeName + "/"
+            + primaryKey.map {
+                String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16)
+            }.joined()
     }
 
     /// Orders by type name, then by key (the store's order).

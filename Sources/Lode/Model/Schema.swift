@@ -116,7 +116,9 @@ public struct Index<Object>: @unchecked Sendable {
             describe: { "(\($0[keyPath: first]), \($0[keyPath: second]), \($0[keyPath: third]))" })
     }
 
-    private static func single<V: Codable>(_ keyPath: KeyPath<Object, V>, name: String?, unique: Bool) -> Index {
+    private static func single<V: Codable>(_ keyPath: KeyPath<Object, V>, name: String?, unique: Bool)
+        -> Index
+    {
         Index(
             name: name, unique: unique, keyPaths: [keyPath], types: [V.self],
             keyBytes: { try KeyEncoder().encode($0[keyPath: keyPath]) },
@@ -156,7 +158,8 @@ func fieldName<Root>(of keyPath: PartialKeyPath<Root>) -> String {
 /// encoding does; UUIDs and enums sort by other rules, so they are sorted in memory.
 func keyOrderMatchesComparable(_ type: Any.Type) -> Bool {
     let ordered: [Any.Type] = [
-        Int.self, Int8.self, Int16.self, Int32.self, Int64.self, UInt.self, UInt8.self, UInt16.self, UInt32.self,
+        Int.self, Int8.self, Int16.self, Int32.self, Int64.self, UInt.self, UInt8.self, UInt16.self,
+        UInt32.self,
         UInt64.self, Double.self, Float.self, String.self, Date.self, Bool.self,
     ]
     return ordered.contains { $0 == type }

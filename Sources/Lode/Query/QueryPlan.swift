@@ -40,7 +40,8 @@ public struct QueryPlan: Equatable, Sendable, CustomStringConvertible {
         switch access {
         case .primaryKeyLookup(let count): accessText = "primary key lookup of \(count) key(s)"
         case .primaryKeyRange: accessText = "primary key range"
-        case .indexLookup(let index, let count): accessText = "index lookup of \(count) value(s) in \"\(index)\""
+        case .indexLookup(let index, let count):
+            accessText = "index lookup of \(count) value(s) in \"\(index)\""
         case .indexRange(let index): accessText = "index range on \"\(index)\""
         case .indexPrefix(let index): accessText = "index prefix scan on \"\(index)\""
         case .fullScan: accessText = "full scan"
@@ -48,7 +49,8 @@ public struct QueryPlan: Equatable, Sendable, CustomStringConvertible {
         let orderText: String
         switch ordering {
         case .primaryKey(let reversed): orderText = "primary key order" + (reversed ? ", reversed" : "")
-        case .index(let name, let reversed): orderText = "order of index \"\(name)\"" + (reversed ? ", reversed" : "")
+        case .index(let name, let reversed):
+            orderText = "order of index \"\(name)\"" + (reversed ? ", reversed" : "")
         case .inMemory: orderText = "sorted in memory"
         }
         return accessText + "; " + orderText + (rechecksPredicate ? "; predicate re-checked per object" : "")

@@ -128,7 +128,9 @@ enum QueryPlanner {
         var equalities = 0
         for (keyPath, type) in components {
             let mine = conditions.filter { $0.keyPath == keyPath }
-            if let equal = mine.first(where: { if case .compare(_, .equal, _) = $0 { return true } else { return false } }),
+            if let equal = mine.first(where: {
+                if case .compare(_, .equal, _) = $0 { return true } else { return false }
+            }),
                 case .compare(_, _, let value) = equal
             {
                 prefix += try encode(value)
@@ -141,21 +143,27 @@ enum QueryPlanner {
             var ranges: [KeyRange] = []
             var access: QueryPlan.Access
             var score: Int
-            if let membership = mine.first(where: { if case .membership = $0 { return true } else { return false } }),
+            if let membership = mine.first(where: {
+                if case .membership = $0 { return true } else { return false }
+            }),
                 case .membership(_, let values) = membership
             {
                 let encoded = Set(try values.map(encode)).sorted { $0.lexicographicallyPrecedes($1) }
                 ranges = encoded.map { KeyRange(prefix: prefix + $0) }
-                access = name.map { .indexLookup(index: $0, count: ranges.count) } ?? .primaryKeyLookup(count: ranges.count)
-                score = 50 + equalities
+                access =
+                    name.map { .indexLookup(index: $0, count: ranges.count) }
+                    ?? .primaryKeyLookup(count: ranges.count)
+                score = 40 * equalities + 30
                 used += 1
                 if mine.count > 1 || !equalityIsExact(type) { exact = false }
-            } else if let prefixCondition = mine.first(where: { if case .prefix = $0 { return true } else { return false } }),
+            } else if let prefixCondition = mine.first(where: {
+                if case .prefix = $0 { return true } else { return false }
+            }),
                 case .prefix(_, let text) = prefixCondition
             {
                 ranges = [KeyRange(prefix: prefix + KeyEncodingState.stringPrefixBytes(text))]
                 access = name.map { .indexPrefix(index: $0) } ?? .primaryKeyRange
-                score = 25 + equalities
+                score = 40 * equalities + 10
                 used += 1
                 exact = false  // Character-wise `starts(with:)` differs from a byte prefix at combining marks
             } else {
@@ -186,22 +194,24 @@ enum QueryPlanner {
                     let access: QueryPlan.Access =
                         name.map { .indexLookup(index: $0, count: 1) } ?? .primaryKeyLookup(count: 1)
                     return Candidate(
-                        score: 40 + equalities, ranges: [KeyRange(prefix: prefix)], access: access,
+                        score: 40 * equalities, ranges: [KeyRange(prefix: prefix)], access: access,
                         coveredConditions: used, exact: exact)
                 }
                 ranges = [range]
                 access = name.map { .indexRange(index: $0) } ?? .primaryKeyRange
-                score = 30 + equalities
+                score = 40 * equalities + 15
                 used += bounds
                 if bounds != mine.count || !rangeIsExact(type) { exact = false }
             }
-            return Candidate(score: score, ranges: ranges, access: access, coveredConditions: used, exact: exact)
+            return Candidate(
+                score: score, ranges: ranges, access: access, coveredConditions: used, exact: exact)
         }
         // Every component has an equality: one exact key.
         let full = unique || name == nil
-        let access: QueryPlan.Access = name.map { .indexLookup(index: $0, count: 1) } ?? .primaryKeyLookup(count: 1)
+        let access: QueryPlan.Access =
+            name.map { .indexLookup(index: $0, count: 1) } ?? .primaryKeyLookup(count: 1)
         return Candidate(
-            score: (name == nil ? 100 : (full ? 80 : 60)) + equalities, ranges: [KeyRange(prefix: prefix)],
+            score: 40 * equalities + (full ? 100 : 0), ranges: [KeyRange(prefix: prefix)],
             access: access, coveredConditions: used, exact: exact)
     }
 
@@ -221,10 +231,13 @@ enum QueryPlanner {
         }
         for index in state.indexes {
             let definition = index.definition
-            let components = zip(definition.keyPaths, definition.componentTypes).map { ($0 as AnyKeyPath, $1) }
+            let components = zip(definition.keyPaths, definition.componentTypes).map {
+                ($0 as AnyKeyPath, $1)
+            }
             guard
                 let found = try candidate(
-                    components: components, conditions: analysable, name: definition.name, unique: definition.isUnique)
+                    components: components, conditions: analysable, name: definition.name,
+                    unique: definition.isUnique)
             else { continue }
             if best == nil || found.score > best!.0.score {
                 best = (found, index.database, definition.name)
@@ -235,12 +248,15 @@ enum QueryPlanner {
         var ordering: QueryPlan.Ordering = .primaryKey(reversed: false)
         var sortIndex: TypeState<T>.LiveIndex?
         var sortReversed = false
-        if let first = sort.first, sort.count == 1, first.stringComparator == nil, let sortPath = first.keyPath {
+        if let first = sort.first, sort.count == 1, first.stringComparator == nil,
+            let sortPath = first.keyPath
+        {
             sortReversed = first.order == .reverse
             if sortPath as AnyKeyPath == pkPath, keyOrderMatchesComparable(schema.primaryKeyType) {
                 ordering = .primaryKey(reversed: sortReversed)
             } else if let index = state.indexes.first(where: {
-                $0.definition.keyPaths.count == 1 && $0.definition.keyPaths[0] as AnyKeyPath == sortPath as AnyKeyPath
+                $0.definition.keyPaths.count == 1
+                    && $0.definition.keyPaths[0] as AnyKeyPath == sortPath as AnyKeyPath
                     && $0.definition.orderMatchesComparable[0]
             }) {
                 sortIndex = index
@@ -252,17 +268,22 @@ enum QueryPlanner {
             ordering = .inMemory
         }
 
-        let exactCover: (Candidate) -> Bool = { $0.exact && $0.coveredConditions == analysable.count && opaque == 0 }
+        let exactCover: (Candidate) -> Bool = {
+            $0.exact && $0.coveredConditions == analysable.count && opaque == 0
+        }
         if let sortIndex {
             // Prefer walking the sort index unless another path narrows the candidates far better.
             if let chosen = best, chosen.2 == sortIndex.definition.name {
                 return ExecutionPlan(
-                    plan: QueryPlan(access: chosen.0.access, ordering: ordering, rechecksPredicate: !exactCover(chosen.0)),
+                    plan: QueryPlan(
+                        access: chosen.0.access, ordering: ordering, rechecksPredicate: !exactCover(chosen.0)),
                     source: .index(sortIndex.database, chosen.0.ranges), covered: exactCover(chosen.0))
             }
-            if best == nil || best!.0.score < 50 {
+            // An equality narrows better than any walk; a range or prefix on another key does not.
+            if best == nil || best!.0.score < 40 {
                 return ExecutionPlan(
-                    plan: QueryPlan(access: .fullScan, ordering: ordering, rechecksPredicate: !conditions.isEmpty),
+                    plan: QueryPlan(
+                        access: .fullScan, ordering: ordering, rechecksPredicate: !conditions.isEmpty),
                     source: .index(sortIndex.database, [KeyRange()]), covered: conditions.isEmpty)
             }
             ordering = .inMemory
@@ -270,13 +291,17 @@ enum QueryPlanner {
         guard let (chosen, database, name) = best else {
             if case .index = ordering { ordering = .inMemory }
             return ExecutionPlan(
-                plan: QueryPlan(access: .fullScan, ordering: ordering, rechecksPredicate: !conditions.isEmpty),
+                plan: QueryPlan(
+                    access: .fullScan, ordering: ordering, rechecksPredicate: !conditions.isEmpty),
                 source: .records([KeyRange()]), covered: conditions.isEmpty)
         }
-        if case .primaryKey = ordering, name != nil { ordering = sort.isEmpty ? .primaryKey(reversed: false) : .inMemory }
+        if case .primaryKey = ordering, name != nil {
+            ordering = sort.isEmpty ? .primaryKey(reversed: false) : .inMemory
+        }
         if let database {
             return ExecutionPlan(
-                plan: QueryPlan(access: chosen.access, ordering: ordering, rechecksPredicate: !exactCover(chosen)),
+                plan: QueryPlan(
+                    access: chosen.access, ordering: ordering, rechecksPredicate: !exactCover(chosen)),
                 source: .index(database, chosen.ranges), covered: exactCover(chosen))
         }
         let source: ExecutionPlan.Source
@@ -286,7 +311,8 @@ enum QueryPlanner {
             source = .records(chosen.ranges)
         }
         return ExecutionPlan(
-            plan: QueryPlan(access: chosen.access, ordering: ordering, rechecksPredicate: !exactCover(chosen)),
+            plan: QueryPlan(
+                access: chosen.access, ordering: ordering, rechecksPredicate: !exactCover(chosen)),
             source: source, covered: exactCover(chosen))
     }
 }

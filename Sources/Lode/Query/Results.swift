@@ -53,7 +53,9 @@ public struct Results<Element: Persistable>: RandomAccessCollection, @unchecked 
     }
 
     /// The results sorted by one property.
-    public func sorted<Value: Comparable>(by keyPath: any KeyPath<Element, Value> & Sendable, ascending: Bool = true) -> Results {
+    public func sorted<Value: Comparable>(
+        by keyPath: any KeyPath<Element, Value> & Sendable, ascending: Bool = true
+    ) -> Results {
         sorted(by: [SortDescriptor(keyPath, order: ascending ? .forward : .reverse)])
     }
 
@@ -91,7 +93,9 @@ public struct Results<Element: Persistable>: RandomAccessCollection, @unchecked 
                 try store.prepareForResults(Element.self)
                 let snapshot = try store.currentSnapshot()
                 return try mapStorageErrors {
-                    try snapshot.read { txn in try evaluate(in: Transaction(store: store, lmdb: txn), snapshot: snapshot) }
+                    try snapshot.read { txn in
+                        try evaluate(in: Transaction(store: store, lmdb: txn), snapshot: snapshot)
+                    }
                 }
             }
         }
@@ -101,7 +105,8 @@ public struct Results<Element: Persistable>: RandomAccessCollection, @unchecked 
         let state = try transaction.typeState(Element.self)
         let conditions = predicates.flatMap { PredicateAnalysis.conditions(of: $0.expression) }
         let execution = try QueryPlanner.plan(state: state, conditions: conditions, sort: sortDescriptors)
-        var evaluation = Evaluation<Element>(plan: execution.plan, keys: KeyList(), objects: nil, snapshot: snapshot)
+        var evaluation = Evaluation<Element>(
+            plan: execution.plan, keys: KeyList(), objects: nil, snapshot: snapshot)
         guard let records = state.records else { return evaluation }
         let lmdb = transaction.lmdb
 
@@ -155,7 +160,9 @@ public struct Results<Element: Persistable>: RandomAccessCollection, @unchecked 
                     group += 1
                 }
                 let key = Array(candidates[index])
-                guard let object = try transaction.object(Element.self, keyBytes: key, state: state) else { continue }
+                guard let object = try transaction.object(Element.self, keyBytes: key, state: state) else {
+                    continue
+                }
                 if try predicates.allSatisfy({ try $0.evaluate(object) }) {
                     kept.append(key)
                     keptObjects.append(object)
@@ -179,8 +186,10 @@ public struct Results<Element: Persistable>: RandomAccessCollection, @unchecked 
             if objects == nil {
                 objects = try (0..<keys.count).map { index in
                     let key = Array(keys[index])
-                    guard let object = try transaction.object(Element.self, keyBytes: key, state: state) else {
-                        throw LodeError.objectNotFound(type: Element.schema.typeName, key: KeyDescription.describe(key))
+                    guard let object = try transaction.object(Element.self, keyBytes: key, state: state)
+                    else {
+                        throw LodeError.objectNotFound(
+                            type: Element.schema.typeName, key: KeyDescription.describe(key))
                     }
                     return object
                 }
@@ -204,7 +213,7 @@ public struct Results<Element: Persistable>: RandomAccessCollection, @unchecked 
 
         // 4. Offset and limit.
         let lower = Swift.min(offsetCount, keys.count)
-        let upper = limitCount.map { Swift.min(keys.count, lower + $0) } ?? keys.count
+        let upper = limitCount.map { $0 >= keys.count - lower ? keys.count : lower + $0 } ?? keys.count
         if lower != 0 || upper != keys.count {
             keys = keys.slice(lower..<upper)
             objects = objects.map { Array($0[lower..<upper]) }
@@ -278,7 +287,8 @@ public struct Results<Element: Persistable>: RandomAccessCollection, @unchecked 
         let read: (Transaction) throws -> Element = { transaction in
             let state = try transaction.typeState(Element.self)
             guard let object = try transaction.object(Element.self, keyBytes: key, state: state) else {
-                throw LodeError.objectNotFound(type: Element.schema.typeName, key: KeyDescription.describe(key))
+                throw LodeError.objectNotFound(
+                    type: Element.schema.typeName, key: KeyDescription.describe(key))
             }
             return object
         }
@@ -302,11 +312,15 @@ public struct Results<Element: Persistable>: RandomAccessCollection, @unchecked 
     /// The identities of the objects, in order.
     public var objectIDs: [ObjectID] {
         let keys = unwrap { try evaluation().keys }
-        return (0..<keys.count).map { ObjectID(typeName: Element.schema.typeName, primaryKey: Array(keys[$0])) }
+        return (0..<keys.count).map {
+            ObjectID(typeName: Element.schema.typeName, primaryKey: Array(keys[$0]))
+        }
     }
 
     private func unwrap<R>(_ body: () throws -> R) -> R {
-        do { return try body() } catch { preconditionFailure("Lode results of \(Element.schema.typeName): \(error)") }
+        do { return try body() } catch {
+            preconditionFailure("Lode results of \(Element.schema.typeName): \(error)")
+        }
     }
 
     // MARK: RandomAccessCollection

@@ -34,20 +34,24 @@ public enum LodeError: Error, Equatable, CustomStringConvertible, Sendable {
     /// One line a user can act on.
     public var description: String {
         switch self {
-        case .duplicateKey(let type, let key): return "\(type): an object with primary key \(key) already exists"
+        case .duplicateKey(let type, let key):
+            return "\(type): an object with primary key \(key) already exists"
         case .uniqueViolation(let type, let index, let value):
             return "\(type): unique index \"\(index)\" already holds \(value) for another object"
         case .objectNotFound(let type, let key): return "\(type): no object with primary key \(key)"
         case .recordDoesNotDecode(let type, let key, let field, let reason):
             return "\(type) \(key): the stored record does not decode at field \"\(field)\": \(reason)"
-        case .recordDoesNotEncode(let type, let reason): return "\(type): the object does not encode: \(reason)"
+        case .recordDoesNotEncode(let type, let reason):
+            return "\(type): the object does not encode: \(reason)"
         case .typeNotFound(let type): return "no type named \"\(type)\" in the store"
         case .indexNotFound(let type, let index): return "\(type) has no index named \"\(index)\""
         case .keyTooLong(let type, let bytes):
             return "\(type): the encoded primary key is \(bytes) bytes; primary keys are limited to 511"
-        case .schemaMismatch(let type, let reason): return "\(type): the stored schema does not match: \(reason)"
+        case .schemaMismatch(let type, let reason):
+            return "\(type): the stored schema does not match: \(reason)"
         case .primaryKeyChanged(let type, let from, let to):
-            return "\(type): update may not change the primary key (\(from) → \(to)); delete and insert instead"
+            return
+                "\(type): update may not change the primary key (\(from) → \(to)); delete and insert instead"
         case .storeClosed(let path): return "the store at \(path) is closed"
         case .readOnly(let path): return "the store at \(path) was opened read-only"
         case .notAStore(let path, let reason): return "\(path) is not a Lode store: \(reason)"

@@ -49,7 +49,8 @@ public final class Store: @unchecked Sendable {
     ///   LMDB environment or no store (read-only), ``LodeError/storage(_:)`` for LMDB failures (a file
     ///   that is not LMDB, a missing directory in read-only mode).
     public init(
-        at url: URL, configuration: StoreConfiguration = StoreConfiguration(), types: [any Persistable.Type] = []
+        at url: URL, configuration: StoreConfiguration = StoreConfiguration(),
+        types: [any Persistable.Type] = []
     ) throws {
         self.path = url.path
         self.configuration = configuration
@@ -77,13 +78,16 @@ public final class Store: @unchecked Sendable {
 
     /// Opens (or creates) the store in the directory at `path`.
     public convenience init(
-        atPath path: String, configuration: StoreConfiguration = StoreConfiguration(), types: [any Persistable.Type] = []
+        atPath path: String, configuration: StoreConfiguration = StoreConfiguration(),
+        types: [any Persistable.Type] = []
     ) throws {
         try self.init(at: URL(fileURLWithPath: path), configuration: configuration, types: types)
     }
 
     /// Checks (or, for a new store, writes) `@meta` and `@catalog`.
-    private static func prepare(_ environment: Environment, path: String, readOnly: Bool) throws -> (Database, Database) {
+    private static func prepare(_ environment: Environment, path: String, readOnly: Bool) throws -> (
+        Database, Database
+    ) {
         do {
             let names = try environment.read { txn in
                 try txn.entries(in: environment.mainDatabase).map { String(decoding: $0.key, as: UTF8.self) }
@@ -94,9 +98,11 @@ public final class Store: @unchecked Sendable {
                     let catalog = try txn.database(named: StoreLayout.catalog)
                     let encoder = CBOREncoder()
                     try txn.put(
-                        try encoder.encode(StoreLayout.formatVersion), forKey: Array(StoreLayout.formatVersionKey.utf8),
+                        try encoder.encode(StoreLayout.formatVersion),
+                        forKey: Array(StoreLayout.formatVersionKey.utf8),
                         in: meta)
-                    try txn.put(try encoder.encode(Date()), forKey: Array(StoreLayout.createdKey.utf8), in: meta)
+                    try txn.put(
+                        try encoder.encode(Date()), forKey: Array(StoreLayout.createdKey.utf8), in: meta)
                     return (meta, catalog)
                 }
             }
@@ -109,7 +115,9 @@ public final class Store: @unchecked Sendable {
             let meta = try environment.database(named: StoreLayout.meta, create: false)
             let catalog = try environment.database(named: StoreLayout.catalog, create: false)
             let version = try environment.read { txn -> Int? in
-                guard let bytes = try txn.get(Array(StoreLayout.formatVersionKey.utf8), in: meta) else { return nil }
+                guard let bytes = try txn.get(Array(StoreLayout.formatVersionKey.utf8), in: meta) else {
+                    return nil
+                }
                 return try? CBORDecoder().decode(Int.self, from: bytes)
             }
             guard let version else {
@@ -117,7 +125,9 @@ public final class Store: @unchecked Sendable {
             }
             guard version <= StoreLayout.formatVersion else {
                 throw LodeError.notAStore(
-                    path: path, reason: "format version \(version) is newer than this Lode (\(StoreLayout.formatVersion))")
+                    path: path,
+                    reason: "format version \(version) is newer than this Lode (\(StoreLayout.formatVersion))"
+                )
             }
             return (meta, catalog)
         } catch let error as LMDBError {
@@ -187,7 +197,9 @@ public final class Store: @unchecked Sendable {
 
     /// Runs `body` in a write transaction on the store's writer thread.
     @discardableResult
-    public func write<R: Sendable>(_ body: @escaping @Sendable (WriteTransaction) throws -> R) async throws -> R {
+    public func write<R: Sendable>(_ body: @escaping @Sendable (WriteTransaction) throws -> R) async throws
+        -> R
+    {
         guard !configuration.readOnly else { throw LodeError.readOnly(path: path) }
         let environment = try environment()
         try openCatalogDatabases()
@@ -295,7 +307,9 @@ public final class Store: @unchecked Sendable {
         guard withState({ $0.catalogSyncedVersion }) != last else { return }
         try mapStorageErrors {
             let entries = try environment.read { txn in
-                try txn.entries(in: catalog).compactMap { try? CBORDecoder().decode(CatalogEntry.self, from: $0.value) }
+                try txn.entries(in: catalog).compactMap {
+                    try? CBORDecoder().decode(CatalogEntry.self, from: $0.value)
+                }
             }
             for entry in entries {
                 _ = try? environment.database(named: entry.name, kind: .plain, create: false)

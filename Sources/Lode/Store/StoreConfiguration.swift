@@ -13,7 +13,8 @@ public struct StoreConfiguration: Sendable, Equatable {
 
     /// Makes a configuration; every parameter has a default.
     public init(
-        durability: Durability = .full, initialMapSize: Int = 256 << 20, readOnly: Bool = false, maxReaders: Int = 126
+        durability: Durability = .full, initialMapSize: Int = 256 << 20, readOnly: Bool = false,
+        maxReaders: Int = 126
     ) {
         self.durability = durability
         self.initialMapSize = initialMapSize

@@ -40,17 +40,21 @@ public class Transaction {
     func catalogState<T: Persistable>(_ type: T.Type) throws -> TypeState<T> {
         let schema = T.schema
         guard let entry = try catalogEntry(named: schema.typeName) else {
-            return TypeState(schema: schema, records: nil, indexes: [], entry: CatalogEntry(schema), complete: false)
+            return TypeState(
+                schema: schema, records: nil, indexes: [], entry: CatalogEntry(schema), complete: false)
         }
         guard entry.primaryKey == schema.primaryKeyField else {
             throw LodeError.schemaMismatch(
                 type: schema.typeName,
-                reason: "the store's primary key is \"\(entry.primaryKey)\", the type's is \"\(schema.primaryKeyField)\"")
+                reason:
+                    "the store's primary key is \"\(entry.primaryKey)\", the type's is \"\(schema.primaryKeyField)\""
+            )
         }
         let records = try openDatabase(schema.typeName, kind: .plain)
         var indexes: [TypeState<T>.LiveIndex] = []
         for index in schema.indexes {
-            let wanted = CatalogEntry.IndexEntry(name: index.name, fields: index.fields, unique: index.isUnique)
+            let wanted = CatalogEntry.IndexEntry(
+                name: index.name, fields: index.fields, unique: index.isUnique)
             guard entry.indexes.contains(wanted) else { continue }
             let database = try openDatabase(
                 CatalogEntry.databaseName(type: schema.typeName, index: index.name),
@@ -58,7 +62,8 @@ public class Transaction {
             indexes.append(.init(definition: index, database: database))
         }
         let complete = indexes.count == schema.indexes.count && entry.indexes.count == schema.indexes.count
-        let state = TypeState(schema: schema, records: records, indexes: indexes, entry: entry, complete: complete)
+        let state = TypeState(
+            schema: schema, records: records, indexes: indexes, entry: entry, complete: complete)
         if complete { store.publish([schema.typeName: state]) }
         return state
     }
@@ -84,7 +89,9 @@ public class Transaction {
     /// The stored `T` under encoded key `key`.
     func object<T: Persistable>(_ type: T.Type, keyBytes key: [UInt8], state: TypeState<T>) throws -> T? {
         guard let records = state.records else { return nil }
-        return try lmdb.withValue(forKey: key, in: records) { bytes in try decode(T.self, from: bytes, key: key) }
+        return try lmdb.withValue(forKey: key, in: records) { bytes in
+            try decode(T.self, from: bytes, key: key)
+        }
     }
 
     /// The `T` whose primary key is `key`, or nil.
@@ -108,7 +115,9 @@ public class Transaction {
     /// - Throws: ``LodeError/typeNotFound(_:)`` when no Swift type with that name was used with this
     ///   store in this process.
     public func object(for id: ObjectID) throws -> (any Persistable)? {
-        guard let type = store.swiftType(named: id.typeName) else { throw LodeError.typeNotFound(id.typeName) }
+        guard let type = store.swiftType(named: id.typeName) else {
+            throw LodeError.typeNotFound(id.typeName)
+        }
         func open<T: Persistable>(_ type: T.Type) throws -> (any Persistable)? {
             try object(T.self, for: id)
         }
@@ -141,7 +150,8 @@ extension DecodingError {
         }
         var text = ""
         for key in path {
-            if let index = key.intValue, key.stringValue.hasPrefix("[") || key.stringValue == "Index \(index)" {
+            if let index = key.intValue, key.stringValue.hasPrefix("[") || key.stringValue == "Index \(index)"
+            {
                 text += "[\(index)]"
             } else {
                 text += text.isEmpty ? key.stringValue : "." + key.stringValue

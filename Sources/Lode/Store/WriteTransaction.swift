@@ -38,7 +38,9 @@ public final class WriteTransaction: Transaction {
         if let existing, existing.primaryKey != schema.primaryKeyField {
             throw LodeError.schemaMismatch(
                 type: name,
-                reason: "the store's primary key is \"\(existing.primaryKey)\", the type's is \"\(schema.primaryKeyField)\"")
+                reason:
+                    "the store's primary key is \"\(existing.primaryKey)\", the type's is \"\(schema.primaryKeyField)\""
+            )
         }
         let records = try lmdbWrite.database(named: name, kind: .plain)
         var entry = existing ?? CatalogEntry(schema)
@@ -46,17 +48,20 @@ public final class WriteTransaction: Transaction {
         var toBuild: [TypeState<T>.LiveIndex] = []
         for index in schema.indexes {
             let databaseName = CatalogEntry.databaseName(type: name, index: index.name)
-            let wanted = CatalogEntry.IndexEntry(name: index.name, fields: index.fields, unique: index.isUnique)
+            let wanted = CatalogEntry.IndexEntry(
+                name: index.name, fields: index.fields, unique: index.isUnique)
             let stored = existing?.indexes.first { $0.name == index.name }
             if let stored, stored != wanted {
                 try lmdbWrite.drop(try lmdbWrite.database(named: databaseName, create: false))
             }
-            let database = try lmdbWrite.database(named: databaseName, kind: index.isUnique ? .plain : .duplicates)
+            let database = try lmdbWrite.database(
+                named: databaseName, kind: index.isUnique ? .plain : .duplicates)
             let liveIndex = TypeState<T>.LiveIndex(definition: index, database: database)
             live.append(liveIndex)
             if stored != wanted { toBuild.append(liveIndex) }
         }
-        for stored in existing?.indexes ?? [] where !schema.indexes.contains(where: { $0.name == stored.name }) {
+        for stored in existing?.indexes ?? []
+        where !schema.indexes.contains(where: { $0.name == stored.name }) {
             let databaseName = CatalogEntry.databaseName(type: name, index: stored.name)
             try lmdbWrite.drop(try lmdbWrite.database(named: databaseName, create: false))
         }
@@ -65,7 +70,8 @@ public final class WriteTransaction: Transaction {
             for entry in try lmdb.entries(in: records) {
                 let object = try entry.value.withUnsafeBytes { try decode(T.self, from: $0, key: entry.key) }
                 for index in toBuild {
-                    try putIndexEntry(index, key: try indexKey(index, of: object), primaryKey: entry.key, object: object)
+                    try putIndexEntry(
+                        index, key: try indexKey(index, of: object), primaryKey: entry.key, object: object)
                 }
             }
         }
@@ -111,7 +117,8 @@ public final class WriteTransaction: Transaction {
                 try lmdbWrite.put(primaryKey, forKey: key, in: index.database, flags: .noOverwrite)
             } catch let error as LMDBError where error.code == .keyExists {
                 throw LodeError.uniqueViolation(
-                    type: T.schema.typeName, index: index.definition.name, value: index.definition.valueDescription(object))
+                    type: T.schema.typeName, index: index.definition.name,
+                    value: index.definition.valueDescription(object))
             }
         } else {
             try lmdbWrite.put(primaryKey, forKey: key, in: index.database)
@@ -119,24 +126,35 @@ public final class WriteTransaction: Transaction {
     }
 
     /// Throws if a unique index already maps `key` to another object.
-    private func checkUnique<T>(_ index: TypeState<T>.LiveIndex, key: [UInt8], primaryKey: [UInt8], object: T) throws {
-        guard index.definition.isUnique, let owner = try lmdb.get(key, in: index.database), owner != primaryKey else {
+    private func checkUnique<T>(_ index: TypeState<T>.LiveIndex, key: [UInt8], primaryKey: [UInt8], object: T)
+        throws
+    {
+        guard index.definition.isUnique, let owner = try lmdb.get(key, in: index.database),
+            owner != primaryKey
+        else {
             return
         }
         throw LodeError.uniqueViolation(
-            type: T.schema.typeName, index: index.definition.name, value: index.definition.valueDescription(object))
+            type: T.schema.typeName, index: index.definition.name,
+            value: index.definition.valueDescription(object))
     }
 
-    private func removeIndexEntry<T>(_ index: TypeState<T>.LiveIndex, key: [UInt8], primaryKey: [UInt8]) throws {
+    private func removeIndexEntry<T>(_ index: TypeState<T>.LiveIndex, key: [UInt8], primaryKey: [UInt8])
+        throws
+    {
         if index.definition.isUnique {
-            if try lmdb.get(key, in: index.database) == primaryKey { try lmdbWrite.delete(key, in: index.database) }
+            if try lmdb.get(key, in: index.database) == primaryKey {
+                try lmdbWrite.delete(key, in: index.database)
+            }
         } else {
             try lmdbWrite.delete(key, value: primaryKey, in: index.database)
         }
     }
 
     /// Writes `object` under `key`, moving its index entries from `old` (the stored version, if any).
-    private func store<T: Persistable>(_ object: T, key: [UInt8], replacing old: T?, state: TypeState<T>) throws {
+    private func store<T: Persistable>(_ object: T, key: [UInt8], replacing old: T?, state: TypeState<T>)
+        throws
+    {
         let record = try encode(object)
         let newKeys = try state.indexes.map { try indexKey($0, of: object) }
         let oldKeys = try old.map { old in try state.indexes.map { try indexKey($0, of: old) } }
@@ -161,7 +179,8 @@ public final class WriteTransaction: Transaction {
             var reader = CBORReader(bytes)
             let head = try reader.readHead()
             guard head.major == 5 else { return (0, nil) }
-            let index = CBORMapIndex(count: head.info == 31 ? nil : Int(head.argument), firstEntry: reader.offset)
+            let index = CBORMapIndex(
+                count: head.info == 31 ? nil : Int(head.argument), firstEntry: reader.offset)
             var hash: UInt64 = 0xcbf2_9ce4_8422_2325
             var keys: [String] = []
             while try index.scanNext(bytes) {
