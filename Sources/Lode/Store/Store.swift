@@ -206,7 +206,7 @@ public final class Store: @unchecked Sendable {
         let holder = TransactionHolder()
         let result: R
         do {
-            result = try await mapStorageErrors {
+            result = try await mapStorageErrorsAsync {
                 try await environment.write { txn in
                     let tx = WriteTransaction(store: self, lmdb: txn)
                     holder.transaction = tx
@@ -329,7 +329,7 @@ func mapStorageErrors<R>(_ body: () throws -> R) throws -> R {
     do { return try body() } catch let error as LMDBError { throw LodeError.storage(error) }
 }
 
-func mapStorageErrors<R>(_ body: () async throws -> R) async throws -> R {
+func mapStorageErrorsAsync<R>(_ body: () async throws -> R) async throws -> R {
     do { return try await body() } catch let error as LMDBError { throw LodeError.storage(error) }
 }
 
