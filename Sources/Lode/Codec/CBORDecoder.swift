@@ -113,28 +113,30 @@ final class CBORDecodingState: Decoder {
         return try T(from: self)
     }
 
-    func decodeString(at offset: Int, path: [any CodingKey]) throws -> String {
+    func decodeString(at offset: Int, path: @autoclosure () -> [any CodingKey]) throws -> String {
         var reader = CBORReader(bytes, offset: offset)
         do {
             guard let utf8 = try reader.readStringBytes(major: 3) else {
-                throw mismatch(String.self, at: offset, path: path)
+                throw mismatch(String.self, at: offset, path: path())
             }
             guard let string = String(validating: utf8, as: UTF8.self) else {
                 throw DecodingError.dataCorrupted(
-                    .init(codingPath: path, debugDescription: "a text string is not valid UTF-8"))
+                    .init(codingPath: path(), debugDescription: "a text string is not valid UTF-8"))
             }
             return string
         } catch let failure as CBORReader.Failure {
-            throw corrupted(failure, path: path)
+            throw corrupted(failure, path: path())
         }
     }
 
-    func decodeInteger<I: FixedWidthInteger>(_ type: I.Type, at offset: Int, path: [any CodingKey]) throws
+    func decodeInteger<I: FixedWidthInteger>(
+        _ type: I.Type, at offset: Int, path: @autoclosure () -> [any CodingKey]
+    ) throws
         -> I
     {
         var reader = CBORReader(bytes, offset: offset)
         let head: (major: UInt8, argument: UInt64, info: UInt8)
-        do { head = try reader.readHead() } catch { throw corrupted(error, path: path) }
+        do { head = try reader.readHead() } catch { throw corrupted(error, path: path()) }
         switch head.major {
         case 0:
             if let value = I(exactly: head.argument) { return value }
@@ -143,35 +145,35 @@ final class CBORDecodingState: Decoder {
                 return value
             }
         case 7 where head.info >= 25 && head.info <= 27:
-            let double = try decodeFloatingPoint(at: offset, path: path)
+            let double = try decodeFloatingPoint(at: offset, path: path())
             if let value = I(exactly: double) { return value }
         default:
-            throw mismatch(I.self, at: offset, path: path)
+            throw mismatch(I.self, at: offset, path: path())
         }
         throw DecodingError.dataCorrupted(
-            .init(codingPath: path, debugDescription: "the number does not fit in \(I.self)"))
+            .init(codingPath: path(), debugDescription: "the number does not fit in \(I.self)"))
     }
 
-    func decodeFloatingPoint(at offset: Int, path: [any CodingKey]) throws -> Double {
+    func decodeFloatingPoint(at offset: Int, path: @autoclosure () -> [any CodingKey]) throws -> Double {
         var reader = CBORReader(bytes, offset: offset)
         let head: (major: UInt8, argument: UInt64, info: UInt8)
-        do { head = try reader.readHead() } catch { throw corrupted(error, path: path) }
+        do { head = try reader.readHead() } catch { throw corrupted(error, path: path()) }
         switch (head.major, head.info) {
         case (7, 25): return Double(Float16Bits(UInt16(head.argument)).value)
         case (7, 26): return Double(Float(bitPattern: UInt32(head.argument)))
         case (7, 27): return Double(bitPattern: head.argument)
         case (0, _): return Double(head.argument)
         case (1, _): return -1 - Double(head.argument)
-        default: throw mismatch(Double.self, at: offset, path: path)
+        default: throw mismatch(Double.self, at: offset, path: path())
         }
     }
 
-    func decodeBool(at offset: Int, path: [any CodingKey]) throws -> Bool {
-        guard offset < bytes.count else { throw corrupted(.truncated(at: offset), path: path) }
+    func decodeBool(at offset: Int, path: @autoclosure () -> [any CodingKey]) throws -> Bool {
+        guard offset < bytes.count else { throw corrupted(.truncated(at: offset), path: path()) }
         switch bytes[offset] {
         case 0xf4: return false
         case 0xf5: return true
-        default: throw mismatch(Bool.self, at: offset, path: path)
+        default: throw mismatch(Bool.self, at: offset, path: path())
         }
     }
 
@@ -183,89 +185,91 @@ final class CBORDecodingState: Decoder {
         return (head.argument, reader.offset)
     }
 
-    func decodeDate(at offset: Int, path: [any CodingKey]) throws -> Date {
+    func decodeDate(at offset: Int, path: @autoclosure () -> [any CodingKey]) throws -> Date {
         let (tag, content) = try tag(at: offset)
         switch tag {
         case 1?:
-            return Date(timeIntervalSince1970: try decodeFloatingPoint(at: content, path: path))
+            return Date(timeIntervalSince1970: try decodeFloatingPoint(at: content, path: path()))
         case CBORTags.referenceDate?:
-            return Date(timeIntervalSinceReferenceDate: try decodeFloatingPoint(at: content, path: path))
+            return Date(timeIntervalSinceReferenceDate: try decodeFloatingPoint(at: content, path: path()))
         case 0?:
-            let text = try decodeString(at: content, path: path)
+            let text = try decodeString(at: content, path: path())
             guard let date = try? Date(text, strategy: .iso8601) else {
                 throw DecodingError.dataCorrupted(
-                    .init(codingPath: path, debugDescription: "not an RFC 3339 date: \(text)"))
+                    .init(codingPath: path(), debugDescription: "not an RFC 3339 date: \(text)"))
             }
             return date
         default:
-            throw mismatch(Date.self, at: offset, path: path, found: tag.map { "tag \($0)" })
+            throw mismatch(Date.self, at: offset, path: path(), found: tag.map { "tag \($0)" })
         }
     }
 
-    func byteString(at offset: Int, path: [any CodingKey]) throws -> UnsafeRawBufferPointer {
+    func byteString(at offset: Int, path: @autoclosure () -> [any CodingKey]) throws -> UnsafeRawBufferPointer
+    {
         var reader = CBORReader(bytes, offset: offset)
         do {
             guard let raw = try reader.readStringBytes(major: 2) else {
-                throw mismatch(Data.self, at: offset, path: path)
+                throw mismatch(Data.self, at: offset, path: path())
             }
             return raw
         } catch let failure as CBORReader.Failure {
-            throw corrupted(failure, path: path)
+            throw corrupted(failure, path: path())
         }
     }
 
-    func decodeUUID(at offset: Int, path: [any CodingKey]) throws -> UUID {
+    func decodeUUID(at offset: Int, path: @autoclosure () -> [any CodingKey]) throws -> UUID {
         let (tag, content) = try tag(at: offset)
         if tag == nil, offset < bytes.count, bytes[offset] >> 5 == 3 {
-            let text = try decodeString(at: offset, path: path)
+            let text = try decodeString(at: offset, path: path())
             guard let uuid = UUID(uuidString: text) else {
                 throw DecodingError.dataCorrupted(
-                    .init(codingPath: path, debugDescription: "not a UUID: \(text)"))
+                    .init(codingPath: path(), debugDescription: "not a UUID: \(text)"))
             }
             return uuid
         }
         guard tag == 37 || tag == nil else {
-            throw mismatch(UUID.self, at: offset, path: path, found: "tag \(tag!)")
+            throw mismatch(UUID.self, at: offset, path: path(), found: "tag \(tag!)")
         }
-        let raw = try byteString(at: content, path: path)
+        let raw = try byteString(at: content, path: path())
         guard raw.count == 16 else {
             throw DecodingError.dataCorrupted(
-                .init(codingPath: path, debugDescription: "a UUID needs 16 bytes, not \(raw.count)"))
+                .init(codingPath: path(), debugDescription: "a UUID needs 16 bytes, not \(raw.count)"))
         }
         var uuid = UUID().uuid
         withUnsafeMutableBytes(of: &uuid) { $0.copyMemory(from: raw) }
         return UUID(uuid: uuid)
     }
 
-    func decodeData(at offset: Int, path: [any CodingKey]) throws -> Data {
-        Data(try byteString(at: offset, path: path))
+    func decodeData(at offset: Int, path: @autoclosure () -> [any CodingKey]) throws -> Data {
+        Data(try byteString(at: offset, path: path()))
     }
 
-    func decodeURL(at offset: Int, path: [any CodingKey]) throws -> URL {
+    func decodeURL(at offset: Int, path: @autoclosure () -> [any CodingKey]) throws -> URL {
         let (tag, content) = try tag(at: offset)
-        let text = try decodeString(at: tag == 32 ? content : offset, path: path)
+        let text = try decodeString(at: tag == 32 ? content : offset, path: path())
         guard let url = URL(string: text) else {
-            throw DecodingError.dataCorrupted(.init(codingPath: path, debugDescription: "not a URL: \(text)"))
+            throw DecodingError.dataCorrupted(
+                .init(codingPath: path(), debugDescription: "not a URL: \(text)"))
         }
         return url
     }
 
-    func decodeDecimal(at offset: Int, path: [any CodingKey]) throws -> Decimal {
+    func decodeDecimal(at offset: Int, path: @autoclosure () -> [any CodingKey]) throws -> Decimal {
         let (tag, content) = try tag(at: offset)
         guard tag == 4 else {
             // A plain number is accepted too.
             if tag == nil, offset < bytes.count, bytes[offset] >> 5 <= 1 {
-                return Decimal(try decodeInteger(Int64.self, at: offset, path: path))
+                return Decimal(try decodeInteger(Int64.self, at: offset, path: path()))
             }
-            throw mismatch(Decimal.self, at: offset, path: path)
+            throw mismatch(Decimal.self, at: offset, path: path())
         }
         var reader = CBORReader(bytes, offset: content)
         let head = try reader.readHead()
         guard head.major == 4, head.argument == 2 else {
             throw DecodingError.dataCorrupted(
-                .init(codingPath: path, debugDescription: "tag 4 needs [exponent, mantissa]"))
+                .init(codingPath: path(), debugDescription: "tag 4 needs [exponent, mantissa]"))
         }
-        let exponent = try decodeInteger(Int.self, at: reader.offset, path: path)
+        let exponent = try decodeInteger(Int.self, at: reader.offset, path: path())
         try reader.skipItem()
         let mantissaOffset = reader.offset
         var magnitude = Decimal(0)
@@ -274,9 +278,9 @@ final class CBORDecodingState: Decoder {
         if let mantissaTag {
             guard mantissaTag == 2 || mantissaTag == 3 else {
                 throw DecodingError.dataCorrupted(
-                    .init(codingPath: path, debugDescription: "a bad decimal mantissa"))
+                    .init(codingPath: path(), debugDescription: "a bad decimal mantissa"))
             }
-            for byte in try byteString(at: mantissaContent, path: path) {
+            for byte in try byteString(at: mantissaContent, path: path()) {
                 magnitude = magnitude * 256 + Decimal(byte)
             }
             if mantissaTag == 3 {
@@ -288,7 +292,7 @@ final class CBORDecodingState: Decoder {
             let mantissaHead = try mantissaReader.readHead()
             guard mantissaHead.major <= 1 else {
                 throw DecodingError.dataCorrupted(
-                    .init(codingPath: path, debugDescription: "a bad decimal mantissa"))
+                    .init(codingPath: path(), debugDescription: "a bad decimal mantissa"))
             }
             magnitude = Decimal(mantissaHead.argument)
             if mantissaHead.major == 1 {

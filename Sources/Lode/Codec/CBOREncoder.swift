@@ -41,7 +41,17 @@ final class CBOREncodingState: Encoder {
     var open: [OpenContainer] = []
     /// The depth at which the value being encoded places its container.
     var valueDepth = 0
-    var codingPath: [any CodingKey] = []
+    /// The coding path, kept as the enclosing container's path plus the key being encoded, so that
+    /// encoding a field allocates no array.
+    var basePath: [any CodingKey] = []
+    var currentKey: (any CodingKey)?
+    var codingPath: [any CodingKey] {
+        get { currentKey.map { basePath + [$0] } ?? basePath }
+        set {
+            basePath = newValue
+            currentKey = nil
+        }
+    }
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
     /// Finalizes every container at `depth` and deeper.
@@ -237,8 +247,10 @@ struct CBORKeyedEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProtoco
 
     mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
         beginEntry(key)
-        state.codingPath = path + [key]
-        defer { state.codingPath = path }
+        let (savedBase, savedKey) = (state.basePath, state.currentKey)
+        state.basePath = path
+        state.currentKey = key
+        defer { (state.basePath, state.currentKey) = (savedBase, savedKey) }
         try state.encodeValue(value)
     }
 
@@ -343,8 +355,10 @@ struct CBORUnkeyedEncodingContainer: UnkeyedEncodingContainer {
 
     mutating func encode<T: Encodable>(_ value: T) throws {
         beginElement()
-        state.codingPath = path + [IndexKey(count - 1)]
-        defer { state.codingPath = path }
+        let (savedBase, savedKey) = (state.basePath, state.currentKey)
+        state.basePath = path
+        state.currentKey = IndexKey(count - 1)
+        defer { (state.basePath, state.currentKey) = (savedBase, savedKey) }
         try state.encodeValue(value)
     }
 
@@ -394,17 +408,12 @@ struct CBORSingleValueEncodingContainer: SingleValueEncodingContainer {
     mutating func encode<T: Encodable>(_ value: T) throws { try state.encodeValue(value) }
 }
 
-/// An array position as a coding key (for error paths).
+/// An array position as a coding key (for error paths); its text is made only when asked for.
 struct IndexKey: CodingKey {
-    var stringValue: String
-    var intValue: Int?
-    init(_ index: Int) {
-        stringValue = "[\(index)]"
-        intValue = index
-    }
-    init?(stringValue: String) {
-        self.stringValue = stringValue
-        intValue = nil
-    }
+    let index: Int
+    var stringValue: String { "[\(index)]" }
+    var intValue: Int? { index }
+    init(_ index: Int) { self.index = index }
+    init?(stringValue: String) { nil }
     init?(intValue: Int) { self.init(intValue) }
 }
