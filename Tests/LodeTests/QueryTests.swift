@@ -187,7 +187,7 @@ struct QueryCase {
         let dbl = Double.random(in: -100...100, using: &rng)
         let date = Date(timeIntervalSinceReferenceDate: Double(Int.random(in: 0...6, using: &rng)) * 86_400.5)
         let set = (0..<Int.random(in: 0...4, using: &rng)).map { _ in Int.random(in: -22...22, using: &rng) }
-        let ids = (0..<Int.random(in: 0...5, using: &rng)).map { _ in Int.random(in: 0..<400, using: &rng) }
+        let ids = (0..<Int.random(in: 0...5, using: &rng)).map { _ in Int.random(in: 0..<1500, using: &rng) }
         let o: Int? = Bool.random(using: &rng) ? nil : Int.random(in: -5...5, using: &rng)
         let cases: [QueryCase] = [
             QueryCase(name: "all", predicate: nil, matches: { _ in true }),
@@ -235,9 +235,9 @@ struct QueryCase {
                 name: "id in \(ids)", predicate: #Predicate { ids.contains($0.id) },
                 matches: { ids.contains($0.id) }),
             QueryCase(
-                name: "\(x * 10) < id <= \(y * 10)",
-                predicate: #Predicate { $0.id > x * 10 && $0.id <= y * 10 },
-                matches: { $0.id > x * 10 && $0.id <= y * 10 }),
+                name: "\(x * 70) < id <= \(y * 70)",
+                predicate: #Predicate { $0.id > x * 70 && $0.id <= y * 70 },
+                matches: { $0.id > x * 70 && $0.id <= y * 70 }),
             QueryCase(
                 name: "a > \(x) && b starts \(s) && c < \(dbl)",
                 predicate: #Predicate { $0.a > x && $0.b.starts(with: s) && $0.c < dbl },
@@ -285,10 +285,11 @@ struct QueryCase {
         let plain = try makeStore("plain", indexes: false)
         var data: [Int: Item] = [:]
         // Random writes: inserts, updates, deletes, in batches.
+        // 4,000 random writes over 1,500 keys.
         for _ in 0..<40 {
             var batch: [(Item?, Int)] = []
-            for _ in 0..<60 {
-                let id = Int.random(in: 0..<400, using: &rng)
+            for _ in 0..<100 {
+                let id = Int.random(in: 0..<1500, using: &rng)
                 if data[id] != nil && Int.random(in: 0..<4, using: &rng) == 0 {
                     data[id] = nil
                     batch.append((nil, id))
@@ -308,7 +309,7 @@ struct QueryCase {
         }
         #expect(try indexed.read { try $0.count(Item.self) } == data.count)
         var indexedPlans = Set<String>()
-        for round in 0..<400 {
+        for round in 0..<300 {
             let query = randomCase(using: &rng)
             let sort = randomSort(using: &rng)
             let offset = Int.random(in: 0..<4, using: &rng) == 0 ? Int.random(in: 0...20, using: &rng) : 0

@@ -1,0 +1,74 @@
+import LMDB
+
+/// What a store's catalog says about one stored type, read without its Swift type (for tools and
+/// diagnostics).
+public struct StoredType: Sendable, Equatable {
+    /// The type's store name.
+    public var name: String
+    /// The field holding the primary key.
+    public var primaryKey: String
+    /// The indexes that exist on disk.
+    public var indexes: [StoredIndex]
+    /// Every top-level field name seen in a record, sorted.
+    public var fields: [String]
+    /// The schema version the app declared.
+    public var version: Int
+    /// How many objects are stored.
+    public var objectCount: Int
+}
+
+/// One index of a ``StoredType``.
+public struct StoredIndex: Sendable, Equatable {
+    /// The index name.
+    public var name: String
+    /// The indexed fields, in key order.
+    public var fields: [String]
+    /// True for a unique index.
+    public var isUnique: Bool
+    /// How many entries the index holds (one per object).
+    public var entryCount: Int
+}
+
+extension Transaction {
+    /// Every type in the store's catalog, by name.
+    public func storedTypes() throws -> [StoredType] {
+        let names = try lmdb.entries(in: store.catalog).map { String(decoding: $0.key, as: UTF8.self) }
+        return try names.map { try storedType(named: $0) }
+    }
+
+    /// The catalog's description of the type stored as `name`.
+    /// - Throws: ``LodeError/typeNotFound(_:)`` when the catalog has no such type.
+    public func storedType(named name: String) throws -> StoredType {
+        guard let entry = try catalogEntry(named: name) else { throw LodeError.typeNotFound(name) }
+        let records = try database(named: entry.name, kind: .plain)
+        let indexes = try entry.indexes.map { index in
+            let database = try self.database(
+                named: CatalogEntry.databaseName(type: entry.name, index: index.name),
+                kind: index.unique ? .plain : .duplicates)
+            return StoredIndex(
+                name: index.name, fields: index.fields, isUnique: index.unique,
+                entryCount: try lmdb.count(in: database))
+        }
+        return StoredType(
+            name: entry.name, primaryKey: entry.primaryKey, indexes: indexes, fields: entry.fields,
+            version: entry.version, objectCount: try lmdb.count(in: records))
+    }
+
+    /// One index of a stored type.
+    /// - Throws: ``LodeError/typeNotFound(_:)`` or ``LodeError/indexNotFound(type:index:)``.
+    public func storedIndex(named index: String, of type: String) throws -> StoredIndex {
+        guard let found = try storedType(named: type).indexes.first(where: { $0.name == index }) else {
+            throw LodeError.indexNotFound(type: type, index: index)
+        }
+        return found
+    }
+
+    private func database(named name: String, kind: Database.Kind) throws -> Database {
+        do {
+            return try openDatabase(name, kind: kind)
+        } catch let error as LMDBError where error.code == .notFound {
+            throw LodeError.notAStore(
+                path: store.path, reason: "the catalog names database \"\(name)\", which is missing")
+        }
+    }
+}
