@@ -6,6 +6,7 @@ let package = Package(
     products: [
         .library(name: "LMDB", targets: ["LMDB"]),
         .library(name: "Lode", targets: ["Lode"]),
+        .library(name: "ModelStorage", targets: ["ModelStorage"]),
     ],
     targets: [
         .systemLibrary(
@@ -15,7 +16,8 @@ let package = Package(
             providers: [.apt(["liblmdb-dev"])]
         ),
         .target(name: "LMDB", dependencies: ["CLMDB"], path: "Sources/LMDB"),
-        .target(name: "Lode", dependencies: ["LMDB"], path: "Sources/Lode"),
+        .target(name: "ModelStorage", path: "Sources/ModelStorage"),
+        .target(name: "Lode", dependencies: ["LMDB", "ModelStorage"], path: "Sources/Lode"),
         .executableTarget(
             name: "lmdb-test-helper",
             dependencies: ["LMDB", "CLMDB"],
@@ -27,6 +29,7 @@ let package = Package(
             path: "Tests/LMDBTests"
         ),
         .testTarget(name: "LodeTests", dependencies: ["Lode", "LMDB"], path: "Tests/LodeTests"),
+        .testTarget(name: "ModelStorageTests", dependencies: ["ModelStorage"], path: "Tests/ModelStorageTests"),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,0 +1,152 @@
+import Foundation
+
+/// What every storage shares: supplementary models with the lineage's routing, and delivery of
+/// updates to a delegate and to ``updates``.
+open class BaseStorage: SupplementaryStorage {
+    /// The header model of a section.
+    public var headerModelProvider: ((_ sectionIndex: Int) -> Any?)?
+    /// The footer model of a section.
+    public var footerModelProvider: ((_ sectionIndex: Int) -> Any?)?
+    /// The kind answered by ``headerModelProvider``.
+    public var supplementaryHeaderKind: String?
+    /// The kind answered by ``footerModelProvider``.
+    public var supplementaryFooterKind: String?
+    private var customSupplementaryProvider: ((String, IndexPath) -> Any?)?
+
+    /// The model of any supplementary kind. Reading it gives a closure that routes the header and
+    /// footer kinds to their providers first and everything else to the closure that was set.
+    public var supplementaryModelProvider: ((_ kind: String, _ indexPath: IndexPath) -> Any?)? {
+        get {
+            { [weak self] kind, indexPath in
+                guard let self else { return nil }
+                if let header = self.headerModelProvider, kind == self.supplementaryHeaderKind {
+                    return header(indexPath.section)
+                }
+                if let footer = self.footerModelProvider, kind == self.supplementaryFooterKind {
+                    return footer(indexPath.section)
+                }
+                return self.customSupplementaryProvider?(kind, indexPath)
+            }
+        }
+        set { customSupplementaryProvider = newValue }
+    }
+
+    /// Receives each update (held weakly).
+    public weak var delegate: (any StorageUpdating)?
+
+    private var continuations: [UUID: AsyncStream<StorageEvent>.Continuation] = [:]
+
+    /// Makes a storage.
+    public init() {}
+
+    /// Every update and reload from now on, as an asynchronous sequence (each call starts a new one).
+    /// Updates reach it already applied, unless a delegate is set to apply them.
+    public var updates: AsyncStream<StorageEvent> {
+        let (stream, continuation) = AsyncStream<StorageEvent>.makeStream(bufferingPolicy: .unbounded)
+        let id = UUID()
+        continuations[id] = continuation
+        return stream
+    }
+
+    /// Sends an update to the delegate (which applies its data changes) and to ``updates``. Without a
+    /// delegate the data changes are applied here.
+    public func deliver(_ update: StorageUpdate) {
+        if let delegate {
+            delegate.storageDidPerformUpdate(update)
+        } else {
+            update.applyDeferredDatasourceUpdates()
+        }
+        yield(.update(update))
+    }
+
+    /// Asks the delegate and ``updates`` to reload everything.
+    public func deliverReload() {
+        delegate?.storageNeedsReloading()
+        yield(.reload)
+    }
+
+    private func yield(_ event: StorageEvent) {
+        guard !continuations.isEmpty else { return }
+        for (id, continuation) in continuations {
+            if case .terminated = continuation.yield(event) { continuations[id] = nil }
+        }
+    }
+}
+
+/// A section of a ``MemoryStorage``: a list of items of any types.
+public final class SectionModel: Section {
+    private(set) var storedItems: [Any]
+    /// One identity per item, so a batch of edits can be turned into exact moves.
+    private(set) var tokens: [UInt64]
+    let token: UInt64
+
+    /// The items. Assigning replaces them at once (as new items, without an update of their own: the
+    /// storage reports them with its next update); use the storage's methods for animated edits.
+    public var items: [Any] {
+        get { storedItems }
+        set {
+            storedItems = newValue
+            tokens = ItemToken.make(newValue.count)
+        }
+    }
+
+    /// Makes a section.
+    public init(items: [Any] = []) {
+        self.storedItems = items
+        self.tokens = ItemToken.make(items.count)
+        self.token = ItemToken.next()
+    }
+
+    /// The item at an index, or nil.
+    public func item(at index: Int) -> Any? { storedItems.indices.contains(index) ? storedItems[index] : nil }
+
+    /// The number of items.
+    public var numberOfItems: Int { storedItems.count }
+
+    /// The items that are `T`.
+    public func items<T>(ofType type: T.Type) -> [T] { storedItems.compactMap { $0 as? T } }
+
+    // Edits that keep identities.
+    func insert(_ item: Any, at index: Int, token: UInt64 = ItemToken.next()) {
+        storedItems.insert(item, at: index)
+        tokens.insert(token, at: index)
+    }
+
+    @discardableResult
+    func remove(at index: Int) -> (item: Any, token: UInt64) {
+        (storedItems.remove(at: index), tokens.remove(at: index))
+    }
+
+    func replace(at index: Int, with item: Any) { storedItems[index] = item }
+
+    func removeAll() {
+        storedItems.removeAll()
+        tokens.removeAll()
+    }
+}
+
+/// Process-wide identities for stored items, so a batch of edits can be turned into exact moves.
+enum ItemToken {
+    private static let counter = TokenCounter()
+
+    static func next() -> UInt64 { counter.next(1) }
+
+    static func make(_ count: Int) -> [UInt64] {
+        guard count > 0 else { return [] }
+        let first = counter.next(UInt64(count))
+        return (0..<UInt64(count)).map { first + $0 }
+    }
+}
+
+final class TokenCounter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value: UInt64 = 1
+
+    func next(_ count: UInt64) -> UInt64 {
+        lock.lock()
+        defer { lock.unlock() }
+        let first = value
+        value += count
+        return first
+    }
+}

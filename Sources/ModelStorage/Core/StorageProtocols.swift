@@ -1,0 +1,111 @@
+import Foundation
+
+/// What a table-like view reads: sections of items.
+public protocol Storage: AnyObject {
+    /// The number of sections.
+    func numberOfSections() -> Int
+    /// The number of items in a section (0 for a missing section).
+    func numberOfItems(inSection section: Int) -> Int
+    /// The item at an index path, or nil when there is none.
+    func item(at indexPath: IndexPath) -> Any?
+}
+
+/// One section of a storage.
+public protocol Section {
+    /// The item at an index, or nil.
+    func item(at index: Int) -> Any?
+    /// The number of items.
+    var numberOfItems: Int { get }
+    /// True when the section has no items.
+    var isEmpty: Bool { get }
+}
+
+extension Section {
+    /// True when the section has no items.
+    public var isEmpty: Bool { numberOfItems == 0 }
+}
+
+/// Receives what a storage did: one animated batch per ``StorageUpdate``, or a request to reload.
+public protocol StorageUpdating: AnyObject {
+    /// Apply this batch (call ``StorageUpdate/applyDeferredDatasourceUpdates()`` first, inside the
+    /// view's batch-update block).
+    func storageDidPerformUpdate(_ update: StorageUpdate)
+    /// Reload everything (the storage changed without a batch).
+    func storageNeedsReloading()
+}
+
+/// What a storage emits, as delivered through ``BaseStorage/updates``.
+///
+/// An event is handed over whole: the storage never touches an update again once it has delivered
+/// it, and updates reach the stream with their data changes already applied (or applied by the
+/// delegate), so the receiving task only reads it. The models it carries are the app's own values.
+public enum StorageEvent: @unchecked Sendable {
+    /// An animated batch.
+    case update(StorageUpdate)
+    /// A full reload.
+    case reload
+}
+
+/// Header, footer and other supplementary models of a storage's sections.
+///
+/// Routing (kept from the lineage): for the header kind the header provider answers first, for the
+/// footer kind the footer provider; every other kind goes to ``supplementaryModelProvider``.
+public protocol SupplementaryStorage: AnyObject {
+    /// The header model of a section.
+    var headerModelProvider: ((_ sectionIndex: Int) -> Any?)? { get set }
+    /// The footer model of a section.
+    var footerModelProvider: ((_ sectionIndex: Int) -> Any?)? { get set }
+    /// The model of any supplementary kind at an index path.
+    var supplementaryModelProvider: ((_ kind: String, _ indexPath: IndexPath) -> Any?)? { get set }
+    /// The kind answered by the header provider.
+    var supplementaryHeaderKind: String? { get set }
+    /// The kind answered by the footer provider.
+    var supplementaryFooterKind: String? { get set }
+}
+
+extension SupplementaryStorage {
+    /// The header model of a section.
+    public func headerModel(forSection index: Int) -> Any? { headerModelProvider?(index) }
+
+    /// The footer model of a section.
+    public func footerModel(forSection index: Int) -> Any? { footerModelProvider?(index) }
+
+    /// The model of a supplementary kind at an index path.
+    public func supplementaryModel(ofKind kind: String, forSectionAt indexPath: IndexPath) -> Any? {
+        supplementaryModelProvider?(kind, indexPath)
+    }
+
+    /// Header models, one per section (a section past the end has none).
+    public func setSectionHeaderModels<T>(_ models: [T]) {
+        headerModelProvider = { index in models.indices.contains(index) ? models[index] : nil }
+    }
+
+    /// Footer models, one per section.
+    public func setSectionFooterModels<T>(_ models: [T]) {
+        footerModelProvider = { index in models.indices.contains(index) ? models[index] : nil }
+    }
+
+    /// Uses the table-view kind names for headers and footers.
+    public func configureForTableViewUsage() {
+        supplementaryHeaderKind = SupplementaryKind.tableHeader
+        supplementaryFooterKind = SupplementaryKind.tableFooter
+    }
+
+    /// Uses the collection-view flow-layout kind names for headers and footers.
+    public func configureForCollectionViewFlowLayoutUsage() {
+        supplementaryHeaderKind = SupplementaryKind.collectionHeader
+        supplementaryFooterKind = SupplementaryKind.collectionFooter
+    }
+}
+
+/// Supplementary kind names used by table and collection views.
+public enum SupplementaryKind {
+    /// Table-view section headers.
+    public static let tableHeader = "DTTableViewElementSectionHeader"
+    /// Table-view section footers.
+    public static let tableFooter = "DTTableViewElementSectionFooter"
+    /// Collection-view flow-layout headers.
+    public static let collectionHeader = "UICollectionElementKindSectionHeader"
+    /// Collection-view flow-layout footers.
+    public static let collectionFooter = "UICollectionElementKindSectionFooter"
+}
