@@ -1,0 +1,69 @@
+/// Paul Heckel's diff (1978) for elements with identities: matches elements by identity in one pass
+/// over each list (occurrences of a repeated identity pair up in order), reports unmatched old ones
+/// as deletes and new ones as inserts, matched ones whose value changed as updates, and moves only
+/// for the matched elements outside the longest run that kept its order — the fewest moves possible.
+///
+/// Matching is linear; choosing the minimal moves is O(n log n).
+public struct HeckelDiffer: DiffingAlgorithm, Sendable {
+    /// Makes a differ.
+    public init() {}
+
+    /// Operations from `old` to `new`, matching by `identifier` and detecting updates with `==`.
+    public func diff<T: EntityIdentifiable & Equatable>(from old: [T], to new: [T]) -> [SingleSectionOperation] {
+        run(old.count, new.count, oldKey: { old[$0].identifier }, newKey: { new[$0].identifier }) { old[$0] != new[$1] }
+    }
+
+    /// Operations from `old` to `new` for plain hashable values (the value is the identity, so there
+    /// are no updates).
+    public func diff<T: Hashable>(_ old: [T], _ new: [T]) -> [SingleSectionOperation] {
+        run(old.count, new.count, oldKey: { old[$0] }, newKey: { new[$0] }) { _, _ in false }
+    }
+
+    private func run<Key: Hashable>(
+        _ oldCount: Int, _ newCount: Int, oldKey: (Int) -> Key, newKey: (Int) -> Key, changed: (Int, Int) -> Bool
+    ) -> [SingleSectionOperation] {
+        // Symbol table: the old indices of each identity, in order.
+        var table: [Key: [Int]] = [:]
+        table.reserveCapacity(oldCount)
+        for index in 0..<oldCount { table[oldKey(index), default: []].append(index) }
+        var cursor: [Key: Int] = [:]
+        var matchedOld = [Int](repeating: -1, count: newCount)  // new index → old index
+        var oldMatched = [Bool](repeating: false, count: oldCount)
+        for index in 0..<newCount {
+            let key = newKey(index)
+            guard let candidates = table[key] else { continue }
+            let next = cursor[key, default: 0]
+            if next < candidates.count {
+                matchedOld[index] = candidates[next]
+                oldMatched[candidates[next]] = true
+                cursor[key] = next + 1
+            }
+        }
+        var deletes: [Int] = []
+        for index in 0..<oldCount where !oldMatched[index] { deletes.append(index) }
+        var inserts: [Int] = []
+        var pairs: [(old: Int, new: Int)] = []
+        pairs.reserveCapacity(newCount)
+        for index in 0..<newCount {
+            if matchedOld[index] < 0 { inserts.append(index) } else { pairs.append((matchedOld[index], index)) }
+        }
+        let sequence = pairs.map(\.old)
+        var staying = [Bool](repeating: false, count: pairs.count)
+        for position in longestIncreasingSubsequence(sequence) { staying[position] = true }
+        var moves: [(Int, Int)] = []
+        var updates: [Int] = []
+        for (position, pair) in pairs.enumerated() {
+            let isChanged = changed(pair.old, pair.new)
+            if staying[position] {
+                if isChanged { updates.append(pair.old) }
+            } else if isChanged {
+                // A view cannot move and reload one row in a batch.
+                deletes.append(pair.old)
+                inserts.append(pair.new)
+            } else {
+                moves.append((pair.old, pair.new))
+            }
+        }
+        return normalized(deletes: deletes, inserts: inserts, moves: moves, updates: updates)
+    }
+}
