@@ -29,7 +29,8 @@ let package = Package(
             path: "Tests/LMDBTests"
         ),
         .testTarget(name: "LodeTests", dependencies: ["Lode", "LMDB"], path: "Tests/LodeTests"),
-        .testTarget(name: "ModelStorageTests", dependencies: ["ModelStorage"], path: "Tests/ModelStorageTests"),
+        .testTarget(
+            name: "ModelStorageTests", dependencies: ["ModelStorage"], path: "Tests/ModelStorageTests"),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -17,7 +17,8 @@ func replay<T: Equatable>(_ operations: [SingleSectionOperation], from old: [T],
         case .delete(let index): update.objectChanges.append((.delete, [IndexPath(item: index, section: 0)]))
         case .insert(let index): update.objectChanges.append((.insert, [IndexPath(item: index, section: 0)]))
         case .move(let from, let to):
-            update.objectChanges.append((.move, [IndexPath(item: from, section: 0), IndexPath(item: to, section: 0)]))
+            update.objectChanges.append(
+                (.move, [IndexPath(item: from, section: 0), IndexPath(item: to, section: 0)]))
         case .update(let index): update.objectChanges.append((.update, [IndexPath(item: index, section: 0)]))
         }
     }
@@ -28,16 +29,26 @@ func replay<T: Equatable>(_ operations: [SingleSectionOperation], from old: [T],
 
 @Suite struct DiffingTests {
     @Test func heckelReportsMovesAndUpdates() {
-        let old = [Model(id: 1, value: "a"), Model(id: 2, value: "b"), Model(id: 3, value: "c"), Model(id: 4, value: "d")]
-        let new = [Model(id: 3, value: "c"), Model(id: 1, value: "a"), Model(id: 2, value: "B"), Model(id: 5, value: "e")]
-        #expect(HeckelDiffer().diff(from: old, to: new) == [.delete(3), .insert(3), .move(from: 2, to: 0), .update(1)])
+        let old = [
+            Model(id: 1, value: "a"), Model(id: 2, value: "b"), Model(id: 3, value: "c"),
+            Model(id: 4, value: "d"),
+        ]
+        let new = [
+            Model(id: 3, value: "c"), Model(id: 1, value: "a"), Model(id: 2, value: "B"),
+            Model(id: 5, value: "e"),
+        ]
+        #expect(
+            HeckelDiffer().diff(from: old, to: new) == [
+                .delete(3), .insert(3), .move(from: 2, to: 0), .update(1),
+            ])
         #expect(HeckelDiffer().diff([1, 2, 3], [3, 1, 2]) == [.move(from: 2, to: 0)])
         #expect(HeckelDiffer().diff([Int](), [1]) == [.insert(0)])
         #expect(HeckelDiffer().diff([1, 1, 2], [1, 2]) == [.delete(1)])
     }
 
     @Test func myersFindsAShortestEditScript() {
-        #expect(MyersDiffer().diff(Array("ABCABBA"), Array("CBABAC")).count == 5)  // the paper's example: D = 5
+        // The paper's example: D = 5.
+        #expect(MyersDiffer().diff(Array("ABCABBA"), Array("CBABAC")).count == 5)
         #expect(MyersDiffer().diff([1, 2, 3], [1, 2, 3]).isEmpty)
         #expect(MyersDiffer().diff([1, 2, 3], [1, 3]) == [.delete(1)])
         #expect(MyersDiffer().diff([Int](), [1, 2]) == [.insert(0), .insert(1)])
@@ -52,7 +63,8 @@ func replay<T: Equatable>(_ operations: [SingleSectionOperation], from old: [T],
             let old = (0..<size).map { _ in Int.random(in: 0..<alphabet, using: &rng) }
             var new = old.filter { _ in Int.random(in: 0..<4, using: &rng) != 0 }
             for _ in 0..<Int.random(in: 0...8, using: &rng) {
-                new.insert(Int.random(in: 0..<alphabet, using: &rng), at: Int.random(in: 0...new.count, using: &rng))
+                new.insert(
+                    Int.random(in: 0..<alphabet, using: &rng), at: Int.random(in: 0...new.count, using: &rng))
             }
             if Bool.random(using: &rng) { new.shuffle(using: &rng) }
             let myers = MyersDiffer().diff(old, new)
@@ -63,11 +75,13 @@ func replay<T: Equatable>(_ operations: [SingleSectionOperation], from old: [T],
             #expect(try replay(heckel, from: old, to: new) == new, "round \(round) heckel \(old) → \(new)")
             // With identities and values: updates are replayed from the new values.
             let oldModels = Array(Set(old)).map { Model(id: $0, value: "v\($0)") }.shuffled(using: &rng)
-            let newModels = oldModels.filter { _ in Bool.random(using: &rng) }.map {
-                Int.random(in: 0..<3, using: &rng) == 0 ? Model(id: $0.id, value: $0.value + "!") : $0
-            }.shuffled(using: &rng) + [Model(id: 1000 + round, value: "new")]
+            let newModels =
+                oldModels.filter { _ in Bool.random(using: &rng) }.map {
+                    Int.random(in: 0..<3, using: &rng) == 0 ? Model(id: $0.id, value: $0.value + "!") : $0
+                }.shuffled(using: &rng) + [Model(id: 1000 + round, value: "new")]
             let operations = HeckelDiffer().diff(from: oldModels, to: newModels)
-            #expect(try replay(operations, from: oldModels, to: newModels) == newModels, "round \(round) models")
+            #expect(
+                try replay(operations, from: oldModels, to: newModels) == newModels, "round \(round) models")
         }
     }
 
@@ -82,7 +96,9 @@ func replay<T: Equatable>(_ operations: [SingleSectionOperation], from old: [T],
 
 @Suite struct SingleSectionStorageTests {
     @Test func setItemsDeliversTheDiffAndTheMirrorAgrees() {
-        let storage = SingleSectionHashableStorage(items: [Model(id: 1, value: "a"), Model(id: 2, value: "b")])
+        let storage = SingleSectionHashableStorage(items: [
+            Model(id: 1, value: "a"), Model(id: 2, value: "b"),
+        ])
         let delegate = MirroringDelegate<Model>(storage)
         storage.delegate = delegate
         storage.setItems([Model(id: 2, value: "B"), Model(id: 1, value: "a"), Model(id: 3, value: "c")])
@@ -96,24 +112,39 @@ func replay<T: Equatable>(_ operations: [SingleSectionOperation], from old: [T],
     @Test func accumulationStrategies() {
         let old = [Model(id: 1, value: "foo"), Model(id: 2, value: "bar")]
         let new = [Model(id: 1, value: "bar"), Model(id: 3, value: "xyz")]
-        #expect(AdditiveAccumulationStrategy().accumulate(oldItems: old, newItems: new).map(\.id) == [1, 2, 1, 3])
-        #expect(UpdateOldValuesAccumulationStrategy().accumulate(oldItems: old, newItems: new).map(\.description) == ["1:bar", "2:bar", "3:xyz"])
-        #expect(DeleteOldValuesAccumulationStrategy().accumulate(oldItems: old, newItems: new).map(\.description) == ["2:bar", "1:bar", "3:xyz"])
+        #expect(
+            AdditiveAccumulationStrategy().accumulate(oldItems: old, newItems: new).map(\.id) == [1, 2, 1, 3])
+        #expect(
+            UpdateOldValuesAccumulationStrategy().accumulate(oldItems: old, newItems: new).map(\.description)
+                == ["1:bar", "2:bar", "3:xyz"])
+        #expect(
+            DeleteOldValuesAccumulationStrategy().accumulate(oldItems: old, newItems: new).map(\.description)
+                == ["2:bar", "1:bar", "3:xyz"])
         // A batch that repeats an identifier (the lineage wrote into the wrong slot).
         let repeated = [Model(id: 3, value: "x"), Model(id: 1, value: "one"), Model(id: 3, value: "y")]
-        #expect(UpdateOldValuesAccumulationStrategy().accumulate(oldItems: old, newItems: repeated).map(\.description) == ["1:one", "2:bar", "3:y"])
-        #expect(DeleteOldValuesAccumulationStrategy().accumulate(oldItems: old, newItems: repeated).map(\.description) == ["2:bar", "1:one", "3:y"])
+        #expect(
+            UpdateOldValuesAccumulationStrategy().accumulate(oldItems: old, newItems: repeated).map(
+                \.description) == ["1:one", "2:bar", "3:y"])
+        #expect(
+            DeleteOldValuesAccumulationStrategy().accumulate(oldItems: old, newItems: repeated).map(
+                \.description) == ["2:bar", "1:one", "3:y"])
     }
 
     @Test func addItemsWithEachStrategyReplaysOnTheMirror() {
-        let storage = SingleSectionHashableStorage(items: [Model(id: 1, value: "foo"), Model(id: 2, value: "bar")])
+        let storage = SingleSectionHashableStorage(items: [
+            Model(id: 1, value: "foo"), Model(id: 2, value: "bar"),
+        ])
         let delegate = MirroringDelegate<Model>(storage)
         storage.delegate = delegate
-        storage.addItems([Model(id: 1, value: "bar"), Model(id: 3, value: "xyz")], UpdateOldValuesAccumulationStrategy())
+        storage.addItems(
+            [Model(id: 1, value: "bar"), Model(id: 3, value: "xyz")], UpdateOldValuesAccumulationStrategy())
         #expect(storage.items.map(\.description) == ["1:bar", "2:bar", "3:xyz"])
         #expect(changes(delegate.lastUpdate) == ["insert [[0, 2]]", "update [[0, 0]]"])
-        #expect(delegate.lastUpdate?.updatedObjects[IndexPath(item: 0, section: 0)] as? Model == Model(id: 1, value: "bar"))
-        storage.addItems([Model(id: 1, value: "baz"), Model(id: 4, value: "q")], DeleteOldValuesAccumulationStrategy())
+        #expect(
+            delegate.lastUpdate?.updatedObjects[IndexPath(item: 0, section: 0)] as? Model
+                == Model(id: 1, value: "bar"))
+        storage.addItems(
+            [Model(id: 1, value: "baz"), Model(id: 4, value: "q")], DeleteOldValuesAccumulationStrategy())
         #expect(storage.items.map(\.id) == [2, 3, 1, 4])
         storage.addItems([Model(id: 5, value: "z")])
         #expect(storage.numberOfItems(inSection: 0) == 5)
@@ -125,10 +156,16 @@ func replay<T: Equatable>(_ operations: [SingleSectionOperation], from old: [T],
             var name: String
             var identifier: AnyHashable { name }
         }
-        let storage = SingleSectionEquatableStorage(items: [AnyIdentifiableEquatable(Model(id: 1, value: "a")), AnyIdentifiableEquatable(Other(name: "x"))])
-        storage.setItems([AnyIdentifiableEquatable(Other(name: "x")), AnyIdentifiableEquatable(Model(id: 2, value: "b"))])
+        let storage = SingleSectionEquatableStorage(items: [
+            AnyIdentifiableEquatable(Model(id: 1, value: "a")), AnyIdentifiableEquatable(Other(name: "x")),
+        ])
+        storage.setItems([
+            AnyIdentifiableEquatable(Other(name: "x")), AnyIdentifiableEquatable(Model(id: 2, value: "b")),
+        ])
         #expect(storage.numberOfItems(inSection: 0) == 2)
-        #expect((storage.item(at: IndexPath(item: 1, section: 0)) as? AnyIdentifiableEquatable)?.base as? Model == Model(id: 2, value: "b"))
+        #expect(
+            (storage.item(at: IndexPath(item: 1, section: 0)) as? AnyIdentifiableEquatable)?.base as? Model
+                == Model(id: 2, value: "b"))
     }
 
     @Test(arguments: [11, 12])
@@ -143,10 +180,13 @@ func replay<T: Equatable>(_ operations: [SingleSectionOperation], from old: [T],
                 for _ in 0..<Int.random(in: 0...4, using: &rng) {
                     let id = Int.random(in: 0..<60, using: &rng)
                     if !items.contains(where: { $0.id == id }) {
-                        items.insert(Model(id: id, value: "v"), at: Int.random(in: 0...items.count, using: &rng))
+                        items.insert(
+                            Model(id: id, value: "v"), at: Int.random(in: 0...items.count, using: &rng))
                     }
                 }
-                items = items.map { Int.random(in: 0..<6, using: &rng) == 0 ? Model(id: $0.id, value: $0.value + "'") : $0 }
+                items = items.map {
+                    Int.random(in: 0..<6, using: &rng) == 0 ? Model(id: $0.id, value: $0.value + "'") : $0
+                }
                 if Int.random(in: 0..<3, using: &rng) == 0 { items.shuffle(using: &rng) }
                 storage.setItems(items)
             }

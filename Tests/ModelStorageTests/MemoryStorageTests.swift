@@ -42,18 +42,34 @@ import Testing
     @Test func invalidEditsThrowToTheCallerAndChangeNothing() throws {
         storage.addItems([1, 2, 3])
         let before = delegate.updates.count
-        #expect(throws: MemoryStorageError.indexPathTooBig(ip(5, 0), itemsInSection: 3)) { try storage.insertItem(4, to: ip(5, 0)) }
+        #expect(throws: MemoryStorageError.indexPathTooBig(ip(5, 0), itemsInSection: 3)) {
+            try storage.insertItem(4, to: ip(5, 0))
+        }
         #expect(throws: MemoryStorageError.itemNotFound("42")) { try storage.removeItem(42) }
         #expect(throws: MemoryStorageError.itemNotFound("42")) { try storage.replaceItem(42, with: 1) }
         #expect(throws: MemoryStorageError.itemNotFound("42")) { try storage.reloadItem(42) }
         #expect(throws: MemoryStorageError.itemNotFound("42")) { try storage.removeItems([1, 42]) }
-        #expect(throws: MemoryStorageError.invalidIndexPath(ip(3, 0))) { try storage.removeItems(at: [ip(0, 0), ip(3, 0)]) }
-        #expect(throws: MemoryStorageError.sectionOutOfRange(1, numberOfSections: 1)) { try storage.removeItems(fromSection: 1) }
-        #expect(throws: MemoryStorageError.sectionOutOfRange(2, numberOfSections: 1)) { try storage.deleteSections([0, 2]) }
-        #expect(throws: MemoryStorageError.itemCountMismatch(items: 2, indexPaths: 1)) { try storage.insertItems([1, 2], to: [ip(0, 0)]) }
-        #expect(throws: MemoryStorageError.invalidIndexPath(ip(3, 0))) { try storage.moveItem(at: ip(3, 0), to: ip(0, 0)) }
-        #expect(throws: MemoryStorageError.indexPathTooBig(ip(3, 0), itemsInSection: 2)) { try storage.moveItem(at: ip(0, 0), to: ip(3, 0)) }
-        #expect(throws: MemoryStorageError.sectionOutOfRange(3, numberOfSections: 1)) { try storage.insertSection(SectionModel(), atIndex: 3) }
+        #expect(throws: MemoryStorageError.invalidIndexPath(ip(3, 0))) {
+            try storage.removeItems(at: [ip(0, 0), ip(3, 0)])
+        }
+        #expect(throws: MemoryStorageError.sectionOutOfRange(1, numberOfSections: 1)) {
+            try storage.removeItems(fromSection: 1)
+        }
+        #expect(throws: MemoryStorageError.sectionOutOfRange(2, numberOfSections: 1)) {
+            try storage.deleteSections([0, 2])
+        }
+        #expect(throws: MemoryStorageError.itemCountMismatch(items: 2, indexPaths: 1)) {
+            try storage.insertItems([1, 2], to: [ip(0, 0)])
+        }
+        #expect(throws: MemoryStorageError.invalidIndexPath(ip(3, 0))) {
+            try storage.moveItem(at: ip(3, 0), to: ip(0, 0))
+        }
+        #expect(throws: MemoryStorageError.indexPathTooBig(ip(3, 0), itemsInSection: 2)) {
+            try storage.moveItem(at: ip(0, 0), to: ip(3, 0))
+        }
+        #expect(throws: MemoryStorageError.sectionOutOfRange(3, numberOfSections: 1)) {
+            try storage.insertSection(SectionModel(), atIndex: 3)
+        }
         #expect(delegate.updates.count == before)
         #expect(storage.items(inSection: 0) as? [Int] == [1, 2, 3])
         checkMirror()
@@ -118,7 +134,10 @@ import Testing
         #expect(delegate.updates.count == before + 1)
         #expect(storage.items(inSection: 0) as? [Int] == [0, 5, 2, 30, 4])
         // Deletes at old index paths, inserts at new ones, one move, one reload.
-        #expect(changes(delegate.lastUpdate) == ["delete [[0, 0]]", "insert [[0, 0]]", "insert [[0, 1]]", "update [[0, 2]]"])
+        #expect(
+            changes(delegate.lastUpdate) == [
+                "delete [[0, 0]]", "insert [[0, 0]]", "insert [[0, 1]]", "update [[0, 2]]",
+            ])
         checkMirror()
     }
 
@@ -193,7 +212,9 @@ import Testing
         storage.configureForTableViewUsage()
         #expect(storage.footerModel(forSection: 1) as? String == "b")
         #expect(storage.footerModel(forSection: 2) == nil)
-        #expect(storage.supplementaryModel(ofKind: SupplementaryKind.tableFooter, forSectionAt: ip(0, 0)) as? String == "a")
+        #expect(
+            storage.supplementaryModel(ofKind: SupplementaryKind.tableFooter, forSectionAt: ip(0, 0))
+                as? String == "a")
         storage.setSectionHeaderModels(["h"])
         #expect(storage.headerModel(forSection: 0) as? String == "h")
     }
@@ -242,7 +263,8 @@ import Testing
         case 0: storage.addItem(next, toSection: Int.random(in: 0...sections, using: &rng))
         case 1:
             let section = Int.random(in: 0..<max(sections, 1), using: &rng)
-            let count = storage.sections.indices.contains(section) ? storage.sections[section].numberOfItems : 0
+            let count =
+                storage.sections.indices.contains(section) ? storage.sections[section].numberOfItems : 0
             try storage.insertItem(next, to: ip(Int.random(in: 0...count, using: &rng), section))
         case 2: if let path = randomPath() { try storage.removeItems(at: [path]) }
         case 3:
@@ -257,14 +279,22 @@ import Testing
             }
         case 5:
             if sections > 1 {
-                try storage.moveSection(Int.random(in: 0..<sections, using: &rng), toSection: Int.random(in: 0..<sections, using: &rng))
+                try storage.moveSection(
+                    Int.random(in: 0..<sections, using: &rng),
+                    toSection: Int.random(in: 0..<sections, using: &rng))
             }
         case 6: if sections > 0 { try storage.deleteSections([Int.random(in: 0..<sections, using: &rng)]) }
         case 7:
-            try storage.insertSection(SectionModel(items: [next, next + 500]), atIndex: Int.random(in: 0...sections, using: &rng))
+            try storage.insertSection(
+                SectionModel(items: [next, next + 500]), atIndex: Int.random(in: 0...sections, using: &rng))
             next += 1
-        case 8: if let path = randomPath(), let value = storage.sections[path.section].items[path.item] as? Int { try storage.reloadItem(value) }
-        case 9: storage.addItems([next, next + 2000, next + 4000], toSection: Int.random(in: 0...sections, using: &rng))
+        case 8:
+            if let path = randomPath(), let value = storage.sections[path.section].items[path.item] as? Int {
+                try storage.reloadItem(value)
+            }
+        case 9:
+            storage.addItems(
+                [next, next + 2000, next + 4000], toSection: Int.random(in: 0...sections, using: &rng))
         default:
             if let path = randomPath() {
                 let count = storage.sections[path.section].numberOfItems

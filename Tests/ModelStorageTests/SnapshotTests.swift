@@ -31,12 +31,20 @@ import Testing
         var snapshot = Snapshot<String, Int>()
         #expect(throws: SnapshotError<String, Int>.noSections) { try snapshot.appendItems([1]) }
         try snapshot.appendSections(["a"])
-        #expect(throws: SnapshotError<String, Int>.duplicateSection("a")) { try snapshot.appendSections(["a"]) }
+        #expect(throws: SnapshotError<String, Int>.duplicateSection("a")) {
+            try snapshot.appendSections(["a"])
+        }
         try snapshot.appendItems([1])
         #expect(throws: SnapshotError<String, Int>.duplicateItem(1)) { try snapshot.appendItems([2, 1]) }
-        #expect(throws: SnapshotError<String, Int>.itemNotFound(7)) { try snapshot.insertItems([3], beforeItem: 7) }
-        #expect(throws: SnapshotError<String, Int>.sectionNotFound("z")) { try snapshot.deleteSections(["z"]) }
-        #expect(throws: SnapshotError<String, Int>.moveRelativeToItself) { try snapshot.moveItem(1, afterItem: 1) }
+        #expect(throws: SnapshotError<String, Int>.itemNotFound(7)) {
+            try snapshot.insertItems([3], beforeItem: 7)
+        }
+        #expect(throws: SnapshotError<String, Int>.sectionNotFound("z")) {
+            try snapshot.deleteSections(["z"])
+        }
+        #expect(throws: SnapshotError<String, Int>.moveRelativeToItself) {
+            try snapshot.moveItem(1, afterItem: 1)
+        }
         #expect(throws: SnapshotError<String, Int>.itemNotFound(5)) { try snapshot.reloadItems([5]) }
         #expect(snapshot.itemIdentifiers == [1])
     }
@@ -55,7 +63,8 @@ import Testing
         try snapshot.moveItem(1, afterItem: 5)
         try snapshot.reloadItems([2])
         storage.apply(snapshot)
-        #expect(changes(delegate.lastUpdate) == ["s.move [1, 0]", "move [[0, 0], [0, 2]]", "update [[0, 1]]"])
+        #expect(
+            changes(delegate.lastUpdate) == ["s.move [1, 0]", "move [[0, 0], [0, 2]]", "update [[0, 1]]"])
         #expect(delegate.lastUpdate?.updatedObjects[IndexPath(item: 1, section: 0)] as? Int == 2)
         #expect(storage.headerModel(forSection: 0) as? String == "b")
         #expect(delegate.failures.isEmpty, "\(delegate.failures)")
@@ -82,7 +91,10 @@ import Testing
                     } else {
                         try snapshot.appendSections([nextSection])
                     }
-                case 1: if let section = sections.randomElement(using: &rng) { try snapshot.deleteSections([section]) }
+                case 1:
+                    if let section = sections.randomElement(using: &rng) {
+                        try snapshot.deleteSections([section])
+                    }
                 case 2, 3:
                     if let section = sections.randomElement(using: &rng) {
                         let count = Int.random(in: 1...3, using: &rng)
@@ -91,15 +103,22 @@ import Testing
                     }
                 case 4: if let item = items.randomElement(using: &rng) { try snapshot.deleteItems([item]) }
                 case 5:
-                    if let item = items.randomElement(using: &rng), let target = items.randomElement(using: &rng), item != target {
+                    if let item = items.randomElement(using: &rng),
+                        let target = items.randomElement(using: &rng), item != target
+                    {
                         try snapshot.moveItem(item, afterItem: target)
                     }
                 case 6:
-                    if let section = sections.randomElement(using: &rng), let target = sections.randomElement(using: &rng), section != target {
+                    if let section = sections.randomElement(using: &rng),
+                        let target = sections.randomElement(using: &rng), section != target
+                    {
                         try snapshot.moveSection(section, beforeSection: target)
                     }
                 case 7: if let item = items.randomElement(using: &rng) { try snapshot.reloadItems([item]) }
-                default: if let section = sections.randomElement(using: &rng) { try snapshot.reloadSections([section]) }
+                default:
+                    if let section = sections.randomElement(using: &rng) {
+                        try snapshot.reloadSections([section])
+                    }
                 }
             }
             storage.apply(snapshot)
@@ -130,7 +149,9 @@ import Testing
     @Test func theFirstMatchingRegistrationMakesAndConfiguresTheView() throws {
         let registry = ViewModelMappingRegistry()
         registry.register(NumberCell.self, condition: .section(1), make: NumberCell.init)
-        registry.register(NameCell.self, make: NameCell.init) { cell, _, indexPath in cell.configuredAt = indexPath }
+        registry.register(NameCell.self, make: NameCell.init) { cell, _, indexPath in
+            cell.configuredAt = indexPath
+        }
         registry.register(NumberCell.self, make: NumberCell.init)
         registry.register(HeaderView.self, kind: .supplementary("header"), make: HeaderView.init)
         let storage = MemoryStorage()
@@ -139,13 +160,20 @@ import Testing
         let name = registry.makeView(forItemAt: IndexPath(item: 1, section: 0), in: storage) as? NameCell
         #expect(name?.shown == "bob")
         #expect(name?.configuredAt == IndexPath(item: 1, section: 0))
-        #expect((registry.makeView(forItemAt: IndexPath(item: 0, section: 1), in: storage) as? NumberCell)?.shown == 7)
+        #expect(
+            (registry.makeView(forItemAt: IndexPath(item: 0, section: 1), in: storage) as? NumberCell)?.shown
+                == 7)
         #expect(registry.mapping(for: 3, at: IndexPath(item: 0, section: 0))?.condition.isNone == true)
         #expect(registry.makeView(for: 2.5, at: IndexPath(item: 0, section: 0)) == nil)
-        let header = registry.makeView(for: "Title", at: IndexPath(item: 0, section: 0), kind: .supplementary("header")) as? HeaderView
+        let header =
+            registry.makeView(
+                for: "Title", at: IndexPath(item: 0, section: 0), kind: .supplementary("header"))
+            as? HeaderView
         #expect(header?.title == "Title")
         let optional: String? = "wrapped"
-        #expect((registry.makeView(for: optional as Any, at: IndexPath(item: 0, section: 0)) as? NameCell)?.shown == "wrapped")
+        #expect(
+            (registry.makeView(for: optional as Any, at: IndexPath(item: 0, section: 0)) as? NameCell)?.shown
+                == "wrapped")
         registry.unregister(NumberCell.self)
         #expect(registry.mapping(for: 3, at: IndexPath(item: 0, section: 1)) == nil)
     }

@@ -30,7 +30,9 @@ final class MirroringDelegate<Item: Equatable>: StorageUpdating {
         let data = Self.contents(of: storage)
         do {
             try mirror.apply(update, dataSource: data)
-            if mirror.sections != data { failures.append("mirror \(mirror.sections) != data \(data) after \(update)") }
+            if mirror.sections != data {
+                failures.append("mirror \(mirror.sections) != data \(data) after \(update)")
+            }
         } catch {
             failures.append("\(error) in \(update)")
         }

@@ -76,11 +76,15 @@ struct ChangeSetBuilder<SectionID: Hashable, ItemID: Hashable> {
         // Items.
         var oldPosition: [ItemID: IndexPath] = [:]
         for (sectionIndex, section) in old.enumerated() where !deletedOld.contains(sectionIndex) {
-            for (row, item) in section.items.enumerated() { oldPosition[item] = IndexPath(item: row, section: sectionIndex) }
+            for (row, item) in section.items.enumerated() {
+                oldPosition[item] = IndexPath(item: row, section: sectionIndex)
+            }
         }
         var newPosition: [ItemID: IndexPath] = [:]
         for (sectionIndex, section) in new.enumerated() where !insertedNew.contains(sectionIndex) {
-            for (row, item) in section.items.enumerated() { newPosition[item] = IndexPath(item: row, section: sectionIndex) }
+            for (row, item) in section.items.enumerated() {
+                newPosition[item] = IndexPath(item: row, section: sectionIndex)
+            }
         }
         for (sectionIndex, section) in old.enumerated() where !deletedOld.contains(sectionIndex) {
             if replacedOld.contains(sectionIndex) { continue }

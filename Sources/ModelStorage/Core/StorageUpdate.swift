@@ -35,7 +35,9 @@ public final class StorageUpdate: CustomStringConvertible {
     public init() {}
 
     /// True when there are no changes and nothing to apply.
-    public var isEmpty: Bool { objectChanges.isEmpty && sectionChanges.isEmpty && enqueuedDatasourceUpdates.isEmpty }
+    public var isEmpty: Bool {
+        objectChanges.isEmpty && sectionChanges.isEmpty && enqueuedDatasourceUpdates.isEmpty
+    }
 
     /// True when data changes are waiting for ``applyDeferredDatasourceUpdates()``.
     public var containsDeferredDatasourceUpdates: Bool { !enqueuedDatasourceUpdates.isEmpty }
@@ -79,7 +81,9 @@ public final class StorageUpdate: CustomStringConvertible {
         if !sectionChanges.isEmpty {
             parts.append(
                 "sections: "
-                    + sectionChanges.map { "\($0.0.rawValue) \($0.1.map(String.init).joined(separator: "→"))" }
+                    + sectionChanges.map {
+                        "\($0.0.rawValue) \($0.1.map(String.init).joined(separator: "→"))"
+                    }
                     .joined(separator: ", "))
         }
         if !objectChanges.isEmpty {

@@ -9,18 +9,23 @@ public struct HeckelDiffer: DiffingAlgorithm, Sendable {
     public init() {}
 
     /// Operations from `old` to `new`, matching by `identifier` and detecting updates with `==`.
-    public func diff<T: EntityIdentifiable & Equatable>(from old: [T], to new: [T]) -> [SingleSectionOperation] {
-        run(old.count, new.count, oldKey: { old[$0].identifier }, newKey: { new[$0].identifier }) { old[$0] != new[$1] }
+    public func diff<T: EntityIdentifiable & Equatable>(from old: [T], to new: [T])
+        -> [SingleSectionOperation]
+    {
+        run(
+            old.count, new.count, oldKey: { old[$0].identifier }, newKey: { new[$0].identifier },
+            changed: { old[$0] != new[$1] })
     }
 
     /// Operations from `old` to `new` for plain hashable values (the value is the identity, so there
     /// are no updates).
     public func diff<T: Hashable>(_ old: [T], _ new: [T]) -> [SingleSectionOperation] {
-        run(old.count, new.count, oldKey: { old[$0] }, newKey: { new[$0] }) { _, _ in false }
+        run(old.count, new.count, oldKey: { old[$0] }, newKey: { new[$0] }, changed: { _, _ in false })
     }
 
     private func run<Key: Hashable>(
-        _ oldCount: Int, _ newCount: Int, oldKey: (Int) -> Key, newKey: (Int) -> Key, changed: (Int, Int) -> Bool
+        _ oldCount: Int, _ newCount: Int, oldKey: (Int) -> Key, newKey: (Int) -> Key,
+        changed: (Int, Int) -> Bool
     ) -> [SingleSectionOperation] {
         // Symbol table: the old indices of each identity, in order.
         var table: [Key: [Int]] = [:]
@@ -45,7 +50,11 @@ public struct HeckelDiffer: DiffingAlgorithm, Sendable {
         var pairs: [(old: Int, new: Int)] = []
         pairs.reserveCapacity(newCount)
         for index in 0..<newCount {
-            if matchedOld[index] < 0 { inserts.append(index) } else { pairs.append((matchedOld[index], index)) }
+            if matchedOld[index] < 0 {
+                inserts.append(index)
+            } else {
+                pairs.append((matchedOld[index], index))
+            }
         }
         let sequence = pairs.map(\.old)
         var staying = [Bool](repeating: false, count: pairs.count)

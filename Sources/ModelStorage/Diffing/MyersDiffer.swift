@@ -6,7 +6,9 @@ public struct MyersDiffer: DiffingAlgorithm, Sendable {
     public init() {}
 
     /// Operations from `old` to `new` (elements compared with `==`).
-    public func diff<T: EntityIdentifiable & Equatable>(from old: [T], to new: [T]) -> [SingleSectionOperation] {
+    public func diff<T: EntityIdentifiable & Equatable>(from old: [T], to new: [T])
+        -> [SingleSectionOperation]
+    {
         diff(old, new)
     }
 
@@ -62,7 +64,9 @@ public struct MyersDiffer: DiffingAlgorithm, Sendable {
 
         /// The middle snake of the shortest path through the edit graph of the two ranges: it starts at
         /// (x, y) and ends at (u, v), in absolute indices.
-        mutating func middleSnake(_ aLow: Int, _ aHigh: Int, _ bLow: Int, _ bHigh: Int) -> (Int, Int, Int, Int) {
+        mutating func middleSnake(_ aLow: Int, _ aHigh: Int, _ bLow: Int, _ bHigh: Int) -> (
+            Int, Int, Int, Int
+        ) {
             let n = aHigh - aLow
             let m = bHigh - bLow
             let delta = n - m

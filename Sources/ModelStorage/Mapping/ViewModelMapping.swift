@@ -78,12 +78,16 @@ public final class ViewModelMapping {
     }
 
     /// Reacts to a selection of an item this mapping shows.
-    public func didSelect(_ reaction: @escaping (_ view: AnyObject?, _ model: Any, _ indexPath: IndexPath) -> Void) {
+    public func didSelect(
+        _ reaction: @escaping (_ view: AnyObject?, _ model: Any, _ indexPath: IndexPath) -> Void
+    ) {
         reactions[.select] = reaction
     }
 
     /// Reacts to a deselection.
-    public func didDeselect(_ reaction: @escaping (_ view: AnyObject?, _ model: Any, _ indexPath: IndexPath) -> Void) {
+    public func didDeselect(
+        _ reaction: @escaping (_ view: AnyObject?, _ model: Any, _ indexPath: IndexPath) -> Void
+    ) {
         reactions[.deselect] = reaction
     }
 }
@@ -109,7 +113,9 @@ public final class ViewModelMappingRegistry {
             kind: kind, viewType: View.self, modelType: View.ModelType.self, condition: condition,
             accepts: { $0 is View.ModelType }, make: make,
             configure: { view, model, indexPath in
-                guard let view = view as? View, let model = unwrapOptionals(model) as? View.ModelType else { return }
+                guard let view = view as? View, let model = unwrapOptionals(model) as? View.ModelType else {
+                    return
+                }
                 configure?(view, model, indexPath)
                 view.update(with: model)
             })
@@ -123,7 +129,8 @@ public final class ViewModelMappingRegistry {
     }
 
     /// The first mapping of `kind` that shows `model` at `indexPath`.
-    public func mapping(for model: Any, at indexPath: IndexPath, kind: ViewKind = .cell) -> ViewModelMapping? {
+    public func mapping(for model: Any, at indexPath: IndexPath, kind: ViewKind = .cell) -> ViewModelMapping?
+    {
         mappings.first { $0.kind == kind && $0.matches(model, at: indexPath) }
     }
 
@@ -137,7 +144,9 @@ public final class ViewModelMappingRegistry {
 
     /// Configures an existing (reused) view with `model`; false when no mapping shows it.
     @discardableResult
-    public func configure(_ view: AnyObject, with model: Any, at indexPath: IndexPath, kind: ViewKind = .cell) -> Bool {
+    public func configure(_ view: AnyObject, with model: Any, at indexPath: IndexPath, kind: ViewKind = .cell)
+        -> Bool
+    {
         guard let mapping = mapping(for: model, at: indexPath, kind: kind) else { return false }
         mapping.configure(view, model, indexPath)
         return true
@@ -152,7 +161,9 @@ public final class ViewModelMappingRegistry {
     /// Sends an event for the item at `indexPath` to the reaction of its mapping; false when nothing
     /// handled it.
     @discardableResult
-    public func handle(_ event: MappingEvent, at indexPath: IndexPath, in storage: any Storage, view: AnyObject? = nil) -> Bool {
+    public func handle(
+        _ event: MappingEvent, at indexPath: IndexPath, in storage: any Storage, view: AnyObject? = nil
+    ) -> Bool {
         guard let model = storage.item(at: indexPath), let mapping = mapping(for: model, at: indexPath),
             let reaction = mapping.reactions[event]
         else { return false }

@@ -47,31 +47,49 @@ public struct ListMirror<Item> {
         for (type, payload) in update.sectionChanges {
             switch type {
             case .delete, .update:
-                guard payload.count == 1 else { throw Self.fail("a section \(type.rawValue) needs one index, got \(payload)") }
+                guard payload.count == 1 else {
+                    throw Self.fail("a section \(type.rawValue) needs one index, got \(payload)")
+                }
                 let index = payload[0]
                 guard index >= 0 && index < oldCount else {
-                    throw Self.fail("attempt to \(type.rawValue) section \(index), but there are only \(oldCount) sections before the update")
+                    throw Self.fail(
+                        "attempt to \(type.rawValue) section \(index), but there are only \(oldCount) sections before the update"
+                    )
                 }
                 guard usedOld.insert(index).inserted else {
                     throw Self.fail("section \(index) is used twice on the old side (delete, move or reload)")
                 }
                 if type == .delete { deletedSections.insert(index) } else { reloadedSections.insert(index) }
             case .insert:
-                guard payload.count == 1 else { throw Self.fail("a section insert needs one index, got \(payload)") }
+                guard payload.count == 1 else {
+                    throw Self.fail("a section insert needs one index, got \(payload)")
+                }
                 let index = payload[0]
                 guard index >= 0 && index < newCount else {
-                    throw Self.fail("attempt to insert section \(index), but there are only \(newCount) sections after the update")
+                    throw Self.fail(
+                        "attempt to insert section \(index), but there are only \(newCount) sections after the update"
+                    )
                 }
-                guard usedNew.insert(index).inserted else { throw Self.fail("section \(index) is inserted or moved to twice") }
+                guard usedNew.insert(index).inserted else {
+                    throw Self.fail("section \(index) is inserted or moved to twice")
+                }
                 insertedSections.insert(index)
             case .move:
-                guard payload.count == 2 else { throw Self.fail("a section move needs [from, to], got \(payload)") }
+                guard payload.count == 2 else {
+                    throw Self.fail("a section move needs [from, to], got \(payload)")
+                }
                 let (from, to) = (payload[0], payload[1])
                 guard from >= 0 && from < oldCount, to >= 0 && to < newCount else {
-                    throw Self.fail("attempt to move section \(from) to \(to) with \(oldCount) sections before and \(newCount) after")
+                    throw Self.fail(
+                        "attempt to move section \(from) to \(to) with \(oldCount) sections before and \(newCount) after"
+                    )
                 }
-                guard usedOld.insert(from).inserted else { throw Self.fail("section \(from) is used twice on the old side") }
-                guard usedNew.insert(to).inserted else { throw Self.fail("section \(to) is inserted or moved to twice") }
+                guard usedOld.insert(from).inserted else {
+                    throw Self.fail("section \(from) is used twice on the old side")
+                }
+                guard usedNew.insert(to).inserted else {
+                    throw Self.fail("section \(to) is inserted or moved to twice")
+                }
                 sectionMoveTargets[to] = from
             }
         }
@@ -82,8 +100,10 @@ public struct ListMirror<Item> {
         }
         // New section j comes from old section sourceOf[j], or is inserted (nil).
         var sourceOf = [Int?](repeating: nil, count: newCount)
-        var remaining = (0..<oldCount).filter { !deletedSections.contains($0) && !sectionMoveTargets.values.contains($0) }
-            .makeIterator()
+        var remaining = (0..<oldCount).filter {
+            !deletedSections.contains($0) && !sectionMoveTargets.values.contains($0)
+        }
+        .makeIterator()
         for index in 0..<newCount {
             if insertedSections.contains(index) { continue }
             if let from = sectionMoveTargets[index] {
@@ -101,26 +121,33 @@ public struct ListMirror<Item> {
         var movedOut = Set<IndexPath>()
         func checkOld(_ path: IndexPath, _ what: String) throws(Inconsistency) {
             guard path.count == 2, path.section >= 0, path.section < oldCount else {
-                throw Self.fail("attempt to \(what) row \(path) in a section that does not exist before the update")
+                throw Self.fail(
+                    "attempt to \(what) row \(path) in a section that does not exist before the update")
             }
             guard !deletedSections.contains(path.section) else {
-                throw Self.fail("attempt to \(what) row \(path.item) of section \(path.section), which is being deleted")
+                throw Self.fail(
+                    "attempt to \(what) row \(path.item) of section \(path.section), which is being deleted")
             }
             guard path.item >= 0 && path.item < sections[path.section].count else {
                 throw Self.fail(
-                    "attempt to \(what) row \(path.item) from section \(path.section), which only contains \(sections[path.section].count) rows before the update")
+                    "attempt to \(what) row \(path.item) from section \(path.section), which only contains \(sections[path.section].count) rows before the update"
+                )
             }
         }
         func checkNew(_ path: IndexPath, _ what: String) throws(Inconsistency) {
             guard path.count == 2, path.section >= 0, path.section < newCount else {
-                throw Self.fail("attempt to \(what) row \(path) in a section that does not exist after the update")
+                throw Self.fail(
+                    "attempt to \(what) row \(path) in a section that does not exist after the update")
             }
             guard !insertedSections.contains(path.section) else {
-                throw Self.fail("attempt to \(what) row \(path.item) into section \(path.section), which is being inserted")
+                throw Self.fail(
+                    "attempt to \(what) row \(path.item) into section \(path.section), which is being inserted"
+                )
             }
             guard path.item >= 0 && path.item < dataSource[path.section].count else {
                 throw Self.fail(
-                    "attempt to \(what) row \(path.item) into section \(path.section), which only contains \(dataSource[path.section].count) rows after the update")
+                    "attempt to \(what) row \(path.item) into section \(path.section), which only contains \(dataSource[path.section].count) rows after the update"
+                )
             }
         }
         var oldSide = Set<IndexPath>()
@@ -128,31 +155,47 @@ public struct ListMirror<Item> {
         for (type, payload) in update.objectChanges {
             switch type {
             case .delete, .update:
-                guard payload.count == 1 else { throw Self.fail("a row \(type.rawValue) needs one index path, got \(payload)") }
+                guard payload.count == 1 else {
+                    throw Self.fail("a row \(type.rawValue) needs one index path, got \(payload)")
+                }
                 try checkOld(payload[0], type == .delete ? "delete" : "reload")
                 if type == .update && reloadedSections.contains(payload[0].section) {
-                    throw Self.fail("attempt to reload row \(payload[0].item) of section \(payload[0].section), which is itself reloaded")
+                    throw Self.fail(
+                        "attempt to reload row \(payload[0].item) of section \(payload[0].section), which is itself reloaded"
+                    )
                 }
                 guard oldSide.insert(payload[0]).inserted else {
-                    throw Self.fail("row \(payload[0].item) of section \(payload[0].section) is used twice (delete, move or reload)")
+                    throw Self.fail(
+                        "row \(payload[0].item) of section \(payload[0].section) is used twice (delete, move or reload)"
+                    )
                 }
                 if type == .delete { deletedRows.insert(payload[0]) } else { reloadedRows.insert(payload[0]) }
             case .insert:
-                guard payload.count == 1 else { throw Self.fail("a row insert needs one index path, got \(payload)") }
+                guard payload.count == 1 else {
+                    throw Self.fail("a row insert needs one index path, got \(payload)")
+                }
                 try checkNew(payload[0], "insert")
                 guard newSide.insert(payload[0]).inserted else {
-                    throw Self.fail("row \(payload[0].item) of section \(payload[0].section) is inserted or moved to twice")
+                    throw Self.fail(
+                        "row \(payload[0].item) of section \(payload[0].section) is inserted or moved to twice"
+                    )
                 }
                 insertedRows.insert(payload[0])
             case .move:
-                guard payload.count == 2 else { throw Self.fail("a row move needs [from, to], got \(payload)") }
+                guard payload.count == 2 else {
+                    throw Self.fail("a row move needs [from, to], got \(payload)")
+                }
                 try checkOld(payload[0], "move")
                 try checkNew(payload[1], "move")
                 guard oldSide.insert(payload[0]).inserted else {
-                    throw Self.fail("row \(payload[0].item) of section \(payload[0].section) is used twice (delete, move or reload)")
+                    throw Self.fail(
+                        "row \(payload[0].item) of section \(payload[0].section) is used twice (delete, move or reload)"
+                    )
                 }
                 guard newSide.insert(payload[1]).inserted else {
-                    throw Self.fail("row \(payload[1].item) of section \(payload[1].section) is inserted or moved to twice")
+                    throw Self.fail(
+                        "row \(payload[1].item) of section \(payload[1].section) is inserted or moved to twice"
+                    )
                 }
                 movedOut.insert(payload[0])
                 movedIn[payload[1]] = payload[0]
@@ -176,7 +219,9 @@ public struct ListMirror<Item> {
                 let path = IndexPath(item: $0, section: oldIndex)
                 return !deletedRows.contains(path) && !movedOut.contains(path)
             }
-            let incoming = insertedRows.filter { $0.section == newIndex }.count + movedIn.keys.filter { $0.section == newIndex }.count
+            let incoming =
+                insertedRows.filter { $0.section == newIndex }.count
+                + movedIn.keys.filter { $0.section == newIndex }.count
             let expected = dataSource[newIndex].count
             guard keptRows.count + incoming == expected else {
                 let deleted = deletedRows.filter { $0.section == oldIndex }.count

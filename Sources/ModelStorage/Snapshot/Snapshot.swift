@@ -1,5 +1,7 @@
 /// Why a ``Snapshot`` edit was refused (a diffable data source snapshot would crash instead).
-public enum SnapshotError<SectionID: Hashable & Sendable, ItemID: Hashable & Sendable>: Error, Equatable, CustomStringConvertible {
+public enum SnapshotError<SectionID: Hashable & Sendable, ItemID: Hashable & Sendable>: Error, Equatable,
+    CustomStringConvertible
+{
     /// The section is already in the snapshot.
     case duplicateSection(SectionID)
     /// The item is already in the snapshot.
@@ -87,7 +89,9 @@ public struct Snapshot<SectionID: Hashable & Sendable, ItemID: Hashable & Sendab
 
     private func checkNew(_ identifiers: [SectionID]) throws(Failure) {
         var seen = Set<SectionID>()
-        for id in identifiers where sectionIndex[id] != nil || !seen.insert(id).inserted { throw .duplicateSection(id) }
+        for id in identifiers where sectionIndex[id] != nil || !seen.insert(id).inserted {
+            throw .duplicateSection(id)
+        }
     }
 
     /// Adds sections at the end.
@@ -98,7 +102,9 @@ public struct Snapshot<SectionID: Hashable & Sendable, ItemID: Hashable & Sendab
     }
 
     /// Inserts sections before another.
-    public mutating func insertSections(_ identifiers: [SectionID], beforeSection target: SectionID) throws(Failure) {
+    public mutating func insertSections(_ identifiers: [SectionID], beforeSection target: SectionID)
+        throws(Failure)
+    {
         try checkNew(identifiers)
         guard let index = sectionIndex[target] else { throw .sectionNotFound(target) }
         sections.insert(contentsOf: identifiers.map { ($0, []) }, at: index)
@@ -106,7 +112,9 @@ public struct Snapshot<SectionID: Hashable & Sendable, ItemID: Hashable & Sendab
     }
 
     /// Inserts sections after another.
-    public mutating func insertSections(_ identifiers: [SectionID], afterSection target: SectionID) throws(Failure) {
+    public mutating func insertSections(_ identifiers: [SectionID], afterSection target: SectionID)
+        throws(Failure)
+    {
         try checkNew(identifiers)
         guard let index = sectionIndex[target] else { throw .sectionNotFound(target) }
         sections.insert(contentsOf: identifiers.map { ($0, []) }, at: index + 1)
@@ -126,16 +134,20 @@ public struct Snapshot<SectionID: Hashable & Sendable, ItemID: Hashable & Sendab
     }
 
     /// Moves a section before another.
-    public mutating func moveSection(_ identifier: SectionID, beforeSection target: SectionID) throws(Failure) {
+    public mutating func moveSection(_ identifier: SectionID, beforeSection target: SectionID) throws(Failure)
+    {
         try moveSection(identifier, relativeTo: target, after: false)
     }
 
     /// Moves a section after another.
-    public mutating func moveSection(_ identifier: SectionID, afterSection target: SectionID) throws(Failure) {
+    public mutating func moveSection(_ identifier: SectionID, afterSection target: SectionID) throws(Failure)
+    {
         try moveSection(identifier, relativeTo: target, after: true)
     }
 
-    private mutating func moveSection(_ identifier: SectionID, relativeTo target: SectionID, after: Bool) throws(Failure) {
+    private mutating func moveSection(_ identifier: SectionID, relativeTo target: SectionID, after: Bool)
+        throws(Failure)
+    {
         guard identifier != target else { throw .moveRelativeToItself }
         guard let from = sectionIndex[identifier] else { throw .sectionNotFound(identifier) }
         guard sectionIndex[target] != nil else { throw .sectionNotFound(target) }
@@ -155,11 +167,15 @@ public struct Snapshot<SectionID: Hashable & Sendable, ItemID: Hashable & Sendab
 
     private func checkNew(_ identifiers: [ItemID]) throws(Failure) {
         var seen = Set<ItemID>()
-        for id in identifiers where itemSection[id] != nil || !seen.insert(id).inserted { throw .duplicateItem(id) }
+        for id in identifiers where itemSection[id] != nil || !seen.insert(id).inserted {
+            throw .duplicateItem(id)
+        }
     }
 
     /// Adds items at the end of a section (by default the last one).
-    public mutating func appendItems(_ identifiers: [ItemID], toSection section: SectionID? = nil) throws(Failure) {
+    public mutating func appendItems(_ identifiers: [ItemID], toSection section: SectionID? = nil)
+        throws(Failure)
+    {
         try checkNew(identifiers)
         guard let target = section ?? sections.last?.id else { throw .noSections }
         guard let index = sectionIndex[target] else { throw .sectionNotFound(target) }
@@ -177,7 +193,9 @@ public struct Snapshot<SectionID: Hashable & Sendable, ItemID: Hashable & Sendab
         try insertItems(identifiers, relativeTo: target, after: true)
     }
 
-    private mutating func insertItems(_ identifiers: [ItemID], relativeTo target: ItemID, after: Bool) throws(Failure) {
+    private mutating func insertItems(_ identifiers: [ItemID], relativeTo target: ItemID, after: Bool)
+        throws(Failure)
+    {
         try checkNew(identifiers)
         guard let section = itemSection[target], let sectionPosition = sectionIndex[section],
             let position = sections[sectionPosition].items.firstIndex(of: target)
@@ -212,9 +230,13 @@ public struct Snapshot<SectionID: Hashable & Sendable, ItemID: Hashable & Sendab
         try moveItem(identifier, relativeTo: target, after: true)
     }
 
-    private mutating func moveItem(_ identifier: ItemID, relativeTo target: ItemID, after: Bool) throws(Failure) {
+    private mutating func moveItem(_ identifier: ItemID, relativeTo target: ItemID, after: Bool)
+        throws(Failure)
+    {
         guard identifier != target else { throw .moveRelativeToItself }
-        guard let from = itemSection[identifier], let fromIndex = sectionIndex[from] else { throw .itemNotFound(identifier) }
+        guard let from = itemSection[identifier], let fromIndex = sectionIndex[from] else {
+            throw .itemNotFound(identifier)
+        }
         guard itemSection[target] != nil else { throw .itemNotFound(target) }
         sections[fromIndex].items.removeAll { $0 == identifier }
         let to = itemSection[target]!

@@ -5,7 +5,9 @@ import Foundation
 ///
 /// Items are the item identifiers, or what ``itemProvider`` makes of them; header and footer models
 /// default to the section identifiers.
-public final class SnapshotStorage<SectionID: Hashable & Sendable, ItemID: Hashable & Sendable>: BaseStorage, Storage {
+public final class SnapshotStorage<SectionID: Hashable & Sendable, ItemID: Hashable & Sendable>: BaseStorage,
+    Storage
+{
     /// The snapshot the app last applied.
     public private(set) var snapshot = Snapshot<SectionID, ItemID>()
     private var visible = Snapshot<SectionID, ItemID>()
@@ -45,10 +47,15 @@ public final class SnapshotStorage<SectionID: Hashable & Sendable, ItemID: Hasha
 
     /// Shows `newSnapshot`, delivering the difference from the current one as one update.
     public func apply(_ newSnapshot: Snapshot<SectionID, ItemID>) {
-        let old = snapshot.sections.map { ChangeSetBuilder<SectionID, ItemID>.SectionShape(id: $0.id, items: $0.items) }
-        let new = newSnapshot.sections.map { ChangeSetBuilder<SectionID, ItemID>.SectionShape(id: $0.id, items: $0.items) }
+        let old = snapshot.sections.map {
+            ChangeSetBuilder<SectionID, ItemID>.SectionShape(id: $0.id, items: $0.items)
+        }
+        let new = newSnapshot.sections.map {
+            ChangeSetBuilder<SectionID, ItemID>.SectionShape(id: $0.id, items: $0.items)
+        }
         let changes = ChangeSetBuilder(
-            from: old, to: new, reloadedItems: newSnapshot.reloadedItems, reloadedSections: newSnapshot.reloadedSections)
+            from: old, to: new, reloadedItems: newSnapshot.reloadedItems,
+            reloadedSections: newSnapshot.reloadedSections)
         let applied = newSnapshot.clearingReloads()
         snapshot = applied
         guard !changes.isEmpty else {

@@ -51,7 +51,8 @@ public struct DeleteOldValuesAccumulationStrategy: AccumulationStrategy, Sendabl
         var lastOccurrence: [AnyHashable: Int] = [:]
         for (index, item) in newItems.enumerated() { lastOccurrence[item.identifier] = index }
         let kept = oldItems.filter { lastOccurrence[$0.identifier] == nil }
-        let added = newItems.enumerated().filter { lastOccurrence[$0.element.identifier] == $0.offset }.map(\.element)
+        let added = newItems.enumerated().filter { lastOccurrence[$0.element.identifier] == $0.offset }.map(
+            \.element)
         return kept + added
     }
 }

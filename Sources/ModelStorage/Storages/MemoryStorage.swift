@@ -46,10 +46,14 @@ open class MemoryStorage: BaseStorage, Storage {
     // MARK: Queries
 
     /// The items of a section, or nil when it does not exist.
-    public func items(inSection index: Int) -> [Any]? { sections.indices.contains(index) ? sections[index].items : nil }
+    public func items(inSection index: Int) -> [Any]? {
+        sections.indices.contains(index) ? sections[index].items : nil
+    }
 
     /// The section at an index, or nil.
-    public func section(atIndex index: Int) -> SectionModel? { sections.indices.contains(index) ? sections[index] : nil }
+    public func section(atIndex index: Int) -> SectionModel? {
+        sections.indices.contains(index) ? sections[index] : nil
+    }
 
     /// The index path of the first item equal to `item`.
     public func indexPath<T: Equatable>(forItem item: T) -> IndexPath? {
@@ -87,7 +91,9 @@ open class MemoryStorage: BaseStorage, Storage {
     }
 
     private func flush() {
-        let shape = sections.map { ChangeSetBuilder<UInt64, UInt64>.SectionShape(id: $0.token, items: $0.tokens) }
+        let shape = sections.map {
+            ChangeSetBuilder<UInt64, UInt64>.SectionShape(id: $0.token, items: $0.tokens)
+        }
         let snapshot = sections.map(\.items)
         if needsReload {
             needsReload = false
@@ -165,8 +171,11 @@ open class MemoryStorage: BaseStorage, Storage {
         guard indexPath.count == 2, indexPath.section >= 0, indexPath.item >= 0 else {
             throw MemoryStorageError.invalidIndexPath(indexPath)
         }
-        let count = sections.indices.contains(indexPath.section) ? sections[indexPath.section].numberOfItems : 0
-        guard indexPath.item <= count else { throw MemoryStorageError.indexPathTooBig(indexPath, itemsInSection: count) }
+        let count =
+            sections.indices.contains(indexPath.section) ? sections[indexPath.section].numberOfItems : 0
+        guard indexPath.item <= count else {
+            throw MemoryStorageError.indexPathTooBig(indexPath, itemsInSection: count)
+        }
         change {
             let section = validSection(indexPath.section)
             for (offset, item) in items.enumerated() { section.insert(item, at: indexPath.item + offset) }
@@ -183,7 +192,9 @@ open class MemoryStorage: BaseStorage, Storage {
         // Check against the counts as they will be when each insertion happens.
         var counts = sections.map(\.numberOfItems)
         for path in indexPaths {
-            guard path.count == 2, path.section >= 0, path.item >= 0 else { throw MemoryStorageError.invalidIndexPath(path) }
+            guard path.count == 2, path.section >= 0, path.item >= 0 else {
+                throw MemoryStorageError.invalidIndexPath(path)
+            }
             while counts.count <= path.section { counts.append(0) }
             guard path.item <= counts[path.section] else {
                 throw MemoryStorageError.indexPathTooBig(path, itemsInSection: counts[path.section])
@@ -191,7 +202,9 @@ open class MemoryStorage: BaseStorage, Storage {
             counts[path.section] += 1
         }
         change {
-            for (item, path) in zip(items, indexPaths) { validSection(path.section).insert(item, at: path.item) }
+            for (item, path) in zip(items, indexPaths) {
+                validSection(path.section).insert(item, at: path.item)
+            }
         }
     }
 
@@ -346,10 +359,12 @@ open class MemoryStorage: BaseStorage, Storage {
 
     private func checkMove(_ source: IndexPath, _ destination: IndexPath) throws(MemoryStorageError) {
         try checkItem(source)
-        guard destination.count == 2, sections.indices.contains(destination.section), destination.item >= 0 else {
+        guard destination.count == 2, sections.indices.contains(destination.section), destination.item >= 0
+        else {
             throw .invalidIndexPath(destination)
         }
-        let countAfterRemoval = sections[destination.section].numberOfItems - (source.section == destination.section ? 1 : 0)
+        let countAfterRemoval =
+            sections[destination.section].numberOfItems - (source.section == destination.section ? 1 : 0)
         guard destination.item <= countAfterRemoval else {
             throw .indexPathTooBig(destination, itemsInSection: countAfterRemoval)
         }

@@ -18,9 +18,11 @@ public enum MemoryStorageError: Error, Equatable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .indexPathTooBig(let path, let count):
-            return "index path \(path) is past the end of section \(path.first ?? 0), which has \(count) items"
+            return
+                "index path \(path) is past the end of section \(path.first ?? 0), which has \(count) items"
         case .itemNotFound(let item): return "no item equal to \(item) is in the storage"
-        case .sectionOutOfRange(let index, let count): return "section \(index) does not exist (there are \(count))"
+        case .sectionOutOfRange(let index, let count):
+            return "section \(index) does not exist (there are \(count))"
         case .itemCountMismatch(let items, let paths): return "\(items) items for \(paths) index paths"
         case .invalidIndexPath(let path): return "index path \(path) does not name an item"
         }

@@ -26,7 +26,9 @@ open class SingleSectionStorage<T: EntityIdentifiable & Equatable>: BaseStorage,
 
     /// The item at an index path, as the view has applied it.
     public func item(at indexPath: IndexPath) -> Any? {
-        guard indexPath.count == 2, indexPath.section == 0, visible.indices.contains(indexPath.item) else { return nil }
+        guard indexPath.count == 2, indexPath.section == 0, visible.indices.contains(indexPath.item) else {
+            return nil
+        }
         return visible[indexPath.item]
     }
 
@@ -43,10 +45,13 @@ open class SingleSectionStorage<T: EntityIdentifiable & Equatable>: BaseStorage,
         var newIndex: [AnyHashable: Int]?
         for operation in operations {
             switch operation {
-            case .delete(let index): update.objectChanges.append((.delete, [IndexPath(item: index, section: 0)]))
-            case .insert(let index): update.objectChanges.append((.insert, [IndexPath(item: index, section: 0)]))
+            case .delete(let index):
+                update.objectChanges.append((.delete, [IndexPath(item: index, section: 0)]))
+            case .insert(let index):
+                update.objectChanges.append((.insert, [IndexPath(item: index, section: 0)]))
             case .move(let from, let to):
-                update.objectChanges.append((.move, [IndexPath(item: from, section: 0), IndexPath(item: to, section: 0)]))
+                update.objectChanges.append(
+                    (.move, [IndexPath(item: from, section: 0), IndexPath(item: to, section: 0)]))
             case .update(let index):
                 let path = IndexPath(item: index, section: 0)
                 update.objectChanges.append((.update, [path]))
@@ -67,7 +72,9 @@ open class SingleSectionStorage<T: EntityIdentifiable & Equatable>: BaseStorage,
     }
 
     /// Adds a batch of items, combined with the current ones by `strategy`, as one update.
-    public func addItems(_ newItems: [T], _ strategy: any AccumulationStrategy = AdditiveAccumulationStrategy()) {
+    public func addItems(
+        _ newItems: [T], _ strategy: any AccumulationStrategy = AdditiveAccumulationStrategy()
+    ) {
         setItems(strategy.accumulate(oldItems: items, newItems: newItems))
     }
 }
