@@ -414,7 +414,7 @@ final class CBORMapIndex {
     }
 }
 
-struct CBORKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
+struct CBORKeyedDecodingContainer<Key: CodingKey>: IntegerForwardingKeyedDecoder {
     let state: CBORDecodingState
     let path: [any CodingKey]
     let index: CBORMapIndex
@@ -470,18 +470,8 @@ struct CBORKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtoco
     func decode(_ type: Float.Type, forKey key: Key) throws -> Float {
         Float(try state.decodeFloatingPoint(at: try offset(for: key), path: path + [key]))
     }
-    func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try integer(key) }
-    func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 { try integer(key) }
-    func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 { try integer(key) }
-    func decode(_ type: Int32.Type, forKey key: Key) throws -> Int32 { try integer(key) }
-    func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 { try integer(key) }
-    func decode(_ type: UInt.Type, forKey key: Key) throws -> UInt { try integer(key) }
-    func decode(_ type: UInt8.Type, forKey key: Key) throws -> UInt8 { try integer(key) }
-    func decode(_ type: UInt16.Type, forKey key: Key) throws -> UInt16 { try integer(key) }
-    func decode(_ type: UInt32.Type, forKey key: Key) throws -> UInt32 { try integer(key) }
-    func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 { try integer(key) }
 
-    private func integer<I: FixedWidthInteger>(_ key: Key) throws -> I {
+    func decodeInteger<I: FixedWidthInteger & Decodable>(_ type: I.Type, forKey key: Key) throws -> I {
         try state.decodeInteger(I.self, at: try offset(for: key), path: path + [key])
     }
 
@@ -533,7 +523,7 @@ struct CBORNestedDecoder: Decoder {
     }
 }
 
-struct CBORUnkeyedDecodingContainer: UnkeyedDecodingContainer {
+struct CBORUnkeyedDecodingContainer: IntegerForwardingUnkeyedDecoder {
     let state: CBORDecodingState
     let path: [any CodingKey]
     let count: Int?
@@ -594,18 +584,8 @@ struct CBORUnkeyedDecodingContainer: UnkeyedDecodingContainer {
     mutating func decode(_ type: Float.Type) throws -> Float {
         try next { Float(try $0.decodeFloatingPoint(at: $1, path: $2)) }
     }
-    mutating func decode(_ type: Int.Type) throws -> Int { try integer() }
-    mutating func decode(_ type: Int8.Type) throws -> Int8 { try integer() }
-    mutating func decode(_ type: Int16.Type) throws -> Int16 { try integer() }
-    mutating func decode(_ type: Int32.Type) throws -> Int32 { try integer() }
-    mutating func decode(_ type: Int64.Type) throws -> Int64 { try integer() }
-    mutating func decode(_ type: UInt.Type) throws -> UInt { try integer() }
-    mutating func decode(_ type: UInt8.Type) throws -> UInt8 { try integer() }
-    mutating func decode(_ type: UInt16.Type) throws -> UInt16 { try integer() }
-    mutating func decode(_ type: UInt32.Type) throws -> UInt32 { try integer() }
-    mutating func decode(_ type: UInt64.Type) throws -> UInt64 { try integer() }
 
-    private mutating func integer<I: FixedWidthInteger>() throws -> I {
+    mutating func decodeInteger<I: FixedWidthInteger & Decodable>(_ type: I.Type) throws -> I {
         try next { try $0.decodeInteger(I.self, at: $1, path: $2) }
     }
 
@@ -630,7 +610,7 @@ struct CBORUnkeyedDecodingContainer: UnkeyedDecodingContainer {
     }
 }
 
-struct CBORSingleValueDecodingContainer: SingleValueDecodingContainer {
+struct CBORSingleValueDecodingContainer: IntegerForwardingSingleValueDecoder {
     let state: CBORDecodingState
     let offset: Int
     let path: [any CodingKey]
@@ -645,33 +625,8 @@ struct CBORSingleValueDecodingContainer: SingleValueDecodingContainer {
     func decode(_ type: Float.Type) throws -> Float {
         Float(try state.decodeFloatingPoint(at: offset, path: path))
     }
-    func decode(_ type: Int.Type) throws -> Int { try state.decodeInteger(Int.self, at: offset, path: path) }
-    func decode(_ type: Int8.Type) throws -> Int8 {
-        try state.decodeInteger(Int8.self, at: offset, path: path)
-    }
-    func decode(_ type: Int16.Type) throws -> Int16 {
-        try state.decodeInteger(Int16.self, at: offset, path: path)
-    }
-    func decode(_ type: Int32.Type) throws -> Int32 {
-        try state.decodeInteger(Int32.self, at: offset, path: path)
-    }
-    func decode(_ type: Int64.Type) throws -> Int64 {
-        try state.decodeInteger(Int64.self, at: offset, path: path)
-    }
-    func decode(_ type: UInt.Type) throws -> UInt {
-        try state.decodeInteger(UInt.self, at: offset, path: path)
-    }
-    func decode(_ type: UInt8.Type) throws -> UInt8 {
-        try state.decodeInteger(UInt8.self, at: offset, path: path)
-    }
-    func decode(_ type: UInt16.Type) throws -> UInt16 {
-        try state.decodeInteger(UInt16.self, at: offset, path: path)
-    }
-    func decode(_ type: UInt32.Type) throws -> UInt32 {
-        try state.decodeInteger(UInt32.self, at: offset, path: path)
-    }
-    func decode(_ type: UInt64.Type) throws -> UInt64 {
-        try state.decodeInteger(UInt64.self, at: offset, path: path)
+    func decodeInteger<I: FixedWidthInteger & Decodable>(_ type: I.Type) throws -> I {
+        try state.decodeInteger(I.self, at: offset, path: path)
     }
     func decode<T: Decodable>(_ type: T.Type) throws -> T {
         try state.decodeValue(T.self, at: offset, path: path)

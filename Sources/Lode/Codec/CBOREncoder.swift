@@ -193,7 +193,7 @@ final class CBOREncodingState: Encoder {
     }
 }
 
-struct CBORKeyedEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
+struct CBORKeyedEncodingContainer<Key: CodingKey>: IntegerForwardingKeyedEncoder {
     let state: CBOREncodingState
     let depth: Int
     let path: [any CodingKey]
@@ -230,17 +230,8 @@ struct CBORKeyedEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProtoco
         beginEntry(key)
         state.writer.integer(Int64(value))
     }
-    mutating func encode(_ value: Int8, forKey key: Key) throws { try encodeInteger(value, key) }
-    mutating func encode(_ value: Int16, forKey key: Key) throws { try encodeInteger(value, key) }
-    mutating func encode(_ value: Int32, forKey key: Key) throws { try encodeInteger(value, key) }
-    mutating func encode(_ value: Int64, forKey key: Key) throws { try encodeInteger(value, key) }
-    mutating func encode(_ value: UInt, forKey key: Key) throws { try encodeInteger(value, key) }
-    mutating func encode(_ value: UInt8, forKey key: Key) throws { try encodeInteger(value, key) }
-    mutating func encode(_ value: UInt16, forKey key: Key) throws { try encodeInteger(value, key) }
-    mutating func encode(_ value: UInt32, forKey key: Key) throws { try encodeInteger(value, key) }
-    mutating func encode(_ value: UInt64, forKey key: Key) throws { try encodeInteger(value, key) }
 
-    private func encodeInteger<I: BinaryInteger>(_ value: I, _ key: Key) throws {
+    mutating func encodeInteger<I: BinaryInteger & Encodable>(_ value: I, forKey key: Key) throws {
         beginEntry(key)
         state.encodeInteger(value)
     }
@@ -301,7 +292,7 @@ struct CBORNestedEncoder: Encoder {
     }
 }
 
-struct CBORUnkeyedEncodingContainer: UnkeyedEncodingContainer {
+struct CBORUnkeyedEncodingContainer: IntegerForwardingUnkeyedEncoder {
     let state: CBOREncodingState
     let depth: Int
     let path: [any CodingKey]
@@ -338,17 +329,8 @@ struct CBORUnkeyedEncodingContainer: UnkeyedEncodingContainer {
         beginElement()
         state.writer.integer(Int64(value))
     }
-    mutating func encode(_ value: Int8) throws { encodeInteger(value) }
-    mutating func encode(_ value: Int16) throws { encodeInteger(value) }
-    mutating func encode(_ value: Int32) throws { encodeInteger(value) }
-    mutating func encode(_ value: Int64) throws { encodeInteger(value) }
-    mutating func encode(_ value: UInt) throws { encodeInteger(value) }
-    mutating func encode(_ value: UInt8) throws { encodeInteger(value) }
-    mutating func encode(_ value: UInt16) throws { encodeInteger(value) }
-    mutating func encode(_ value: UInt32) throws { encodeInteger(value) }
-    mutating func encode(_ value: UInt64) throws { encodeInteger(value) }
 
-    private func encodeInteger<I: BinaryInteger>(_ value: I) {
+    mutating func encodeInteger<I: BinaryInteger & Encodable>(_ value: I) throws {
         beginElement()
         state.encodeInteger(value)
     }
@@ -385,7 +367,7 @@ struct CBORUnkeyedEncodingContainer: UnkeyedEncodingContainer {
     }
 }
 
-struct CBORSingleValueEncodingContainer: SingleValueEncodingContainer {
+struct CBORSingleValueEncodingContainer: IntegerForwardingSingleValueEncoder {
     let state: CBOREncodingState
     let path: [any CodingKey]
     var codingPath: [any CodingKey] { path }
@@ -396,15 +378,9 @@ struct CBORSingleValueEncodingContainer: SingleValueEncodingContainer {
     mutating func encode(_ value: Double) throws { state.writer.double(value) }
     mutating func encode(_ value: Float) throws { state.writer.float(value) }
     mutating func encode(_ value: Int) throws { state.writer.integer(Int64(value)) }
-    mutating func encode(_ value: Int8) throws { state.encodeInteger(value) }
-    mutating func encode(_ value: Int16) throws { state.encodeInteger(value) }
-    mutating func encode(_ value: Int32) throws { state.encodeInteger(value) }
-    mutating func encode(_ value: Int64) throws { state.encodeInteger(value) }
-    mutating func encode(_ value: UInt) throws { state.encodeInteger(value) }
-    mutating func encode(_ value: UInt8) throws { state.encodeInteger(value) }
-    mutating func encode(_ value: UInt16) throws { state.encodeInteger(value) }
-    mutating func encode(_ value: UInt32) throws { state.encodeInteger(value) }
-    mutating func encode(_ value: UInt64) throws { state.encodeInteger(value) }
+    mutating func encodeInteger<I: BinaryInteger & Encodable>(_ value: I) throws {
+        state.encodeInteger(value)
+    }
     mutating func encode<T: Encodable>(_ value: T) throws { try state.encodeValue(value) }
 }
 

@@ -196,7 +196,7 @@ final class KeyEncodingState: Encoder {
     }
 }
 
-struct KeyKeyedContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
+struct KeyKeyedContainer<Key: CodingKey>: IntegerForwardingKeyedEncoder {
     let state: KeyEncodingState
     let depth: Int
     var codingPath: [any CodingKey] { state.codingPath }
@@ -230,17 +230,8 @@ struct KeyKeyedContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
         begin(key)
         state.integer(Int64(value))
     }
-    mutating func encode(_ value: Int8, forKey key: Key) throws { try integer(value, key) }
-    mutating func encode(_ value: Int16, forKey key: Key) throws { try integer(value, key) }
-    mutating func encode(_ value: Int32, forKey key: Key) throws { try integer(value, key) }
-    mutating func encode(_ value: Int64, forKey key: Key) throws { try integer(value, key) }
-    mutating func encode(_ value: UInt, forKey key: Key) throws { try integer(value, key) }
-    mutating func encode(_ value: UInt8, forKey key: Key) throws { try integer(value, key) }
-    mutating func encode(_ value: UInt16, forKey key: Key) throws { try integer(value, key) }
-    mutating func encode(_ value: UInt32, forKey key: Key) throws { try integer(value, key) }
-    mutating func encode(_ value: UInt64, forKey key: Key) throws { try integer(value, key) }
 
-    private func integer<I: BinaryInteger>(_ value: I, _ key: Key) throws {
+    mutating func encodeInteger<I: BinaryInteger & Encodable>(_ value: I, forKey key: Key) throws {
         begin(key)
         state.encodeInteger(value)
     }
@@ -273,7 +264,7 @@ struct KeyKeyedContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
     }
 }
 
-struct KeyUnkeyedContainer: UnkeyedEncodingContainer {
+struct KeyUnkeyedContainer: IntegerForwardingUnkeyedEncoder {
     let state: KeyEncodingState
     let depth: Int
     var count = 0
@@ -308,17 +299,8 @@ struct KeyUnkeyedContainer: UnkeyedEncodingContainer {
         begin()
         state.integer(Int64(value))
     }
-    mutating func encode(_ value: Int8) throws { integer(value) }
-    mutating func encode(_ value: Int16) throws { integer(value) }
-    mutating func encode(_ value: Int32) throws { integer(value) }
-    mutating func encode(_ value: Int64) throws { integer(value) }
-    mutating func encode(_ value: UInt) throws { integer(value) }
-    mutating func encode(_ value: UInt8) throws { integer(value) }
-    mutating func encode(_ value: UInt16) throws { integer(value) }
-    mutating func encode(_ value: UInt32) throws { integer(value) }
-    mutating func encode(_ value: UInt64) throws { integer(value) }
 
-    private mutating func integer<I: BinaryInteger>(_ value: I) {
+    mutating func encodeInteger<I: BinaryInteger & Encodable>(_ value: I) throws {
         begin()
         state.encodeInteger(value)
     }
@@ -350,7 +332,7 @@ struct KeyUnkeyedContainer: UnkeyedEncodingContainer {
     }
 }
 
-struct KeySingleValueContainer: SingleValueEncodingContainer {
+struct KeySingleValueContainer: IntegerForwardingSingleValueEncoder {
     let state: KeyEncodingState
     var codingPath: [any CodingKey] { state.codingPath }
 
@@ -360,14 +342,8 @@ struct KeySingleValueContainer: SingleValueEncodingContainer {
     mutating func encode(_ value: Double) throws { state.double(value) }
     mutating func encode(_ value: Float) throws { state.double(Double(value)) }
     mutating func encode(_ value: Int) throws { state.integer(Int64(value)) }
-    mutating func encode(_ value: Int8) throws { state.encodeInteger(value) }
-    mutating func encode(_ value: Int16) throws { state.encodeInteger(value) }
-    mutating func encode(_ value: Int32) throws { state.encodeInteger(value) }
-    mutating func encode(_ value: Int64) throws { state.encodeInteger(value) }
-    mutating func encode(_ value: UInt) throws { state.encodeInteger(value) }
-    mutating func encode(_ value: UInt8) throws { state.encodeInteger(value) }
-    mutating func encode(_ value: UInt16) throws { state.encodeInteger(value) }
-    mutating func encode(_ value: UInt32) throws { state.encodeInteger(value) }
-    mutating func encode(_ value: UInt64) throws { state.encodeInteger(value) }
+    mutating func encodeInteger<I: BinaryInteger & Encodable>(_ value: I) throws {
+        state.encodeInteger(value)
+    }
     mutating func encode<T: Encodable>(_ value: T) throws { try state.encodeValue(value) }
 }

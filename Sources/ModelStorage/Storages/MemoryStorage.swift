@@ -114,14 +114,7 @@ open class MemoryStorage: BaseStorage, Storage {
     }
 
     /// Runs one edit as a batch of its own unless a batch is open.
-    private func change(_ body: () throws -> Void) rethrows {
-        batchDepth += 1
-        defer {
-            batchDepth -= 1
-            if batchDepth == 0 { flush() }
-        }
-        try body()
-    }
+    private func change(_ body: () throws -> Void) rethrows { try performUpdates(body) }
 
     /// Creates sections up to `index` (reported as inserted).
     @discardableResult
