@@ -27,22 +27,24 @@ public struct HeckelDiffer: DiffingAlgorithm, Sendable {
         _ oldCount: Int, _ newCount: Int, oldKey: (Int) -> Key, newKey: (Int) -> Key,
         changed: (Int, Int) -> Bool
     ) -> [SingleSectionOperation] {
-        // Symbol table: the old indices of each identity, in order.
-        var table: [Key: [Int]] = [:]
+        // Symbol table: each identity's first unmatched old index; `nextSame` chains the later old
+        // indices with the same identity, so repeated identities need no array of their own.
+        var table: [Key: Int] = [:]
         table.reserveCapacity(oldCount)
-        for index in 0..<oldCount { table[oldKey(index), default: []].append(index) }
-        var cursor: [Key: Int] = [:]
+        var nextSame = [Int](repeating: -1, count: oldCount)
+        for index in stride(from: oldCount - 1, through: 0, by: -1) {
+            let key = oldKey(index)
+            if let later = table[key] { nextSame[index] = later }
+            table[key] = index
+        }
         var matchedOld = [Int](repeating: -1, count: newCount)  // new index → old index
         var oldMatched = [Bool](repeating: false, count: oldCount)
         for index in 0..<newCount {
             let key = newKey(index)
-            guard let candidates = table[key] else { continue }
-            let next = cursor[key, default: 0]
-            if next < candidates.count {
-                matchedOld[index] = candidates[next]
-                oldMatched[candidates[next]] = true
-                cursor[key] = next + 1
-            }
+            guard let old = table[key], old >= 0 else { continue }
+            matchedOld[index] = old
+            oldMatched[old] = true
+            table[key] = nextSame[old]
         }
         var deletes: [Int] = []
         for index in 0..<oldCount where !oldMatched[index] { deletes.append(index) }
