@@ -9,7 +9,7 @@
 ///     static let schema = Schema<Todo>(primaryKey: \.id, indexes: [.on(\.status), .unique(\.title)])
 /// }
 /// ```
-public protocol Persistable: Codable {
+public protocol Persistable: Codable, SendableMetatype {
     /// The primary key, the indexes and the name this type is stored under.
     static var schema: Schema<Self> { get }
 }

@@ -29,6 +29,13 @@ public struct Results<Element: Persistable>: RandomAccessCollection, @unchecked 
 
     init(source: Source) { self.source = source }
 
+    /// The same query, already evaluated (live results hand out their current version this way).
+    func withEvaluation(_ evaluation: Evaluation<Element>) -> Results {
+        let next = copy { _ in }
+        next.cache.store(evaluation)
+        return next
+    }
+
     private func copy(_ change: (inout Results) -> Void) -> Results {
         var next = Results(source: source)
         next.predicates = predicates
@@ -72,6 +79,16 @@ public struct Results<Element: Persistable>: RandomAccessCollection, @unchecked 
         return next
     }
 
+    /// This source with `other`'s query (without its limit and offset when `window` is false).
+    func copyingQuery(of other: Results, window: Bool = true) -> Results {
+        copy {
+            $0.predicates = other.predicates
+            $0.sortDescriptors = other.sortDescriptors
+            $0.limitCount = window ? other.limitCount : nil
+            $0.offsetCount = window ? other.offsetCount : 0
+        }
+    }
+
     private func copyQuery(from other: Results) -> Results {
         copy {
             $0.predicates = other.predicates
@@ -101,7 +118,7 @@ public struct Results<Element: Persistable>: RandomAccessCollection, @unchecked 
         }
     }
 
-    private func evaluate(in transaction: Transaction, snapshot: Snapshot?) throws -> Evaluation<Element> {
+    func evaluate(in transaction: Transaction, snapshot: ReadSnapshot?) throws -> Evaluation<Element> {
         let state = try transaction.typeState(Element.self)
         let conditions = predicates.flatMap { PredicateAnalysis.conditions(of: $0.expression) }
         let execution = try QueryPlanner.plan(state: state, conditions: conditions, sort: sortDescriptors)
@@ -369,13 +386,19 @@ struct Evaluation<Element> {
     /// The decoded objects, when evaluation had to decode them anyway.
     var objects: [Element]?
     /// The pinned version, for results read outside a transaction.
-    var snapshot: Snapshot?
+    var snapshot: ReadSnapshot?
 }
 
 /// Evaluates once and remembers the outcome, for every copy of the same results.
 final class EvaluationCache<Element>: @unchecked Sendable {
     private let lock = NSLock()
     private var stored: Evaluation<Element>?
+
+    func store(_ evaluation: Evaluation<Element>) {
+        lock.lock()
+        stored = evaluation
+        lock.unlock()
+    }
 
     func value(_ evaluate: () throws -> Evaluation<Element>) throws -> Evaluation<Element> {
         lock.lock()

@@ -33,13 +33,17 @@ public final class Store: @unchecked Sendable {
         /// Swift types by store name, to resolve ``ObjectID``s without a type.
         var swiftTypes: [String: any Persistable.Type] = [:]
         /// The snapshot lazy results share while no commit has happened.
-        weak var sharedSnapshot: Snapshot?
+        weak var sharedSnapshot: ReadSnapshot?
         /// The last version whose catalog has had all its databases opened.
         var catalogSyncedVersion = -1
+        /// Wakes live results after commits; made by the first observation.
+        var notifier: Notifier?
     }
 
     let meta: Database
     let catalog: Database
+    /// The change log, or nil in a read-only store made before it existed.
+    let changeLog: Database?
 
     /// Opens (or creates) the store in the directory at `url`, registering `types` at once: their
     /// catalog entries are written and indexes added to or removed from their schemas are built or
@@ -68,9 +72,11 @@ public final class Store: @unchecked Sendable {
             }
             throw LodeError.storage(error)
         }
-        let (meta, catalog) = try Store.prepare(environment, path: url.path, readOnly: configuration.readOnly)
+        let (meta, catalog, changeLog) = try Store.prepare(
+            environment, path: url.path, readOnly: configuration.readOnly)
         self.meta = meta
         self.catalog = catalog
+        self.changeLog = changeLog
         self.guarded = State(environment: environment)
         if !types.isEmpty { try register(types) }
         try openCatalogDatabases()
@@ -85,9 +91,9 @@ public final class Store: @unchecked Sendable {
     }
 
     /// Checks (or, for a new store, writes) `@meta` and `@catalog`.
-    private static func prepare(_ environment: Environment, path: String, readOnly: Bool) throws -> (
-        Database, Database
-    ) {
+    private static func prepare(
+        _ environment: Environment, path: String, readOnly: Bool
+    ) throws -> (Database, Database, Database?) {
         do {
             let names = try environment.read { txn in
                 try txn.entries(in: environment.mainDatabase).map { String(decoding: $0.key, as: UTF8.self) }
@@ -103,7 +109,8 @@ public final class Store: @unchecked Sendable {
                         in: meta)
                     try txn.put(
                         try encoder.encode(Date()), forKey: Array(StoreLayout.createdKey.utf8), in: meta)
-                    return (meta, catalog)
+                    let changes = try txn.database(named: StoreLayout.changes)
+                    return (meta, catalog, changes)
                 }
             }
             guard names.contains(StoreLayout.meta), names.contains(StoreLayout.catalog) else {
@@ -129,9 +136,28 @@ public final class Store: @unchecked Sendable {
                     reason: "format version \(version) is newer than this Lode (\(StoreLayout.formatVersion))"
                 )
             }
-            return (meta, catalog)
+            let changes: Database?
+            if names.contains(StoreLayout.changes) {
+                changes = try environment.database(named: StoreLayout.changes, create: false)
+            } else {
+                changes = readOnly ? nil : try environment.database(named: StoreLayout.changes)
+            }
+            return (meta, catalog, changes)
         } catch let error as LMDBError {
             throw LodeError.storage(error)
+        }
+    }
+
+    /// The store's notifier, if anything observes it.
+    var notifier: Notifier? { withState { $0.notifier } }
+
+    /// The store's notifier, made on first use.
+    func makeNotifier() -> Notifier {
+        withState { state in
+            if let notifier = state.notifier { return notifier }
+            let notifier = Notifier(store: self, interval: configuration.notificationPollInterval)
+            state.notifier = notifier
+            return notifier
         }
     }
 
@@ -142,6 +168,8 @@ public final class Store: @unchecked Sendable {
             $0.environment = nil
             $0.types.removeAll()
             $0.sharedSnapshot = nil
+            $0.notifier?.stop()
+            $0.notifier = nil
         }
     }
 
@@ -183,7 +211,9 @@ public final class Store: @unchecked Sendable {
                 try environment.write { txn in
                     let tx = WriteTransaction(store: self, lmdb: txn)
                     transaction = tx
-                    return try body(tx)
+                    let result = try body(tx)
+                    try tx.writeChangeLog()
+                    return result
                 }
             }
         } catch {
@@ -192,6 +222,7 @@ public final class Store: @unchecked Sendable {
         }
         transaction?.finishPending(committed: true)
         if let transaction { publish(transaction.registeredTypes) }
+        notifier?.wake()
         return result
     }
 
@@ -210,7 +241,9 @@ public final class Store: @unchecked Sendable {
                 try await environment.write { txn in
                     let tx = WriteTransaction(store: self, lmdb: txn)
                     holder.transaction = tx
-                    return try body(tx)
+                    let result = try body(tx)
+                    try tx.writeChangeLog()
+                    return result
                 }
             }
         } catch {
@@ -219,6 +252,7 @@ public final class Store: @unchecked Sendable {
         }
         holder.transaction?.finishPending(committed: true)
         if let transaction = holder.transaction { publish(transaction.registeredTypes) }
+        notifier?.wake()
         return result
     }
 
@@ -282,7 +316,7 @@ public final class Store: @unchecked Sendable {
 
     /// A snapshot of the last committed version, shared by results evaluated on the same version
     /// (and the same set of open databases).
-    func currentSnapshot() throws -> Snapshot {
+    func currentSnapshot() throws -> ReadSnapshot {
         let environment = try environment()
         try openCatalogDatabases()
         let last = environment.info.lastTransactionID

@@ -10,12 +10,16 @@ public struct StoreConfiguration: Sendable, Equatable {
     public var readOnly: Bool
     /// The size of the reader table shared by every process using the store.
     public var maxReaders: Int
+    /// How often observed stores look for commits of other processes (this process's commits are
+    /// seen at once).
+    public var notificationPollInterval: Duration
 
     /// Makes a configuration; every parameter has a default.
     public init(
         durability: Durability = .full, initialMapSize: Int = 256 << 20, readOnly: Bool = false,
-        maxReaders: Int = 126
+        maxReaders: Int = 126, notificationPollInterval: Duration = .milliseconds(50)
     ) {
+        self.notificationPollInterval = notificationPollInterval
         self.durability = durability
         self.initialMapSize = initialMapSize
         self.readOnly = readOnly

@@ -11,6 +11,8 @@ import LMDB
 public final class WriteTransaction: Transaction {
     /// Types registered by this transaction, published when it commits.
     var registeredTypes: [String: AnyObject] = [:]
+    /// The net object changes, written to `@changes` just before the commit.
+    var pendingChanges = PendingChanges()
     private var lmdbWrite: LMDB.WriteTransaction { lmdb as! LMDB.WriteTransaction }
 
     override func typeState<T: Persistable>(_ type: T.Type) throws -> TypeState<T> {
@@ -171,6 +173,16 @@ public final class WriteTransaction: Transaction {
             try putIndexEntry(index, key: newKeys[position], primaryKey: key, object: object)
         }
         try noteFields(of: record, state: state)
+        pendingChanges.record(type: state.typeName, key: key, existedBefore: old != nil, existsAfter: true)
+    }
+
+    /// Writes this transaction's entry to the change log (called once, right before the commit).
+    func writeChangeLog() throws {
+        guard !pendingChanges.isEmpty, let log = store.changeLog else { return }
+        let entry = pendingChanges.entry()
+        guard !entry.changes.isEmpty else { return }
+        try lmdbWrite.put(try CBOREncoder().encode(entry), forKey: ChangeLogEntry.key(for: lmdb.id), in: log)
+        pendingChanges = PendingChanges()
     }
 
     /// Adds field names never seen before to the catalog entry.
@@ -296,6 +308,7 @@ public final class WriteTransaction: Transaction {
         let count = try lmdb.count(in: state.records!)
         try lmdbWrite.empty(state.records!)
         for index in state.indexes { try lmdbWrite.empty(index.database) }
+        pendingChanges.recordClear(type: state.typeName)
         return count
     }
 
@@ -328,6 +341,7 @@ public final class WriteTransaction: Transaction {
             }
         }
         try lmdbWrite.delete(key, in: records)
+        pendingChanges.record(type: state.typeName, key: key, existedBefore: true, existsAfter: false)
         return true
     }
 }

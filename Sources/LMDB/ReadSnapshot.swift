@@ -13,7 +13,7 @@ import CLMDB
 /// or re-adopted underneath it; inside ``read(_:)`` it holds the resize lock like any transaction.
 /// A snapshot holds a reader slot and keeps the pages of its version from being reused: release it
 /// (drop the last reference) when it is no longer needed.
-public final class Snapshot: @unchecked Sendable {
+public final class ReadSnapshot: @unchecked Sendable {
     /// The environment it reads.
     public let environment: Environment
     /// The id of the version it sees.
@@ -57,10 +57,10 @@ public final class Snapshot: @unchecked Sendable {
 }
 
 extension Environment {
-    /// Pins the last committed version as a ``Snapshot``.
-    public func snapshot() throws -> Snapshot {
+    /// Pins the last committed version as a ``ReadSnapshot``.
+    public func snapshot() throws -> ReadSnapshot {
         for attempt in 0..<2 {
-            let outcome = withMapAccess { reentrant -> Result<Snapshot, LMDBError>? in
+            let outcome = withMapAccess { reentrant -> Result<ReadSnapshot, LMDBError>? in
                 // Read before beginning: the snapshot sees at least the handles open at this point.
                 let generation = databaseGeneration
                 var txn: OpaquePointer?
@@ -73,7 +73,7 @@ extension Environment {
                 if rc != 0 {
                     return .failure(LMDBError(returnCode: rc, operation: "mdb_txn_begin (snapshot)"))
                 }
-                return .success(Snapshot(environment: self, handle: txn!, databaseGeneration: generation))
+                return .success(ReadSnapshot(environment: self, handle: txn!, databaseGeneration: generation))
             }
             if let outcome { return try outcome.get() }
             try read { _ in }  // adopts the map another process grew, then try again

@@ -1,0 +1,123 @@
+import Dispatch
+import Foundation
+
+/// Keeps an observation alive: it stops on ``cancel()`` or when the token is released.
+public final class ObservationToken: @unchecked Sendable {
+    private let lock = NSLock()
+    private var stopAction: (() -> Void)?
+    private var cancelled = false
+
+    init() {}
+
+    func onCancel(_ action: @escaping () -> Void) {
+        let runNow = lock.withLock { () -> Bool in
+            if cancelled { return true }
+            stopAction = action
+            return false
+        }
+        if runNow { action() }
+    }
+
+    /// True once cancelled.
+    public var isCancelled: Bool { lock.withLock { cancelled } }
+
+    /// Stops the observation; no delivery starts after this returns.
+    public func cancel() {
+        let action = lock.withLock { () -> (() -> Void)? in
+            cancelled = true
+            defer { stopAction = nil }
+            return stopAction
+        }
+        action?()
+    }
+
+    deinit { cancel() }
+}
+
+/// The delivery side of a live results observation.
+final class ResultsObservation<Element: Persistable>: CommitObserver, @unchecked Sendable {
+    let live: LiveResults<Element>
+    let queue: DispatchQueue
+    let handler: @Sendable (ResultsChange<Element>) -> Void
+    let token: ObservationToken
+    private let lock = NSLock()
+    private var scheduled = false
+
+    init(
+        live: LiveResults<Element>, queue: DispatchQueue, token: ObservationToken,
+        handler: @escaping @Sendable (ResultsChange<Element>) -> Void
+    ) {
+        self.live = live
+        self.queue = queue
+        self.token = token
+        self.handler = handler
+    }
+
+    func storeDidCommit(version: Int) {
+        let schedule = lock.withLock { () -> Bool in
+            if scheduled { return false }
+            scheduled = true
+            return true
+        }
+        guard schedule else { return }
+        queue.async { [self] in
+            lock.withLock { scheduled = false }
+            guard !token.isCancelled else { return }
+            do {
+                if let change = try live.refresh(), !change.isEmpty || change.wasFullyReevaluated {
+                    handler(.update(live.results, change))
+                }
+            } catch let error as LodeError {
+                handler(.error(error))
+            } catch {
+                handler(.error(.schemaMismatch(type: Element.schema.typeName, reason: "\(error)")))
+            }
+        }
+    }
+}
+
+extension Results {
+    /// Observes these results: `handler` runs on `queue` with `.initial` first, then `.update` with
+    /// the exact change after every commit (of any process) that changes them — never inside a write
+    /// transaction. Commits that arrive while the queue is busy are coalesced into one change.
+    public func observe(
+        on queue: DispatchQueue = .main, _ handler: @escaping @Sendable (ResultsChange<Element>) -> Void
+    ) -> ObservationToken {
+        let token = ObservationToken()
+        let results = self
+        queue.async {
+            guard !token.isCancelled else { return }
+            do {
+                let live = try LiveResults(results)
+                guard case .store(let store) = results.source else { return }
+                let observation = ResultsObservation(live: live, queue: queue, token: token, handler: handler)
+                let notifier = store.makeNotifier()
+                notifier.add(observation)
+                token.onCancel { [weak notifier] in notifier?.remove(observation) }
+                handler(.initial(live.results))
+                // Commits between the evaluation and registration are picked up now.
+                observation.storeDidCommit(version: live.version)
+            } catch let error as LodeError {
+                handler(.error(error))
+            } catch {
+                handler(.error(.schemaMismatch(type: Element.schema.typeName, reason: "\(error)")))
+            }
+        }
+        return token
+    }
+
+    /// The same observation as an asynchronous sequence; it ends when the consuming task is
+    /// cancelled.
+    public var changes: AsyncStream<ResultsChange<Element>> {
+        let (stream, continuation) = AsyncStream<ResultsChange<Element>>.makeStream(
+            bufferingPolicy: .unbounded)
+        let token = observe(on: DispatchQueue(label: "lode.results.changes")) { change in
+            continuation.yield(change)
+        }
+        continuation.onTermination = { _ in token.cancel() }
+        return stream
+    }
+
+    /// Live results that follow this query (see ``LiveResults``).
+    public func live() throws -> LiveResults<Element> { try LiveResults(self) }
+}
