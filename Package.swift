@@ -28,9 +28,11 @@ let package = Package(
             dependencies: ["LMDB", "CLMDB", "lmdb-test-helper"],
             path: "Tests/LMDBTests"
         ),
-        .executableTarget(name: "lode-test-helper", dependencies: ["Lode"], path: "Tests/Helpers/lode-test-helper"),
+        .executableTarget(
+            name: "lode-test-helper", dependencies: ["Lode"], path: "Tests/Helpers/lode-test-helper"),
         .testTarget(
-            name: "LodeTests", dependencies: ["Lode", "LMDB", "ModelStorage", "lode-test-helper"], path: "Tests/LodeTests"),
+            name: "LodeTests", dependencies: ["Lode", "LMDB", "ModelStorage", "lode-test-helper"],
+            path: "Tests/LodeTests"),
         .testTarget(
             name: "ModelStorageTests", dependencies: ["ModelStorage"], path: "Tests/ModelStorageTests"),
     ],

@@ -259,7 +259,8 @@ func changesText(_ update: StorageUpdate) -> [String] {
                 failures.withLock { $0.append("\(error)") }
             }
         }
-        let helper = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
+        let helper = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+            .deletingLastPathComponent()
             .appendingPathComponent("lode-test-helper")
         let process = Process()
         process.executableURL = helper
@@ -270,10 +271,41 @@ func changesText(_ update: StorageUpdate) -> [String] {
         // The other process's last commit arrives within the polling interval (50 ms by default).
         let expected = try store.objects(Task.self).sorted(by: \.rank).fetch()
         let deadline = Date().addingTimeInterval(5)
-        while Date() < deadline, states.withLock({ $0.last }) != expected { Thread.sleep(forTimeInterval: 0.01) }
+        while Date() < deadline, states.withLock({ $0.last }) != expected {
+            Thread.sleep(forTimeInterval: 0.01)
+        }
         #expect(states.withLock { $0.last } == expected)
         #expect(failures.withLock { $0 }.isEmpty, "\(failures.withLock { $0.prefix(3) })")
         #expect(states.withLock { $0.count } >= 2)
         token.cancel()
+    }
+}
+
+@Suite struct KeyPathFilterTests {
+    @Test func changesToOtherFieldsAreNotModifications() throws {
+        let tmp = TemporaryDirectory()
+        let store = try Store(at: tmp.url, types: [Task.self])
+        try store.write { tx in
+            for i in 0..<3 { try tx.insert(Task(id: i, title: "t\(i)", rank: i, done: false, group: "x")) }
+        }
+        let query = store.objects(Task.self).sorted(by: \.rank)
+        let titles = try query.live(keyPaths: [\Task.title])
+        let everything = try query.live()
+        try store.write { tx in try tx.update(Task.self, key: 1) { $0.group = "y" } }
+        let filtered = try titles.refresh()
+        #expect(filtered?.isEmpty == true, "\(String(describing: filtered))")
+        #expect(try everything.refresh()?.modifications == [1])
+        try store.write { tx in try tx.update(Task.self, key: 1) { $0.title = "renamed" } }
+        #expect(try titles.refresh()?.modifications == [1])
+        // Joining, leaving and moving always count.
+        try store.write { tx in try tx.update(Task.self, key: 0) { $0.rank = 9 } }
+        #expect(try titles.refresh()?.moves == [CollectionChange.Move(from: 0, to: 2)])
+        // The log records which fields changed.
+        let last = try store.read { tx in
+            try tx.lmdb.entries(in: store.changeLog!).map {
+                try CBORDecoder().decode(ChangeLogEntry.self, from: $0.value)
+            }.last
+        }
+        #expect(last?.changes.first?.fields == ["rank"])
     }
 }

@@ -18,6 +18,8 @@ struct ChangeLogEntry: Codable, Equatable {
         /// The encoded primary key (empty for `clear`).
         var key: Data
         var op: Operation
+        /// For updates: the top-level fields whose values changed (absent when unknown).
+        var fields: [String]?
     }
 
     /// When the commit happened.
@@ -38,6 +40,7 @@ struct PendingChanges {
         var existedBefore: Bool
         var existsAfter: Bool
         var order: Int
+        var fields: Set<String>?
     }
 
     private var byType: [String: [[UInt8]: Net]] = [:]
@@ -46,14 +49,21 @@ struct PendingChanges {
 
     var isEmpty: Bool { byType.isEmpty && cleared.isEmpty }
 
-    mutating func record(type: String, key: [UInt8], existedBefore: Bool, existsAfter: Bool) {
+    mutating func record(
+        type: String, key: [UInt8], existedBefore: Bool, existsAfter: Bool, fields: Set<String>? = nil
+    ) {
         counter += 1
         if var net = byType[type]?[key] {
             net.existsAfter = existsAfter
+            if let known = net.fields, let fields {
+                net.fields = known.union(fields)
+            } else {
+                net.fields = nil
+            }
             byType[type]![key] = net
         } else {
             byType[type, default: [:]][key] = Net(
-                existedBefore: existedBefore, existsAfter: existsAfter, order: counter)
+                existedBefore: existedBefore, existsAfter: existsAfter, order: counter, fields: fields)
         }
     }
 
@@ -66,7 +76,9 @@ struct PendingChanges {
     /// The entry to store, in the order the changes were first made.
     func entry() -> ChangeLogEntry {
         var changes: [(Int, ChangeLogEntry.Change)] = []
-        for (type, order) in cleared { changes.append((order, .init(type: type, key: Data(), op: .clear))) }
+        for (type, order) in cleared {
+            changes.append((order, .init(type: type, key: Data(), op: .clear, fields: nil)))
+        }
         for (type, keys) in byType {
             for (key, net) in keys {
                 let op: ChangeLogEntry.Operation
@@ -76,7 +88,8 @@ struct PendingChanges {
                 case (true, false): op = .delete
                 case (false, false): continue
                 }
-                changes.append((net.order, .init(type: type, key: Data(key), op: op)))
+                let fields = op == .update ? net.fields.map { $0.sorted() } : nil
+                changes.append((net.order, .init(type: type, key: Data(key), op: op, fields: fields)))
             }
         }
         return ChangeLogEntry(time: Date(), changes: changes.sorted { $0.0 < $1.0 }.map(\.1))
@@ -87,6 +100,10 @@ struct PendingChanges {
 struct TypeChanges {
     /// Net operation per primary key across the versions.
     var keys: [[UInt8]: ChangeLogEntry.Operation] = [:]
+    /// For updated keys: the fields that changed, or nil when unknown.
+    var fields: [[UInt8]: Set<String>] = [:]
+    /// Updated keys whose changed fields are unknown.
+    var unknownFields = Set<[UInt8]>()
     /// True when the log could not say what changed (it was pruned, or the type was cleared): the
     /// query must be evaluated again in full.
     var needsFullEvaluation = false
@@ -113,6 +130,13 @@ struct TypeChanges {
                     result.needsFullEvaluation = true
                 case .insert, .update, .delete:
                     let key = [UInt8](change.key)
+                    if change.op == .update {
+                        if let changed = change.fields {
+                            result.fields[key, default: []].formUnion(changed)
+                        } else {
+                            result.unknownFields.insert(key)
+                        }
+                    }
                     if let previous = result.keys[key] {
                         // Combine: insert+delete = gone (but it may have been in the result before
                         // only if it existed: an insert means it did not), delete+insert = update.
@@ -129,6 +153,13 @@ struct TypeChanges {
             }
         }
         return result
+    }
+
+    /// True when the update of `key` may have changed one of `observed` (nil: any field counts).
+    func modifies(_ key: [UInt8], observing observed: Set<String>?) -> Bool {
+        guard let observed else { return true }
+        if unknownFields.contains(key) { return true }
+        return !(fields[key] ?? []).isDisjoint(with: observed)
     }
 }
 

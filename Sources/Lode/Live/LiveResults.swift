@@ -34,9 +34,16 @@ public final class LiveResults<Element: Persistable>: @unchecked Sendable {
     private var entryOfKey: [[UInt8]: [UInt8]] = [:]
     private var window: [[UInt8]] = []
     private var current: Results<Element>
+    /// With key-path filters: the top-level fields whose changes count as modifications.
+    private let observedFields: Set<String>?
 
-    /// Makes live results for `results`' query (evaluated now, on the last committed version).
-    public init(_ results: Results<Element>) throws {
+    /// Makes live results for `results`' query (evaluated now, on the last committed version). With
+    /// `keyPaths`, an object whose other fields change is not reported as modified (it is still
+    /// reported when it joins, leaves or moves).
+    public init(_ results: Results<Element>, keyPaths: [PartialKeyPath<Element>]? = nil) throws {
+        self.observedFields = keyPaths.map { paths in
+            Set(paths.map { fieldName(of: $0).split(separator: ".").first.map(String.init) ?? "" })
+        }
         guard case .store(let store) = results.source else {
             throw LodeError.schemaMismatch(
                 type: Element.schema.typeName, reason: "live results follow the store: use store.objects(_:)")
@@ -173,7 +180,10 @@ public final class LiveResults<Element: Persistable>: @unchecked Sendable {
                     let oldEntry = entryOfKey[key]
                     if oldEntry == nil && newEntry == nil { continue }
                     items.append(
-                        ChangedRow(key: key, old: oldEntry, new: newEntry, modified: operation == .update))
+                        ChangedRow(
+                            key: key, old: oldEntry, new: newEntry,
+                            modified: operation == .update && changes.modifies(key, observing: observedFields)
+                        ))
                 }
             }
         }
@@ -263,7 +273,11 @@ public final class LiveResults<Element: Persistable>: @unchecked Sendable {
         if changes.needsFullEvaluation {
             modified = Set(oldWindow).intersection(window)
         } else {
-            modified = Set(changes.keys.filter { $0.value == .update }.map(\.key))
+            modified = Set(
+                changes.keys.filter {
+                    $0.value == .update && changes.modifies($0.key, observing: observedFields)
+                }
+                .map(\.key))
         }
         change.apply(diffing: oldWindow, window, modified: modified, modifiedMoves: modified)
         change.wasFullyReevaluated = true

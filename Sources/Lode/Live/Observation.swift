@@ -80,15 +80,19 @@ extension Results {
     /// Observes these results: `handler` runs on `queue` with `.initial` first, then `.update` with
     /// the exact change after every commit (of any process) that changes them — never inside a write
     /// transaction. Commits that arrive while the queue is busy are coalesced into one change.
+    ///
+    /// With `keyPaths`, changes to other fields of an object do not count as modifications.
     public func observe(
-        on queue: DispatchQueue = .main, _ handler: @escaping @Sendable (ResultsChange<Element>) -> Void
+        keyPaths: [PartialKeyPath<Element>]? = nil, on queue: DispatchQueue = .main,
+        _ handler: @escaping @Sendable (ResultsChange<Element>) -> Void
     ) -> ObservationToken {
         let token = ObservationToken()
         let results = self
+        let paths = UncheckedKeyPaths(keyPaths)
         queue.async {
             guard !token.isCancelled else { return }
             do {
-                let live = try LiveResults(results)
+                let live = try LiveResults(results, keyPaths: paths.value)
                 guard case .store(let store) = results.source else { return }
                 let observation = ResultsObservation(live: live, queue: queue, token: token, handler: handler)
                 let notifier = store.makeNotifier()
@@ -119,5 +123,13 @@ extension Results {
     }
 
     /// Live results that follow this query (see ``LiveResults``).
-    public func live() throws -> LiveResults<Element> { try LiveResults(self) }
+    public func live(keyPaths: [PartialKeyPath<Element>]? = nil) throws -> LiveResults<Element> {
+        try LiveResults(self, keyPaths: keyPaths)
+    }
+}
+
+/// Key paths are immutable values; this carries them into the delivery queue.
+struct UncheckedKeyPaths<Root>: @unchecked Sendable {
+    let value: [PartialKeyPath<Root>]?
+    init(_ value: [PartialKeyPath<Root>]?) { self.value = value }
 }

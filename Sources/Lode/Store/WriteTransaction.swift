@@ -173,7 +173,37 @@ public final class WriteTransaction: Transaction {
             try putIndexEntry(index, key: newKeys[position], primaryKey: key, object: object)
         }
         try noteFields(of: record, state: state)
-        pendingChanges.record(type: state.typeName, key: key, existedBefore: old != nil, existsAfter: true)
+        var changed: Set<String>?
+        if let old { changed = changedFields(try encode(old), record) }
+        pendingChanges.record(
+            type: state.typeName, key: key, existedBefore: old != nil, existsAfter: true, fields: changed)
+    }
+
+    /// The top-level fields whose encoded values differ between two records (nil if either is not a map).
+    private func changedFields(_ old: [UInt8], _ new: [UInt8]) -> Set<String>? {
+        func fields(_ record: [UInt8]) -> [String: ArraySlice<UInt8>]? {
+            record.withUnsafeBytes { bytes -> [String: ArraySlice<UInt8>]? in
+                var reader = CBORReader(bytes)
+                guard let head = try? reader.readHead(), head.major == 5 else { return nil }
+                let index = CBORMapIndex(
+                    count: head.info == 31 ? nil : Int(head.argument), firstEntry: reader.offset)
+                var result: [String: ArraySlice<UInt8>] = [:]
+                while (try? index.scanNext(bytes)) == true {
+                    var keyReader = CBORReader(bytes, offset: index.keyOffsets.last!)
+                    guard let name = try? keyReader.readStringBytes(major: 3) else { return nil }
+                    var valueReader = CBORReader(bytes, offset: index.valueOffsets.last!)
+                    guard (try? valueReader.skipItem()) != nil else { return nil }
+                    result[String(decoding: name, as: UTF8.self)] =
+                        record[index.valueOffsets.last!..<valueReader.offset]
+                }
+                return result
+            }
+        }
+        guard let before = fields(old), let after = fields(new) else { return nil }
+        var changed = Set<String>()
+        for (name, value) in after where before[name] != value { changed.insert(name) }
+        for name in before.keys where after[name] == nil { changed.insert(name) }
+        return changed
     }
 
     /// Writes this transaction's entry to the change log (called once, right before the commit).

@@ -14,7 +14,9 @@ struct Task: Persistable {
 }
 
 let arguments = CommandLine.arguments
-guard arguments.count == 5, arguments[1] == "write", let first = Int(arguments[3]), let count = Int(arguments[4]) else {
+guard arguments.count == 5, arguments[1] == "write", let first = Int(arguments[3]),
+    let count = Int(arguments[4])
+else {
     FileHandle.standardError.write(Data("usage: lode-test-helper write DIR FIRST COUNT\n".utf8))
     exit(2)
 }
@@ -26,7 +28,9 @@ do {
         }
     }
     try store.write { tx in
-        for id in stride(from: first, to: first + count, by: 3) { try tx.update(Task.self, key: id) { $0.rank += 20 } }
+        for id in stride(from: first, to: first + count, by: 3) {
+            try tx.update(Task.self, key: id) { $0.rank += 20 }
+        }
         for id in stride(from: first + 1, to: first + count, by: 4) { try tx.delete(Task.self, key: id) }
     }
     print("done")
