@@ -27,11 +27,11 @@ public final class LiveResults<Element: Persistable>: @unchecked Sendable {
     private let store: Store
     private let template: Results<Element>
     private let lock = NSLock()
-    private let sortKey: ((Element) throws -> [UInt8])?
+    /// The incremental engine, or nil when the order cannot be encoded (then every commit that
+    /// touches the type evaluates the query again and diffs).
+    private let engine: LiveQueryEngine<Element>?
     private var snapshot: ReadSnapshot
     private var plan: QueryPlan
-    private var ordered = RankedKeys()
-    private var entryOfKey: [[UInt8]: [UInt8]] = [:]
     private var window: [[UInt8]] = []
     private var current: Results<Element>
     /// With key-path filters: the top-level fields whose changes count as modifications.
@@ -41,56 +41,62 @@ public final class LiveResults<Element: Persistable>: @unchecked Sendable {
     /// `keyPaths`, an object whose other fields change is not reported as modified (it is still
     /// reported when it joins, leaves or moves).
     public init(_ results: Results<Element>, keyPaths: [PartialKeyPath<Element>]? = nil) throws {
-        self.observedFields = keyPaths.map { paths in
-            Set(paths.map { fieldName(of: $0).split(separator: ".").first.map(String.init) ?? "" })
-        }
         guard case .store(let store) = results.source else {
             throw LodeError.schemaMismatch(
                 type: Element.schema.typeName, reason: "live results follow the store: use store.objects(_:)")
         }
         self.store = store
-        self.template = results
-        self.sortKey = LiveResults.sortKeyEncoder(for: results.sortDescriptors)
-        let fresh = Results<Element>(source: .store(store)).copyingQuery(of: results)
-        let evaluation = try fresh.evaluation()
-        self.snapshot = evaluation.snapshot!
-        self.plan = evaluation.plan
-        self.current = fresh
-        try rebuild(from: fresh, evaluation: evaluation)
+        self.template = Results<Element>(source: .store(store)).copyingQuery(of: results)
+        self.observedFields = keyPaths.map { paths in
+            Set(paths.map { fieldName(of: $0).split(separator: ".").first.map(String.init) ?? "" })
+        }
+        try store.prepareForResults(Element.self)
+        let snapshot = try store.currentSnapshot()
+        self.snapshot = snapshot
+        if let sortKey = LiveResults.sortKeyEncoder(for: results.sortDescriptors) {
+            let engine = try LiveQueryEngine(
+                store: store, template: template, sortKey: sortKey, sectionKey: nil, observedFields: observedFields,
+                snapshot: snapshot)
+            self.engine = engine
+            self.plan = engine.plan
+        } else {
+            self.engine = nil
+            self.plan = QueryPlan(access: .fullScan, ordering: .inMemory, rechecksPredicate: true)
+        }
+        self.current = template
+        if engine == nil {
+            let evaluation = try evaluate(on: snapshot)
+            plan = evaluation.plan
+            window = (0..<evaluation.keys.count).map { Array(evaluation.keys[$0]) }
+        } else {
+            window = windowKeys()
+        }
+        current = template.withEvaluation(Evaluation(plan: plan, keys: KeyList(window), objects: nil, snapshot: snapshot))
     }
 
-    /// The results at the version the live results are on.
+    /// The results at the version the live results are on (immutable, `Sendable`).
     public var results: Results<Element> { lock.withLock { current } }
+
+    /// The results at the version the live results are on, as an immutable, `Sendable` value that
+    /// never changes.
+    public func freeze() -> Results<Element> { results }
 
     /// The version the live results are on.
     public var version: Int { lock.withLock { snapshot.transactionID } }
 
-    /// Every row of the full (unwindowed) result, as entry keys: the sort key then the primary key.
-    private func rebuild(from results: Results<Element>, evaluation: Evaluation<Element>) throws {
-        ordered = RankedKeys()
-        entryOfKey = [:]
-        let full = Results<Element>(source: .store(store)).copyingQuery(of: template, window: false)
-        // Evaluate the unwindowed query on the same snapshot.
-        let fullEvaluation = try mapStorageErrors {
-            try snapshot.read { txn in
-                try full.evaluate(in: Transaction(store: store, lmdb: txn), snapshot: snapshot)
-            }
+    private func evaluate(on snapshot: ReadSnapshot) throws -> Evaluation<Element> {
+        try mapStorageErrors {
+            try snapshot.read { txn in try template.evaluate(in: Transaction(store: store, lmdb: txn), snapshot: snapshot) }
         }
-        if let sortKey {
-            var entries: [[UInt8]] = []
-            entries.reserveCapacity(fullEvaluation.keys.count)
-            let objects = try fullEvaluation.objects ?? full.withEvaluation(fullEvaluation).fetch()
-            for (index, object) in objects.enumerated() {
-                let key = Array(fullEvaluation.keys[index])
-                let entry = LiveResults.entry(sortKey: try sortKey(object), key: key)
-                entries.append(entry)
-                entryOfKey[key] = entry
-            }
-            entries.sort { $0.lexicographicallyPrecedes($1) }
-            ordered = RankedKeys(sorted: entries)
-        }
-        window = (0..<evaluation.keys.count).map { Array(evaluation.keys[$0]) }
-        current = results.withEvaluation(evaluation)
+    }
+
+    /// The primary keys of the window (limit and offset) from the engine's rows.
+    private func windowKeys() -> [[UInt8]] {
+        guard let engine else { return window }
+        let count = engine.ordered.count
+        let lower = Swift.min(template.offsetCount, count)
+        let upper = template.limitCount.map { $0 >= count - lower ? count : lower + $0 } ?? count
+        return engine.keys(lower..<upper)
     }
 
     /// An encoder of sort values whose byte order is the descriptors' order, or nil when one of them
@@ -118,181 +124,86 @@ public final class LiveResults<Element: Persistable>: @unchecked Sendable {
     /// committed since. Not allowed inside a transaction of this store on this thread.
     @discardableResult
     public func refresh() throws -> CollectionChange? {
-        let environment = try store.environment()
-        guard !environment.currentThreadHasTransaction else {
-            throw LodeError.storage(
-                LMDBError(
-                    .nestedWrite, operation: "refresh",
-                    message: "live results cannot advance inside a transaction of their store"))
-        }
+        try store.checkNotInsideTransaction("refresh")
         lock.lock()
         defer { lock.unlock() }
-        guard environment.info.lastTransactionID != snapshot.transactionID else { return nil }
         let next = try store.currentSnapshot()
         guard next.transactionID != snapshot.transactionID else { return nil }
         return try advance(to: next)
     }
 
-    private func advance(to next: ReadSnapshot) throws -> CollectionChange {
-        let from = snapshot.transactionID
-        var change = CollectionChange(fromVersion: from, toVersion: next.transactionID)
-        let changes: TypeChanges = try mapStorageErrors {
-            try next.read { txn in
-                guard let log = store.changeLog else {
-                    var unknown = TypeChanges()
-                    unknown.needsFullEvaluation = true
-                    return unknown
-                }
-                return try TypeChanges.read(
-                    Element.schema.typeName, from: from, to: next.transactionID, in: txn, log: log,
-                    meta: store.meta)
-            }
-        }
+    func advance(to next: ReadSnapshot) throws -> CollectionChange {
+        var change = CollectionChange(fromVersion: snapshot.transactionID, toVersion: next.transactionID)
         let oldWindow = window
-        if changes.needsFullEvaluation || sortKey == nil
-            || changes.keys.count > Swift.max(64, ordered.count / 2)
-        {
-            try reevaluate(on: next, changes: changes, into: &change, oldWindow: oldWindow)
-            return change
-        }
-        guard !changes.keys.isEmpty else {
-            snapshot = next
-            current = template.withEvaluation(
-                Evaluation(plan: plan, keys: KeyList(window), objects: nil, snapshot: next))
-            return change
-        }
-        // Decode each changed object at the new version and find its old and new entries.
-        var items: [ChangedRow] = []
-        let predicates = template.predicates
-        let encodeSortKey = sortKey!
-        try mapStorageErrors {
-            try next.read { txn in
-                let transaction = Transaction(store: store, lmdb: txn)
-                let state = try transaction.typeState(Element.self)
-                for (key, operation) in changes.keys {
-                    var newEntry: [UInt8]?
-                    if operation != .delete,
-                        let object = try transaction.object(Element.self, keyBytes: key, state: state),
-                        try predicates.allSatisfy({ try $0.evaluate(object) })
-                    {
-                        newEntry = LiveResults.entry(sortKey: try encodeSortKey(object), key: key)
-                    }
-                    let oldEntry = entryOfKey[key]
-                    if oldEntry == nil && newEntry == nil { continue }
-                    items.append(
-                        ChangedRow(
-                            key: key, old: oldEntry, new: newEntry,
-                            modified: operation == .update && changes.modifies(key, observing: observedFields)
-                        ))
-                }
-            }
-        }
         let windowed = template.limitCount != nil || template.offsetCount > 0
-        // Old positions first, then remove, insert, and read the new positions.
-        var oldRanks: [Int?] = items.map { $0.old.flatMap { ordered.rank(of: $0) } }
-        for item in items { if let old = item.old { ordered.remove(old) } }
-        for item in items {
-            if let new = item.new {
-                ordered.insert(new)
-                entryOfKey[item.key] = new
+        if let engine {
+            let (rows, full) = try engine.advance(to: next)
+            change.wasFullyReevaluated = full
+            window = windowKeys()
+            if windowed {
+                let modified = Set(rows.filter(\.modified).map(\.key))
+                change.apply(diffing: oldWindow, window, modified: modified, modifiedMoves: modified)
             } else {
-                entryOfKey[item.key] = nil
+                change.record(rows)
             }
-        }
-        var newRanks: [Int?] = items.map { $0.new.flatMap { ordered.rank(of: $0) } }
-        snapshot = next
-        if windowed {
-            let newWindow = currentKeys()
-            // Inside a window, an object whose sort key changed may still keep its place: any changed
-            // object that the diff does not move is a modification.
-            let modified = Set(items.filter(\.modified).map(\.key))
-            change.apply(diffing: oldWindow, newWindow, modified: modified, modifiedMoves: modified)
-            window = newWindow
+            plan = engine.plan
         } else {
-            for (position, item) in items.enumerated() {
-                switch (oldRanks[position], newRanks[position]) {
-                case (let old?, nil): change.deletions.append(old)
-                case (nil, let new?): change.insertions.append(new)
-                case (let old?, let new?):
-                    if item.old == item.new {
-                        if item.modified {
-                            change.modifications.append(old)
-                            change.modificationsNew.append(new)
-                        }
-                    } else {
-                        change.moves.append(.init(from: old, to: new))
-                        if item.modified { change.modifiedMoves.append(new) }
+            let changes: TypeChanges = try mapStorageErrors {
+                try next.read { txn in
+                    guard let log = store.changeLog else {
+                        var unknown = TypeChanges()
+                        unknown.needsFullEvaluation = true
+                        return unknown
                     }
-                default: break
+                    return try TypeChanges.read(
+                        Element.schema.typeName, from: snapshot.transactionID, to: next.transactionID, in: txn,
+                        log: log, meta: store.meta)
                 }
             }
-            change.sort()
-            window = currentKeys()
+            let evaluation = try evaluate(on: next)
+            plan = evaluation.plan
+            window = (0..<evaluation.keys.count).map { Array(evaluation.keys[$0]) }
+            let modified: Set<[UInt8]>
+            if changes.needsFullEvaluation {
+                modified = Set(oldWindow).intersection(window)
+            } else {
+                modified = Set(
+                    changes.keys.filter { $0.value == .update && changes.modifies($0.key, observing: observedFields) }
+                        .map(\.key))
+            }
+            change.apply(diffing: oldWindow, window, modified: modified, modifiedMoves: modified)
+            change.wasFullyReevaluated = true
         }
-        oldRanks.removeAll()
-        newRanks.removeAll()
-        current = template.withEvaluation(
-            Evaluation(plan: plan, keys: KeyList(window), objects: nil, snapshot: next))
+        snapshot = next
+        current = template.withEvaluation(Evaluation(plan: plan, keys: KeyList(window), objects: nil, snapshot: next))
         return change
     }
-
-    /// An entry of the ordered rows: the sort key, the primary key (both self-delimiting, so entries
-    /// sort by sort key, then primary key), then the primary key's length in two bytes.
-    static func entry(sortKey: [UInt8], key: [UInt8]) -> [UInt8] {
-        sortKey + key + [UInt8(key.count >> 8), UInt8(key.count & 0xff)]
-    }
-
-    /// The primary key inside an entry.
-    static func primaryKey(of entry: [UInt8]) -> [UInt8] {
-        let length = Int(entry[entry.count - 2]) << 8 | Int(entry[entry.count - 1])
-        return Array(entry[(entry.count - 2 - length)..<(entry.count - 2)])
-    }
-
-    /// The primary keys of the current (windowed) result, from the ordered entries.
-    private func currentKeys() -> [[UInt8]] {
-        let lower = Swift.min(template.offsetCount, ordered.count)
-        let upper =
-            template.limitCount.map { $0 >= ordered.count - lower ? ordered.count : lower + $0 }
-            ?? ordered.count
-        return (lower..<upper).map { LiveResults.primaryKey(of: ordered.key(at: $0)) }
-    }
-
-    private func reevaluate(
-        on next: ReadSnapshot, changes: TypeChanges, into change: inout CollectionChange, oldWindow: [[UInt8]]
-    ) throws {
-        let fresh = Results<Element>(source: .store(store)).copyingQuery(of: template)
-        let evaluation = try mapStorageErrors {
-            try next.read { txn in
-                try fresh.evaluate(in: Transaction(store: store, lmdb: txn), snapshot: next)
-            }
-        }
-        snapshot = next
-        plan = evaluation.plan
-        try rebuild(from: fresh, evaluation: evaluation)
-        let modified: Set<[UInt8]>
-        if changes.needsFullEvaluation {
-            modified = Set(oldWindow).intersection(window)
-        } else {
-            modified = Set(
-                changes.keys.filter {
-                    $0.value == .update && changes.modifies($0.key, observing: observedFields)
-                }
-                .map(\.key))
-        }
-        change.apply(diffing: oldWindow, window, modified: modified, modifiedMoves: modified)
-        change.wasFullyReevaluated = true
-    }
-}
-
-/// One changed object of a live query: its entry before and after (nil when outside the result).
-struct ChangedRow {
-    var key: [UInt8]
-    var old: [UInt8]?
-    var new: [UInt8]?
-    var modified: Bool
 }
 
 extension CollectionChange {
+    /// Fills the change from the engine's changed rows: deletions, insertions, modifications in place,
+    /// and moves (an object whose sort values changed).
+    mutating func record<Element>(_ rows: [LiveQueryEngine<Element>.Row]) {
+        for row in rows {
+            switch (row.oldRank, row.newRank) {
+            case (let old?, nil): deletions.append(old)
+            case (nil, let new?): insertions.append(new)
+            case (let old?, let new?):
+                if row.oldEntry == row.newEntry {
+                    if row.modified {
+                        modifications.append(old)
+                        modificationsNew.append(new)
+                    }
+                } else {
+                    moves.append(.init(from: old, to: new))
+                    if row.modified { modifiedMoves.append(new) }
+                }
+            default: break
+            }
+        }
+        sort()
+    }
+
     /// Fills the change by diffing two lists of primary keys (Heckel, minimal moves).
     mutating func apply(
         diffing old: [[UInt8]], _ new: [[UInt8]], modified: Set<[UInt8]>, modifiedMoves: Set<[UInt8]>

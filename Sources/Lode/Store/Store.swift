@@ -148,6 +148,16 @@ public final class Store: @unchecked Sendable {
         }
     }
 
+    /// Throws when the calling thread is inside a transaction of this store (live results advance
+    /// only outside one).
+    func checkNotInsideTransaction(_ operation: String) throws {
+        guard try environment().currentThreadHasTransaction else { return }
+        throw LodeError.storage(
+            LMDBError(
+                .nestedWrite, operation: operation,
+                message: "live results cannot advance inside a transaction of their store"))
+    }
+
     /// The store's notifier, if anything observes it.
     var notifier: Notifier? { withState { $0.notifier } }
 

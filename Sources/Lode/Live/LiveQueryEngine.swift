@@ -1,0 +1,199 @@
+import Foundation
+import LMDB
+
+/// The incremental core shared by ``LiveResults`` and ``LiveSectionedResults``: the rows of a query
+/// (without limit and offset) kept in an order-statistic structure of entries — the section key (for
+/// sectioned results), the encoded sort values, the primary key — advanced commit by commit from the
+/// change log.
+final class LiveQueryEngine<Element: Persistable> {
+    /// One object that changed between two versions: its entry and rank before and after (nil when
+    /// outside the result).
+    struct Row {
+        var key: [UInt8]
+        var oldEntry: [UInt8]?
+        var newEntry: [UInt8]?
+        var oldRank: Int?
+        var newRank: Int?
+        var modified: Bool
+    }
+
+    let store: Store
+    let template: Results<Element>
+    let sortKey: (Element) throws -> [UInt8]
+    let sectionKey: ((Element) throws -> [UInt8])?
+    let observedFields: Set<String>?
+    private(set) var snapshot: ReadSnapshot
+    private(set) var plan: QueryPlan
+    private(set) var ordered = RankedKeys()
+    private var entryOfKey: [[UInt8]: [UInt8]] = [:]
+    /// For sectioned results: the number of rows per encoded section key.
+    private(set) var sectionCounts: [[UInt8]: Int] = [:]
+
+    init(
+        store: Store, template: Results<Element>, sortKey: @escaping (Element) throws -> [UInt8],
+        sectionKey: ((Element) throws -> [UInt8])?, observedFields: Set<String>?, snapshot: ReadSnapshot
+    ) throws {
+        self.store = store
+        self.template = template
+        self.sortKey = sortKey
+        self.sectionKey = sectionKey
+        self.observedFields = observedFields
+        self.snapshot = snapshot
+        self.plan = QueryPlan(access: .fullScan, ordering: .inMemory, rechecksPredicate: true)
+        let (entries, plan) = try fullEntries(on: snapshot)
+        self.plan = plan
+        install(entries)
+    }
+
+    // MARK: Entries
+
+    /// `[section key] + sort key + primary key + primary key length (2) + section key length (2)`: the
+    /// parts are self-delimiting, so entries sort by section, then sort values, then primary key.
+    static func entry(section: [UInt8], sort: [UInt8], key: [UInt8]) -> [UInt8] {
+        section + sort + key + [UInt8(key.count >> 8), UInt8(key.count & 0xff)]
+            + [UInt8(section.count >> 8), UInt8(section.count & 0xff)]
+    }
+
+    static func primaryKey(of entry: [UInt8]) -> [UInt8] {
+        let length = Int(entry[entry.count - 4]) << 8 | Int(entry[entry.count - 3])
+        return Array(entry[(entry.count - 4 - length)..<(entry.count - 4)])
+    }
+
+    static func sectionKey(of entry: [UInt8]) -> [UInt8] {
+        let length = Int(entry[entry.count - 2]) << 8 | Int(entry[entry.count - 1])
+        return Array(entry[0..<length])
+    }
+
+    func entry(for object: Element, key: [UInt8]) throws -> [UInt8] {
+        Self.entry(section: try sectionKey?(object) ?? [], sort: try sortKey(object), key: key)
+    }
+
+    /// Evaluates the query (without its window) on `snapshot` and returns every row's entry.
+    private func fullEntries(on snapshot: ReadSnapshot) throws -> ([[UInt8]: [UInt8]], QueryPlan) {
+        let full = Results<Element>(source: .store(store)).copyingQuery(of: template, window: false)
+        let evaluation = try mapStorageErrors {
+            try snapshot.read { txn in try full.evaluate(in: Transaction(store: store, lmdb: txn), snapshot: snapshot) }
+        }
+        let objects = try evaluation.objects ?? full.withEvaluation(evaluation).fetch()
+        var entries: [[UInt8]: [UInt8]] = [:]
+        entries.reserveCapacity(objects.count)
+        for (index, object) in objects.enumerated() {
+            let key = Array(evaluation.keys[index])
+            entries[key] = try entry(for: object, key: key)
+        }
+        return (entries, evaluation.plan)
+    }
+
+    private func install(_ entries: [[UInt8]: [UInt8]]) {
+        entryOfKey = entries
+        ordered = RankedKeys(sorted: entries.values.sorted { $0.lexicographicallyPrecedes($1) })
+        sectionCounts = [:]
+        if sectionKey != nil {
+            for entry in entries.values { sectionCounts[Self.sectionKey(of: entry), default: 0] += 1 }
+        }
+    }
+
+    /// The primary keys in order, from `lower` (inclusive) to `upper` (exclusive) rank.
+    func keys(_ range: Range<Int>) -> [[UInt8]] { range.map { Self.primaryKey(of: ordered.key(at: $0)) } }
+
+    /// The encoded section keys in order.
+    var sortedSections: [[UInt8]] { sectionCounts.keys.sorted { $0.lexicographicallyPrecedes($1) } }
+
+    // MARK: Advancing
+
+    /// Moves to `next` and returns the rows that changed, and whether the query was evaluated again
+    /// in full.
+    func advance(to next: ReadSnapshot) throws -> (rows: [Row], fullyReevaluated: Bool) {
+        let from = snapshot.transactionID
+        let changes: TypeChanges = try mapStorageErrors {
+            try next.read { txn in
+                guard let log = store.changeLog else {
+                    var unknown = TypeChanges()
+                    unknown.needsFullEvaluation = true
+                    return unknown
+                }
+                return try TypeChanges.read(
+                    Element.schema.typeName, from: from, to: next.transactionID, in: txn, log: log, meta: store.meta)
+            }
+        }
+        defer { snapshot = next }
+        if changes.needsFullEvaluation || changes.keys.count > Swift.max(256, ordered.count / 4) {
+            return (try reevaluate(on: next, changes: changes), true)
+        }
+        var rows: [Row] = []
+        let predicates = template.predicates
+        try mapStorageErrors {
+            try next.read { txn in
+                let transaction = Transaction(store: store, lmdb: txn)
+                let state = try transaction.typeState(Element.self)
+                for (key, operation) in changes.keys {
+                    var newEntry: [UInt8]?
+                    if operation != .delete,
+                        let object = try transaction.object(Element.self, keyBytes: key, state: state),
+                        try predicates.allSatisfy({ try $0.evaluate(object) })
+                    {
+                        newEntry = try entry(for: object, key: key)
+                    }
+                    let oldEntry = entryOfKey[key]
+                    if oldEntry == nil && newEntry == nil { continue }
+                    let modified = operation == .update && changes.modifies(key, observing: observedFields)
+                    rows.append(Row(key: key, oldEntry: oldEntry, newEntry: newEntry, modified: modified))
+                }
+            }
+        }
+        apply(&rows)
+        return (rows, false)
+    }
+
+    /// Reads old ranks, moves the entries, reads new ranks.
+    private func apply(_ rows: inout [Row]) {
+        for index in rows.indices { rows[index].oldRank = rows[index].oldEntry.flatMap { ordered.rank(of: $0) } }
+        for row in rows {
+            if let old = row.oldEntry {
+                ordered.remove(old)
+                if sectionKey != nil {
+                    let section = Self.sectionKey(of: old)
+                    sectionCounts[section, default: 0] -= 1
+                    if sectionCounts[section] == 0 { sectionCounts[section] = nil }
+                }
+            }
+        }
+        for row in rows {
+            if let new = row.newEntry {
+                ordered.insert(new)
+                entryOfKey[row.key] = new
+                if sectionKey != nil { sectionCounts[Self.sectionKey(of: new), default: 0] += 1 }
+            } else {
+                entryOfKey[row.key] = nil
+            }
+        }
+        for index in rows.indices { rows[index].newRank = rows[index].newEntry.flatMap { ordered.rank(of: $0) } }
+    }
+
+    /// Evaluates the query again and compares entries: the rows whose entry changed, or that the log
+    /// says were modified (all surviving ones when the log cannot say).
+    private func reevaluate(on next: ReadSnapshot, changes: TypeChanges) throws -> [Row] {
+        let (entries, plan) = try fullEntries(on: next)
+        self.plan = plan
+        var rows: [Row] = []
+        for (key, old) in entryOfKey {
+            let new = entries[key]
+            let modified: Bool
+            if new == nil {
+                modified = false
+            } else if changes.needsFullEvaluation {
+                modified = true
+            } else {
+                modified = changes.keys[key] == .update && changes.modifies(key, observing: observedFields)
+            }
+            if new != old || modified { rows.append(Row(key: key, oldEntry: old, newEntry: new, modified: modified)) }
+        }
+        for (key, new) in entries where entryOfKey[key] == nil {
+            rows.append(Row(key: key, oldEntry: nil, newEntry: new, modified: false))
+        }
+        for index in rows.indices { rows[index].oldRank = rows[index].oldEntry.flatMap { ordered.rank(of: $0) } }
+        install(entries)
+        for index in rows.indices { rows[index].newRank = rows[index].newEntry.flatMap { ordered.rank(of: $0) } }
+        return rows
+    }
+}
