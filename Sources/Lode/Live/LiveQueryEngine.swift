@@ -72,7 +72,9 @@ final class LiveQueryEngine<Element: Persistable> {
     private func fullEntries(on snapshot: ReadSnapshot) throws -> ([[UInt8]: [UInt8]], QueryPlan) {
         let full = Results<Element>(source: .store(store)).copyingQuery(of: template, window: false)
         let evaluation = try mapStorageErrors {
-            try snapshot.read { txn in try full.evaluate(in: Transaction(store: store, lmdb: txn), snapshot: snapshot) }
+            try snapshot.read { txn in
+                try full.evaluate(in: Transaction(store: store, lmdb: txn), snapshot: snapshot)
+            }
         }
         let objects = try evaluation.objects ?? full.withEvaluation(evaluation).fetch()
         var entries: [[UInt8]: [UInt8]] = [:]
@@ -113,7 +115,8 @@ final class LiveQueryEngine<Element: Persistable> {
                     return unknown
                 }
                 return try TypeChanges.read(
-                    Element.schema.typeName, from: from, to: next.transactionID, in: txn, log: log, meta: store.meta)
+                    Element.schema.typeName, from: from, to: next.transactionID, in: txn, log: log,
+                    meta: store.meta)
             }
         }
         defer { snapshot = next }
@@ -147,7 +150,9 @@ final class LiveQueryEngine<Element: Persistable> {
 
     /// Reads old ranks, moves the entries, reads new ranks.
     private func apply(_ rows: inout [Row]) {
-        for index in rows.indices { rows[index].oldRank = rows[index].oldEntry.flatMap { ordered.rank(of: $0) } }
+        for index in rows.indices {
+            rows[index].oldRank = rows[index].oldEntry.flatMap { ordered.rank(of: $0) }
+        }
         for row in rows {
             if let old = row.oldEntry {
                 ordered.remove(old)
@@ -167,7 +172,9 @@ final class LiveQueryEngine<Element: Persistable> {
                 entryOfKey[row.key] = nil
             }
         }
-        for index in rows.indices { rows[index].newRank = rows[index].newEntry.flatMap { ordered.rank(of: $0) } }
+        for index in rows.indices {
+            rows[index].newRank = rows[index].newEntry.flatMap { ordered.rank(of: $0) }
+        }
     }
 
     /// Evaluates the query again and compares entries: the rows whose entry changed, or that the log
@@ -186,14 +193,20 @@ final class LiveQueryEngine<Element: Persistable> {
             } else {
                 modified = changes.keys[key] == .update && changes.modifies(key, observing: observedFields)
             }
-            if new != old || modified { rows.append(Row(key: key, oldEntry: old, newEntry: new, modified: modified)) }
+            if new != old || modified {
+                rows.append(Row(key: key, oldEntry: old, newEntry: new, modified: modified))
+            }
         }
         for (key, new) in entries where entryOfKey[key] == nil {
             rows.append(Row(key: key, oldEntry: nil, newEntry: new, modified: false))
         }
-        for index in rows.indices { rows[index].oldRank = rows[index].oldEntry.flatMap { ordered.rank(of: $0) } }
+        for index in rows.indices {
+            rows[index].oldRank = rows[index].oldEntry.flatMap { ordered.rank(of: $0) }
+        }
         install(entries)
-        for index in rows.indices { rows[index].newRank = rows[index].newEntry.flatMap { ordered.rank(of: $0) } }
+        for index in rows.indices {
+            rows[index].newRank = rows[index].newEntry.flatMap { ordered.rank(of: $0) }
+        }
         return rows
     }
 }

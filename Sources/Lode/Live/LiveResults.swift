@@ -55,7 +55,8 @@ public final class LiveResults<Element: Persistable>: @unchecked Sendable {
         self.snapshot = snapshot
         if let sortKey = LiveResults.sortKeyEncoder(for: results.sortDescriptors) {
             let engine = try LiveQueryEngine(
-                store: store, template: template, sortKey: sortKey, sectionKey: nil, observedFields: observedFields,
+                store: store, template: template, sortKey: sortKey, sectionKey: nil,
+                observedFields: observedFields,
                 snapshot: snapshot)
             self.engine = engine
             self.plan = engine.plan
@@ -71,7 +72,8 @@ public final class LiveResults<Element: Persistable>: @unchecked Sendable {
         } else {
             window = windowKeys()
         }
-        current = template.withEvaluation(Evaluation(plan: plan, keys: KeyList(window), objects: nil, snapshot: snapshot))
+        current = template.withEvaluation(
+            Evaluation(plan: plan, keys: KeyList(window), objects: nil, snapshot: snapshot))
     }
 
     /// The results at the version the live results are on (immutable, `Sendable`).
@@ -86,7 +88,9 @@ public final class LiveResults<Element: Persistable>: @unchecked Sendable {
 
     private func evaluate(on snapshot: ReadSnapshot) throws -> Evaluation<Element> {
         try mapStorageErrors {
-            try snapshot.read { txn in try template.evaluate(in: Transaction(store: store, lmdb: txn), snapshot: snapshot) }
+            try snapshot.read { txn in
+                try template.evaluate(in: Transaction(store: store, lmdb: txn), snapshot: snapshot)
+            }
         }
     }
 
@@ -156,7 +160,8 @@ public final class LiveResults<Element: Persistable>: @unchecked Sendable {
                         return unknown
                     }
                     return try TypeChanges.read(
-                        Element.schema.typeName, from: snapshot.transactionID, to: next.transactionID, in: txn,
+                        Element.schema.typeName, from: snapshot.transactionID, to: next.transactionID,
+                        in: txn,
                         log: log, meta: store.meta)
                 }
             }
@@ -168,14 +173,17 @@ public final class LiveResults<Element: Persistable>: @unchecked Sendable {
                 modified = Set(oldWindow).intersection(window)
             } else {
                 modified = Set(
-                    changes.keys.filter { $0.value == .update && changes.modifies($0.key, observing: observedFields) }
-                        .map(\.key))
+                    changes.keys.filter {
+                        $0.value == .update && changes.modifies($0.key, observing: observedFields)
+                    }
+                    .map(\.key))
             }
             change.apply(diffing: oldWindow, window, modified: modified, modifiedMoves: modified)
             change.wasFullyReevaluated = true
         }
         snapshot = next
-        current = template.withEvaluation(Evaluation(plan: plan, keys: KeyList(window), objects: nil, snapshot: next))
+        current = template.withEvaluation(
+            Evaluation(plan: plan, keys: KeyList(window), objects: nil, snapshot: next))
         return change
     }
 }
