@@ -5,7 +5,7 @@ import LMDB
 /// (without limit and offset) kept in an order-statistic structure of entries — the section key (for
 /// sectioned results), the encoded sort values, the primary key — advanced commit by commit from the
 /// change log.
-final class LiveQueryEngine<Element: Persistable> {
+final class LiveQueryEngine<Element: Persistable>: LiveVersionReporting {
     /// One object that changed between two versions: its entry and rank before and after (nil when
     /// outside the result).
     struct Row {
@@ -39,11 +39,18 @@ final class LiveQueryEngine<Element: Persistable> {
         self.sectionKey = sectionKey
         self.observedFields = observedFields
         self.snapshot = snapshot
+        self.pinned = snapshot.transactionID
         self.plan = QueryPlan(access: .fullScan, ordering: .inMemory, rechecksPredicate: true)
         let (entries, plan) = try fullEntries(on: snapshot)
         self.plan = plan
         install(entries)
+        store.registerLive(self)
     }
+
+    /// The version the engine is on (read by the change-log pruning, from any thread).
+    var pinnedVersion: Int { versionLock.withLock { pinned } }
+    private let versionLock = NSLock()
+    private var pinned = 0
 
     // MARK: Entries
 
@@ -119,7 +126,10 @@ final class LiveQueryEngine<Element: Persistable> {
                     meta: store.meta)
             }
         }
-        defer { snapshot = next }
+        defer {
+            snapshot = next
+            versionLock.withLock { pinned = next.transactionID }
+        }
         if changes.needsFullEvaluation || changes.keys.count > Swift.max(256, ordered.count / 4) {
             return (try reevaluate(on: next, changes: changes), true)
         }

@@ -23,7 +23,7 @@ public enum ResultsChange<Element: Persistable>: Sendable {
 /// order cannot be encoded (string comparators, enums' own `<`, several sort keys of which one cannot),
 /// a log that no longer reaches back, and `deleteAll` are handled by evaluating again in full and
 /// diffing; the change says so.
-public final class LiveResults<Element: Persistable>: @unchecked Sendable {
+public final class LiveResults<Element: Persistable>: @unchecked Sendable, LiveVersionReporting {
     private let store: Store
     private let template: Results<Element>
     private let lock = NSLock()
@@ -85,6 +85,8 @@ public final class LiveResults<Element: Persistable>: @unchecked Sendable {
 
     /// The version the live results are on.
     public var version: Int { lock.withLock { snapshot.transactionID } }
+
+    var pinnedVersion: Int { version }
 
     private func evaluate(on snapshot: ReadSnapshot) throws -> Evaluation<Element> {
         try mapStorageErrors {

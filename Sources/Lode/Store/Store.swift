@@ -38,6 +38,8 @@ public final class Store: @unchecked Sendable {
         var catalogSyncedVersion = -1
         /// Wakes live results after commits; made by the first observation.
         var notifier: Notifier?
+        /// Live results of this store, which keep the change log from being pruned past their version.
+        var live: [ObjectIdentifier: WeakLive] = [:]
     }
 
     let meta: Database
@@ -156,6 +158,19 @@ public final class Store: @unchecked Sendable {
             LMDBError(
                 .nestedWrite, operation: operation,
                 message: "live results cannot advance inside a transaction of their store"))
+    }
+
+    /// Remembers live results so the change log is kept for them.
+    func registerLive(_ live: any LiveVersionReporting) {
+        withState { $0.live[ObjectIdentifier(live)] = WeakLive(live: live) }
+    }
+
+    /// The oldest version a live result of this store is on, if any.
+    var oldestLiveVersion: Int? {
+        withState { state in
+            state.live = state.live.filter { $0.value.live != nil }
+            return state.live.values.compactMap { $0.live?.pinnedVersion }.min()
+        }
     }
 
     /// The store's notifier, if anything observes it.
@@ -366,6 +381,15 @@ public final class Store: @unchecked Sendable {
         }
         withState { $0.catalogSyncedVersion = last }
     }
+}
+
+/// Live results report the version they are on, so pruning keeps what they need.
+protocol LiveVersionReporting: AnyObject {
+    var pinnedVersion: Int { get }
+}
+
+struct WeakLive {
+    weak var live: (any LiveVersionReporting)?
 }
 
 /// Rethrows LMDB errors as ``LodeError/storage(_:)``.

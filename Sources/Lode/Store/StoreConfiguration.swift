@@ -13,12 +13,18 @@ public struct StoreConfiguration: Sendable, Equatable {
     /// How often observed stores look for commits of other processes (this process's commits are
     /// seen at once).
     public var notificationPollInterval: Duration
+    /// How long change-log entries are kept at least; older ones are pruned once no live results of
+    /// this process still need them. Observers in other processes that fall further behind than this
+    /// get a full re-evaluation (still exact, and marked as such).
+    public var changeLogRetention: Duration
 
     /// Makes a configuration; every parameter has a default.
     public init(
         durability: Durability = .full, initialMapSize: Int = 256 << 20, readOnly: Bool = false,
-        maxReaders: Int = 126, notificationPollInterval: Duration = .milliseconds(50)
+        maxReaders: Int = 126, notificationPollInterval: Duration = .milliseconds(50),
+        changeLogRetention: Duration = .seconds(600)
     ) {
+        self.changeLogRetention = changeLogRetention
         self.notificationPollInterval = notificationPollInterval
         self.durability = durability
         self.initialMapSize = initialMapSize

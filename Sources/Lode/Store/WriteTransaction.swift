@@ -213,6 +213,26 @@ public final class WriteTransaction: Transaction {
         guard !entry.changes.isEmpty else { return }
         try lmdbWrite.put(try CBOREncoder().encode(entry), forKey: ChangeLogEntry.key(for: lmdb.id), in: log)
         pendingChanges = PendingChanges()
+        if lmdb.id % 64 == 0 { try pruneChangeLog(log) }
+    }
+
+    /// Deletes log entries older than the retention and older than every live result of this process,
+    /// and records in `@meta` the first version the log still covers.
+    func pruneChangeLog(_ log: Database) throws {
+        let cutoff = Date().addingTimeInterval(-Double(store.configuration.changeLogRetention.components.seconds))
+        let limit = store.oldestLiveVersion.map { $0 + 1 } ?? lmdb.id
+        var floor: Int?
+        var doomed: [[UInt8]] = []
+        for entry in try lmdb.entries(in: log) where entry.key.count == 8 {
+            let version = ChangeLogEntry.version(of: entry.key)
+            let logged = try CBORDecoder().decode(ChangeLogEntry.self, from: entry.value)
+            if version >= limit || logged.time > cutoff { break }
+            doomed.append(entry.key)
+            floor = version + 1
+        }
+        guard let floor else { return }
+        for key in doomed { try lmdbWrite.delete(key, in: log) }
+        try lmdbWrite.put(ChangeLogEntry.key(for: floor), forKey: ChangeLogPruning.floorKey, in: store.meta)
     }
 
     /// Adds field names never seen before to the catalog entry.
