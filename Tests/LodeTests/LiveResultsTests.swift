@@ -313,8 +313,11 @@ func changesText(_ update: StorageUpdate) -> [String] {
 @Suite struct ChangeLogPruningTests {
     @Test func prunedLogsFallBackToAnExactFullReevaluation() throws {
         let tmp = TemporaryDirectory()
-        let writer = try Store(at: tmp.url, configuration: StoreConfiguration(changeLogRetention: .zero), types: [Task.self])
-        try writer.write { tx in for i in 0..<5 { try tx.insert(Task(id: i, title: "t\(i)", rank: i, done: false, group: "x")) } }
+        let writer = try Store(
+            at: tmp.url, configuration: StoreConfiguration(changeLogRetention: .zero), types: [Task.self])
+        try writer.write { tx in
+            for i in 0..<5 { try tx.insert(Task(id: i, title: "t\(i)", rank: i, done: false, group: "x")) }
+        }
         // A second Store on the same directory, standing in for another process: its live results
         // do not hold back the writer's pruning.
         let observer = try Store(at: tmp.url, types: [Task.self])
@@ -328,11 +331,72 @@ func changesText(_ update: StorageUpdate) -> [String] {
         #expect(floor != nil)
         // Release the writer's live results: the next pruning passes the observer's version.
         _ = consume kept
-        for i in 0..<130 { try writer.write { tx in try tx.update(Task.self, key: i % 5) { $0.title += "." } } }
+        for i in 0..<130 {
+            try writer.write { tx in try tx.update(Task.self, key: i % 5) { $0.title += "." } }
+        }
         let change = try #require(try live.refresh())
         #expect(change.wasFullyReevaluated)
         let after = try live.results.fetch()
         #expect(after == (try writer.objects(Task.self).sorted(by: \.rank).fetch()))
         #expect(try replay(change, old: before, new: after) == after)
+    }
+}
+
+@Suite struct LiveGroupTests {
+    @Test func aGroupAdvancesAllMembersToOneVersion() throws {
+        let tmp = TemporaryDirectory()
+        let store = try Store(at: tmp.url, types: [Task.self, Counter.self])
+        try store.write { tx in
+            for i in 0..<4 {
+                try tx.insert(Task(id: i, title: "t\(i)", rank: i, done: i % 2 == 0, group: "x"))
+            }
+        }
+        let open = try store.objects(Task.self).filter(#Predicate { $0.done == false }).sorted(by: \.rank)
+            .live()
+        let done = try store.objects(Task.self).filter(#Predicate { $0.done == true }).sorted(by: \.rank)
+            .live()
+        let counters = try store.objects(Counter.self).live()
+        let group = LiveGroup(store: store)
+        #expect(group.add(open) == 0)
+        #expect(group.add(done) == 1)
+        #expect(group.add(counters) == 2)
+        // One commit moves a task from one query to the other and adds a counter of another type.
+        try store.write { tx in
+            try tx.update(Task.self, key: 1) { $0.done = true }
+            try tx.insert(Counter(name: "c", value: 1))
+        }
+        let changes = try group.refresh()
+        #expect(changes.count == 3)
+        #expect(open.version == done.version && done.version == counters.version)
+        for change in changes {
+            switch change {
+            case .results(0, let change): #expect(change.deletions == [0])
+            case .results(1, let change): #expect(change.insertions == [1])
+            case .results(2, let change): #expect(change.insertions == [0])
+            default: Issue.record("unexpected \(change)")
+            }
+        }
+        #expect(try group.refresh().isEmpty)
+    }
+
+    @Test func aWriteWithoutNotifyingIsNotDelivered() throws {
+        let tmp = TemporaryDirectory()
+        let store = try Store(at: tmp.url, types: [Task.self])
+        let queue = DispatchQueue(label: "quiet")
+        let updates = Mutex<[String]>([])
+        let signal = DispatchSemaphore(value: 0)
+        let token = store.objects(Task.self).sorted(by: \.rank).observe(on: queue) { change in
+            if case .update(_, let change) = change { updates.withLock { $0.append("\(change.insertions)") } }
+            signal.signal()
+        }
+        #expect(signal.wait(timeout: .now() + 5) == .success)  // initial
+        try store.write(withoutNotifying: [token]) { tx in
+            try tx.insert(Task(id: 1, title: "a", rank: 1, done: false, group: "x"))
+        }
+        #expect(signal.wait(timeout: .now() + 0.3) == .timedOut)
+        try store.write { tx in try tx.insert(Task(id: 2, title: "b", rank: 2, done: false, group: "x")) }
+        #expect(signal.wait(timeout: .now() + 5) == .success)
+        #expect(updates.withLock { $0 } == ["[1]"])  // only the second insert, at its new index
+        token.cancel()
     }
 }

@@ -131,9 +131,13 @@ public final class LiveResults<Element: Persistable>: @unchecked Sendable, LiveV
     @discardableResult
     public func refresh() throws -> CollectionChange? {
         try store.checkNotInsideTransaction("refresh")
+        return try refresh(to: try store.currentSnapshot())
+    }
+
+    /// Advances to the version of `next` (a group advances its members to one snapshot).
+    func refresh(to next: ReadSnapshot) throws -> CollectionChange? {
         lock.lock()
         defer { lock.unlock() }
-        let next = try store.currentSnapshot()
         guard next.transactionID != snapshot.transactionID else { return nil }
         return try advance(to: next)
     }

@@ -1,11 +1,14 @@
 import Dispatch
 import Foundation
+import LMDB
 
 /// Keeps an observation alive: it stops on ``cancel()`` or when the token is released.
 public final class ObservationToken: @unchecked Sendable {
     private let lock = NSLock()
     private var stopAction: (() -> Void)?
     private var cancelled = false
+    /// The observation, for writes that skip it.
+    weak var silencer: (any DeliverySilencing)?
 
     init() {}
 
@@ -34,8 +37,39 @@ public final class ObservationToken: @unchecked Sendable {
     deinit { cancel() }
 }
 
+/// An observation that can let one commit pass without a delivery (the app already shows it).
+protocol DeliverySilencing: AnyObject {
+    /// The commit that will have `version` is not to be delivered.
+    func silence(version: Int)
+    /// That commit did not happen after all.
+    func unsilence(version: Int)
+}
+
+/// The silenced versions of an observation, and the silent advance itself.
+final class SilencedVersions: @unchecked Sendable {
+    private let lock = NSLock()
+    private var versions = Set<Int>()
+
+    func insert(_ version: Int) { _ = lock.withLock { versions.insert(version) } }
+    func remove(_ version: Int) { _ = lock.withLock { versions.remove(version) } }
+
+    /// If the next commit after `current` is silenced and is the last one, the snapshot to advance to
+    /// silently.
+    func silentTarget(after current: Int, store: Store) -> ReadSnapshot? {
+        let silenced = lock.withLock { versions.contains(current + 1) }
+        guard silenced else { return nil }
+        lock.withLock { _ = versions.remove(current + 1) }
+        guard let snapshot = try? store.currentSnapshot(), snapshot.transactionID == current + 1 else {
+            return nil
+        }
+        return snapshot
+    }
+}
+
 /// The delivery side of a live results observation.
-final class ResultsObservation<Element: Persistable>: CommitObserver, @unchecked Sendable {
+final class ResultsObservation<Element: Persistable>: CommitObserver, DeliverySilencing, @unchecked Sendable {
+    let silenced = SilencedVersions()
+    let store: Store
     let live: LiveResults<Element>
     let queue: DispatchQueue
     let handler: @Sendable (ResultsChange<Element>) -> Void
@@ -44,14 +78,18 @@ final class ResultsObservation<Element: Persistable>: CommitObserver, @unchecked
     private var scheduled = false
 
     init(
-        live: LiveResults<Element>, queue: DispatchQueue, token: ObservationToken,
+        store: Store, live: LiveResults<Element>, queue: DispatchQueue, token: ObservationToken,
         handler: @escaping @Sendable (ResultsChange<Element>) -> Void
     ) {
+        self.store = store
         self.live = live
         self.queue = queue
         self.token = token
         self.handler = handler
     }
+
+    func silence(version: Int) { silenced.insert(version) }
+    func unsilence(version: Int) { silenced.remove(version) }
 
     func storeDidCommit(version: Int) {
         let schedule = lock.withLock { () -> Bool in
@@ -64,6 +102,9 @@ final class ResultsObservation<Element: Persistable>: CommitObserver, @unchecked
             lock.withLock { scheduled = false }
             guard !token.isCancelled else { return }
             do {
+                if let target = silenced.silentTarget(after: live.version, store: store) {
+                    _ = try live.refresh(to: target)
+                }
                 if let change = try live.refresh(), !change.isEmpty || change.wasFullyReevaluated {
                     handler(.update(live.results, change))
                 }
@@ -94,7 +135,9 @@ extension Results {
             do {
                 let live = try LiveResults(results, keyPaths: paths.value)
                 guard case .store(let store) = results.source else { return }
-                let observation = ResultsObservation(live: live, queue: queue, token: token, handler: handler)
+                let observation = ResultsObservation(
+                    store: store, live: live, queue: queue, token: token, handler: handler)
+                token.silencer = observation
                 let notifier = store.makeNotifier()
                 notifier.add(observation)
                 token.onCancel { [weak notifier] in notifier?.remove(observation) }

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import LMDB
 import ModelStorage
 
 /// Results split into sections by a key: lazy like ``Results``, evaluated on first read on one
@@ -281,9 +282,13 @@ public final class LiveSectionedResults<Key: Hashable & Encodable & Sendable, El
     @discardableResult
     public func refresh() throws -> SectionedChange? {
         try store.checkNotInsideTransaction("refresh")
+        return try refresh(to: try store.currentSnapshot())
+    }
+
+    /// Advances to the version of `next` (a group advances its members to one snapshot).
+    func refresh(to next: ReadSnapshot) throws -> SectionedChange? {
         lock.lock()
         defer { lock.unlock() }
-        let next = try store.currentSnapshot()
         guard next.transactionID != engine.snapshot.transactionID else { return nil }
         var change = SectionedChange(
             fromVersion: engine.snapshot.transactionID, toVersion: next.transactionID)

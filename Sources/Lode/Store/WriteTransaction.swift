@@ -219,7 +219,8 @@ public final class WriteTransaction: Transaction {
     /// Deletes log entries older than the retention and older than every live result of this process,
     /// and records in `@meta` the first version the log still covers.
     func pruneChangeLog(_ log: Database) throws {
-        let cutoff = Date().addingTimeInterval(-Double(store.configuration.changeLogRetention.components.seconds))
+        let cutoff = Date().addingTimeInterval(
+            -Double(store.configuration.changeLogRetention.components.seconds))
         let limit = store.oldestLiveVersion.map { $0 + 1 } ?? lmdb.id
         var floor: Int?
         var doomed: [[UInt8]] = []
