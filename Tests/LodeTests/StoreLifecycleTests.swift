@@ -67,9 +67,9 @@ enum V2 {
 
     @Test func aChangedSchemaBuildsAndDropsIndexesOnOpen() throws {
         try fill()
-        #expect(try databaseNames() == ["@catalog", "@meta", "Item", "Item.name"])
+        #expect(try databaseNames() == ["@catalog", "@changes", "@meta", "Item", "Item.name"])
         let store = try Store(at: tmp.url, types: [V2.Item.self])
-        #expect(try databaseNames() == ["@catalog", "@meta", "Item", "Item.size"])
+        #expect(try databaseNames() == ["@catalog", "@changes", "@meta", "Item", "Item.size"])
         let two = store.objects(V2.Item.self).filter(#Predicate { $0.size == 2 })
         #expect(try two.explain().access == .indexLookup(index: "size", count: 1))
         #expect(two.map(\.id) == [2, 5, 8, 11, 14, 17])
@@ -82,7 +82,7 @@ enum V2 {
         try fill()
         let error = lodeError { _ = try Store(at: tmp.url, types: [V2.UniqueSize.self]) }
         #expect(error == .uniqueViolation(type: "Item", index: "size", value: "0"))
-        #expect(try databaseNames() == ["@catalog", "@meta", "Item", "Item.name"])
+        #expect(try databaseNames() == ["@catalog", "@changes", "@meta", "Item", "Item.name"])
     }
 
     @Test func anotherPrimaryKeyIsASchemaMismatch() throws {
