@@ -30,7 +30,8 @@ import Testing
 
     @Test func liveSectionsFollowRandomTransactionsExactly() throws {
         var rng = SeededGenerator(seed: 0x5ec7)
-        let store = try Store(at: tmp.url, types: [Task.self])
+        let store = try Store(
+            at: tmp.url, configuration: StoreConfiguration(durability: .noSync), types: [Task.self])
         let queries = [
             store.objects(Task.self).sorted(by: \.rank).sectioned(by: \.group),
             store.objects(Task.self).filter(#Predicate { $0.rank < 20 }).sorted(by: \.title).sectioned(
@@ -45,7 +46,7 @@ import Testing
         var next = 0
         var sawSectionChanges = false
         var sawCrossSectionMove = false
-        for round in 0..<200 {
+        for round in 0..<500 {
             try store.write { tx in
                 for _ in 0..<Int.random(in: 1...5, using: &rng) {
                     switch Int.random(in: 0..<10, using: &rng) {
@@ -145,4 +146,63 @@ import Testing
         #expect(seen.withLock { $0 } == ["initial 0", "update [\"q\"] [0]"])
         token.cancel()
     }
+}
+
+@Suite struct ResultsSnapshotTests {
+    @Test func resultsAndSectionsBecomeDiffableSnapshotsThatApplyToASnapshotStorage() throws {
+        let tmp = TemporaryDirectory()
+        let store = try Store(at: tmp.url, types: [Task.self])
+        try store.write { tx in
+            for (id, group) in ["b", "a", "b"].enumerated() {
+                try tx.insert(Task(id: id, title: "t", rank: id, done: false, group: group))
+            }
+        }
+        let sectioned = store.objects(Task.self).sorted(by: \.rank).sectioned(by: \.group)
+        let snapshot = try sectioned.snapshot()
+        #expect(snapshot.sectionIdentifiers == ["a", "b"])
+        #expect(
+            try snapshot.itemIdentifiers(inSection: "b") == [
+                try ObjectID(Task.self, key: 0), try ObjectID(Task.self, key: 2),
+            ])
+        let storage = SnapshotStorage<String, ObjectID>()
+        storage.apply(snapshot)
+        try store.write { tx in try tx.update(Task.self, key: 0) { $0.group = "a" } }
+        let delegate = MirroringSnapshotDelegate(storage)
+        storage.delegate = delegate
+        storage.apply(try store.objects(Task.self).sorted(by: \.rank).sectioned(by: \.group).snapshot())
+        #expect(delegate.failures.isEmpty, "\(delegate.failures)")
+        #expect(try store.objects(Task.self).snapshot(section: "all").itemIdentifiers.count == 3)
+    }
+}
+
+/// Replays snapshot-storage updates on a mirror of object identities.
+final class MirroringSnapshotDelegate: StorageUpdating {
+    let storage: SnapshotStorage<String, ObjectID>
+    var mirror: ListMirror<ObjectID>
+    var failures: [String] = []
+
+    init(_ storage: SnapshotStorage<String, ObjectID>) {
+        self.storage = storage
+        mirror = ListMirror(sections: MirroringSnapshotDelegate.contents(storage))
+    }
+
+    static func contents(_ storage: SnapshotStorage<String, ObjectID>) -> [[ObjectID]] {
+        (0..<storage.numberOfSections()).map { section in
+            (0..<storage.numberOfItems(inSection: section)).map {
+                storage.itemIdentifier(at: IndexPath(item: $0, section: section))!
+            }
+        }
+    }
+
+    func storageDidPerformUpdate(_ update: StorageUpdate) {
+        update.applyDeferredDatasourceUpdates()
+        do {
+            try mirror.apply(update, dataSource: Self.contents(storage))
+        } catch {
+            failures.append("\(error)")
+        }
+        if mirror.sections != Self.contents(storage) { failures.append("mirror differs") }
+    }
+
+    func storageNeedsReloading() {}
 }
