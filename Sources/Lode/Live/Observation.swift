@@ -57,12 +57,11 @@ final class SilencedVersions: @unchecked Sendable {
     /// silently.
     func silentTarget(after current: Int, store: Store) -> ReadSnapshot? {
         let silenced = lock.withLock { versions.contains(current + 1) }
-        guard silenced else { return nil }
+        guard silenced, let snapshot = try? store.currentSnapshot() else { return nil }
+        // The silenced write may not have committed yet: keep waiting for it.
+        guard snapshot.transactionID > current else { return nil }
         lock.withLock { _ = versions.remove(current + 1) }
-        guard let snapshot = try? store.currentSnapshot(), snapshot.transactionID == current + 1 else {
-            return nil
-        }
-        return snapshot
+        return snapshot.transactionID == current + 1 ? snapshot : nil
     }
 }
 
