@@ -61,10 +61,7 @@ final class LiveQueryEngine<Element: Persistable>: LiveVersionReporting {
             + [UInt8(section.count >> 8), UInt8(section.count & 0xff)]
     }
 
-    static func primaryKey(of entry: [UInt8]) -> [UInt8] {
-        let length = Int(entry[entry.count - 4]) << 8 | Int(entry[entry.count - 3])
-        return Array(entry[(entry.count - 4 - length)..<(entry.count - 4)])
-    }
+    static func primaryKey(of entry: [UInt8]) -> [UInt8] { Array(entryPrimaryKey(entry)) }
 
     static func sectionKey(of entry: [UInt8]) -> [UInt8] {
         let length = Int(entry[entry.count - 2]) << 8 | Int(entry[entry.count - 1])

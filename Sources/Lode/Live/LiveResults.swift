@@ -69,11 +69,12 @@ public final class LiveResults<Element: Persistable>: @unchecked Sendable, LiveV
             let evaluation = try evaluate(on: snapshot)
             plan = evaluation.plan
             window = (0..<evaluation.keys.count).map { Array(evaluation.keys[$0]) }
-        } else {
+        } else if windowed {
             window = windowKeys()
         }
         current = template.withEvaluation(
-            Evaluation(plan: plan, keys: KeyList(window), objects: nil, snapshot: snapshot))
+            Evaluation(plan: plan, keys: currentKeyList(), objects: nil, snapshot: snapshot))
+        store.registerLive(self)
     }
 
     /// The results at the version the live results are on (immutable, `Sendable`).
@@ -94,6 +95,15 @@ public final class LiveResults<Element: Persistable>: @unchecked Sendable, LiveV
                 try template.evaluate(in: Transaction(store: store, lmdb: txn), snapshot: snapshot)
             }
         }
+    }
+
+    private var windowed: Bool { template.limitCount != nil || template.offsetCount > 0 }
+
+    /// The keys the current results show: the engine's rows themselves (shared, nothing copied), or
+    /// the window's keys.
+    private func currentKeyList() -> KeyList {
+        if let engine, !windowed { return .rows(engine.ordered, 0..<engine.ordered.count) }
+        return KeyList(window)
     }
 
     /// The primary keys of the window (limit and offset) from the engine's rows.
@@ -145,12 +155,11 @@ public final class LiveResults<Element: Persistable>: @unchecked Sendable, LiveV
     func advance(to next: ReadSnapshot) throws -> CollectionChange {
         var change = CollectionChange(fromVersion: snapshot.transactionID, toVersion: next.transactionID)
         let oldWindow = window
-        let windowed = template.limitCount != nil || template.offsetCount > 0
         if let engine {
             let (rows, full) = try engine.advance(to: next)
             change.wasFullyReevaluated = full
-            window = windowKeys()
             if windowed {
+                window = windowKeys()
                 let modified = Set(rows.filter(\.modified).map(\.key))
                 change.apply(diffing: oldWindow, window, modified: modified, modifiedMoves: modified)
             } else {
@@ -189,7 +198,7 @@ public final class LiveResults<Element: Persistable>: @unchecked Sendable, LiveV
         }
         snapshot = next
         current = template.withEvaluation(
-            Evaluation(plan: plan, keys: KeyList(window), objects: nil, snapshot: next))
+            Evaluation(plan: plan, keys: currentKeyList(), objects: nil, snapshot: next))
         return change
     }
 }

@@ -269,10 +269,10 @@ public final class LiveSectionedResults<Key: Hashable & Encodable & Sendable, El
         let template = Results<Element>(source: .store(store)).copyingQuery(of: sectioned.results)
         let sections = engine.sortedSections.map { encoded -> SectionedResults<Key, Element>.Section in
             let count = engine.sectionCounts[encoded] ?? 0
-            let rows = engine.keys(rank..<(rank + count))
+            let rows = KeyList.rows(engine.ordered, rank..<(rank + count))
             rank += count
             let evaluation = Evaluation<Element>(
-                plan: engine.plan, keys: KeyList(rows), objects: nil, snapshot: engine.snapshot)
+                plan: engine.plan, keys: rows, objects: nil, snapshot: engine.snapshot)
             return .init(key: keys.value(for: encoded)!, objects: template.withEvaluation(evaluation))
         }
         return SectionedResults(results: sectioned.results, key: sectioned.keyFunction, sections: sections)
