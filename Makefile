@@ -1,18 +1,19 @@
 # Lode — the commands a user runs. `make test` is the one test command (CI runs it too).
 
 SWIFT ?= swift
-APT_PACKAGES := liblmdb-dev lmdb-utils pkg-config
+APT_PACKAGES := liblmdb-dev lmdb-utils libsqlite3-dev pkg-config
 SUDO := $(shell [ "$$(id -u)" = "0" ] || echo sudo)
 FORMAT_PATHS := Package.swift Sources Tests $(wildcard Tools)
 
-.PHONY: all deps build lint format test clean
+.PHONY: all deps build lint format test bench clean
 
 all: build
 
 # Installs LMDB's headers and library (liblmdb-dev) and its command-line tools (lmdb-utils)
 # when they are missing. Needs root or sudo.
 deps:
-	@if pkg-config --exists lmdb 2>/dev/null && command -v mdb_dump >/dev/null 2>&1 \
+	@if pkg-config --exists lmdb 2>/dev/null && pkg-config --exists sqlite3 2>/dev/null \
+		&& command -v mdb_dump >/dev/null 2>&1 \
 		&& command -v mdb_load >/dev/null 2>&1 && command -v mdb_stat >/dev/null 2>&1; then \
 		echo "deps: liblmdb-dev and lmdb-utils present"; \
 	else \
@@ -40,6 +41,11 @@ format:
 test: deps lint
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
+	$(SWIFT) run -c release lode-bench --quick
+
+# The full benchmark suite (minutes); docs/BENCHMARKS.md keeps the latest run.
+bench: deps
+	$(SWIFT) run -c release lode-bench
 
 clean:
 	rm -rf .build

@@ -15,9 +15,18 @@ let package = Package(
             pkgConfig: "lmdb",
             providers: [.apt(["liblmdb-dev"])]
         ),
+        .systemLibrary(
+            name: "CSQLite",
+            path: "Sources/CSQLite",
+            pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"])]
+        ),
         .target(name: "LMDB", dependencies: ["CLMDB"], path: "Sources/LMDB"),
         .target(name: "ModelStorage", path: "Sources/ModelStorage"),
         .target(name: "Lode", dependencies: ["LMDB", "ModelStorage"], path: "Sources/Lode"),
+        .executableTarget(
+            name: "lode-bench", dependencies: ["Lode", "LMDB", "CLMDB", "ModelStorage", "CSQLite"],
+            path: "Tools/lode-bench"),
         .executableTarget(
             name: "lmdb-test-helper",
             dependencies: ["LMDB", "CLMDB"],

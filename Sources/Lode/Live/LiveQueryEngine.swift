@@ -111,23 +111,12 @@ final class LiveQueryEngine<Element: Persistable>: LiveVersionReporting {
     /// in full.
     func advance(to next: ReadSnapshot) throws -> (rows: [Row], fullyReevaluated: Bool) {
         let from = snapshot.transactionID
-        let changes: TypeChanges = try mapStorageErrors {
-            try next.read { txn in
-                guard let log = store.changeLog else {
-                    var unknown = TypeChanges()
-                    unknown.needsFullEvaluation = true
-                    return unknown
-                }
-                return try TypeChanges.read(
-                    Element.schema.typeName, from: from, to: next.transactionID, in: txn, log: log,
-                    meta: store.meta)
-            }
-        }
+        let changes = try store.changes(of: Element.schema.typeName, from: from, to: next)
         defer {
             snapshot = next
             versionLock.withLock { pinned = next.transactionID }
         }
-        if changes.needsFullEvaluation || changes.keys.count > Swift.max(256, ordered.count / 4) {
+        if changes.needsFullEvaluation {
             return (try reevaluate(on: next, changes: changes), true)
         }
         var rows: [Row] = []
@@ -136,10 +125,16 @@ final class LiveQueryEngine<Element: Persistable>: LiveVersionReporting {
             try next.read { txn in
                 let transaction = Transaction(store: store, lmdb: txn)
                 let state = try transaction.typeState(Element.self)
+                // Live results of one store advancing to the same version share the decoded objects.
+                let decoded = store.decodedObjects(of: Element.schema.typeName, at: next.transactionID)
                 for (key, operation) in changes.keys {
                     var newEntry: [UInt8]?
                     if operation != .delete,
-                        let object = try transaction.object(Element.self, keyBytes: key, state: state),
+                        let object = try decoded.object(
+                            key, as: Element.self,
+                            decode: {
+                                try transaction.object(Element.self, keyBytes: key, state: state)
+                            }),
                         try predicates.allSatisfy({ try $0.evaluate(object) })
                     {
                         newEntry = try entry(for: object, key: key)

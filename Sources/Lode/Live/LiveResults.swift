@@ -167,19 +167,8 @@ public final class LiveResults<Element: Persistable>: @unchecked Sendable, LiveV
             }
             plan = engine.plan
         } else {
-            let changes: TypeChanges = try mapStorageErrors {
-                try next.read { txn in
-                    guard let log = store.changeLog else {
-                        var unknown = TypeChanges()
-                        unknown.needsFullEvaluation = true
-                        return unknown
-                    }
-                    return try TypeChanges.read(
-                        Element.schema.typeName, from: snapshot.transactionID, to: next.transactionID,
-                        in: txn,
-                        log: log, meta: store.meta)
-                }
-            }
+            let changes = try store.changes(
+                of: Element.schema.typeName, from: snapshot.transactionID, to: next)
             let evaluation = try evaluate(on: next)
             plan = evaluation.plan
             window = (0..<evaluation.keys.count).map { Array(evaluation.keys[$0]) }

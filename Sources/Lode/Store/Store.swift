@@ -40,6 +40,10 @@ public final class Store: @unchecked Sendable {
         var notifier: Notifier?
         /// Live results of this store, which keep the change log from being pruned past their version.
         var live: [ObjectIdentifier: WeakLive] = [:]
+        /// Recently read changes, by type and version range (live results of one store share them).
+        var changes: [ChangesKey: TypeChanges] = [:]
+        /// Objects decoded for live results at the newest version, by type.
+        var decoded: [String: DecodedObjects] = [:]
     }
 
     let meta: Database
@@ -158,6 +162,39 @@ public final class Store: @unchecked Sendable {
             LMDBError(
                 .nestedWrite, operation: operation,
                 message: "live results cannot advance inside a transaction of their store"))
+    }
+
+    /// The changes to a type in versions `(from, next]`, read from the change log once for all live
+    /// results that advance over the same versions.
+    func changes(of typeName: String, from: Int, to next: ReadSnapshot) throws -> TypeChanges {
+        let key = ChangesKey(type: typeName, from: from, to: next.transactionID)
+        if let cached = withState({ $0.changes[key] }) { return cached }
+        let changes: TypeChanges = try mapStorageErrors {
+            try next.read { txn in
+                guard let log = changeLog else {
+                    var unknown = TypeChanges()
+                    unknown.needsFullEvaluation = true
+                    return unknown
+                }
+                return try TypeChanges.read(
+                    typeName, from: from, to: next.transactionID, in: txn, log: log, meta: meta)
+            }
+        }
+        withState { state in
+            if state.changes.count >= 32 { state.changes.removeAll() }
+            state.changes[key] = changes
+        }
+        return changes
+    }
+
+    /// The shared cache of objects of a type decoded at `version`.
+    func decodedObjects(of typeName: String, at version: Int) -> DecodedObjects {
+        withState { state in
+            if let cache = state.decoded[typeName], cache.version == version { return cache }
+            let cache = DecodedObjects(version: version)
+            state.decoded[typeName] = cache
+            return cache
+        }
     }
 
     /// Remembers live results so the change log is kept for them.
@@ -402,6 +439,28 @@ public final class Store: @unchecked Sendable {
             }
         }
         withState { $0.catalogSyncedVersion = last }
+    }
+}
+
+struct ChangesKey: Hashable {
+    var type: String
+    var from: Int
+    var to: Int
+}
+
+/// Objects of one type decoded at one version, shared by the live results advancing to it.
+final class DecodedObjects: @unchecked Sendable {
+    let version: Int
+    private let lock = NSLock()
+    private var objects: [[UInt8]: Any?] = [:]
+
+    init(version: Int) { self.version = version }
+
+    func object<T>(_ key: [UInt8], as type: T.Type, decode: () throws -> T?) throws -> T? {
+        if let cached = lock.withLock({ objects[key] }) { return cached as? T }
+        let object = try decode()
+        lock.withLock { objects[key] = .some(object) }
+        return object
     }
 }
 

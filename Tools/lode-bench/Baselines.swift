@@ -1,0 +1,167 @@
+import CLMDB
+import CSQLite
+import Foundation
+import LMDB
+import Lode
+
+/// The benchmark's object: a primary key, an indexed integer and two more fields.
+struct Row: Persistable, Equatable {
+    var id: Int
+    var name: String
+    var score: Int
+    var value: Double
+    static let schema = Schema<Row>(primaryKey: \.id, indexes: [.on(\.score)])
+
+    static func make(_ id: Int, _ rng: inout Generator, scores: Int = 1000) -> Row {
+        Row(
+            id: id, name: "row \(id)", score: Int.random(in: 0..<scores, using: &rng), value: Double(id) * 0.5
+        )
+    }
+}
+
+/// The same key and value bytes Lode writes, written and read straight through the LMDB layer: the
+/// physical limit of this design.
+final class RawLMDB {
+    let environment: Environment
+    let records: Database
+    let index: Database
+
+    init(path: String, durability: Durability = .full) throws {
+        environment = try Environment.open(
+            at: path,
+            options: EnvironmentOptions(mapSize: 4 << 30, durability: durability, createDirectory: true))
+        records = try environment.database(named: "Row")
+        index = try environment.database(named: "Row.score", kind: .duplicates)
+    }
+
+    static func bytes(_ row: Row) throws -> (key: [UInt8], value: [UInt8], indexKey: [UInt8]) {
+        (try KeyEncoder().encode(row.id), try CBOREncoder().encode(row), try KeyEncoder().encode(row.score))
+    }
+
+    /// Inserts rows whose encoded bytes are given, in one transaction.
+    func insert(_ encoded: [(key: [UInt8], value: [UInt8], indexKey: [UInt8])]) throws {
+        try environment.write { txn in
+            for row in encoded {
+                try txn.put(row.value, forKey: row.key, in: records, flags: .noOverwrite)
+                try txn.put(row.key, forKey: row.indexKey, in: index)
+            }
+        }
+    }
+}
+
+/// SQLite through its C API, as a careful user would use it: one table, the same secondary index,
+/// prepared statements, WAL, one transaction for bulk work, rows decoded into the same struct.
+final class SQLiteBaseline {
+    private var db: OpaquePointer?
+    private var insertStatement: OpaquePointer?
+    private var selectByID: OpaquePointer?
+    private var scanAll: OpaquePointer?
+    private var selectByScore: OpaquePointer?
+    private var updateScore: OpaquePointer?
+
+    init(path: String, synchronous: Bool = true) throws {
+        guard sqlite3_open(path, &db) == SQLITE_OK else { throw BenchError.sqlite("open \(path)") }
+        try exec("PRAGMA journal_mode=WAL")
+        try exec(synchronous ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL")
+        try exec(
+            "CREATE TABLE IF NOT EXISTS rows (id INTEGER PRIMARY KEY, name TEXT NOT NULL, score INTEGER NOT NULL, value REAL NOT NULL)"
+        )
+        try exec("CREATE INDEX IF NOT EXISTS rows_score ON rows(score)")
+        insertStatement = try prepare("INSERT INTO rows (id, name, score, value) VALUES (?, ?, ?, ?)")
+        selectByID = try prepare("SELECT id, name, score, value FROM rows WHERE id = ?")
+        scanAll = try prepare("SELECT id, name, score, value FROM rows")
+        selectByScore = try prepare("SELECT id, name, score, value FROM rows WHERE score >= ? AND score < ?")
+        updateScore = try prepare("UPDATE rows SET score = ? WHERE id = ?")
+    }
+
+    deinit {
+        for statement in [insertStatement, selectByID, scanAll, selectByScore, updateScore] {
+            sqlite3_finalize(statement)
+        }
+        sqlite3_close(db)
+    }
+
+    func exec(_ sql: String) throws {
+        guard sqlite3_exec(db, sql, nil, nil, nil) == SQLITE_OK else {
+            throw BenchError.sqlite("\(sql): \(String(cString: sqlite3_errmsg(db)))")
+        }
+    }
+
+    private func prepare(_ sql: String) throws -> OpaquePointer? {
+        var statement: OpaquePointer?
+        guard sqlite3_prepare_v2(db, sql, -1, &statement, nil) == SQLITE_OK else {
+            throw BenchError.sqlite("prepare \(sql): \(String(cString: sqlite3_errmsg(db)))")
+        }
+        return statement
+    }
+
+    private static let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+
+    func insert(_ rows: [Row]) throws {
+        try exec("BEGIN")
+        for row in rows {
+            sqlite3_reset(insertStatement)
+            sqlite3_bind_int64(insertStatement, 1, Int64(row.id))
+            sqlite3_bind_text(insertStatement, 2, row.name, -1, Self.transient)
+            sqlite3_bind_int64(insertStatement, 3, Int64(row.score))
+            sqlite3_bind_double(insertStatement, 4, row.value)
+            guard sqlite3_step(insertStatement) == SQLITE_DONE else { throw BenchError.sqlite("insert") }
+        }
+        try exec("COMMIT")
+    }
+
+    private func row(_ statement: OpaquePointer?) -> Row {
+        Row(
+            id: Int(sqlite3_column_int64(statement, 0)),
+            name: String(cString: sqlite3_column_text(statement, 1)),
+            score: Int(sqlite3_column_int64(statement, 2)), value: sqlite3_column_double(statement, 3))
+    }
+
+    func read(ids: [Int]) throws -> Int {
+        var found = 0
+        try exec("BEGIN")
+        for id in ids {
+            sqlite3_reset(selectByID)
+            sqlite3_bind_int64(selectByID, 1, Int64(id))
+            if sqlite3_step(selectByID) == SQLITE_ROW {
+                found += row(selectByID).id == id ? 1 : 0
+            }
+        }
+        try exec("COMMIT")
+        return found
+    }
+
+    func scan() -> [Row] {
+        sqlite3_reset(scanAll)
+        var rows: [Row] = []
+        while sqlite3_step(scanAll) == SQLITE_ROW { rows.append(row(scanAll)) }
+        return rows
+    }
+
+    func range(score lower: Int, _ upper: Int) -> [Row] {
+        sqlite3_reset(selectByScore)
+        sqlite3_bind_int64(selectByScore, 1, Int64(lower))
+        sqlite3_bind_int64(selectByScore, 2, Int64(upper))
+        var rows: [Row] = []
+        while sqlite3_step(selectByScore) == SQLITE_ROW { rows.append(row(selectByScore)) }
+        return rows
+    }
+
+    func update(id: Int, score: Int, ownTransaction: Bool) throws {
+        sqlite3_reset(updateScore)
+        sqlite3_bind_int64(updateScore, 1, Int64(score))
+        sqlite3_bind_int64(updateScore, 2, Int64(id))
+        guard sqlite3_step(updateScore) == SQLITE_DONE else { throw BenchError.sqlite("update") }
+    }
+}
+
+enum BenchError: Error, CustomStringConvertible {
+    case sqlite(String)
+    case usage(String)
+    var description: String {
+        switch self {
+        case .sqlite(let message): return "SQLite: \(message)"
+        case .usage(let message): return message
+        }
+    }
+}

@@ -1,0 +1,438 @@
+import Foundation
+import LMDB
+import Lode
+import ModelStorage
+
+/// How big and how often.
+struct Settings {
+    var scale = 1.0
+    var quick = false
+    var runs = 3
+
+    func size(_ full: Int) -> Int {
+        quick ? Swift.max(full / 1000, 20) : Swift.max(Int(Double(full) * scale), 1)
+    }
+}
+
+/// A store, a raw LMDB environment and a SQLite database holding the same `count` rows.
+final class Fixture {
+    let scratch = Scratch("fixture")
+    let rows: [Row]
+    let store: Store
+    let raw: RawLMDB
+    let sqlite: SQLiteBaseline
+
+    init(count: Int, scores: Int = 1000, durability: Durability = .noSync) throws {
+        var rng = Generator(42)
+        let rows = (0..<count).map { Row.make($0, &rng, scores: scores) }
+        self.rows = rows
+        store = try Store(
+            at: scratch.url.appendingPathComponent("lode"),
+            configuration: StoreConfiguration(durability: durability, initialMapSize: 4 << 30),
+            types: [Row.self])
+        try store.write { tx in for row in rows { try tx.insert(row) } }
+        raw = try RawLMDB(path: scratch.path("raw"), durability: durability)
+        try raw.insert(try rows.map(RawLMDB.bytes))
+        sqlite = try SQLiteBaseline(path: scratch.path("sqlite.db"), synchronous: durability == .full)
+        try sqlite.insert(rows)
+    }
+}
+
+enum Workloads {
+    static let all: [(String, @Sendable (Settings) throws -> [Figure])] = [
+        ("bulk-insert", bulkInsert), ("point-reads", pointReads), ("scan-decode", scanAndDecode),
+        ("range-query", rangeQuery), ("durable-commits", durableCommits), ("update-10pct", updateTenPercent),
+        ("live-sorted", liveSorted), ("live-sectioned", liveSectioned),
+        ("live-many-queries", liveManyQueries),
+        ("differs", differs), ("live-memory", liveMemory),
+    ]
+
+    static func bulkInsert(_ settings: Settings) throws -> [Figure] {
+        let count = settings.size(1_000_000)
+        var rng = Generator(1)
+        let rows = (0..<count).map { Row.make($0, &rng) }
+        let encoded = try rows.map(RawLMDB.bytes)
+        var scratch = Scratch("bulk")
+        let lode = try measure(runs: settings.runs, prepare: { scratch = Scratch("bulk") }) {
+            let store = try Store(
+                at: scratch.url.appendingPathComponent("lode"),
+                configuration: StoreConfiguration(initialMapSize: 4 << 30), types: [Row.self])
+            try store.write { tx in for row in rows { try tx.insert(row) } }
+        }
+        let raw = try measure(runs: settings.runs, prepare: { scratch = Scratch("bulk") }) {
+            try RawLMDB(path: scratch.path("raw")).insert(encoded)
+        }
+        let sqlite = try measure(runs: settings.runs, prepare: { scratch = Scratch("bulk") }) {
+            try SQLiteBaseline(path: scratch.path("sqlite.db")).insert(rows)
+        }
+        return [
+            Figure(
+                workload: "bulk insert, one index, one transaction", size: count,
+                timings: [
+                    Timing(system: "Lode", runs: lode, operations: count),
+                    Timing(system: "raw LMDB", runs: raw, operations: count),
+                    Timing(system: "SQLite", runs: sqlite, operations: count),
+                ])
+        ]
+    }
+
+    static func pointReads(_ settings: Settings) throws -> [Figure] {
+        let fixture = try Fixture(count: settings.size(1_000_000))
+        var rng = Generator(2)
+        let ids = (0..<Swift.max(fixture.rows.count / 10, 10)).map { _ in
+            Int.random(in: 0..<fixture.rows.count, using: &rng)
+        }
+        let keys = try ids.map { try KeyEncoder().encode($0) }
+        var sink = 0
+        let lode = try measure(runs: settings.runs) {
+            try fixture.store.read { tx in
+                for id in ids { sink &+= try tx.object(Row.self, key: id)?.score ?? 0 }
+            }
+        }
+        let decoder = CBORDecoder()
+        let raw = try measure(runs: settings.runs) {
+            try fixture.raw.environment.read { txn in
+                for key in keys {
+                    sink &+=
+                        try txn.withValue(forKey: key, in: fixture.raw.records) {
+                            try decoder.decode(Row.self, from: $0).score
+                        } ?? 0
+                }
+            }
+        }
+        let sqlite = try measure(runs: settings.runs) { sink &+= try fixture.sqlite.read(ids: ids) }
+        _ = sink
+        return [
+            Figure(
+                workload: "random point reads by primary key (decoded)", size: ids.count,
+                timings: [
+                    Timing(system: "Lode", runs: lode, operations: ids.count),
+                    Timing(system: "raw LMDB", runs: raw, operations: ids.count),
+                    Timing(system: "SQLite", runs: sqlite, operations: ids.count),
+                ])
+        ]
+    }
+
+    static func scanAndDecode(_ settings: Settings) throws -> [Figure] {
+        let fixture = try Fixture(count: settings.size(1_000_000))
+        var sink = 0
+        let lode = try measure(runs: settings.runs) {
+            sink &+= try fixture.store.read { tx in try tx.objects(Row.self).fetch().count }
+        }
+        let decoder = CBORDecoder()
+        let raw = try measure(runs: settings.runs) {
+            try fixture.raw.environment.read { txn in
+                try txn.withCursor(in: fixture.raw.records) { cursor in
+                    var entry = try cursor.first()
+                    while entry != nil {
+                        sink &+=
+                            try cursor.withCurrent { _, value in
+                                try decoder.decode(Row.self, from: value).score
+                            } ?? 0
+                        entry = try cursor.next()
+                    }
+                }
+            }
+        }
+        let sqlite = measure(runs: settings.runs) { sink &+= fixture.sqlite.scan().count }
+        _ = sink
+        let count = fixture.rows.count
+        return [
+            Figure(
+                workload: "full scan, every object decoded", size: count,
+                timings: [
+                    Timing(system: "Lode", runs: lode, operations: count),
+                    Timing(system: "raw LMDB", runs: raw, operations: count),
+                    Timing(system: "SQLite", runs: sqlite, operations: count),
+                ])
+        ]
+    }
+
+    static func rangeQuery(_ settings: Settings) throws -> [Figure] {
+        let fixture = try Fixture(count: settings.size(1_000_000))
+        let lower = 500
+        let upper = 510  // 1% of 1,000 scores
+        var found = 0
+        let results = fixture.store.objects(Row.self).filter(
+            #Predicate { $0.score >= lower && $0.score < upper })
+        let lode = try measure(runs: settings.runs) {
+            found = try fixture.store.read { tx in
+                try tx.objects(Row.self).filter(#Predicate { $0.score >= lower && $0.score < upper }).fetch()
+                    .count
+            }
+        }
+        let sqlite = measure(runs: settings.runs) { found = fixture.sqlite.range(score: lower, upper).count }
+        return [
+            Figure(
+                workload: "indexed range query returning 1%", size: found,
+                timings: [
+                    Timing(system: "Lode", runs: lode, operations: found),
+                    Timing(system: "SQLite", runs: sqlite, operations: found),
+                ], notes: ["plan: \(try results.explain())"])
+        ]
+    }
+
+    static func durableCommits(_ settings: Settings) throws -> [Figure] {
+        let count = settings.size(10_000)
+        let scratch = Scratch("durable")
+        let store = try Store(at: scratch.url.appendingPathComponent("lode"), types: [Row.self])
+        let raw = try RawLMDB(path: scratch.path("raw"))
+        let sqlite = try SQLiteBaseline(path: scratch.path("sqlite.db"))
+        var rng = Generator(3)
+        let rows = (0..<count).map { Row.make($0, &rng) }
+        let encoded = try rows.map(RawLMDB.bytes)
+        let lode = try measure(runs: 1) { for row in rows { try store.write { try $0.upsert(row) } } }
+        let rawTimes = try measure(runs: 1) {
+            for row in encoded {
+                try raw.environment.write { txn in
+                    try txn.put(row.value, forKey: row.key, in: raw.records)
+                    try txn.put(row.key, forKey: row.indexKey, in: raw.index)
+                }
+            }
+        }
+        let sqliteTimes = try measure(runs: 1) { for row in rows { try sqlite.insert([row]) } }
+        return [
+            Figure(
+                workload: "single-object durable commits (fsync each)", size: count,
+                timings: [
+                    Timing(system: "Lode", runs: lode, operations: count),
+                    Timing(system: "raw LMDB", runs: rawTimes, operations: count),
+                    Timing(system: "SQLite", runs: sqliteTimes, operations: count),
+                ])
+        ]
+    }
+
+    static func updateTenPercent(_ settings: Settings) throws -> [Figure] {
+        let fixture = try Fixture(count: settings.size(1_000_000))
+        let ids = Array(stride(from: 0, to: fixture.rows.count, by: 10))
+        var round = 0
+        let lode = try measure(runs: settings.runs) {
+            round += 1
+            try fixture.store.write { tx in
+                for id in ids { try tx.update(Row.self, key: id) { $0.score = ($0.score + round) % 1000 } }
+            }
+        }
+        let raw = try measure(runs: settings.runs) {
+            round += 1
+            try fixture.raw.environment.write { txn in
+                for id in ids {
+                    var row = fixture.rows[id]
+                    let old = try RawLMDB.bytes(row)
+                    row.score = (row.score + round) % 1000
+                    let new = try RawLMDB.bytes(row)
+                    try txn.put(new.value, forKey: new.key, in: fixture.raw.records)
+                    try txn.delete(old.indexKey, value: old.key, in: fixture.raw.index)
+                    try txn.put(new.key, forKey: new.indexKey, in: fixture.raw.index)
+                }
+            }
+        }
+        let sqlite = try measure(runs: settings.runs) {
+            round += 1
+            try fixture.sqlite.exec("BEGIN")
+            for id in ids {
+                try fixture.sqlite.update(id: id, score: (id + round) % 1000, ownTransaction: false)
+            }
+            try fixture.sqlite.exec("COMMIT")
+        }
+        return [
+            Figure(
+                workload: "update 10% of objects in one transaction", size: ids.count,
+                timings: [
+                    Timing(system: "Lode", runs: lode, operations: ids.count),
+                    Timing(system: "raw LMDB", runs: raw, operations: ids.count),
+                    Timing(system: "SQLite", runs: sqlite, operations: ids.count),
+                ])
+        ]
+    }
+
+    /// One-object commits on live sorted results of 10k, 100k and 1M objects: the time from the
+    /// commit's return to the change set, against re-running the query and diffing.
+    static func liveSorted(_ settings: Settings) throws -> [Figure] {
+        try [10_000, 100_000, 1_000_000].map { full in
+            let fixture = try Fixture(count: settings.size(full))
+            let query = fixture.store.objects(Row.self).sorted(by: \.score)
+            let live = try query.live()
+            var rng = Generator(4)
+            let commits = 20
+            var liveTimes: [Double] = []
+            for _ in 0..<commits {
+                let id = Int.random(in: 0..<fixture.rows.count, using: &rng)
+                try fixture.store.write { tx in
+                    try tx.update(Row.self, key: id) { $0.score = Int.random(in: 0..<1000, using: &rng) }
+                }
+                liveTimes += try measure(runs: 1) { _ = try live.refresh() }
+            }
+            var previous = try query.copyingIDs()
+            var naiveTimes: [Double] = []
+            for _ in 0..<(settings.quick ? 3 : 3) {
+                let id = Int.random(in: 0..<fixture.rows.count, using: &rng)
+                try fixture.store.write { tx in
+                    try tx.update(Row.self, key: id) { $0.score = Int.random(in: 0..<1000, using: &rng) }
+                }
+                naiveTimes += try measure(runs: 1) {
+                    let ids = try fixture.store.objects(Row.self).sorted(by: \.score).fetch().map(\.id)
+                    _ = ids.difference(from: previous).inferringMoves()
+                    previous = ids
+                }
+            }
+            return Figure(
+                workload: "live sorted results: one-object commit → change set", size: fixture.rows.count,
+                timings: [
+                    Timing(system: "Lode live", runs: liveTimes, operations: 1),
+                    Timing(system: "naive re-query + difference(from:)", runs: naiveTimes, operations: 1),
+                ])
+        }
+    }
+
+    static func liveSectioned(_ settings: Settings) throws -> [Figure] {
+        try [10_000, 100_000, 1_000_000].map { full in
+            let fixture = try Fixture(count: settings.size(full))
+            let sectioned = fixture.store.objects(Row.self).sorted(by: \.score).sectioned { $0.score / 100 }
+            let live = try sectioned.live()
+            var rng = Generator(5)
+            var liveTimes: [Double] = []
+            for _ in 0..<20 {
+                let id = Int.random(in: 0..<fixture.rows.count, using: &rng)
+                try fixture.store.write { tx in
+                    try tx.update(Row.self, key: id) { $0.score = Int.random(in: 0..<1000, using: &rng) }
+                }
+                liveTimes += try measure(runs: 1) { _ = try live.refresh() }
+            }
+            var previous = try sectioned.fetchSections().map { $0.objects.objectIDs }
+            var naiveTimes: [Double] = []
+            for _ in 0..<3 {
+                let id = Int.random(in: 0..<fixture.rows.count, using: &rng)
+                try fixture.store.write { tx in
+                    try tx.update(Row.self, key: id) { $0.score = Int.random(in: 0..<1000, using: &rng) }
+                }
+                naiveTimes += try measure(runs: 1) {
+                    let fresh = try fixture.store.objects(Row.self).sorted(by: \.score).sectioned {
+                        $0.score / 100
+                    }
+                    .fetchSections().map { $0.objects.objectIDs }
+                    for (index, section) in fresh.enumerated() where index < previous.count {
+                        _ = section.difference(from: previous[index])
+                    }
+                    previous = fresh
+                }
+            }
+            return Figure(
+                workload: "live sectioned results: one-object commit → change set", size: fixture.rows.count,
+                timings: [
+                    Timing(system: "Lode live", runs: liveTimes, operations: 1),
+                    Timing(system: "naive re-query + difference(from:)", runs: naiveTimes, operations: 1),
+                ])
+        }
+    }
+
+    static func liveManyQueries(_ settings: Settings) throws -> [Figure] {
+        let queries = settings.quick ? 10 : 1000
+        let fixture = try Fixture(count: queries * (settings.quick ? 20 : 1000), scores: queries)
+        let group = LiveGroup(store: fixture.store)
+        for score in 0..<queries {
+            group.add(
+                try fixture.store.objects(Row.self).filter(#Predicate { $0.score == score }).sorted(by: \.id)
+                    .live())
+        }
+        var rng = Generator(6)
+        let changed = settings.quick ? 50 : 10_000
+        try fixture.store.write { tx in
+            for _ in 0..<changed {
+                try tx.update(Row.self, key: Int.random(in: 0..<fixture.rows.count, using: &rng)) {
+                    $0.value += 1
+                }
+            }
+        }
+        let live = try measure(runs: 1) { _ = try group.refresh() }
+        var previous: [[Int]] = try (0..<queries).map { score in
+            try fixture.store.objects(Row.self).filter(#Predicate { $0.score == score }).fetch().map(\.id)
+        }
+        try fixture.store.write { tx in
+            for _ in 0..<changed {
+                try tx.update(Row.self, key: Int.random(in: 0..<fixture.rows.count, using: &rng)) {
+                    $0.value += 1
+                }
+            }
+        }
+        let naive = try measure(runs: 1) {
+            for score in 0..<queries {
+                let ids = try fixture.store.objects(Row.self).filter(#Predicate { $0.score == score }).fetch()
+                    .map(\.id)
+                _ = ids.difference(from: previous[score])
+                previous[score] = ids
+            }
+        }
+        return [
+            Figure(
+                workload: "\(queries) live queries absorbing a \(changed)-object commit",
+                size: fixture.rows.count,
+                timings: [
+                    Timing(system: "Lode live group", runs: live, operations: 1),
+                    Timing(system: "naive re-query + difference(from:)", runs: naive, operations: 1),
+                ])
+        ]
+    }
+
+    static func differs(_ settings: Settings) throws -> [Figure] {
+        var figures: [Figure] = []
+        for full in [10_000, 100_000] {
+            for percent in [1, 20] {
+                let count = settings.size(full)
+                var rng = Generator(UInt64(count * percent))
+                let old = Array(0..<count)
+                var new = old
+                for _ in 0..<(count * percent / 100) {
+                    // Half moves, half replacements.
+                    if Bool.random(using: &rng) {
+                        let value = new.remove(at: Int.random(in: 0..<new.count, using: &rng))
+                        new.insert(value, at: Int.random(in: 0...new.count, using: &rng))
+                    } else {
+                        new[Int.random(in: 0..<new.count, using: &rng)] =
+                            count + Int.random(in: 0..<count, using: &rng)
+                    }
+                }
+                let uniqueNew = Array(NSOrderedSet(array: new)) as! [Int]
+                let heckel = measure(runs: settings.runs) { _ = HeckelDiffer().diff(old, uniqueNew) }
+                let myers = measure(runs: settings.runs) { _ = MyersDiffer().diff(old, uniqueNew) }
+                let standard = measure(runs: settings.runs) {
+                    _ = uniqueNew.difference(from: old).inferringMoves()
+                }
+                figures.append(
+                    Figure(
+                        workload: "differs, \(percent)% changed (moves and replacements)", size: count,
+                        timings: [
+                            Timing(system: "Heckel", runs: heckel, operations: count),
+                            Timing(
+                                system: "difference(from:).inferringMoves()", runs: standard,
+                                operations: count),
+                        ]))
+                figures.append(
+                    Figure(
+                        workload: "Myers differ, \(percent)% changed", size: count,
+                        timings: [
+                            Timing(system: "Myers", runs: myers, operations: count),
+                            Timing(system: "difference(from:)", runs: standard, operations: count),
+                        ]))
+            }
+        }
+        return figures
+    }
+
+    static func liveMemory(_ settings: Settings) throws -> [Figure] {
+        let fixture = try Fixture(count: settings.size(1_000_000))
+        let before = residentBytes()
+        let live = try fixture.store.objects(Row.self).sorted(by: \.score).live()
+        let after = residentBytes()
+        let times = measure(runs: 1) { _ = live.results.count }
+        return [
+            Figure(
+                workload: "memory of a live sorted result", size: fixture.rows.count,
+                timings: [Timing(system: "Lode live", runs: times, operations: 1)],
+                notes: [String(format: "resident memory grew by %.1f MB", Double(after - before) / 1e6)])
+        ]
+    }
+}
+
+extension Results where Element == Row {
+    func copyingIDs() throws -> [Int] { try fetch().map(\.id) }
+}

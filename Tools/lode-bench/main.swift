@@ -1,0 +1,98 @@
+// lode-bench: measures Lode against raw LMDB (the same bytes), SQLite (the C API, used carefully) and,
+// for live results, the naive way (re-query and diff). Usage: lode-bench [--quick] [--scale X]
+// [--runs N] [--only NAME[,NAME]] [--json] [--list]
+import Foundation
+
+var settings = Settings()
+var only: Set<String>?
+var json = false
+var arguments = Array(CommandLine.arguments.dropFirst())
+func fail(_ message: String) -> Never {
+    FileHandle.standardError.write(Data("lode-bench: \(message)\n".utf8))
+    exit(2)
+}
+while !arguments.isEmpty {
+    let argument = arguments.removeFirst()
+    switch argument {
+    case "--quick":
+        settings.quick = true
+        settings.runs = 1
+    case "--scale":
+        guard let value = arguments.first.flatMap(Double.init), value > 0 else {
+            fail("--scale needs a positive number")
+        }
+        settings.scale = value
+        arguments.removeFirst()
+    case "--runs":
+        guard let value = arguments.first.flatMap(Int.init), value > 0 else {
+            fail("--runs needs a positive integer")
+        }
+        settings.runs = value
+        arguments.removeFirst()
+    case "--only":
+        guard let value = arguments.first else { fail("--only needs workload names") }
+        only = Set(value.split(separator: ",").map(String.init))
+        arguments.removeFirst()
+    case "--json":
+        json = true
+    case "--list":
+        for (name, _) in Workloads.all { print(name) }
+        exit(0)
+    case "--help", "-h":
+        print("usage: lode-bench [--quick] [--scale X] [--runs N] [--only NAME[,NAME]] [--json] [--list]")
+        exit(0)
+    default:
+        fail("unknown argument \(argument) (see --help)")
+    }
+}
+if let only {
+    let known = Set(Workloads.all.map(\.0))
+    if let unknown = only.subtracting(known).first { fail("unknown workload \(unknown) (see --list)") }
+}
+
+var figures: [Figure] = []
+for (name, run) in Workloads.all where only?.contains(name) ?? true {
+    do {
+        let results = try run(settings)
+        figures += results
+        if !json { for figure in results { printTable(figure) } }
+    } catch {
+        FileHandle.standardError.write(Data("lode-bench: \(name) failed: \(error)\n".utf8))
+        exit(1)
+    }
+}
+if json { printJSON(figures) }
+
+func printTable(_ figure: Figure) {
+    print("\n## \(figure.workload) — \(figure.size) \(figure.size == 1 ? "item" : "items")")
+    print(
+        "system".padding(toLength: 40, withPad: " ", startingAt: 0)
+            + "median      min–max                 ops/s")
+    for timing in figure.timings {
+        print(
+            timing.system.padding(toLength: 40, withPad: " ", startingAt: 0)
+                + format(timing.median).padding(toLength: 12, withPad: " ", startingAt: 0)
+                + (format(timing.minimum) + "–" + format(timing.maximum)).padding(
+                    toLength: 24, withPad: " ", startingAt: 0)
+                + formatRate(timing.opsPerSecond))
+    }
+    for (system, ratio) in figure.ratios {
+        print(String(format: "ratio to %@: %.2f×", system, ratio))
+    }
+    for note in figure.notes { print(note) }
+}
+
+func printJSON(_ figures: [Figure]) {
+    let objects: [[String: Any]] = figures.map { figure in
+        [
+            "workload": figure.workload, "size": figure.size,
+            "systems": figure.timings.map {
+                ["name": $0.system, "medianSeconds": $0.median, "opsPerSecond": $0.opsPerSecond]
+            },
+            "ratios": Dictionary(uniqueKeysWithValues: figure.ratios.map { ($0.0, $0.1) }),
+            "notes": figure.notes,
+        ]
+    }
+    let data = try! JSONSerialization.data(withJSONObject: objects, options: [.prettyPrinted, .sortedKeys])
+    print(String(decoding: data, as: UTF8.self))
+}
