@@ -33,11 +33,11 @@ struct Figure {
 
 /// Runs `body` `runs` times and returns the seconds of each run.
 func measure(runs: Int, _ body: () throws -> Void) rethrows -> [Double] {
-    try measure(runs: runs, prepare: {}, body)
+    try measure(runs: runs, prepare: {}, body: body)
 }
 
 /// Runs `body` `runs` times, after an untimed `prepare` each time; returns the seconds of each run.
-func measure(runs: Int, prepare: () throws -> Void, _ body: () throws -> Void) rethrows -> [Double] {
+func measure(runs: Int, prepare: () throws -> Void, body: () throws -> Void) rethrows -> [Double] {
     var seconds: [Double] = []
     let clock = ContinuousClock()
     for _ in 0..<runs {

@@ -53,18 +53,24 @@ enum Workloads {
         let rows = (0..<count).map { Row.make($0, &rng) }
         let encoded = try rows.map(RawLMDB.bytes)
         var scratch = Scratch("bulk")
-        let lode = try measure(runs: settings.runs, prepare: { scratch = Scratch("bulk") }) {
-            let store = try Store(
-                at: scratch.url.appendingPathComponent("lode"),
-                configuration: StoreConfiguration(initialMapSize: 4 << 30), types: [Row.self])
-            try store.write { tx in for row in rows { try tx.insert(row) } }
-        }
-        let raw = try measure(runs: settings.runs, prepare: { scratch = Scratch("bulk") }) {
-            try RawLMDB(path: scratch.path("raw")).insert(encoded)
-        }
-        let sqlite = try measure(runs: settings.runs, prepare: { scratch = Scratch("bulk") }) {
-            try SQLiteBaseline(path: scratch.path("sqlite.db")).insert(rows)
-        }
+        let lode = try measure(
+            runs: settings.runs, prepare: { scratch = Scratch("bulk") },
+            body: {
+                let store = try Store(
+                    at: scratch.url.appendingPathComponent("lode"),
+                    configuration: StoreConfiguration(initialMapSize: 4 << 30), types: [Row.self])
+                try store.write { tx in for row in rows { try tx.insert(row) } }
+            })
+        let raw = try measure(
+            runs: settings.runs, prepare: { scratch = Scratch("bulk") },
+            body: {
+                try RawLMDB(path: scratch.path("raw")).insert(encoded)
+            })
+        let sqlite = try measure(
+            runs: settings.runs, prepare: { scratch = Scratch("bulk") },
+            body: {
+                try SQLiteBaseline(path: scratch.path("sqlite.db")).insert(rows)
+            })
         return [
             Figure(
                 workload: "bulk insert, one index, one transaction", size: count,
