@@ -28,6 +28,10 @@ final class LiveQueryEngine<Element: Persistable>: LiveVersionReporting {
     private var entryOfKey: [[UInt8]: [UInt8]] = [:]
     /// For sectioned results: the number of rows per encoded section key.
     private(set) var sectionCounts: [[UInt8]: Int] = [:]
+    /// When the query reads an index: its name, the key ranges that hold every match, and the index
+    /// key of an object — so a commit's changed objects are matched to the query by binary search,
+    /// not by evaluating the predicate on each.
+    private var indexAccess: (name: String, ranges: [KeyRange], keyBytes: (Element) throws -> [UInt8])?
 
     init(
         store: Store, template: Results<Element>, sortKey: @escaping (Element) throws -> [UInt8],
@@ -44,7 +48,30 @@ final class LiveQueryEngine<Element: Persistable>: LiveVersionReporting {
         let (entries, plan) = try fullEntries(on: snapshot)
         self.plan = plan
         install(entries)
+        indexAccess = try findIndexAccess(on: snapshot)
         store.registerLive(self)
+    }
+
+    /// The index (and ranges) the query's conditions narrow to, if any.
+    private func findIndexAccess(
+        on snapshot: ReadSnapshot
+    ) throws -> (name: String, ranges: [KeyRange], keyBytes: (Element) throws -> [UInt8])? {
+        let conditions = template.predicates.flatMap { PredicateAnalysis.conditions(of: $0.expression) }
+        guard !conditions.isEmpty else { return nil }
+        let state = try mapStorageErrors {
+            try snapshot.read { txn in try Transaction(store: store, lmdb: txn).typeState(Element.self) }
+        }
+        let execution = try QueryPlanner.plan(state: state, conditions: conditions, sort: [])
+        guard case .index(_, let ranges) = execution.source else { return nil }
+        let name: String
+        switch execution.plan.access {
+        case .indexLookup(let index, _), .indexRange(let index), .indexPrefix(let index): name = index
+        default: return nil
+        }
+        guard let definition = state.index(named: name)?.definition else { return nil }
+        return (
+            name, ranges.map { $0.normalized().range }, { IndexKeyLimit.stored(try definition.keyBytes($0)) }
+        )
     }
 
     /// The version the engine is on (read by the change-log pruning, from any thread).
@@ -127,14 +154,15 @@ final class LiveQueryEngine<Element: Persistable>: LiveVersionReporting {
                 let state = try transaction.typeState(Element.self)
                 // Live results of one store advancing to the same version share the decoded objects.
                 let decoded = store.decodedObjects(of: Element.schema.typeName, at: next.transactionID)
-                for (key, operation) in changes.keys {
+                let load: ([UInt8]) throws -> Element? = { key in
+                    try decoded.object(key, as: Element.self) {
+                        try transaction.object(Element.self, keyBytes: key, state: state)
+                    }
+                }
+                for key in try candidates(changes, next: next, load: load) {
+                    guard let operation = changes.keys[key] else { continue }
                     var newEntry: [UInt8]?
-                    if operation != .delete,
-                        let object = try decoded.object(
-                            key, as: Element.self,
-                            decode: {
-                                try transaction.object(Element.self, keyBytes: key, state: state)
-                            }),
+                    if operation != .delete, let object = try load(key),
                         try predicates.allSatisfy({ try $0.evaluate(object) })
                     {
                         newEntry = try entry(for: object, key: key)
@@ -148,6 +176,53 @@ final class LiveQueryEngine<Element: Persistable>: LiveVersionReporting {
         }
         apply(&rows)
         return (rows, false)
+    }
+
+    /// The changed objects that may be in the result before or after: those it held, and those whose
+    /// new index key falls in the query's ranges (every changed object when the query reads no index).
+    private func candidates(
+        _ changes: TypeChanges, next: ReadSnapshot, load: ([UInt8]) throws -> Element?
+    ) throws -> [[UInt8]] {
+        guard let indexAccess else { return Array(changes.keys.keys) }
+        var result = Set<[UInt8]>()
+        if changes.keys.count <= entryOfKey.count {
+            for key in changes.keys.keys where entryOfKey[key] != nil { result.insert(key) }
+        } else {
+            for key in entryOfKey.keys where changes.keys[key] != nil { result.insert(key) }
+        }
+        let sorted = try store.changedIndexKeys(
+            of: Element.schema.typeName, index: indexAccess.name, from: snapshot.transactionID,
+            to: next.transactionID
+        ) {
+            var pairs: [(key: [UInt8], primaryKey: [UInt8])] = []
+            for (key, operation) in changes.keys where operation != .delete {
+                if let object = try load(key) { pairs.append((try indexAccess.keyBytes(object), key)) }
+            }
+            return pairs.sorted { $0.key.lexicographicallyPrecedes($1.key) }
+        }
+        for range in indexAccess.ranges {
+            let start = range.start
+            var low = 0
+            var high = sorted.count
+            while low < high {
+                let middle = (low + high) / 2
+                if sorted[middle].key.lexicographicallyPrecedes(start) {
+                    low = middle + 1
+                } else {
+                    high = middle
+                }
+            }
+            var index = low
+            scan: while index < sorted.count {
+                switch range.position(of: sorted[index].key) {
+                case .after: break scan
+                case .inside: result.insert(sorted[index].primaryKey)
+                case .before: break
+                }
+                index += 1
+            }
+        }
+        return Array(result)
     }
 
     /// Reads old ranks, moves the entries, reads new ranks.

@@ -33,7 +33,9 @@ public final class LiveResults<Element: Persistable>: @unchecked Sendable, LiveV
     private var snapshot: ReadSnapshot
     private var plan: QueryPlan
     private var window: [[UInt8]] = []
-    private var current: Results<Element>
+    /// The results of the current version, made when first asked for after each advance (so
+    /// advancing never copies the rows for nobody).
+    private var current: Results<Element>?
     /// With key-path filters: the top-level fields whose changes count as modifications.
     private let observedFields: Set<String>?
 
@@ -64,7 +66,7 @@ public final class LiveResults<Element: Persistable>: @unchecked Sendable, LiveV
             self.engine = nil
             self.plan = QueryPlan(access: .fullScan, ordering: .inMemory, rechecksPredicate: true)
         }
-        self.current = template
+        self.current = nil
         if engine == nil {
             let evaluation = try evaluate(on: snapshot)
             plan = evaluation.plan
@@ -72,13 +74,20 @@ public final class LiveResults<Element: Persistable>: @unchecked Sendable, LiveV
         } else if windowed {
             window = windowKeys()
         }
-        current = template.withEvaluation(
-            Evaluation(plan: plan, keys: currentKeyList(), objects: nil, snapshot: snapshot))
+        current = nil
         store.registerLive(self)
     }
 
     /// The results at the version the live results are on (immutable, `Sendable`).
-    public var results: Results<Element> { lock.withLock { current } }
+    public var results: Results<Element> {
+        lock.withLock {
+            if let current { return current }
+            let made = template.withEvaluation(
+                Evaluation(plan: plan, keys: currentKeyList(), objects: nil, snapshot: snapshot))
+            current = made
+            return made
+        }
+    }
 
     /// The results at the version the live results are on, as an immutable, `Sendable` value that
     /// never changes.
@@ -186,8 +195,7 @@ public final class LiveResults<Element: Persistable>: @unchecked Sendable, LiveV
             change.wasFullyReevaluated = true
         }
         snapshot = next
-        current = template.withEvaluation(
-            Evaluation(plan: plan, keys: currentKeyList(), objects: nil, snapshot: next))
+        current = nil
         return change
     }
 }

@@ -323,7 +323,30 @@ public struct Results<Element: Persistable>: RandomAccessCollection, @unchecked 
     public func fetch() throws -> [Element] {
         let evaluation = try evaluation()
         if let objects = evaluation.objects { return objects }
-        return try (0..<evaluation.keys.count).map { try object(at: $0) }
+        // One transaction and one type lookup for all of them.
+        let keys = evaluation.keys
+        let read: (Transaction) throws -> [Element] = { transaction in
+            let state = try transaction.typeState(Element.self)
+            var objects: [Element] = []
+            objects.reserveCapacity(keys.count)
+            for index in 0..<keys.count {
+                let key = Array(keys[index])
+                guard let object = try transaction.object(Element.self, keyBytes: key, state: state) else {
+                    throw LodeError.objectNotFound(
+                        type: Element.schema.typeName, key: KeyDescription.describe(key))
+                }
+                objects.append(object)
+            }
+            return objects
+        }
+        switch source {
+        case .transaction(let transaction):
+            return try read(transaction)
+        case .store(let store):
+            return try mapStorageErrors {
+                try evaluation.snapshot!.read { txn in try read(Transaction(store: store, lmdb: txn)) }
+            }
+        }
     }
 
     /// The identities of the objects, in order.

@@ -44,6 +44,8 @@ public final class Store: @unchecked Sendable {
         var changes: [ChangesKey: TypeChanges] = [:]
         /// Objects decoded for live results at the newest version, by type.
         var decoded: [String: DecodedObjects] = [:]
+        /// Sorted index keys of changed objects, by type, index and version range.
+        var changedIndexKeys: [String: [(key: [UInt8], primaryKey: [UInt8])]] = [:]
     }
 
     let meta: Database
@@ -185,6 +187,22 @@ public final class Store: @unchecked Sendable {
             state.changes[key] = changes
         }
         return changes
+    }
+
+    /// The index keys (new values) of the objects of a type changed in `(from, to]`, sorted, made
+    /// once for every live result that reads that index.
+    func changedIndexKeys(
+        of typeName: String, index: String, from: Int, to: Int,
+        build: () throws -> [(key: [UInt8], primaryKey: [UInt8])]
+    ) throws -> [(key: [UInt8], primaryKey: [UInt8])] {
+        let key = "\(typeName)\u{0}\(index)\u{0}\(from)\u{0}\(to)"
+        if let cached = withState({ $0.changedIndexKeys[key] }) { return cached }
+        let built = try build()
+        withState { state in
+            if state.changedIndexKeys.count >= 16 { state.changedIndexKeys.removeAll() }
+            state.changedIndexKeys[key] = built
+        }
+        return built
     }
 
     /// The shared cache of objects of a type decoded at `version`.
@@ -389,8 +407,9 @@ public final class Store: @unchecked Sendable {
 
     func publishedState<T: Persistable>(_ type: T.Type) -> TypeState<T>? {
         withState { state in
-            state.swiftTypes[T.schema.typeName] = T.self
-            return state.types[T.schema.typeName] as? TypeState<T>
+            let name = T.schema.typeName
+            if state.swiftTypes[name] == nil { state.swiftTypes[name] = T.self }
+            return state.types[name] as? TypeState<T>
         }
     }
 

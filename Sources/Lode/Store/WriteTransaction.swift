@@ -15,10 +15,21 @@ public final class WriteTransaction: Transaction {
     var pendingChanges = PendingChanges()
     private var lmdbWrite: LMDB.WriteTransaction { lmdb as! LMDB.WriteTransaction }
 
+    /// Type states this transaction already looked up, by Swift type.
+    private var stateCache: [ObjectIdentifier: AnyObject] = [:]
+
     override func typeState<T: Persistable>(_ type: T.Type) throws -> TypeState<T> {
-        if let pending = registeredTypes[T.schema.typeName] as? TypeState<T> { return pending }
-        if let published = store.publishedState(T.self) { return published }
-        return try register(T.self)
+        if let cached = stateCache[ObjectIdentifier(T.self)] as? TypeState<T> { return cached }
+        let state: TypeState<T>
+        if let pending = registeredTypes[T.schema.typeName] as? TypeState<T> {
+            state = pending
+        } else if let published = store.publishedState(T.self) {
+            state = published
+        } else {
+            state = try register(T.self)
+        }
+        stateCache[ObjectIdentifier(T.self)] = state
+        return state
     }
 
     override func openDatabase(_ name: String, kind: Database.Kind) throws -> Database {
@@ -164,7 +175,12 @@ public final class WriteTransaction: Transaction {
         for (position, index) in state.indexes.enumerated() where oldKeys?[position] != newKeys[position] {
             try checkUnique(index, key: newKeys[position], primaryKey: key, object: object)
         }
-        try lmdbWrite.put(record, forKey: key, in: state.records!)
+        do {
+            // An insert refuses an existing key here, before anything else is written.
+            try lmdbWrite.put(record, forKey: key, in: state.records!, flags: old == nil ? .noOverwrite : [])
+        } catch let error as LMDBError where error.code == .keyExists {
+            throw LodeError.duplicateKey(type: T.schema.typeName, key: T.schema.primaryKeyDescription(object))
+        }
         for (position, index) in state.indexes.enumerated() {
             if let oldKeys {
                 guard oldKeys[position] != newKeys[position] else { continue }
@@ -238,26 +254,31 @@ public final class WriteTransaction: Transaction {
 
     /// Adds field names never seen before to the catalog entry.
     private func noteFields<T>(of record: [UInt8], state: TypeState<T>) throws {
+        // Hash the sequence of top-level field names; only an unknown shape needs the names.
         let (shape, names) = try record.withUnsafeBytes { bytes -> (UInt64, [String]?) in
             var reader = CBORReader(bytes)
             let head = try reader.readHead()
-            guard head.major == 5 else { return (0, nil) }
-            let index = CBORMapIndex(
-                count: head.info == 31 ? nil : Int(head.argument), firstEntry: reader.offset)
+            guard head.major == 5, head.info != 31 else { return (0, nil) }
             var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-            var keys: [String] = []
-            while try index.scanNext(bytes) {
-                var keyReader = CBORReader(bytes, offset: index.keyOffsets.last!)
-                guard let raw = try keyReader.readStringBytes(major: 3) else { continue }
+            var ranges: [Range<Int>] = []
+            ranges.reserveCapacity(Int(head.argument))
+            for _ in 0..<Int(head.argument) {
+                guard let raw = try reader.readStringBytes(major: 3) else { return (0, nil) }
+                let start = raw.baseAddress! - bytes.baseAddress!
+                ranges.append(start..<(start + raw.count))
                 for byte in raw {
                     hash ^= UInt64(byte)
                     hash = hash &* 0x0000_0100_0000_01b3
                 }
                 hash ^= 0xff
                 hash = hash &* 0x0000_0100_0000_01b3
-                if !state.knowsShape(hash) { keys.append(String(decoding: raw, as: UTF8.self)) }
+                try reader.skipItem()
             }
-            return (hash, state.knowsShape(hash) ? nil : keys)
+            guard !state.knowsShape(hash) else { return (hash, nil) }
+            return (
+                hash,
+                ranges.map { String(decoding: UnsafeRawBufferPointer(rebasing: bytes[$0]), as: UTF8.self) }
+            )
         }
         guard let names else { return }
         let current = state.pendingEntry ?? state.currentEntry
@@ -289,9 +310,6 @@ public final class WriteTransaction: Transaction {
     public func insert<T: Persistable>(_ object: T) throws {
         let state = try typeState(T.self)
         let key = try primaryKey(of: object)
-        if try lmdb.contains(key, in: state.records!) {
-            throw LodeError.duplicateKey(type: T.schema.typeName, key: T.schema.primaryKeyDescription(object))
-        }
         try store(object, key: key, replacing: nil, state: state)
     }
 
