@@ -418,3 +418,23 @@ func changesText(_ update: StorageUpdate) -> [String] {
         token.cancel()
     }
 }
+
+@Suite struct ChangeLogEncodingTests {
+    @Test func theDirectEncodingIsTheCodableEncoding() throws {
+        var pending = PendingChanges()
+        pending.record(type: "A", key: [1, 2], existedBefore: false, existsAfter: true)
+        pending.record(type: "A", key: [3], existedBefore: true, existsAfter: true, fields: ["x", "b"])
+        pending.record(type: "B", key: [4], existedBefore: true, existsAfter: false)
+        pending.record(type: "A", key: [5], existedBefore: false, existsAfter: true)
+        pending.record(type: "A", key: [5], existedBefore: true, existsAfter: false)  // nets to nothing
+        let direct = try #require(pending.encodedEntry())
+        let decoded = try CBORDecoder().decode(ChangeLogEntry.self, from: direct)
+        let expected = pending.entry()
+        #expect(decoded.changes == expected.changes)
+        #expect(decoded.changes.map(\.op) == [.insert, .update, .delete])
+        #expect(decoded.changes[1].fields == ["b", "x"])
+        var reencoded = expected
+        reencoded.time = decoded.time
+        #expect(try CBOREncoder().encode(reencoded) == direct)
+    }
+}

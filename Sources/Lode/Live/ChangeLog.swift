@@ -34,65 +34,116 @@ struct ChangeLogEntry: Codable, Equatable {
 }
 
 /// The net changes of one write transaction, per type and primary key: an insert followed by an
-/// update is an insert, an insert followed by a delete is nothing, and so on.
+/// update is an insert, an insert followed by a delete is nothing, and so on. Kept in the order the
+/// objects were first touched.
 struct PendingChanges {
     private struct Net {
+        var type: String
+        var key: [UInt8]
         var existedBefore: Bool
         var existsAfter: Bool
-        var order: Int
         var fields: Set<String>?
+        var cleared = false
     }
 
-    private var byType: [String: [[UInt8]: Net]] = [:]
-    private var cleared: [String: Int] = [:]
-    private var counter = 0
+    private struct Slot: Hashable {
+        var type: String
+        var key: [UInt8]
+    }
 
-    var isEmpty: Bool { byType.isEmpty && cleared.isEmpty }
+    private var nets: [Net] = []
+    private var index: [Slot: Int] = [:]
+
+    var isEmpty: Bool { nets.isEmpty }
 
     mutating func record(
         type: String, key: [UInt8], existedBefore: Bool, existsAfter: Bool, fields: Set<String>? = nil
     ) {
-        counter += 1
-        if var net = byType[type]?[key] {
-            net.existsAfter = existsAfter
-            if let known = net.fields, let fields {
-                net.fields = known.union(fields)
+        let slot = Slot(type: type, key: key)
+        if let position = index[slot] {
+            nets[position].existsAfter = existsAfter
+            if let known = nets[position].fields, let fields {
+                nets[position].fields = known.union(fields)
             } else {
-                net.fields = nil
+                nets[position].fields = nil
             }
-            byType[type]![key] = net
         } else {
-            byType[type, default: [:]][key] = Net(
-                existedBefore: existedBefore, existsAfter: existsAfter, order: counter, fields: fields)
+            index[slot] = nets.count
+            nets.append(
+                Net(
+                    type: type, key: key, existedBefore: existedBefore, existsAfter: existsAfter,
+                    fields: fields))
         }
     }
 
     mutating func recordClear(type: String) {
-        counter += 1
-        byType[type] = nil
-        cleared[type] = counter
+        // Earlier changes to the type are covered by the clear; later ones follow it.
+        for position in nets.indices where nets[position].type == type && !nets[position].cleared {
+            nets[position].existedBefore = false
+            nets[position].existsAfter = false
+            index[Slot(type: type, key: nets[position].key)] = nil
+        }
+        nets.append(
+            Net(type: type, key: [], existedBefore: true, existsAfter: false, fields: nil, cleared: true))
     }
 
-    /// The entry to store, in the order the changes were first made.
-    func entry() -> ChangeLogEntry {
-        var changes: [(Int, ChangeLogEntry.Change)] = []
-        for (type, order) in cleared {
-            changes.append((order, .init(type: type, key: Data(), op: .clear, fields: nil)))
+    private static func operation(_ net: Net) -> ChangeLogEntry.Operation? {
+        if net.cleared { return .clear }
+        switch (net.existedBefore, net.existsAfter) {
+        case (false, true): return .insert
+        case (true, true): return .update
+        case (true, false): return .delete
+        case (false, false): return nil
         }
-        for (type, keys) in byType {
-            for (key, net) in keys {
-                let op: ChangeLogEntry.Operation
-                switch (net.existedBefore, net.existsAfter) {
-                case (false, true): op = .insert
-                case (true, true): op = .update
-                case (true, false): op = .delete
-                case (false, false): continue
-                }
+    }
+
+    /// The entry to store.
+    func entry() -> ChangeLogEntry {
+        ChangeLogEntry(
+            time: Date(),
+            changes: nets.compactMap { net in
+                guard let op = Self.operation(net) else { return nil }
                 let fields = op == .update ? net.fields.map { $0.sorted() } : nil
-                changes.append((net.order, .init(type: type, key: Data(key), op: op, fields: fields)))
+                return .init(type: net.type, key: Data(net.key), op: op, fields: fields)
+            })
+    }
+
+    /// The entry's CBOR, written directly (a bulk write can log a million changes): the same bytes
+    /// the `Codable` form of ``ChangeLogEntry`` has.
+    func encodedEntry() -> [UInt8]? {
+        var writer = CBORWriter(capacity: 64 + nets.count * 48)
+        let changes = nets.filter { Self.operation($0) != nil }
+        guard !changes.isEmpty else { return nil }
+        writer.head(5, 2)
+        writer.text("time")
+        let date = Date()
+        let epoch = date.timeIntervalSince1970
+        if Date(timeIntervalSince1970: epoch) == date {
+            writer.tag(1)
+            writer.double(epoch)
+        } else {
+            writer.tag(CBORTags.referenceDate)
+            writer.double(date.timeIntervalSinceReferenceDate)
+        }
+        writer.text("changes")
+        writer.head(4, UInt64(changes.count))
+        for net in changes {
+            let op = Self.operation(net)!
+            let fields = op == .update ? net.fields.map { $0.sorted() } : nil
+            writer.head(5, fields == nil ? 3 : 4)
+            writer.text("type")
+            writer.text(net.type)
+            writer.text("key")
+            net.key.withUnsafeBytes { writer.byteString($0) }
+            writer.text("op")
+            writer.text(op.rawValue)
+            if let fields {
+                writer.text("fields")
+                writer.head(4, UInt64(fields.count))
+                for field in fields { writer.text(field) }
             }
         }
-        return ChangeLogEntry(time: Date(), changes: changes.sorted { $0.0 < $1.0 }.map(\.1))
+        return writer.bytes
     }
 }
 

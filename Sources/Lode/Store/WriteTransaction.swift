@@ -224,10 +224,10 @@ public final class WriteTransaction: Transaction {
 
     /// Writes this transaction's entry to the change log (called once, right before the commit).
     func writeChangeLog() throws {
-        guard !pendingChanges.isEmpty, let log = store.changeLog else { return }
-        let entry = pendingChanges.entry()
-        guard !entry.changes.isEmpty else { return }
-        try lmdbWrite.put(try CBOREncoder().encode(entry), forKey: ChangeLogEntry.key(for: lmdb.id), in: log)
+        guard !pendingChanges.isEmpty, let log = store.changeLog,
+            let entry = pendingChanges.encodedEntry()
+        else { return }
+        try lmdbWrite.put(entry, forKey: ChangeLogEntry.key(for: lmdb.id), in: log)
         pendingChanges = PendingChanges()
         if lmdb.id % 64 == 0 { try pruneChangeLog(log) }
     }
