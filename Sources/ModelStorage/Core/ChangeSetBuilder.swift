@@ -169,6 +169,7 @@ struct ChangeSetBuilder<SectionID: Hashable, ItemID: Hashable> {
 }
 
 /// The positions (indices into `values`) of one longest strictly increasing subsequence, in O(n log n).
+@inlinable
 func longestIncreasingSubsequence(_ values: [Int]) -> [Int] {
     guard !values.isEmpty else { return [] }
     var tails: [Int] = []  // tails[k] = index of the smallest tail of an increasing run of length k+1

@@ -29,6 +29,7 @@ public protocol DiffingAlgorithm {
 }
 
 /// Sorts operations by kind (deletes, inserts, moves, updates), each ascending.
+@inlinable
 func normalized(
     deletes: [Int], inserts: [Int], moves: [(Int, Int)], updates: [Int]
 ) -> [SingleSectionOperation] {

@@ -6,6 +6,7 @@
 /// Matching is linear; choosing the minimal moves is O(n log n).
 public struct HeckelDiffer: DiffingAlgorithm, Sendable {
     /// Makes a differ.
+    @inlinable
     public init() {}
 
     /// Operations from `old` to `new`, matching by `identifier` and detecting updates with `==`.
@@ -18,12 +19,14 @@ public struct HeckelDiffer: DiffingAlgorithm, Sendable {
     }
 
     /// Operations from `old` to `new` for plain hashable values (the value is the identity, so there
-    /// are no updates).
+    /// are no updates). Inlinable, so it is specialized for the caller's element type.
+    @inlinable
     public func diff<T: Hashable>(_ old: [T], _ new: [T]) -> [SingleSectionOperation] {
         run(old.count, new.count, oldKey: { old[$0] }, newKey: { new[$0] }, changed: { _, _ in false })
     }
 
-    private func run<Key: Hashable>(
+    @inlinable
+    func run<Key: Hashable>(
         _ oldCount: Int, _ newCount: Int, oldKey: (Int) -> Key, newKey: (Int) -> Key,
         changed: (Int, Int) -> Bool
     ) -> [SingleSectionOperation] {

@@ -3,6 +3,7 @@
 /// deletes and inserts. It reports no moves or updates — equal elements are the same element.
 public struct MyersDiffer: DiffingAlgorithm, Sendable {
     /// Makes a differ.
+    @inlinable
     public init() {}
 
     /// Operations from `old` to `new` (elements compared with `==`).
@@ -12,21 +13,25 @@ public struct MyersDiffer: DiffingAlgorithm, Sendable {
         diff(old, new)
     }
 
-    /// Operations from `old` to `new` for any equatable elements.
+    /// Operations from `old` to `new` for any equatable elements. Inlinable, so it is specialized for
+    /// the caller's element type.
+    @inlinable
     public func diff<T: Equatable>(_ old: [T], _ new: [T]) -> [SingleSectionOperation] {
         var state = State(old: old, new: new)
         state.compare(0, old.count, 0, new.count)
         return normalized(deletes: state.deletes, inserts: state.inserts, moves: [], updates: [])
     }
 
-    private struct State<T: Equatable> {
-        let old: [T]
-        let new: [T]
-        var deletes: [Int] = []
-        var inserts: [Int] = []
-        var forward: [Int]
-        var backward: [Int]
+    @usableFromInline
+    struct State<T: Equatable> {
+        @usableFromInline let old: [T]
+        @usableFromInline let new: [T]
+        @usableFromInline var deletes: [Int] = []
+        @usableFromInline var inserts: [Int] = []
+        @usableFromInline var forward: [Int]
+        @usableFromInline var backward: [Int]
 
+        @inlinable
         init(old: [T], new: [T]) {
             self.old = old
             self.new = new
@@ -36,6 +41,7 @@ public struct MyersDiffer: DiffingAlgorithm, Sendable {
         }
 
         /// Compares `old[aLow..<aHigh]` with `new[bLow..<bHigh]`.
+        @inlinable
         mutating func compare(_ aLow: Int, _ aHigh: Int, _ bLow: Int, _ bHigh: Int) {
             var aLow = aLow
             var bLow = bLow
@@ -64,6 +70,7 @@ public struct MyersDiffer: DiffingAlgorithm, Sendable {
 
         /// The middle snake of the shortest path through the edit graph of the two ranges: it starts at
         /// (x, y) and ends at (u, v), in absolute indices.
+        @inlinable
         mutating func middleSnake(_ aLow: Int, _ aHigh: Int, _ bLow: Int, _ bHigh: Int) -> (
             Int, Int, Int, Int
         ) {
