@@ -77,32 +77,20 @@ public final class LiveGroup: @unchecked Sendable {
 
 final class GroupObservation: CommitObserver, @unchecked Sendable {
     let group: LiveGroup
-    let queue: DispatchQueue
-    let token: ObservationToken
     let handler: @Sendable ([LiveGroup.Change]) -> Void
-    private let lock = NSLock()
-    private var scheduled = false
+    let delivery: CoalescingDelivery
 
     init(
         group: LiveGroup, queue: DispatchQueue, token: ObservationToken,
         handler: @escaping @Sendable ([LiveGroup.Change]) -> Void
     ) {
         self.group = group
-        self.queue = queue
-        self.token = token
         self.handler = handler
+        self.delivery = CoalescingDelivery(queue: queue, token: token)
     }
 
     func storeDidCommit(version: Int) {
-        let schedule = lock.withLock { () -> Bool in
-            if scheduled { return false }
-            scheduled = true
-            return true
-        }
-        guard schedule else { return }
-        queue.async { [self] in
-            lock.withLock { scheduled = false }
-            guard !token.isCancelled else { return }
+        delivery.schedule { [self] in
             if let changes = try? group.refresh(), !changes.isEmpty { handler(changes) }
         }
     }

@@ -65,32 +65,21 @@ final class SilencedVersions: @unchecked Sendable {
     }
 }
 
-/// The delivery side of a live results observation.
-final class ResultsObservation<Element: Persistable>: CommitObserver, DeliverySilencing, @unchecked Sendable {
-    let silenced = SilencedVersions()
-    let store: Store
-    let live: LiveResults<Element>
+/// Runs an observation's delivery on its queue at most once at a time: commits that arrive while a
+/// delivery is pending join it (the delivery advances to the newest version, so nothing is lost).
+final class CoalescingDelivery: @unchecked Sendable {
     let queue: DispatchQueue
-    let handler: @Sendable (ResultsChange<Element>) -> Void
     let token: ObservationToken
     private let lock = NSLock()
     private var scheduled = false
 
-    init(
-        store: Store, live: LiveResults<Element>, queue: DispatchQueue, token: ObservationToken,
-        handler: @escaping @Sendable (ResultsChange<Element>) -> Void
-    ) {
-        self.store = store
-        self.live = live
+    init(queue: DispatchQueue, token: ObservationToken) {
         self.queue = queue
         self.token = token
-        self.handler = handler
     }
 
-    func silence(version: Int) { silenced.insert(version) }
-    func unsilence(version: Int) { silenced.remove(version) }
-
-    func storeDidCommit(version: Int) {
+    /// Schedules `deliver` unless a delivery is already pending or the token was cancelled.
+    func schedule(_ deliver: @escaping @Sendable () -> Void) {
         let schedule = lock.withLock { () -> Bool in
             if scheduled { return false }
             scheduled = true
@@ -100,6 +89,39 @@ final class ResultsObservation<Element: Persistable>: CommitObserver, DeliverySi
         queue.async { [self] in
             lock.withLock { scheduled = false }
             guard !token.isCancelled else { return }
+            deliver()
+        }
+    }
+}
+
+/// Turns an error from advancing into the `LodeError` an observer receives.
+func observationError<Element: Persistable>(_ error: any Error, _ type: Element.Type) -> LodeError {
+    (error as? LodeError) ?? .schemaMismatch(type: Element.schema.typeName, reason: "\(error)")
+}
+
+/// The delivery side of a live results observation.
+final class ResultsObservation<Element: Persistable>: CommitObserver, DeliverySilencing, @unchecked Sendable {
+    let silenced = SilencedVersions()
+    let store: Store
+    let live: LiveResults<Element>
+    let handler: @Sendable (ResultsChange<Element>) -> Void
+    let delivery: CoalescingDelivery
+
+    init(
+        store: Store, live: LiveResults<Element>, queue: DispatchQueue, token: ObservationToken,
+        handler: @escaping @Sendable (ResultsChange<Element>) -> Void
+    ) {
+        self.store = store
+        self.live = live
+        self.handler = handler
+        self.delivery = CoalescingDelivery(queue: queue, token: token)
+    }
+
+    func silence(version: Int) { silenced.insert(version) }
+    func unsilence(version: Int) { silenced.remove(version) }
+
+    func storeDidCommit(version: Int) {
+        delivery.schedule { [self] in
             do {
                 if let target = silenced.silentTarget(after: live.version, store: store) {
                     _ = try live.refresh(to: target)
@@ -107,10 +129,8 @@ final class ResultsObservation<Element: Persistable>: CommitObserver, DeliverySi
                 if let change = try live.refresh(), !change.isEmpty || change.wasFullyReevaluated {
                     handler(.update(live.results, change))
                 }
-            } catch let error as LodeError {
-                handler(.error(error))
             } catch {
-                handler(.error(.schemaMismatch(type: Element.schema.typeName, reason: "\(error)")))
+                handler(.error(observationError(error, Element.self)))
             }
         }
     }
@@ -143,10 +163,8 @@ extension Results {
                 handler(.initial(live.results))
                 // Commits between the evaluation and registration are picked up now.
                 observation.storeDidCommit(version: live.version)
-            } catch let error as LodeError {
-                handler(.error(error))
             } catch {
-                handler(.error(.schemaMismatch(type: Element.schema.typeName, reason: "\(error)")))
+                handler(.error(observationError(error, Element.self)))
             }
         }
         return token

@@ -390,40 +390,26 @@ final class SectionedObservation<Key: Hashable & Encodable & Sendable, Element: 
     @unchecked Sendable
 {
     let live: LiveSectionedResults<Key, Element>
-    let queue: DispatchQueue
-    let token: ObservationToken
     let handler: @Sendable (SectionedResultsChange<Key, Element>) -> Void
-    private let lock = NSLock()
-    private var scheduled = false
+    let delivery: CoalescingDelivery
 
     init(
         live: LiveSectionedResults<Key, Element>, queue: DispatchQueue, token: ObservationToken,
         handler: @escaping @Sendable (SectionedResultsChange<Key, Element>) -> Void
     ) {
         self.live = live
-        self.queue = queue
-        self.token = token
         self.handler = handler
+        self.delivery = CoalescingDelivery(queue: queue, token: token)
     }
 
     func storeDidCommit(version: Int) {
-        let schedule = lock.withLock { () -> Bool in
-            if scheduled { return false }
-            scheduled = true
-            return true
-        }
-        guard schedule else { return }
-        queue.async { [self] in
-            lock.withLock { scheduled = false }
-            guard !token.isCancelled else { return }
+        delivery.schedule { [self] in
             do {
                 if let change = try live.refresh(), !change.isEmpty || change.wasFullyReevaluated {
                     handler(.update(live.sections, change))
                 }
-            } catch let error as LodeError {
-                handler(.error(error))
             } catch {
-                handler(.error(.schemaMismatch(type: Element.schema.typeName, reason: "\(error)")))
+                handler(.error(observationError(error, Element.self)))
             }
         }
     }
@@ -451,10 +437,8 @@ extension SectionedResults {
                 token.onCancel { [weak notifier] in notifier?.remove(observation) }
                 handler(.initial(live.sections))
                 observation.storeDidCommit(version: live.version)
-            } catch let error as LodeError {
-                handler(.error(error))
             } catch {
-                handler(.error(.schemaMismatch(type: Element.schema.typeName, reason: "\(error)")))
+                handler(.error(observationError(error, Element.self)))
             }
         }
         return token
