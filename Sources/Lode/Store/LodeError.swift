@@ -30,6 +30,8 @@ public enum LodeError: Error, Equatable, CustomStringConvertible, Sendable {
     case notAStore(path: String, reason: String)
     /// The storage layer failed.
     case storage(LMDBError)
+    /// A live-results storage was asked for a member it does not have.
+    case noSuchMember(index: Int, count: Int)
 
     /// One line a user can act on.
     public var description: String {
@@ -56,6 +58,8 @@ public enum LodeError: Error, Equatable, CustomStringConvertible, Sendable {
         case .readOnly(let path): return "the store at \(path) was opened read-only"
         case .notAStore(let path, let reason): return "\(path) is not a Lode store: \(reason)"
         case .storage(let error): return error.description
+        case .noSuchMember(let index, let count):
+            return "live-results storage: no member \(index) (it has \(count))"
         }
     }
 }

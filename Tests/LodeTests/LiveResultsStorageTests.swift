@@ -1,0 +1,217 @@
+import Dispatch
+import Foundation
+import ModelStorage
+import Synchronization
+import Testing
+
+@testable import Lode
+
+/// Replays a live-results storage's updates on a mirror of object identities, checking after each
+/// one that the mirror shows what the storage's data source shows.
+final class MirroringStorageDelegate: StorageUpdating, @unchecked Sendable {
+    let storage: LiveResultsStorage
+    var mirror: ListMirror<ObjectID>
+    var failures: [String] = []
+    var updates = 0
+
+    init(_ storage: LiveResultsStorage) {
+        self.storage = storage
+        mirror = ListMirror(sections: Self.contents(storage))
+    }
+
+    static func contents(_ storage: LiveResultsStorage) -> [[ObjectID]] {
+        (0..<storage.numberOfSections()).map { section in
+            (0..<storage.numberOfItems(inSection: section)).map {
+                storage.objectID(at: IndexPath(item: $0, section: section))!
+            }
+        }
+    }
+
+    func storageDidPerformUpdate(_ update: StorageUpdate) {
+        updates += 1
+        update.applyDeferredDatasourceUpdates()
+        do {
+            try mirror.apply(update, dataSource: Self.contents(storage))
+        } catch {
+            failures.append("update \(updates): \(error)")
+        }
+        if mirror.sections != Self.contents(storage) { failures.append("update \(updates): mirror differs") }
+    }
+
+    func storageNeedsReloading() { failures.append("unexpected reload") }
+}
+
+@Suite struct LiveResultsStorageTests {
+    let tmp = TemporaryDirectory()
+
+    @Test func sectionsOfSeveralTypesFollowRandomTransactionsExactly() throws {
+        var rng = SeededGenerator(seed: 0x5707)
+        let store = try Store(
+            at: tmp.url, configuration: StoreConfiguration(durability: .noSync),
+            types: [Task.self, Counter.self])
+        let storage = LiveResultsStorage(store: store, observesCommits: false)
+        let delegate = MirroringStorageDelegate(storage)
+        storage.delegate = delegate
+        let open = store.objects(Task.self).filter(#Predicate { $0.done == false }).sorted(by: \.rank)
+        let counters = store.objects(Counter.self).sorted(by: \.value)
+        let byGroup = store.objects(Task.self).sorted(by: \.rank).sectioned(by: \.group)
+        // Only `done` counts as a modification here: a rank change is a plain move, a title change is
+        // not reported at all.
+        try storage.addSection(with: open, keyPaths: [\Task.done])
+        try storage.addSection(with: counters)
+        // Sectioned results in the middle: the sections after them shift as groups come and go.
+        try storage.insertSections(from: byGroup, at: 1)
+        /// Each member's sections, read fresh from the store: what the storage must show.
+        var expected: [(Store) throws -> [[ObjectID]]] = [
+            { [$0.objects(Task.self).filter(#Predicate { $0.done == false }).sorted(by: \.rank).objectIDs] },
+            {
+                try $0.objects(Task.self).sorted(by: \.rank).sectioned(by: \.group).fetchSections().map(
+                    \.objects.objectIDs)
+            },
+            { [$0.objects(Counter.self).sorted(by: \.value).objectIDs] },
+        ]
+        func fresh() throws -> [[ObjectID]] { try expected.flatMap { try $0(store) } }
+        #expect(MirroringStorageDelegate.contents(storage) == (try fresh()))
+
+        var ids: [Int] = []
+        var next = 0
+        var sawSectionChanges = false
+        var sawMoves = false
+        for round in 0..<300 {
+            try store.write { tx in
+                for _ in 0..<Int.random(in: 1...5, using: &rng) {
+                    switch Int.random(in: 0..<12, using: &rng) {
+                    case 0..<4:
+                        try tx.insert(
+                            Task(
+                                id: next, title: "t\(next)", rank: Int.random(in: 0..<20, using: &rng),
+                                done: Bool.random(using: &rng),
+                                group: ["x", "y", "z"].randomElement(using: &rng)!))
+                        ids.append(next)
+                        next += 1
+                    case 4..<7:
+                        if let id = ids.randomElement(using: &rng) {
+                            try tx.update(Task.self, key: id) { task in
+                                switch Int.random(in: 0..<4, using: &rng) {
+                                case 0: task.rank = Int.random(in: 0..<20, using: &rng)
+                                case 1: task.done.toggle()
+                                case 2: task.title += "!"
+                                default: task.group = ["w", "x", "y", "z"].randomElement(using: &rng)!
+                                }
+                            }
+                        }
+                    case 7..<9:
+                        if let index = ids.indices.randomElement(using: &rng) {
+                            _ = try tx.delete(Task.self, key: ids.remove(at: index))
+                        }
+                    case 9..<11:
+                        try tx.upsert(
+                            Counter(
+                                name: "c\(Int.random(in: 0..<8, using: &rng))",
+                                value: Int.random(in: 0..<10, using: &rng)))
+                    default:
+                        _ = try tx.delete(Counter.self, key: "c\(Int.random(in: 0..<8, using: &rng))")
+                    }
+                }
+            }
+            let update = try storage.refresh()
+            if let update {
+                sawSectionChanges = sawSectionChanges || !update.sectionChanges.isEmpty
+                sawMoves = sawMoves || update.objectChanges.contains { $0.0 == .move }
+            }
+            // Now and then change the members themselves.
+            switch round % 50 {
+            case 10:
+                try storage.insertSection(with: store.objects(Counter.self).sorted(by: \.name), at: 0)
+                expected.insert({ [$0.objects(Counter.self).sorted(by: \.name).objectIDs] }, at: 0)
+            case 20:
+                try storage.removeSection(at: 0)
+                expected.remove(at: 0)
+            case 30:
+                try storage.replaceSection(
+                    at: 2, with: store.objects(Counter.self).filter(#Predicate { $0.value > 4 }))
+                expected[2] = { [$0.objects(Counter.self).filter(#Predicate { $0.value > 4 }).objectIDs] }
+            case 40:
+                try storage.replaceSection(at: 2, with: counters)
+                expected[2] = { [$0.objects(Counter.self).sorted(by: \.value).objectIDs] }
+            default: break
+            }
+            #expect(delegate.failures.isEmpty, "round \(round): \(delegate.failures)")
+            #expect(
+                MirroringStorageDelegate.contents(storage) == (try fresh()),
+                "round \(round)")
+            if !delegate.failures.isEmpty { break }
+        }
+        #expect(delegate.updates > 250)
+        #expect(sawSectionChanges, "groups come and go: section inserts and deletes")
+        #expect(sawMoves)
+    }
+
+    @Test func headersAreSectionKeysAndDataWaitsForTheDelegate() throws {
+        let store = try Store(at: tmp.url, types: [Task.self, Counter.self])
+        try store.write { tx in
+            try tx.insert(Task(id: 1, title: "a", rank: 1, done: false, group: "y"))
+            try tx.insert(Counter(name: "n", value: 1))
+        }
+        let storage = LiveResultsStorage(store: store, observesCommits: false)
+        try storage.addSection(with: store.objects(Counter.self))
+        try storage.addSections(from: store.objects(Task.self).sectioned(by: \.group))
+        #expect(storage.numberOfSections() == 2)
+        #expect(storage.headerModel(forSection: 0) == nil)
+        #expect(storage.headerModel(forSection: 1) as? String == "y")
+        #expect((storage.item(at: IndexPath(item: 0, section: 1)) as? Task)?.title == "a")
+        #expect(storage.item(at: IndexPath(item: 5, section: 1)) == nil)
+        #expect(storage.item(at: IndexPath(item: 0, section: 9)) == nil)
+
+        /// Holds updates without applying them, as a view between batch updates would.
+        final class Holding: StorageUpdating {
+            var held: [StorageUpdate] = []
+            func storageDidPerformUpdate(_ update: StorageUpdate) { held.append(update) }
+            func storageNeedsReloading() {}
+        }
+        let holding = Holding()
+        storage.delegate = holding
+        try store.write { tx in try tx.insert(Task(id: 2, title: "b", rank: 0, done: false, group: "a")) }
+        try storage.refresh()
+        #expect(holding.held.count == 1)
+        #expect(storage.numberOfSections() == 2, "the view has not applied the update yet")
+        holding.held[0].applyDeferredDatasourceUpdates()
+        #expect(storage.numberOfSections() == 3)
+        #expect(storage.headerModel(forSection: 1) as? String == "a")
+        #expect(holding.held[0].sectionChanges.map(\.0) == [.insert])
+        #expect(holding.held[0].sectionChanges.map(\.1) == [[1]])
+
+        #expect(throws: LodeError.self) { try storage.removeSection(at: 7) }
+        #expect(throws: LodeError.self) {
+            try store.write { _ in try storage.addSection(with: store.objects(Counter.self)) }
+        }
+    }
+
+    @Test func commitsAreDeliveredOnTheQueueAsOneUpdatePerVersion() throws {
+        let store = try Store(at: tmp.url, types: [Task.self, Counter.self])
+        let queue = DispatchQueue(label: "storage updates")
+        let storage = LiveResultsStorage(store: store, queue: queue)
+        let delegate = MirroringStorageDelegate(storage)
+        storage.delegate = delegate
+        try storage.addSection(with: store.objects(Task.self).sorted(by: \.rank))
+        try storage.addSection(with: store.objects(Counter.self))
+        for id in 0..<20 {
+            try store.write { tx in
+                try tx.insert(Task(id: id, title: "t", rank: 20 - id, done: false, group: "x"))
+                try tx.upsert(Counter(name: "all", value: id))
+            }
+        }
+        // Deliveries are asynchronous: wait until the storage shows the last commit.
+        let deadline = Date().addingTimeInterval(30)
+        while queue.sync(execute: { storage.numberOfItems(inSection: 0) }) < 20, Date() < deadline {
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+        queue.sync {
+            #expect(storage.numberOfItems(inSection: 0) == 20)
+            #expect(storage.numberOfItems(inSection: 1) == 1)
+            #expect(delegate.failures.isEmpty, "\(delegate.failures)")
+            #expect(delegate.updates >= 1)
+            #expect(delegate.mirror.sections[0].count == 20)
+        }
+    }
+}
