@@ -5,7 +5,7 @@ APT_PACKAGES := liblmdb-dev lmdb-utils libsqlite3-dev pkg-config
 SUDO := $(shell [ "$$(id -u)" = "0" ] || echo sudo)
 FORMAT_PATHS := Package.swift Sources Tests $(wildcard Tools)
 
-.PHONY: all deps build lint format test bench clean
+.PHONY: all deps build lint format test bench demo clean
 
 all: build
 
@@ -42,6 +42,10 @@ test: deps lint
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
 	$(SWIFT) run -c release lode-bench --quick
+
+# The live task list, end to end, on lode-demo.store in the working directory.
+demo: deps
+	$(SWIFT) run lode-demo
 
 # The full benchmark suite (minutes); docs/BENCHMARKS.md keeps the latest run.
 bench: deps

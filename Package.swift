@@ -28,6 +28,8 @@ let package = Package(
             name: "lode-bench", dependencies: ["Lode", "LMDB", "CLMDB", "ModelStorage", "CSQLite"],
             path: "Tools/lode-bench"),
         .executableTarget(
+            name: "lode-demo", dependencies: ["Lode", "ModelStorage"], path: "Tools/lode-demo"),
+        .executableTarget(
             name: "lmdb-test-helper",
             dependencies: ["LMDB", "CLMDB"],
             path: "Tests/Helpers/lmdb-test-helper"
@@ -40,7 +42,8 @@ let package = Package(
         .executableTarget(
             name: "lode-test-helper", dependencies: ["Lode"], path: "Tests/Helpers/lode-test-helper"),
         .testTarget(
-            name: "LodeTests", dependencies: ["Lode", "LMDB", "ModelStorage", "lode-test-helper"],
+            name: "LodeTests",
+            dependencies: ["Lode", "LMDB", "ModelStorage", "lode-test-helper", "lode-demo"],
             path: "Tests/LodeTests"),
         .testTarget(
             name: "ModelStorageTests", dependencies: ["ModelStorage"], path: "Tests/ModelStorageTests"),

@@ -214,4 +214,183 @@ final class MirroringStorageDelegate: StorageUpdating, @unchecked Sendable {
             #expect(delegate.mirror.sections[0].count == 20)
         }
     }
+
+    /// Commits a few random changes to tasks and counters.
+    func randomCommit(_ store: Store, _ rng: inout SeededGenerator) throws {
+        try store.write { tx in
+            for _ in 0..<Int.random(in: 1...4, using: &rng) {
+                let id = Int.random(in: 0..<25, using: &rng)
+                switch Int.random(in: 0..<6, using: &rng) {
+                case 0..<3:
+                    try tx.upsert(
+                        Task(
+                            id: id, title: "t\(id)", rank: Int.random(in: 0..<10, using: &rng),
+                            done: Bool.random(using: &rng),
+                            group: ["x", "y", "z"].randomElement(using: &rng)!))
+                case 3: _ = try tx.delete(Task.self, key: id)
+                case 4: try tx.upsert(Counter(name: "c\(id % 5)", value: id))
+                default: _ = try tx.delete(Counter.self, key: "c\(id % 5)")
+                }
+            }
+        }
+    }
+
+    @Test(arguments: ["one type, one section", "one type, sections by a field", "several types, merged"])
+    func snapshotsOfTheThreeWaysListsAreBuiltReplay(way: String) throws {
+        var rng = SeededGenerator(seed: 0x5a9)
+        let store = try Store(
+            at: tmp.url, configuration: StoreConfiguration(durability: .noSync),
+            types: [Task.self, Counter.self])
+        let storage = LiveResultsStorage(store: store, observesCommits: false)
+        let tasks = store.objects(Task.self).sorted(by: \.rank)
+        let open = store.objects(Task.self).filter(#Predicate { $0.done == false })
+        let counters = store.objects(Counter.self).sorted(by: \.name)
+        /// The expected snapshot, read fresh.
+        let fresh: () throws -> [(String, [ObjectID])]
+        switch way {
+        case "one type, one section":
+            try storage.addSection(with: tasks)
+            fresh = { [("Task", tasks.copyingQuery(of: tasks).objectIDs)] }
+        case "one type, sections by a field":
+            try storage.setSections(from: tasks.sectioned(by: \.group))
+            fresh = {
+                try tasks.copyingQuery(of: tasks).sectioned(by: \.group).fetchSections().map {
+                    ("Task.\($0.key)", $0.objects.objectIDs)
+                }
+            }
+        default:
+            // Each object in one section: identifiers are unique across a diffable snapshot.
+            let done = store.objects(Task.self).filter(#Predicate { $0.done == true })
+            try storage.addSection(with: open)
+            try storage.addSection(with: counters)
+            try storage.addSection(with: done)
+            fresh = {
+                [
+                    ("Task", open.copyingQuery(of: open).objectIDs),
+                    ("Counter", counters.copyingQuery(of: counters).objectIDs),
+                    ("Task#2", done.copyingQuery(of: done).objectIDs),
+                ]
+            }
+        }
+        let rows = MirroringStorageDelegate(storage)
+        storage.delegate = rows
+        let snapshots = SnapshotStorage<String, ObjectID>()
+        snapshots.apply(try storage.snapshot())
+        let snapshotMirror = MirroringSnapshotDelegate(snapshots)
+        snapshots.delegate = snapshotMirror
+        for round in 0..<60 {
+            try randomCommit(store, &rng)
+            try storage.refresh()
+            let snapshot = try storage.snapshot()
+            snapshots.apply(snapshot)
+            let expected = try fresh().filter { !$0.1.isEmpty || way != "one type, sections by a field" }
+            #expect(snapshot.sectionIdentifiers == expected.map(\.0), "round \(round)")
+            for (section, items) in expected {
+                #expect(
+                    try snapshot.itemIdentifiers(inSection: section) == items, "round \(round) \(section)")
+            }
+            #expect(
+                rows.failures.isEmpty && snapshotMirror.failures.isEmpty,
+                "round \(round): \(rows.failures) \(snapshotMirror.failures)")
+        }
+        #expect(rows.updates > 40)
+    }
+
+    @Test func anObjectMovingBetweenSectionsIsOneConsistentUpdate() throws {
+        let store = try Store(at: tmp.url, types: [Task.self])
+        try store.write { tx in
+            for id in 0..<6 {
+                try tx.insert(
+                    Task(id: id, title: "t\(id)", rank: id, done: id % 2 == 0, group: id < 3 ? "x" : "y"))
+            }
+        }
+        let storage = LiveResultsStorage(store: store, observesCommits: false)
+        // Leaving one query and joining another: open tasks, then done tasks, two members.
+        try storage.addSection(
+            with: store.objects(Task.self).filter(#Predicate { $0.done == false }).sorted(by: \.rank))
+        try storage.addSection(
+            with: store.objects(Task.self).filter(#Predicate { $0.done == true }).sorted(by: \.rank))
+        // A status change within sectioned results: only titles reload rows, so the row moves.
+        try storage.addSections(
+            from: store.objects(Task.self).sorted(by: \.rank).sectioned(by: \.group), keyPaths: [\Task.title])
+        let delegate = MirroringStorageDelegate(storage)
+        storage.delegate = delegate
+        try store.write { tx in try tx.update(Task.self, key: 1) { $0.done = true } }
+        let completed = try #require(try storage.refresh())
+        #expect(
+            completed.objectChanges.map { "\($0.0) \($0.1)" } == ["delete [[0, 0]]", "insert [[1, 1]]"],
+            "the sectioned member follows titles only: `done` changes nothing there")
+        try store.write { tx in try tx.update(Task.self, key: 1) { $0.group = "y" } }
+        let regrouped = try #require(try storage.refresh())
+        #expect(
+            regrouped.objectChanges.map { "\($0.0) \($0.1)" } == [
+                "update [[1, 1]]", "move [[2, 1], [3, 0]]",
+            ],
+            "a reload in the done section, a move across the group sections")
+        #expect(delegate.failures.isEmpty, "\(delegate.failures)")
+        #expect(storage.objectID(at: IndexPath(item: 0, section: 3)) == (try ObjectID(Task.self, key: 1)))
+    }
+
+    @Test func replacingWhileObjectsAreDeletedAndEmptyingAndRefilling() throws {
+        let store = try Store(at: tmp.url, types: [Task.self, Counter.self])
+        try store.write { tx in
+            for id in 0..<8 {
+                try tx.insert(Task(id: id, title: "t", rank: id, done: false, group: "g\(id % 3)"))
+            }
+            try tx.insert(Counter(name: "a", value: 1))
+        }
+        let storage = LiveResultsStorage(store: store, observesCommits: false)
+        try storage.addSection(with: store.objects(Counter.self))
+        try storage.addSections(from: store.objects(Task.self).sorted(by: \.rank).sectioned(by: \.group))
+        try storage.addSection(with: store.objects(Task.self).sorted(by: \.rank))
+        let delegate = MirroringStorageDelegate(storage)
+        storage.delegate = delegate
+        func headers() -> [String] {
+            (0..<storage.numberOfSections()).map { "\(storage.headerModel(forSection: $0) ?? "-")" }
+        }
+        #expect(headers() == ["-", "g0", "g1", "g2", "-"])
+
+        // Objects deleted in a commit the storage has not seen, then a member replaced: one update
+        // carries both.
+        try store.write { tx in
+            for id in [0, 3, 6, 1] { _ = try tx.delete(Task.self, key: id) }
+        }
+        try storage.replaceSection(at: 0, with: store.objects(Task.self).filter(#Predicate { $0.rank > 4 }))
+        #expect(delegate.updates == 1)
+        #expect(headers() == ["-", "g1", "g2", "-"], "group g0 emptied: its section went")
+        #expect(storage.numberOfItems(inSection: 0) == 2, "ranks 5 and 7 are left above 4")
+
+        // Emptied, then refilled.
+        try store.write { tx in _ = try tx.deleteAll(Task.self) }
+        try storage.refresh()
+        #expect(headers() == ["-", "-"])
+        #expect(storage.numberOfItems(inSection: 0) == 0 && storage.numberOfItems(inSection: 1) == 0)
+        try store.write { tx in
+            try tx.insert(Task(id: 20, title: "t", rank: 1, done: false, group: "b"))
+            try tx.insert(Task(id: 21, title: "t", rank: 9, done: false, group: "a"))
+        }
+        try storage.refresh()
+        #expect(headers() == ["-", "a", "b", "-"])
+        #expect(storage.numberOfItems(inSection: 0) == 1)
+        #expect(storage.numberOfItems(inSection: 3) == 2)
+        #expect(delegate.failures.isEmpty, "\(delegate.failures)")
+        #expect(delegate.updates == 3)
+    }
+
+    @Test func updatesArriveAsAnAsyncSequence() async throws {
+        let store = try Store(at: tmp.url, types: [Task.self])
+        let storage = LiveResultsStorage(store: store, observesCommits: false)
+        try storage.addSection(with: store.objects(Task.self).sorted(by: \.rank))
+        let events = storage.updates
+        try await store.write { tx in try tx.insert(Task(id: 1, title: "t", rank: 1, done: false, group: "x"))
+        }
+        try storage.refresh()
+        var iterator = events.makeAsyncIterator()
+        guard case .update(let update) = await iterator.next() else {
+            Issue.record("expected an update")
+            return
+        }
+        #expect(update.objectChanges.map { "\($0.0) \($0.1)" } == ["insert [[0, 0]]"])
+        #expect(storage.numberOfItems(inSection: 0) == 1, "without a delegate, the data changes are applied")
+    }
 }

@@ -18,6 +18,7 @@ public final class LiveResultsStorage: BaseStorage, Storage, @unchecked Sendable
         var item: (IndexPath) -> Any?
         var objectID: (IndexPath) -> ObjectID?
         var header: (Int) -> Any?
+        var identifier: (Int) -> String
     }
 
     /// A member: how to advance it, and its view at the version it is on.
@@ -77,13 +78,20 @@ public final class LiveResultsStorage: BaseStorage, Storage, @unchecked Sendable
         }
     }
 
-    /// The identities of every section's objects as a diffable snapshot (sections named by their
-    /// index).
+    /// The identities of every section's objects as one diffable snapshot. A plain member's section is
+    /// named by its type (`Task`), a sectioned member's by type and key (`Task.done`); a name already
+    /// used gets `#2`, `#3`… appended. Throws when an object shows in two sections: a diffable
+    /// snapshot holds each identity once.
     public func snapshot() throws -> ModelStorage.Snapshot<String, ObjectID> {
         try lock.withLock {
             var snapshot = ModelStorage.Snapshot<String, ObjectID>()
+            var used: [String: Int] = [:]
             for section in 0..<numberOfSections() {
-                try snapshot.appendSections(["\(section)"])
+                guard let (member, local) = locate(section) else { break }
+                var name = visible[member].identifier(local)
+                used[name, default: 0] += 1
+                if let count = used[name], count > 1 { name += "#\(count)" }
+                try snapshot.appendSections([name])
                 try snapshot.appendItems(
                     (0..<numberOfItems(inSection: section)).compactMap {
                         objectID(at: IndexPath(item: $0, section: section))
@@ -217,7 +225,8 @@ public final class LiveResultsStorage: BaseStorage, Storage, @unchecked Sendable
         return View(
             sectionCount: 1, count: { _ in count },
             item: { path in (0..<count).contains(path.item) ? try? results.object(at: path.item) : nil },
-            objectID: { path in results.objectID(at: path.item) }, header: { _ in nil })
+            objectID: { path in results.objectID(at: path.item) }, header: { _ in nil },
+            identifier: { _ in Element.schema.typeName })
     }
 
     static func view<Key, Element>(of sectioned: SectionedResults<Key, Element>) -> View {
@@ -233,7 +242,7 @@ public final class LiveResultsStorage: BaseStorage, Storage, @unchecked Sendable
                 sections.indices.contains(path.section)
                     ? sections[path.section].objects.objectID(at: path.item) : nil
             },
-            header: { sections[$0].key })
+            header: { sections[$0].key }, identifier: { "\(Element.schema.typeName).\(sections[$0].key)" })
     }
 
     // MARK: Advancing
