@@ -10,6 +10,11 @@ import ModelStorage
 /// The data-source methods show the version the delegate has applied (an update's data changes when
 /// the delegate calls `applyDeferredDatasourceUpdates()`; without a delegate, at once). Header
 /// models default to the section keys of sectioned results; set `headerModelProvider` to override.
+///
+/// Observed commits are delivered on the storage's queue; member edits (`addSection`, …) and
+/// ``refresh()`` deliver on the calling thread, so call them on that queue too (for a view: the main
+/// queue) to keep updates in order. Updates are delivered outside the storage's lock: a delegate may
+/// read the storage from any thread.
 public final class LiveResultsStorage: BaseStorage, Storage, @unchecked Sendable {
     /// One member's sections at one version.
     struct View {
@@ -251,6 +256,7 @@ public final class LiveResultsStorage: BaseStorage, Storage, @unchecked Sendable
     /// inserts and deletes for members that came and went, the members' own changes for the rest.
     private func change(_ edit: (inout [Member]) throws -> Void) throws {
         try store.checkNotInsideTransaction("LiveResultsStorage")
+        var delivered: StorageUpdate?
         try lock.withLock {
             let old = members
             var new = members
@@ -292,8 +298,9 @@ public final class LiveResultsStorage: BaseStorage, Storage, @unchecked Sendable
                 return
             }
             update.enqueueDatasourceUpdate { [weak self] _ in self?.lock.withLock { self?.visible = views } }
-            deliver(update)
+            delivered = update
         }
+        if let delivered { deliver(delivered) }
     }
 
     /// Advances every member to the last committed version and delivers the combined update (nil when
