@@ -42,6 +42,7 @@ public enum LodeError: Error, Equatable, CustomStringConvertible, Sendable {
             return "\(type): unique index \"\(index)\" already holds \(value) for another object"
         case .objectNotFound(let type, let key): return "\(type): no object with primary key \(key)"
         case .recordDoesNotDecode(let type, let key, let field, let reason):
+            if field.isEmpty { return "\(type) \(key): the stored record does not decode: \(reason)" }
             return "\(type) \(key): the stored record does not decode at field \"\(field)\": \(reason)"
         case .recordDoesNotEncode(let type, let reason):
             return "\(type): the object does not encode: \(reason)"

@@ -72,3 +72,48 @@ extension Transaction {
         }
     }
 }
+
+/// One stored record read without its Swift type.
+public struct StoredRecord: Sendable, Equatable {
+    /// The primary key, key-encoded (the key of the record in its database).
+    public var key: [UInt8]
+    /// The record's bytes as stored.
+    public var bytes: [UInt8]
+
+    /// The record decoded as a CBOR value.
+    /// - Throws: ``LodeError/recordDoesNotDecode(type:key:field:reason:)`` for bytes that are not one
+    ///   CBOR item.
+    public func value(type: String) throws -> CBORValue {
+        do {
+            return try CBORValue(decoding: bytes)
+        } catch LodeError.recordDoesNotDecode(_, _, _, let reason) {
+            throw LodeError.recordDoesNotDecode(
+                type: type, key: KeyDescription.describe(key), field: "", reason: reason)
+        }
+    }
+}
+
+extension Transaction {
+    /// The records of the type stored as `type`, in primary-key order, starting at the first key
+    /// `>= start`, at most `limit` of them.
+    /// - Throws: ``LodeError/typeNotFound(_:)`` when the catalog has no such type.
+    public func storedRecords(of type: String, from start: [UInt8]? = nil, limit: Int = .max) throws
+        -> [StoredRecord]
+    {
+        let entry = try storedType(named: type)
+        let records = try database(named: entry.name, kind: .plain)
+        var result: [StoredRecord] = []
+        for item in try lmdb.entries(in: records, from: start) {
+            guard result.count < limit else { break }
+            result.append(StoredRecord(key: item.key, bytes: item.value))
+        }
+        return result
+    }
+
+    /// The record of the type stored as `type` whose key-encoded primary key is `key`, or nil.
+    public func storedRecord(of type: String, key: [UInt8]) throws -> StoredRecord? {
+        let entry = try storedType(named: type)
+        let records = try database(named: entry.name, kind: .plain)
+        return try lmdb.get(key, in: records).map { StoredRecord(key: key, bytes: $0) }
+    }
+}

@@ -1,0 +1,303 @@
+import Foundation
+
+/// Any CBOR data item, decoded without knowing the Swift type that wrote it: what tools such as
+/// `lode-dump` read records as.
+public indirect enum CBORValue: Sendable, Equatable {
+    /// An unsigned integer (major type 0).
+    case unsigned(UInt64)
+    /// A negative integer -1 - n (major type 1), holding n.
+    case negative(UInt64)
+    /// A byte string.
+    case bytes([UInt8])
+    /// A text string.
+    case text(String)
+    /// An array.
+    case array([CBORValue])
+    /// A map, its entries in stored order.
+    case map([MapEntry])
+    /// A tagged item.
+    case tagged(UInt64, CBORValue)
+    /// `true` or `false`.
+    case bool(Bool)
+    /// `null`.
+    case null
+    /// `undefined`, or another simple value.
+    case simple(UInt8)
+    /// A floating-point number (half, single or double precision).
+    case float(Double)
+
+    /// One entry of a map.
+    public struct MapEntry: Sendable, Equatable {
+        /// The entry's key.
+        public var key: CBORValue
+        /// The entry's value.
+        public var value: CBORValue
+    }
+
+    /// Decodes exactly one data item filling `bytes`.
+    /// - Throws: ``LodeError/recordDoesNotDecode(type:key:field:reason:)`` naming the byte offset of
+    ///   malformed or truncated input, or of bytes left after the item.
+    public init(decoding bytes: [UInt8]) throws {
+        let result: Result<CBORValue, CBORReader.Failure> = bytes.withUnsafeBytes { buffer in
+            var reader = CBORReader(buffer)
+            do throws(CBORReader.Failure) {
+                let value = try Self.read(&reader, depth: 0)
+                guard reader.isAtEnd else {
+                    throw CBORReader.Failure.malformed(
+                        "\(buffer.count - reader.offset) bytes after the item", at: reader.offset)
+                }
+                return .success(value)
+            } catch {
+                return .failure(error)
+            }
+        }
+        switch result {
+        case .success(let value): self = value
+        case .failure(let failure):
+            throw LodeError.recordDoesNotDecode(
+                type: "CBOR", key: "item", field: "", reason: failure.description)
+        }
+    }
+
+    private static func read(_ reader: inout CBORReader, depth: Int) throws(CBORReader.Failure) -> CBORValue {
+        guard depth < 512 else { throw .malformed("nesting deeper than 512", at: reader.offset) }
+        let start = reader.offset
+        let (major, argument, info) = try reader.readHead()
+        func count() throws(CBORReader.Failure) -> Int {
+            guard argument <= UInt64(reader.bytes.count - reader.offset) else { throw .truncated(at: start) }
+            return Int(argument)
+        }
+        switch major {
+        case 0: return .unsigned(argument)
+        case 1: return .negative(argument)
+        case 2, 3:
+            var collected: [UInt8] = []
+            if info == 31 {
+                while try reader.peekByte() != 0xff {
+                    guard case let chunk = try read(&reader, depth: depth + 1),
+                        let bytes = major == 2 ? chunk.byteString : chunk.textBytes
+                    else {
+                        throw .malformed("a chunk of another type inside an indefinite string", at: start)
+                    }
+                    collected += bytes
+                }
+                reader.offset += 1
+            } else {
+                let length = try count()
+                collected = Array(reader.bytes[reader.offset..<reader.offset + length])
+                reader.offset += length
+            }
+            if major == 2 { return .bytes(collected) }
+            guard let text = String(validating: collected, as: UTF8.self) else {
+                throw .malformed("text that is not UTF-8", at: start)
+            }
+            return .text(text)
+        case 4:
+            var items: [CBORValue] = []
+            if info == 31 {
+                while try reader.peekByte() != 0xff { items.append(try read(&reader, depth: depth + 1)) }
+                reader.offset += 1
+            } else {
+                for _ in 0..<(try count()) { items.append(try read(&reader, depth: depth + 1)) }
+            }
+            return .array(items)
+        case 5:
+            var entries: [MapEntry] = []
+            func entry() throws(CBORReader.Failure) -> MapEntry {
+                let key = try read(&reader, depth: depth + 1)
+                return MapEntry(key: key, value: try read(&reader, depth: depth + 1))
+            }
+            if info == 31 {
+                while try reader.peekByte() != 0xff { entries.append(try entry()) }
+                reader.offset += 1
+            } else {
+                for _ in 0..<(try count()) { entries.append(try entry()) }
+            }
+            return .map(entries)
+        case 6:
+            return .tagged(argument, try read(&reader, depth: depth + 1))
+        default:
+            switch info {
+            case 20: return .bool(false)
+            case 21: return .bool(true)
+            case 22: return .null
+            case 24: return .simple(UInt8(argument))
+            case 25: return .float(Double(Float16Bits(UInt16(argument)).value))
+            case 26: return .float(Double(Float(bitPattern: UInt32(argument))))
+            case 27: return .float(Double(bitPattern: argument))
+            case 31: throw .malformed("unexpected break", at: start)
+            default: return .simple(info)
+            }
+        }
+    }
+
+    private var byteString: [UInt8]? { if case .bytes(let bytes) = self { bytes } else { nil } }
+    private var textBytes: [UInt8]? { if case .text(let text) = self { Array(text.utf8) } else { nil } }
+
+    /// The value of the map entry whose key is the text `field`, or nil.
+    public subscript(field: String) -> CBORValue? {
+        guard case .map(let entries) = self else { return nil }
+        return entries.first { $0.key == .text(field) }?.value
+    }
+
+    /// The value as JSON text. Lode's tags are rendered as what they stand for: dates (tags 1 and
+    /// 40001) as ISO 8601 text, UUIDs (37) and URLs (32) as text, decimals (4) as numbers; byte strings
+    /// are base64 text; other tags are `{"tag": N, "value": …}`; non-finite floats are text.
+    public var json: String {
+        var output = ""
+        writeJSON(into: &output)
+        return output
+    }
+
+    private func writeJSON(into output: inout String) {
+        switch self {
+        case .unsigned(let value): output += String(value)
+        case .negative(let value):
+            output += value == UInt64.max ? "-18446744073709551616" : "-" + String(value + 1)
+        case .bytes(let bytes): output += Self.quoted(Data(bytes).base64EncodedString())
+        case .text(let text): output += Self.quoted(text)
+        case .array(let items):
+            output += "["
+            for (index, item) in items.enumerated() {
+                if index > 0 { output += "," }
+                item.writeJSON(into: &output)
+            }
+            output += "]"
+        case .map(let entries):
+            output += "{"
+            for (index, entry) in entries.enumerated() {
+                if index > 0 { output += "," }
+                if case .text(let key) = entry.key {
+                    output += Self.quoted(key)
+                } else {
+                    output += Self.quoted(entry.key.json)
+                }
+                output += ":"
+                entry.value.writeJSON(into: &output)
+            }
+            output += "}"
+        case .tagged(let tag, let value):
+            if let text = Self.renderTag(tag, value) {
+                output += text
+            } else {
+                output += "{\"tag\":\(tag),\"value\":"
+                value.writeJSON(into: &output)
+                output += "}"
+            }
+        case .bool(let value): output += value ? "true" : "false"
+        case .null: output += "null"
+        case .simple(let value): output += value == 23 ? "null" : "{\"simple\":\(value)}"
+        case .float(let value):
+            output +=
+                value.isFinite
+                ? (value == value.rounded() && abs(value) < 1e15 ? String(Int64(value)) + ".0" : "\(value)")
+                : Self.quoted("\(value)")
+        }
+    }
+
+    /// The plain number of an integer or float value.
+    var number: Double? {
+        switch self {
+        case .unsigned(let value): Double(value)
+        case .negative(let value): -1 - Double(value)
+        case .float(let value): value
+        default: nil
+        }
+    }
+
+    private static func renderTag(_ tag: UInt64, _ value: CBORValue) -> String? {
+        switch (tag, value) {
+        case (1, _):
+            guard let seconds = value.number else { return nil }
+            return quoted(isoDate(Date(timeIntervalSince1970: seconds)))
+        case (40001, _):
+            guard let seconds = value.number else { return nil }
+            return quoted(isoDate(Date(timeIntervalSinceReferenceDate: seconds)))
+        case (0, .text(let text)), (32, .text(let text)): return quoted(text)
+        case (37, .bytes(let bytes)) where bytes.count == 16:
+            let uuid = UUID(
+                uuid: (
+                    bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7], bytes[8],
+                    bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]
+                ))
+            return quoted(uuid.uuidString)
+        case (4, .array(let parts)) where parts.count == 2:
+            guard let exponent = parts[0].number, let mantissa = parts[1].decimalDigits else { return nil }
+            return Self.decimalText(mantissa: mantissa, exponent: Int(exponent))
+        default: return nil
+        }
+    }
+
+    /// An integer's decimal digits with sign, including bignums (tags 2 and 3).
+    private var decimalDigits: String? {
+        switch self {
+        case .unsigned(let value): return String(value)
+        case .negative(let value):
+            return value == UInt64.max ? "-18446744073709551616" : "-" + String(value + 1)
+        case .tagged(let tag, .bytes(let bytes)) where tag == 2 || tag == 3:
+            var digits = [UInt8](repeating: 0, count: 1)  // little-endian base-10 digits
+            for byte in bytes {
+                var carry = Int(byte)
+                for index in digits.indices {
+                    let value = Int(digits[index]) * 256 + carry
+                    digits[index] = UInt8(value % 10)
+                    carry = value / 10
+                }
+                while carry > 0 {
+                    digits.append(UInt8(carry % 10))
+                    carry /= 10
+                }
+            }
+            if tag == 3 {  // -1 - n: add one
+                var index = 0
+                while index < digits.count, digits[index] == 9 {
+                    digits[index] = 0
+                    index += 1
+                }
+                if index == digits.count { digits.append(1) } else { digits[index] += 1 }
+            }
+            let text = String(digits.reversed().map { Character(String($0)) }).drop { $0 == "0" }
+            return (tag == 3 ? "-" : "") + (text.isEmpty ? "0" : String(text))
+        default: return nil
+        }
+    }
+
+    private static func decimalText(mantissa: String, exponent: Int) -> String {
+        let negative = mantissa.hasPrefix("-")
+        var digits = negative ? String(mantissa.dropFirst()) : mantissa
+        if exponent >= 0 {
+            digits += String(repeating: "0", count: exponent)
+        } else {
+            let shift = -exponent
+            if digits.count <= shift {
+                digits = String(repeating: "0", count: shift - digits.count + 1) + digits
+            }
+            digits.insert(".", at: digits.index(digits.endIndex, offsetBy: -shift))
+        }
+        return (negative ? "-" : "") + digits
+    }
+
+    private static func isoDate(_ date: Date) -> String {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return formatter.string(from: date)
+    }
+
+    /// `text` as a JSON string literal.
+    static func quoted(_ text: String) -> String {
+        var output = "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": output += "\\\""
+            case "\\": output += "\\\\"
+            case "\n": output += "\\n"
+            case "\r": output += "\\r"
+            case "\t": output += "\\t"
+            case _ where scalar.value < 0x20:
+                output += String(format: "\\u%04x", scalar.value)
+            default: output.unicodeScalars.append(scalar)
+            }
+        }
+        return output + "\""
+    }
+}

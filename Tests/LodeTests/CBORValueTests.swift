@@ -1,0 +1,62 @@
+import Foundation
+import Testing
+
+@testable import Lode
+
+@Suite struct CBORValueTests {
+    @Test func recordsDecodeWithoutTheirTypesAndRenderAsJSON() throws {
+        let bytes = try CBOREncoder().encode(sampleEverything())
+        let value = try CBORValue(decoding: bytes)
+        #expect(value["int"] == .unsigned(42))
+        #expect(value["small"] == .negative(7))
+        #expect(value["optionalAbsent"] == nil)
+        let parsed = try JSONSerialization.jsonObject(with: Data(value.json.utf8)) as? [String: Any] ?? [:]
+        #expect(parsed["int"] as? Int == 42)
+        #expect(parsed["negative"] as? Int == -1_234_567_890_123)
+        #expect((parsed["unsigned"] as? NSNumber)?.uint64Value == .max)
+        #expect(parsed["double"] as? Double == -0.1)
+        #expect(parsed["float"] as? Double == 3.5)
+        #expect(parsed["unicode"] as? String == "héllo wörld ✓ 日本 \u{1F600}")
+        #expect(parsed["date"] as? String == "2023-11-14T22:13:20.250Z")
+        #expect((parsed["preciseDate"] as? String)?.hasPrefix("2025-12-04T") == true)
+        #expect(parsed["uuid"] as? String == "E621E1F8-C36C-495A-93FC-0C247A3E6E5F")
+        #expect(parsed["data"] as? String == "AAEC/w==")
+        #expect((parsed["decimal"] as? NSNumber)?.description == "123.45")
+        #expect(value["bigDecimal"]?.json == "123456789012345678901234567890.5")
+        #expect(value["negativeDecimal"]?.json == "-0.000001")
+        #expect(parsed["url"] as? String == "https://example.com/a?b=c")
+        #expect((parsed["address"] as? [String: Any])?["city"] as? String == "Springfield")
+        #expect(parsed["matrix"] as? [[Int]] == [[1, 2], [], [3]])
+        #expect(
+            value["shapes"]?.json
+                == #"[{"circle":{"radius":2.0}},{"rectangle":{"width":1.0,"height":2.0}},{"labelled":{"_0":"x","_1":3}},{"none":{}}]"#
+        )
+    }
+
+    @Test func malformedBytesThrowWithTheOffset() throws {
+        let good = try CBOREncoder().encode(sampleEverything())
+        for length in stride(from: 0, to: good.count, by: 5) {
+            #expect(throws: LodeError.self) { try CBORValue(decoding: Array(good.prefix(length))) }
+        }
+        for position in stride(from: 0, to: good.count, by: 11) {
+            var bad = good
+            bad[position] = 0xff
+            _ = try? CBORValue(decoding: bad)
+        }
+        #expect(throws: LodeError.self) { try CBORValue(decoding: [0x01, 0x02]) }
+        do {
+            _ = try CBORValue(decoding: [0x82, 0x01])
+            Issue.record("a truncated array decoded")
+        } catch {
+            #expect(
+                "\(error)"
+                    == "CBOR item: the stored record does not decode: the CBOR data ends early (at byte 0)",
+                "\(error)")
+        }
+        #expect(try CBORValue(decoding: [0xf9, 0x3c, 0x00]) == .float(1))
+        #expect(try CBORValue(decoding: [0x9f, 0x01, 0xff]) == .array([.unsigned(1)]))
+        // A decimal whose mantissa is a negative bignum: -1 - 2^64, exponent -1.
+        let bignum: [UInt8] = [0xc4, 0x82, 0x20, 0xc3, 0x49, 0x01] + [UInt8](repeating: 0, count: 8)
+        #expect(try CBORValue(decoding: bignum).json == "-1844674407370955161.7")
+    }
+}
