@@ -30,6 +30,8 @@ let package = Package(
         .executableTarget(
             name: "lode-demo", dependencies: ["Lode", "ModelStorage"], path: "Tools/lode-demo"),
         .executableTarget(
+            name: "lode-dump", dependencies: ["Lode", "LMDB"], path: "Tools/lode-dump"),
+        .executableTarget(
             name: "lmdb-test-helper",
             dependencies: ["LMDB", "CLMDB"],
             path: "Tests/Helpers/lmdb-test-helper"
@@ -43,7 +45,7 @@ let package = Package(
             name: "lode-test-helper", dependencies: ["Lode"], path: "Tests/Helpers/lode-test-helper"),
         .testTarget(
             name: "LodeTests",
-            dependencies: ["Lode", "LMDB", "ModelStorage", "lode-test-helper", "lode-demo"],
+            dependencies: ["Lode", "LMDB", "ModelStorage", "lode-test-helper", "lode-demo", "lode-dump"],
             path: "Tests/LodeTests"),
         .testTarget(
             name: "ModelStorageTests", dependencies: ["ModelStorage"], path: "Tests/ModelStorageTests"),

@@ -59,7 +59,7 @@ func runDemo(_ arguments: [String]) throws -> (status: Int32, out: String, err: 
             #expect(run.out.contains("items: move [0, 1]→[0, 0]"), "\(run.out)")
             #expect(
                 run.out.hasSuffix(
-                    "Done\n    [2, 0] #2 Fix the flaky test\n\nInspect the store: mdb_stat -a \(path)\n"
+                    "Done\n    [2, 0] #2 Fix the flaky test\n\nInspect the store: swift run lode-dump dump \(path) DemoTask --format table\n"
                         + "Follow it live: swift run lode-demo watch --path \(path)  (and, elsewhere, lode-demo write …)\n"
                 ))
         }

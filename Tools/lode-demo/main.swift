@@ -118,7 +118,7 @@ func play(path: String) throws {
         try tx.insert(DemoTask(id: 4, title: "Benchmark the store", status: .doing, rank: 15))
     }
     try step("delete #3") { tx in _ = try tx.delete(DemoTask.self, key: 3) }
-    print("Inspect the store: mdb_stat -a \(path)")
+    print("Inspect the store: swift run lode-dump dump \(path) DemoTask --format table")
     print("Follow it live: swift run lode-demo watch --path \(path)  (and, elsewhere, lode-demo write …)")
 }
 

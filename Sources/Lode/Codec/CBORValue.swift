@@ -32,6 +32,12 @@ public indirect enum CBORValue: Sendable, Equatable {
         public var key: CBORValue
         /// The entry's value.
         public var value: CBORValue
+
+        /// An entry of `key` and `value`.
+        public init(key: CBORValue, value: CBORValue) {
+            self.key = key
+            self.value = value
+        }
     }
 
     /// Decodes exactly one data item filling `bytes`.

@@ -1,0 +1,152 @@
+import Foundation
+import LMDB
+import Testing
+
+@testable import Lode
+
+/// Runs the built `lode-dump` to its end; returns its exit status, standard output and error.
+func runDump(_ arguments: [String]) throws -> (status: Int32, out: String, err: String) {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+        .deletingLastPathComponent().appendingPathComponent("lode-dump")
+    process.arguments = arguments
+    let out = Pipe()
+    let err = Pipe()
+    process.standardOutput = out
+    process.standardError = err
+    try process.run()
+    let output = out.fileHandleForReading.readDataToEndOfFile()
+    let error = err.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return (
+        process.terminationStatus, String(decoding: output, as: UTF8.self),
+        String(decoding: error, as: UTF8.self)
+    )
+}
+
+@Suite struct DumpToolTests {
+    let tmp = TemporaryDirectory()
+
+    /// A store written by the library: tasks and counters.
+    func makeStore() throws -> String {
+        let store = try Store(at: tmp.url, types: [Task.self, Counter.self])
+        try store.write { tx in
+            for id in 1...6 {
+                try tx.insert(
+                    Task(
+                        id: id, title: "task \(id)", rank: 10 - id, done: id % 3 == 0,
+                        group: id <= 3 ? "home" : "work"))
+            }
+            try tx.insert(Counter(name: "visits", value: -3))
+        }
+        try store.write { tx in try tx.update(Task.self, key: 2) { $0.title = "renamed" } }
+        store.close()
+        return tmp.path
+    }
+
+    func dataFile() throws -> Data { try Data(contentsOf: tmp.url.appendingPathComponent("data.mdb")) }
+
+    @Test func summarySchemaAndStatsDescribeTheStoreAndChangeNothing() throws {
+        let path = try makeStore()
+        let before = try dataFile()
+        let summary = try runDump([path])
+        #expect(summary.status == 0, "\(summary.err)")
+        #expect(summary.out.contains("format     1 "))
+        #expect(summary.out.contains("  Task: 6 objects, primary key id, version 1\n"))
+        #expect(summary.out.contains("    index done: done\n"))
+        #expect(summary.out.contains("  Counter: 1 objects, primary key name, version 1\n"))
+        let schema = try runDump(["schema", path, "--json"])
+        let json = try JSONSerialization.jsonObject(with: Data(schema.out.utf8)) as? [String: Any]
+        let types = json?["types"] as? [[String: Any]] ?? []
+        #expect(types.map { $0["name"] as? String } == ["Counter", "Task"])
+        #expect(types[1]["fields"] as? [String] == ["done", "group", "id", "rank", "title"])
+        #expect((types[1]["indexes"] as? [[String: Any]])?.map { $0["entries"] as? Int } == [6, 6, 6])
+        let stats = try runDump(["stats", path])
+        #expect(stats.status == 0)
+        #expect(stats.out.contains("Task.rank "))
+        #expect(
+            stats.out.split(separator: "\n").contains { $0.hasPrefix("Task ") && $0.contains("       6  ") })
+        #expect(try dataFile() == before, "inspecting never changes the store")
+    }
+
+    @Test func dumpFiltersSortsProjectsAndFormats() throws {
+        let path = try makeStore()
+        let ndjson = try runDump([
+            "dump", path, "Task", "--where", #"group == "work" or title hasPrefix "ren""#, "--sort", "-rank",
+        ])
+        #expect(ndjson.status == 0, "\(ndjson.err)")
+        #expect(
+            ndjson.out.split(separator: "\n").map {
+                $0.contains(#""id":"#) ? String($0.split(separator: ",")[0]) : ""
+            } == [
+                #"{"id":2"#, #"{"id":4"#, #"{"id":5"#, #"{"id":6"#,
+            ])
+        let projected = try runDump([
+            "dump", path, "Task", "--where", "not (done == true) and rank in [9, 8, 5]", "--fields",
+            "id,title",
+            "--format", "json",
+        ])
+        #expect(
+            projected.out
+                == "[{\"id\":1,\"title\":\"task 1\"},\n {\"id\":2,\"title\":\"renamed\"},\n {\"id\":5,\"title\":\"task 5\"}]\n"
+        )
+        let table = try runDump(["dump", path, "Counter", "--format", "table"])
+        #expect(table.out == "name    value\n------  -----\nvisits  -3\n(1 object)\n")
+        let limited = try runDump(["dump", path, "Task", "--limit", "2", "--sort", "title"])
+        #expect(limited.out.split(separator: "\n").count == 2)
+        #expect(limited.out.hasPrefix(#"{"id":2,"title":"renamed""#))
+    }
+
+    @Test func getAndChangesReadObjectsAndTheLog() throws {
+        let path = try makeStore()
+        #expect(
+            try runDump(["get", path, "Task", "2"]).out
+                == #"{"id":2,"title":"renamed","rank":8,"done":false,"group":"home"}"# + "\n")
+        #expect(
+            try runDump(["get", path, "Counter", "visits"]).out == #"{"name":"visits","value":-3}"# + "\n")
+        let changes = try runDump(["changes", path])
+        let lines = changes.out.split(separator: "\n")
+        #expect(lines.count == 2)
+        #expect(lines[0].contains("insert Task 1; insert Task 2"))
+        #expect(lines[1].hasSuffix("update Task 2 (title)"))
+        let version = try #require(Int(lines[1].split(separator: " ")[0]))
+        #expect(
+            try runDump(["changes", path, "--since", "\(version)"]).out.split(separator: "\n").count == 1)
+    }
+
+    @Test func badInputGetsAOneLineErrorAndTheRightStatus() throws {
+        let path = try makeStore()
+        let cases: [([String], Int32, String)] = [
+            ([tmp.url.appendingPathComponent("missing").path], 1, "no such file or directory"),
+            (["dump", path, "Nope"], 1, #"no type named "Nope" in the store"#),
+            (["get", path, "Task", "99"], 1, "Task: no object with primary key 99"),
+            (["dump", path, "Task", "--where", "rank >"], 2, "--where: expected a value"),
+            (["dump", path, "Task", "--where", "rank ~ 3"], 2, #"--where: unexpected "~" at character 6"#),
+            (["dump", path, "Task", "--limit", "many"], 2, "--limit needs a count, got many"),
+            (["dump", path, "Task", "--format", "xml"], 2, "--format takes table, json or ndjson"),
+            (["dump", path], 2, "dump takes STORE TYPE, got 1 arguments"),
+            (["stats", path, "--bogus"], 2, "unknown option --bogus"),
+            ([], 2, "no store given"),
+        ]
+        for (arguments, status, message) in cases {
+            let run = try runDump(arguments)
+            #expect(run.status == status, "\(arguments): \(run.err)")
+            #expect(run.err.hasPrefix("lode-dump: ") && run.err.contains(message), "\(arguments): \(run.err)")
+            #expect(!run.err.contains("Fatal error"), "\(arguments)")
+        }
+        let plain = tmp.url.appendingPathComponent("plain")
+        try FileManager.default.createDirectory(at: plain, withIntermediateDirectories: true)
+        let empty = try runDump([plain.path])
+        #expect(empty.status == 1)
+        #expect(empty.err.contains("not a Lode store") || empty.err.contains("no store"), "\(empty.err)")
+        // A record that no longer decodes: named by type and key.
+        let environment = try LMDB.Environment.open(at: path)
+        let records = try environment.database(named: "Task", create: false)
+        let key = try KeyEncoder().encode(3)
+        try environment.write { txn in try txn.put([UInt8]([0x82, 0x01]), forKey: key, in: records) }
+        let broken = try runDump(["dump", path, "Task"])
+        #expect(broken.status == 1)
+        #expect(
+            broken.err.hasPrefix("lode-dump: Task 3: the stored record does not decode: "), "\(broken.err)")
+    }
+}

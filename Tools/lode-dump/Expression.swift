@@ -1,0 +1,253 @@
+import Foundation
+import Lode
+
+/// A `--where` expression over a record's fields.
+indirect enum Expression {
+    case comparison(field: String, op: String, value: CBORValue)
+    case membership(field: String, values: [CBORValue])
+    case prefixed(field: String, text: String)
+    case containing(field: String, text: String)
+    case and(Expression, Expression)
+    case or(Expression, Expression)
+    case not(Expression)
+
+    /// True when `record` satisfies the expression. A missing field is null.
+    func matches(_ record: CBORValue) -> Bool {
+        switch self {
+        case .comparison(let name, let op, let value):
+            let actual = field(record, name) ?? .null
+            if case .null = value {
+                let isNull = actual == .null
+                return op == "==" ? isNull : op == "!=" ? !isNull : false
+            }
+            guard Self.comparable(actual, value) else { return op == "!=" }
+            let order = compare(actual, value)
+            switch op {
+            case "==": return order == 0
+            case "!=": return order != 0
+            case "<": return order < 0
+            case "<=": return order <= 0
+            case ">": return order > 0
+            default: return order >= 0
+            }
+        case .membership(let name, let values):
+            let actual = field(record, name) ?? .null
+            return values.contains { Self.comparable(actual, $0) && compare(actual, $0) == 0 }
+        case .prefixed(let name, let text):
+            guard case .text(let actual)? = field(record, name) else { return false }
+            return actual.hasPrefix(text)
+        case .containing(let name, let text):
+            guard case .text(let actual)? = field(record, name) else { return false }
+            return actual.contains(text)
+        case .and(let lhs, let rhs): return lhs.matches(record) && rhs.matches(record)
+        case .or(let lhs, let rhs): return lhs.matches(record) || rhs.matches(record)
+        case .not(let inner): return !inner.matches(record)
+        }
+    }
+
+    /// Values of one kind: both numbers, both text, both Booleans, or both null.
+    static func comparable(_ lhs: CBORValue, _ rhs: CBORValue) -> Bool {
+        switch (lhs, rhs) {
+        case (.text, .text), (.bool, .bool), (.null, .null): return true
+        default: return number(lhs) != nil && number(rhs) != nil
+        }
+    }
+
+    /// The number an integer or float value holds.
+    static func number(_ value: CBORValue) -> Double? {
+        switch value {
+        case .unsigned(let value): Double(value)
+        case .negative(let value): -1 - Double(value)
+        case .float(let value): value
+        default: nil
+        }
+    }
+
+    // MARK: Parsing
+
+    enum Token: Equatable {
+        case word(String)
+        case number(Double, String)
+        case text(String)
+        case symbol(String)
+    }
+
+    /// Parses `source`; a malformed expression is a usage error naming the offending position.
+    static func parse(_ source: String) throws -> Expression {
+        var parser = Parser(tokens: try tokenize(source), source: source)
+        let expression = try parser.parseOr()
+        guard parser.position == parser.tokens.count else {
+            throw UsageError(
+                description:
+                    "--where: unexpected \(parser.describe(parser.tokens[parser.position])) in \"\(source)\"")
+        }
+        return expression
+    }
+
+    static func tokenize(_ source: String) throws -> [Token] {
+        var tokens: [Token] = []
+        let characters = Array(source)
+        var index = 0
+        func fail(_ what: String) -> UsageError {
+            UsageError(description: "--where: \(what) at character \(index + 1) of \"\(source)\"")
+        }
+        while index < characters.count {
+            let character = characters[index]
+            if character.isWhitespace {
+                index += 1
+            } else if character == "\"" {
+                var text = ""
+                index += 1
+                while true {
+                    guard index < characters.count else { throw fail("unterminated text") }
+                    let next = characters[index]
+                    index += 1
+                    if next == "\"" { break }
+                    if next == "\\" {
+                        guard index < characters.count else { throw fail("unterminated text") }
+                        text.append(characters[index])
+                        index += 1
+                    } else {
+                        text.append(next)
+                    }
+                }
+                tokens.append(.text(text))
+            } else if character.isNumber
+                || (character == "-" && index + 1 < characters.count && characters[index + 1].isNumber)
+            {
+                var text = String(character)
+                index += 1
+                while index < characters.count,
+                    characters[index].isNumber || characters[index] == "." || characters[index] == "e"
+                {
+                    text.append(characters[index])
+                    index += 1
+                }
+                guard let value = Double(text) else { throw fail("malformed number \(text)") }
+                tokens.append(.number(value, text))
+            } else if character.isLetter || character == "_" {
+                var text = ""
+                while index < characters.count,
+                    characters[index].isLetter || characters[index].isNumber || characters[index] == "_"
+                        || characters[index] == "."
+                {
+                    text.append(characters[index])
+                    index += 1
+                }
+                tokens.append(.word(text))
+            } else {
+                let two = index + 1 < characters.count ? String(characters[index...index + 1]) : ""
+                if ["==", "!=", "<=", ">="].contains(two) {
+                    tokens.append(.symbol(two))
+                    index += 2
+                } else if "<>()[],".contains(character) {
+                    tokens.append(.symbol(String(character)))
+                    index += 1
+                } else {
+                    throw fail("unexpected \"\(character)\"")
+                }
+            }
+        }
+        return tokens
+    }
+
+    struct Parser {
+        let tokens: [Token]
+        let source: String
+        var position = 0
+
+        func describe(_ token: Token) -> String {
+            switch token {
+            case .word(let word): return "\"\(word)\""
+            case .number(_, let text): return text
+            case .text(let text): return "\"\\\"\(text)\\\"\""
+            case .symbol(let symbol): return "\"\(symbol)\""
+            }
+        }
+
+        func fail(_ expected: String) -> UsageError {
+            let found = position < tokens.count ? describe(tokens[position]) : "the end"
+            return UsageError(description: "--where: expected \(expected), found \(found) in \"\(source)\"")
+        }
+
+        mutating func next() -> Token? {
+            guard position < tokens.count else { return nil }
+            defer { position += 1 }
+            return tokens[position]
+        }
+
+        mutating func accept(_ token: Token) -> Bool {
+            guard position < tokens.count, tokens[position] == token else { return false }
+            position += 1
+            return true
+        }
+
+        mutating func parseOr() throws -> Expression {
+            var result = try parseAnd()
+            while accept(.word("or")) { result = .or(result, try parseAnd()) }
+            return result
+        }
+
+        mutating func parseAnd() throws -> Expression {
+            var result = try parseNot()
+            while accept(.word("and")) { result = .and(result, try parseNot()) }
+            return result
+        }
+
+        mutating func parseNot() throws -> Expression {
+            if accept(.word("not")) { return .not(try parseNot()) }
+            if accept(.symbol("(")) {
+                let inner = try parseOr()
+                guard accept(.symbol(")")) else { throw fail("\")\"") }
+                return inner
+            }
+            guard case .word(let field)? = next(), !["and", "or", "not", "in"].contains(field) else {
+                position -= position > 0 ? 1 : 0
+                throw fail("a field name")
+            }
+            guard let token = next() else {
+                throw fail("an operator (== != < <= > >= in hasPrefix contains) after \(field)")
+            }
+            switch token {
+            case .symbol(let op) where ["==", "!=", "<", "<=", ">", ">="].contains(op):
+                return .comparison(field: field, op: op, value: try parseValue())
+            case .word("in"):
+                guard accept(.symbol("[")) else { throw fail("\"[\"") }
+                var values: [CBORValue] = []
+                if !accept(.symbol("]")) {
+                    repeat { values.append(try parseValue()) } while accept(.symbol(","))
+                    guard accept(.symbol("]")) else { throw fail("\"]\"") }
+                }
+                return .membership(field: field, values: values)
+            case .word("hasPrefix"), .word("contains"):
+                guard case .text(let text)? = next() else {
+                    position -= 1
+                    throw fail("text in quotes")
+                }
+                return token == .word("hasPrefix")
+                    ? .prefixed(field: field, text: text) : .containing(field: field, text: text)
+            default:
+                position -= 1
+                throw fail("an operator (== != < <= > >= in hasPrefix contains) after \(field)")
+            }
+        }
+
+        mutating func parseValue() throws -> CBORValue {
+            let start = position
+            switch next() {
+            case .number(let value, let text)?:
+                if let integer = Int64(text) {
+                    return integer < 0 ? .negative(UInt64(-1 - integer)) : .unsigned(UInt64(integer))
+                }
+                return .float(value)
+            case .text(let text)?: return .text(text)
+            case .word("true")?: return .bool(true)
+            case .word("false")?: return .bool(false)
+            case .word("null")?: return .null
+            default:
+                position = start
+                throw fail("a value (number, \"text\", true, false or null)")
+            }
+        }
+    }
+}

@@ -1,0 +1,410 @@
+// lode-dump: inspects any Lode store without the app's Swift types, read-only.
+import Foundation
+import LMDB
+import Lode
+
+let usage = """
+    usage: lode-dump STORE                          summary: format, types, sizes, readers
+           lode-dump schema STORE [--json]           the catalog in full
+           lode-dump dump STORE TYPE [--format table|json|ndjson] [--where EXPR]
+                                     [--sort FIELD[,-FIELD]] [--limit N] [--fields a,b]
+           lode-dump get STORE TYPE KEY              one object by primary key
+           lode-dump stats STORE                     per database: depth, pages, entries; readers
+           lode-dump changes STORE [--since VERSION] the change log
+
+    EXPR: comparisons (== != < <= > >=) of a field with a number, "text", true, false or null;
+          FIELD in [v, …]; FIELD hasPrefix "t"; FIELD contains "t"; and, or, not, parentheses.
+          Nested fields are written a.b.
+    Exit status: 0 done, 1 the store or a record could not be read, 2 a malformed command line.
+    """
+
+/// A malformed command line (exit status 2).
+struct UsageError: Error, CustomStringConvertible {
+    var description: String
+}
+
+/// A problem reading the store (exit status 1).
+struct DumpError: Error, CustomStringConvertible {
+    var description: String
+}
+
+/// The parsed command line: positional arguments and `--name value` options.
+struct Arguments {
+    var positional: [String] = []
+    var options: [String: String] = [:]
+    var flags: Set<String> = []
+
+    init(_ raw: [String], valued: Set<String>, flags allowed: Set<String>) throws {
+        var index = 0
+        while index < raw.count {
+            let argument = raw[index]
+            if argument.hasPrefix("--") {
+                if valued.contains(argument) {
+                    guard index + 1 < raw.count else {
+                        throw UsageError(description: "\(argument) needs a value")
+                    }
+                    options[argument] = raw[index + 1]
+                    index += 2
+                    continue
+                }
+                guard allowed.contains(argument) else {
+                    throw UsageError(description: "unknown option \(argument)")
+                }
+                flags.insert(argument)
+            } else {
+                positional.append(argument)
+            }
+            index += 1
+        }
+    }
+}
+
+func openStore(_ path: String) throws -> Store {
+    var isDirectory: ObjCBool = false
+    guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+        throw DumpError(description: "\(path): no such file or directory")
+    }
+    guard isDirectory.boolValue else {
+        throw DumpError(description: "\(path): not a directory (a store is a directory)")
+    }
+    return try Store(atPath: path, configuration: StoreConfiguration(readOnly: true))
+}
+
+func byteCount(_ bytes: Int) -> String {
+    ByteCountFormatter.string(fromByteCount: Int64(bytes), countStyle: .binary)
+}
+
+/// The `@meta` entries decoded.
+func meta(_ store: Store) throws -> [String: CBORValue] {
+    let environment = try store.lmdbEnvironment
+    let database = try environment.database(named: "@meta", create: false)
+    return try environment.read { txn in
+        var result: [String: CBORValue] = [:]
+        for entry in try txn.entries(in: database) {
+            let name = String(decoding: entry.key, as: UTF8.self)
+            result[name] = (try? CBORValue(decoding: entry.value)) ?? .bytes(entry.value)
+        }
+        return result
+    }
+}
+
+func summary(_ path: String) throws {
+    let store = try openStore(path)
+    let environment = try store.lmdbEnvironment
+    let info = environment.info
+    let meta = try meta(store)
+    let types = try store.read { tx in try tx.storedTypes() }
+    let dataFile = URL(fileURLWithPath: path).appendingPathComponent("data.mdb").path
+    let fileSize = (try? FileManager.default.attributesOfItem(atPath: dataFile)[.size] as? Int) ?? 0
+    let pageSize = try environment.read { txn in try txn.statistics(of: environment.mainDatabase).pageSize }
+    let used = (info.lastPageNumber + 1) * pageSize
+    print("store      \(path)")
+    print("format     \(meta["format"].map(cell) ?? "?")   created \(meta["created"].map(cell) ?? "?")")
+    print(
+        "file       \(byteCount(fileSize))   map \(byteCount(info.mapSize)) (\(used * 100 / max(info.mapSize, 1))% used)"
+    )
+    print("last txn   \(info.lastTransactionID)")
+    let readers = environment.readers()
+    let stale = readers.filter { !$0.processIsAlive }.count
+    print(
+        "readers    \(readers.count) of \(info.maxReaders)\(stale > 0 ? " (\(stale) stale: their processes are gone)" : "")"
+    )
+    print("types      \(types.count)")
+    for type in types {
+        print(
+            "  \(type.name): \(type.objectCount) objects, primary key \(type.primaryKey), version \(type.version)"
+        )
+        for index in type.indexes {
+            print(
+                "    index \(index.name)\(index.isUnique ? " (unique)" : ""): \(index.fields.joined(separator: ", "))"
+            )
+        }
+    }
+}
+
+func schema(_ path: String, json: Bool) throws {
+    let store = try openStore(path)
+    let types = try store.read { tx in try tx.storedTypes() }
+    if json {
+        let items = types.map { type in
+            let indexes = type.indexes.map { index in
+                "{\"name\":\(quoted(index.name)),\"fields\":[\(index.fields.map(quoted).joined(separator: ","))],"
+                    + "\"unique\":\(index.isUnique),\"entries\":\(index.entryCount)}"
+            }
+            return
+                "{\"name\":\(quoted(type.name)),\"primaryKey\":\(quoted(type.primaryKey)),\"version\":\(type.version),"
+                + "\"objects\":\(type.objectCount),\"fields\":[\(type.fields.map(quoted).joined(separator: ","))],"
+                + "\"indexes\":[\(indexes.joined(separator: ","))]}"
+        }
+        print("{\"types\":[\(items.joined(separator: ","))]}")
+        return
+    }
+    for type in types {
+        print("\(type.name)  (version \(type.version), \(type.objectCount) objects)")
+        print("  primary key  \(type.primaryKey)")
+        print("  fields       \(type.fields.joined(separator: ", "))")
+        for index in type.indexes {
+            print(
+                "  index        \(index.name)\(index.isUnique ? " unique" : ""): \(index.fields.joined(separator: ", ")) (\(index.entryCount) entries)"
+            )
+        }
+    }
+}
+
+func quoted(_ text: String) -> String {
+    CBORValue.text(text).json
+}
+
+/// The value at a dotted field path.
+func field(_ value: CBORValue, _ path: String) -> CBORValue? {
+    var current: CBORValue? = value
+    for part in path.split(separator: ".") { current = current?[String(part)] }
+    return current
+}
+
+/// Text for a table cell: text, dates, UUIDs and URLs without JSON quotes.
+func cell(_ value: CBORValue?) -> String {
+    guard let value else { return "" }
+    if case .text(let text) = value { return text }
+    let json = value.json
+    if case .tagged = value, json.hasPrefix("\""), json.hasSuffix("\""), json.count >= 2 {
+        return String(json.dropFirst().dropLast())
+    }
+    return json
+}
+
+func dump(_ path: String, type: String, arguments: Arguments) throws {
+    let store = try openStore(path)
+    let format = arguments.options["--format"] ?? (isatty(1) == 1 ? "table" : "ndjson")
+    guard ["table", "json", "ndjson"].contains(format) else {
+        throw UsageError(description: "--format takes table, json or ndjson, not \(format)")
+    }
+    var limit = Int.max
+    if let text = arguments.options["--limit"] {
+        guard let value = Int(text), value >= 0 else {
+            throw UsageError(description: "--limit needs a count, got \(text)")
+        }
+        limit = value
+    }
+    let filter = try arguments.options["--where"].map { try Expression.parse($0) }
+    let sortKeys: [(field: String, ascending: Bool)] = (arguments.options["--sort"] ?? "").split(
+        separator: ","
+    ).map {
+        $0.hasPrefix("-") ? (String($0.dropFirst()), false) : (String($0), true)
+    }
+    let records = try store.read { tx in try tx.storedRecords(of: type) }
+    var objects: [CBORValue] = []
+    for record in records {
+        let value = try record.value(type: type)
+        if let filter, !filter.matches(value) { continue }
+        objects.append(value)
+        if sortKeys.isEmpty && objects.count >= limit { break }
+    }
+    if !sortKeys.isEmpty {
+        objects = objects.enumerated().sorted { lhs, rhs in
+            for key in sortKeys {
+                let order = compare(field(lhs.element, key.field), field(rhs.element, key.field))
+                if order != 0 { return key.ascending ? order < 0 : order > 0 }
+            }
+            return lhs.offset < rhs.offset
+        }.map(\.element)
+        objects = Array(objects.prefix(limit))
+    }
+    let fields = arguments.options["--fields"].map { $0.split(separator: ",").map(String.init) }
+    func projected(_ value: CBORValue) -> CBORValue {
+        guard let fields else { return value }
+        return .map(
+            fields.compactMap { name in field(value, name).map { .init(key: .text(name), value: $0) } })
+    }
+    switch format {
+    case "json":
+        print("[" + objects.map { projected($0).json }.joined(separator: ",\n ") + "]")
+    case "ndjson":
+        for object in objects { print(projected(object).json) }
+    default:
+        let columns = try fields ?? store.read { tx in try tx.storedType(named: type).fields }
+        let rows = objects.map { object in columns.map { cell(field(object, $0)) } }
+        let widths = columns.indices.map { column in
+            min(40, ([columns[column]] + rows.map { $0[column] }).map(\.count).max() ?? 0)
+        }
+        func line(_ cells: [String]) -> String {
+            zip(cells, widths).map { text, width in
+                let clipped = text.count > width ? String(text.prefix(width - 1)) + "…" : text
+                return clipped.padding(toLength: width, withPad: " ", startingAt: 0)
+            }.joined(separator: "  ").trimmingCharacters(in: .whitespaces)
+        }
+        print(line(columns))
+        print(line(widths.map { String(repeating: "-", count: $0) }))
+        for row in rows { print(line(row)) }
+        print("(\(rows.count) \(rows.count == 1 ? "object" : "objects"))")
+    }
+}
+
+/// Orders two field values: missing and null first, then numbers, text, others by their JSON.
+func compare(_ lhs: CBORValue?, _ rhs: CBORValue?) -> Int {
+    func rank(_ value: CBORValue?) -> Int {
+        switch value {
+        case nil, .null?: return 0
+        case .bool?: return 1
+        case .unsigned?, .negative?, .float?: return 2
+        case .text?: return 3
+        default: return 4
+        }
+    }
+    let (left, right) = (rank(lhs), rank(rhs))
+    if left != right { return left < right ? -1 : 1 }
+    switch (lhs, rhs) {
+    case (.text(let a)?, .text(let b)?): return a == b ? 0 : (a < b ? -1 : 1)
+    case (.bool(let a)?, .bool(let b)?): return a == b ? 0 : (!a ? -1 : 1)
+    default:
+        if let a = lhs.flatMap(Expression.number), let b = rhs.flatMap(Expression.number) {
+            return a == b ? 0 : (a < b ? -1 : 1)
+        }
+        let (a, b) = (lhs?.json ?? "", rhs?.json ?? "")
+        return a == b ? 0 : (a < b ? -1 : 1)
+    }
+}
+
+func get(_ path: String, type: String, key: String) throws {
+    let store = try openStore(path)
+    // The key's Swift type is unknown: try it as each kind of key a store can have.
+    var candidates: [[UInt8]] = []
+    let encoder = KeyEncoder()
+    if let number = Int(key) { candidates.append(try encoder.encode(number)) }
+    if let uuid = UUID(uuidString: key) { candidates.append(try encoder.encode(uuid)) }
+    candidates.append(try encoder.encode(key))
+    let found = try store.read { tx in
+        try candidates.lazy.compactMap { try tx.storedRecord(of: type, key: $0) }.first
+    }
+    guard let found else { throw DumpError(description: "\(type): no object with primary key \(key)") }
+    print(try found.value(type: type).json)
+}
+
+func stats(_ path: String) throws {
+    let store = try openStore(path)
+    let environment = try store.lmdbEnvironment
+    let names = try environment.read { txn in
+        try txn.entries(in: environment.mainDatabase).map { String(decoding: $0.key, as: UTF8.self) }
+    }
+    print(
+        "database".padding(toLength: 32, withPad: " ", startingAt: 0)
+            + "  depth  branch    leaf  overflow   entries  bytes")
+    for name in [nil] + names.map(Optional.some) {
+        let database = try environment.database(named: name, create: false)
+        let stat = try environment.read { txn in try txn.statistics(of: database) }
+        let pages = stat.branchPages + stat.leafPages + stat.overflowPages
+        let label = name ?? "(main)"
+        print(
+            label.padding(toLength: max(32, label.count), withPad: " ", startingAt: 0)
+                + String(
+                    format: "  %5d  %6d  %6d  %8d  %8d  %@", stat.depth, stat.branchPages, stat.leafPages,
+                    stat.overflowPages, stat.entries, byteCount(pages * stat.pageSize)))
+    }
+    let info = environment.info
+    print(
+        "\nreaders: \(info.readerSlotsUsed) slots used of \(info.maxReaders); last txn \(info.lastTransactionID)"
+    )
+    for reader in environment.readers() {
+        let pinned =
+            reader.transactionID.map { "pins version \($0) (\(info.lastTransactionID - $0) behind)" }
+            ?? "idle"
+        print(
+            "  pid \(reader.processID)\(reader.processIsAlive ? "" : " (stale: the process is gone)"): \(pinned)"
+        )
+    }
+}
+
+func changes(_ path: String, since: Int) throws {
+    let store = try openStore(path)
+    let environment = try store.lmdbEnvironment
+    let database: Database
+    do {
+        database = try environment.database(named: "@changes", create: false)
+    } catch let error as LMDBError where error.code == .notFound {
+        print("(no change log)")
+        return
+    }
+    var start = [UInt8](repeating: 0, count: 8)
+    for index in 0..<8 { start[index] = UInt8(truncatingIfNeeded: UInt64(since) >> (56 - 8 * UInt64(index))) }
+    try environment.read { txn in
+        for entry in try txn.entries(in: database, from: start) {
+            let version = entry.key.reduce(0) { $0 << 8 | Int($1) }
+            let value = try CBORValue(decoding: entry.value)
+            var parts: [String] = []
+            if case .array(let items)? = value["changes"] {
+                for item in items {
+                    let type = cell(item["type"])
+                    let op = cell(item["op"])
+                    var key = ""
+                    if case .bytes(let bytes)? = item["key"] { key = KeyDescription.describe(bytes) }
+                    var fields = ""
+                    if case .array(let names)? = item["fields"] {
+                        fields = " (" + names.map(cell).joined(separator: ", ") + ")"
+                    }
+                    parts.append("\(op) \(type) \(key)\(fields)")
+                }
+            }
+            print("\(version)  \(value["time"].map(cell) ?? "")  " + parts.joined(separator: "; "))
+        }
+    }
+}
+
+func main() -> Int32 {
+    let raw = Array(CommandLine.arguments.dropFirst())
+    do {
+        if raw.contains("--help") || raw.contains("-h") || raw.first == "help" {
+            print(usage)
+            return 0
+        }
+        guard let first = raw.first else { throw UsageError(description: "no store given") }
+        let commands = ["schema", "dump", "get", "stats", "changes"]
+        guard commands.contains(first) else {
+            guard raw.count == 1 else { throw UsageError(description: "unexpected arguments after \(first)") }
+            try summary(first)
+            return 0
+        }
+        let arguments = try Arguments(
+            Array(raw.dropFirst()),
+            valued: ["--format", "--where", "--sort", "--limit", "--fields", "--since"],
+            flags: ["--json"])
+        let positional = arguments.positional
+        func expect(_ count: Int, _ names: String) throws {
+            guard positional.count == count else {
+                throw UsageError(description: "\(first) takes \(names), got \(positional.count) arguments")
+            }
+        }
+        switch first {
+        case "schema":
+            try expect(1, "STORE")
+            try schema(positional[0], json: arguments.flags.contains("--json"))
+        case "dump":
+            try expect(2, "STORE TYPE")
+            try dump(positional[0], type: positional[1], arguments: arguments)
+        case "get":
+            try expect(3, "STORE TYPE KEY")
+            try get(positional[0], type: positional[1], key: positional[2])
+        case "stats":
+            try expect(1, "STORE")
+            try stats(positional[0])
+        default:
+            try expect(1, "STORE")
+            let since =
+                try arguments.options["--since"].map {
+                    guard let value = Int($0), value >= 0 else {
+                        throw UsageError(description: "--since needs a version, got \($0)")
+                    }
+                    return value
+                } ?? 0
+            try changes(positional[0], since: since)
+        }
+        return 0
+    } catch let error as UsageError {
+        FileHandle.standardError.write(Data("lode-dump: \(error)\n\(usage)\n".utf8))
+        return 2
+    } catch {
+        FileHandle.standardError.write(Data("lode-dump: \(error)\n".utf8))
+        return 1
+    }
+}
+
+exit(main())
