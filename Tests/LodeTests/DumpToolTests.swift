@@ -149,4 +149,78 @@ func runDump(_ arguments: [String]) throws -> (status: Int32, out: String, err: 
         #expect(
             broken.err.hasPrefix("lode-dump: Task 3: the stored record does not decode: "), "\(broken.err)")
     }
+
+    /// Runs a shell pipeline; returns its exit status and output.
+    func shell(_ command: String) throws -> (status: Int32, out: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/sh")
+        process.arguments = ["-c", command]
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let output = out.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: output, as: UTF8.self))
+    }
+
+    @Test func rawIsMdbDumpAndRestoresWithMdbLoadAndLoad() throws {
+        let path = try makeStore()
+        let before = try dataFile()
+        let raw = try runDump(["raw", path, "--all"])
+        #expect(raw.status == 0, "\(raw.err)")
+        #expect(raw.out == (try shell("mdb_dump -a '\(path)'").out), "byte for byte what mdb_dump -a writes")
+        #expect(try runDump(["raw", path]).out == (try shell("mdb_dump '\(path)'").out))
+        #expect(
+            try runDump(["raw", path, "-s", "Task.done"]).out
+                == (try shell("mdb_dump -s Task.done '\(path)'").out))
+        #expect(try dataFile() == before)
+        let dumpFile = tmp.url.appendingPathComponent("dump.txt")
+        try Data(raw.out.utf8).write(to: dumpFile)
+
+        // Stock mdb_load restores it, and the library reads the restored store.
+        let restored = tmp.url.appendingPathComponent("restored")
+        try FileManager.default.createDirectory(at: restored, withIntermediateDirectories: true)
+        #expect(try shell("mdb_load -f '\(dumpFile.path)' '\(restored.path)'").status == 0)
+        let store = try Store(at: restored, types: [Task.self, Counter.self])
+        #expect(try store.objects(Task.self).sorted(by: \.rank).fetch().map(\.id) == [6, 5, 4, 3, 2, 1])
+        #expect(
+            try store.objects(Task.self).filter(#Predicate { $0.done == true }).fetch().map(\.id) == [3, 6])
+        store.close()
+
+        // lode-dump load restores it too, atomically, and refuses a store that holds data.
+        let loaded = tmp.url.appendingPathComponent("loaded").path
+        let binary = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+            .deletingLastPathComponent()
+            .appendingPathComponent("lode-dump").path
+        #expect(
+            try shell("'\(binary)' load '\(loaded)' < '\(dumpFile.path)'").out.hasPrefix(
+                "loaded 8 databases"), "@catalog, @changes, @meta, Counter, Task and its three indexes")
+        #expect(
+            withoutMapSize(try runDump(["raw", loaded, "--all"]).out) == withoutMapSize(raw.out),
+            "every entry restored")
+        #expect(try runDump(["get", loaded, "Task", "2"]).out.contains(#""title":"renamed""#))
+        #expect(try shell("'\(binary)' load '\(loaded)' < '\(dumpFile.path)'").status == 1)
+        let broken = tmp.url.appendingPathComponent("broken.txt")
+        try Data(raw.out.replacingOccurrences(of: "DATA=END", with: "").utf8).write(to: broken)
+        let fresh = tmp.url.appendingPathComponent("fresh").path
+        #expect(try shell("'\(binary)' load '\(fresh)' < '\(broken.path)'").status == 1)
+        #expect(
+            !FileManager.default.fileExists(atPath: fresh + "/data.mdb"), "a malformed dump creates nothing")
+
+        // Backups and compacting copies are whole stores.
+        let backup = tmp.url.appendingPathComponent("backup").path
+        let compact = tmp.url.appendingPathComponent("compact").path
+        #expect(try runDump(["backup", path, backup]).status == 0)
+        #expect(try runDump(["compact", path, compact]).status == 0)
+        for copy in [backup, compact] {
+            #expect(try runDump(["dump", copy, "Task", "--limit", "1"]).out.hasPrefix(#"{"id":1,"#))
+        }
+        #expect(try runDump(["backup", path, backup]).err.contains("not empty"))
+    }
+
+    /// A dump without its `mapsize=` lines (a restored store may be given another map size).
+    func withoutMapSize(_ dump: String) -> [Substring] {
+        dump.split(separator: "\n").filter { !$0.hasPrefix("mapsize=") }
+    }
 }

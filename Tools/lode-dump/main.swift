@@ -11,6 +11,10 @@ let usage = """
            lode-dump get STORE TYPE KEY              one object by primary key
            lode-dump stats STORE                     per database: depth, pages, entries; readers
            lode-dump changes STORE [--since VERSION] the change log
+           lode-dump raw STORE [--all | -s NAME]     mdb_dump text (byte values) for mdb_load
+           lode-dump load DIR [--force] < DUMP       restore a raw dump into a new store, atomically
+           lode-dump backup STORE DIR                a consistent copy (DIR new or empty)
+           lode-dump compact STORE DIR               a compacting copy
 
     EXPR: comparisons (== != < <= > >=) of a field with a number, "text", true, false or null;
           FIELD in [v, …]; FIELD hasPrefix "t"; FIELD contains "t"; and, or, not, parentheses.
@@ -38,7 +42,7 @@ struct Arguments {
         var index = 0
         while index < raw.count {
             let argument = raw[index]
-            if argument.hasPrefix("--") {
+            if argument.hasPrefix("-") && argument.count > 1 && Double(argument) == nil {
                 if valued.contains(argument) {
                     guard index + 1 < raw.count else {
                         throw UsageError(description: "\(argument) needs a value")
@@ -357,7 +361,7 @@ func main() -> Int32 {
             return 0
         }
         guard let first = raw.first else { throw UsageError(description: "no store given") }
-        let commands = ["schema", "dump", "get", "stats", "changes"]
+        let commands = ["schema", "dump", "get", "stats", "changes", "raw", "load", "backup", "compact"]
         guard commands.contains(first) else {
             guard raw.count == 1 else { throw UsageError(description: "unexpected arguments after \(first)") }
             try summary(first)
@@ -365,8 +369,8 @@ func main() -> Int32 {
         }
         let arguments = try Arguments(
             Array(raw.dropFirst()),
-            valued: ["--format", "--where", "--sort", "--limit", "--fields", "--since"],
-            flags: ["--json"])
+            valued: ["--format", "--where", "--sort", "--limit", "--fields", "--since", "-s"],
+            flags: ["--json", "--all", "--force"])
         let positional = arguments.positional
         func expect(_ count: Int, _ names: String) throws {
             guard positional.count == count else {
@@ -386,6 +390,18 @@ func main() -> Int32 {
         case "stats":
             try expect(1, "STORE")
             try stats(positional[0])
+        case "raw":
+            try expect(1, "STORE")
+            guard !(arguments.flags.contains("--all") && arguments.options["-s"] != nil) else {
+                throw UsageError(description: "raw takes --all or -s NAME, not both")
+            }
+            try rawDump(positional[0], all: arguments.flags.contains("--all"), only: arguments.options["-s"])
+        case "load":
+            try expect(1, "DIR")
+            try load(positional[0], force: arguments.flags.contains("--force"))
+        case "backup", "compact":
+            try expect(2, "STORE DIR")
+            try copyStore(positional[0], to: positional[1], compacting: first == "compact")
         default:
             try expect(1, "STORE")
             let since =
