@@ -8,10 +8,10 @@ final class DemoProcess {
     let out = Pipe()
     let err = Pipe()
 
-    /// Starts the built `lode-demo` with `arguments`.
-    init(_ arguments: [String]) throws {
+    /// Starts the built `tool` (`lode-demo` unless told) with `arguments`.
+    init(_ arguments: [String], tool: String = "lode-demo") throws {
         process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-            .deletingLastPathComponent().appendingPathComponent("lode-demo")
+            .deletingLastPathComponent().appendingPathComponent(tool)
         process.arguments = arguments
         process.standardOutput = out
         process.standardError = err

@@ -223,4 +223,31 @@ func runDump(_ arguments: [String]) throws -> (status: Int32, out: String, err: 
     func withoutMapSize(_ dump: String) -> [Substring] {
         dump.split(separator: "\n").filter { !$0.hasPrefix("mapsize=") }
     }
+
+    @Test func watchFollowsCommitsOfAnotherProcessAndStopsOnInterrupt() throws {
+        let path = try makeStore()
+        let watcher = try DemoProcess(
+            ["watch", path, "Task", "--where", "done == false", "--for", "60"], tool: "lode-dump")
+        watcher.read(until: "(Ctrl-C stops)\n")
+        let store = try Store(at: tmp.url, types: [Task.self, Counter.self])
+        try store.write { tx in
+            try tx.insert(Task(id: 7, title: "new", rank: 0, done: false, group: "home"))
+            try tx.insert(Task(id: 8, title: "hidden by --where", rank: 0, done: true, group: "home"))
+            try tx.upsert(Counter(name: "visits", value: 4))
+        }
+        try store.write { tx in try tx.update(Task.self, key: 7) { $0.rank = 1 } }
+        try store.write { tx in _ = try tx.delete(Task.self, key: 1) }
+        watcher.read(until: "delete Task 1\n")
+        kill(watcher.process.processIdentifier, SIGINT)
+        let watched = watcher.finish()
+        #expect(watched.status == 0, "\(watched.err)")
+        let last = try store.read { $0.version }
+        // Objects as they are when the commit is read; the counter and the `done` task are filtered out.
+        #expect(
+            watched.out.split(separator: "\n").dropFirst() == [
+                #"\#(last - 2)  insert Task 7  {"id":7,"title":"new","rank":1,"done":false,"group":"home"}"#,
+                #"\#(last - 1)  update Task 7 (rank)  {"id":7,"title":"new","rank":1,"done":false,"group":"home"}"#,
+                "\(last)  delete Task 1", "stopped at version \(last) (interrupted)",
+            ], "\(watched.out)")
+    }
 }

@@ -11,6 +11,8 @@ let usage = """
            lode-dump get STORE TYPE KEY              one object by primary key
            lode-dump stats STORE                     per database: depth, pages, entries; readers
            lode-dump changes STORE [--since VERSION] the change log
+           lode-dump watch STORE [TYPE] [--where EXPR] [--for SECONDS]
+                                                     follow commits of any process (Ctrl-C stops)
            lode-dump raw STORE [--all | -s NAME]     mdb_dump text (byte values) for mdb_load
            lode-dump load DIR [--force] < DUMP       restore a raw dump into a new store, atomically
            lode-dump backup STORE DIR                a consistent copy (DIR new or empty)
@@ -361,7 +363,9 @@ func main() -> Int32 {
             return 0
         }
         guard let first = raw.first else { throw UsageError(description: "no store given") }
-        let commands = ["schema", "dump", "get", "stats", "changes", "raw", "load", "backup", "compact"]
+        let commands = [
+            "schema", "dump", "get", "stats", "changes", "raw", "load", "backup", "compact", "watch",
+        ]
         guard commands.contains(first) else {
             guard raw.count == 1 else { throw UsageError(description: "unexpected arguments after \(first)") }
             try summary(first)
@@ -369,7 +373,7 @@ func main() -> Int32 {
         }
         let arguments = try Arguments(
             Array(raw.dropFirst()),
-            valued: ["--format", "--where", "--sort", "--limit", "--fields", "--since", "-s"],
+            valued: ["--format", "--where", "--sort", "--limit", "--fields", "--since", "-s", "--for"],
             flags: ["--json", "--all", "--force"])
         let positional = arguments.positional
         func expect(_ count: Int, _ names: String) throws {
@@ -390,6 +394,19 @@ func main() -> Int32 {
         case "stats":
             try expect(1, "STORE")
             try stats(positional[0])
+        case "watch":
+            guard positional.count == 1 || positional.count == 2 else {
+                throw UsageError(description: "watch takes STORE [TYPE], got \(positional.count) arguments")
+            }
+            let seconds = try arguments.options["--for"].map {
+                guard let value = Double($0), value > 0 else {
+                    throw UsageError(description: "--for needs seconds, got \($0)")
+                }
+                return value
+            }
+            try watch(
+                positional[0], type: positional.count == 2 ? positional[1] : nil,
+                filter: try arguments.options["--where"].map { try Expression.parse($0) }, seconds: seconds)
         case "raw":
             try expect(1, "STORE")
             guard !(arguments.flags.contains("--all") && arguments.options["-s"] != nil) else {
