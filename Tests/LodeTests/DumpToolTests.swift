@@ -250,4 +250,48 @@ func runDump(_ arguments: [String]) throws -> (status: Int32, out: String, err: 
                 "\(last)  delete Task 1", "stopped at version \(last) (interrupted)",
             ], "\(watched.out)")
     }
+
+    @Test func checkPassesAHealthyStoreAndReportsBrokenIndexesAndRecords() throws {
+        let path = try makeStore()
+        let store = try Store(at: tmp.url, types: [Task.self, Counter.self, Todo.self])
+        try store.write { tx in
+            for index in 0..<30 {
+                try tx.insert(
+                    Todo(
+                        id: UUID(), title: "todo \(index) ✓", status: Status.allCases[index % 3],
+                        priority: index % 4 - 2,
+                        due: index % 2 == 0 ? nil : Date(timeIntervalSince1970: 1e9 + Double(index) * 0.1),
+                        tags: ["t\(index)"]))
+            }
+        }
+        store.close()
+        let healthy = try runDump(["check", path])
+        #expect(healthy.status == 0, "\(healthy.out)")
+        #expect(healthy.out == "ok: 3 types, 37 records, 168 index entries checked\n")
+
+        // Break it behind the library's back: an index entry removed, one pointing nowhere, a record
+        // that is not CBOR, and a database the catalog does not know.
+        let environment = try LMDB.Environment.open(at: path)
+        let rank = try environment.database(named: "Task.rank", kind: .duplicates, create: false)
+        let records = try environment.database(named: "Task", create: false)
+        let encoder = KeyEncoder()
+        try environment.write { txn in
+            try txn.delete(try encoder.encode(8), value: try encoder.encode(2), in: rank)
+            try txn.put(try encoder.encode(99), forKey: try encoder.encode(50), in: rank)
+            try txn.put([UInt8]([0xa1, 0x62]), forKey: try encoder.encode(4), in: records)
+            _ = try txn.database(named: "stray", create: true)
+        }
+        let broken = try runDump(["check", path])
+        #expect(broken.status == 1)
+        let lines = broken.out.split(separator: "\n").map(String.init)
+        #expect(lines.contains { $0.hasPrefix("Task 4: the record is not CBOR: ") }, "\(broken.out)")
+        #expect(
+            lines.contains("index Task.rank: entry 50 points at Task 99, which does not exist"),
+            "\(broken.out)")
+        #expect(lines.contains("index Task.rank: Task 2 is missing (value 8)"), "\(broken.out)")
+        #expect(
+            lines.contains("database \"stray\" is not part of the layout the catalog describes"),
+            "\(broken.out)")
+        #expect(lines.last?.hasPrefix("\(lines.count - 1) problems: 3 types, ") == true, "\(broken.out)")
+    }
 }

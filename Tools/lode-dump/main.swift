@@ -13,6 +13,7 @@ let usage = """
            lode-dump changes STORE [--since VERSION] the change log
            lode-dump watch STORE [TYPE] [--where EXPR] [--for SECONDS]
                                                      follow commits of any process (Ctrl-C stops)
+           lode-dump check STORE                     integrity of records, indexes and layout
            lode-dump raw STORE [--all | -s NAME]     mdb_dump text (byte values) for mdb_load
            lode-dump load DIR [--force] < DUMP       restore a raw dump into a new store, atomically
            lode-dump backup STORE DIR                a consistent copy (DIR new or empty)
@@ -21,7 +22,8 @@ let usage = """
     EXPR: comparisons (== != < <= > >=) of a field with a number, "text", true, false or null;
           FIELD in [v, …]; FIELD hasPrefix "t"; FIELD contains "t"; and, or, not, parentheses.
           Nested fields are written a.b.
-    Exit status: 0 done, 1 the store or a record could not be read, 2 a malformed command line.
+    Exit status: 0 done, 1 the store or a record could not be read (or check found problems),
+    2 a malformed command line.
     """
 
 /// A malformed command line (exit status 2).
@@ -271,6 +273,21 @@ func compare(_ lhs: CBORValue?, _ rhs: CBORValue?) -> Int {
     }
 }
 
+/// `check`: prints each problem; exit status 0 only when there are none.
+func check(_ path: String) throws -> Int32 {
+    let store = try openStore(path)
+    let report = try store.read { tx in try tx.checkIntegrity() }
+    for problem in report.problems { print(problem) }
+    let summary =
+        "\(report.types) types, \(report.records) records, \(report.indexEntries) index entries checked"
+    if report.problems.isEmpty {
+        print("ok: \(summary)")
+        return 0
+    }
+    print("\(report.problems.count) \(report.problems.count == 1 ? "problem" : "problems"): \(summary)")
+    return 1
+}
+
 func get(_ path: String, type: String, key: String) throws {
     let store = try openStore(path)
     // The key's Swift type is unknown: try it as each kind of key a store can have.
@@ -364,7 +381,7 @@ func main() -> Int32 {
         }
         guard let first = raw.first else { throw UsageError(description: "no store given") }
         let commands = [
-            "schema", "dump", "get", "stats", "changes", "raw", "load", "backup", "compact", "watch",
+            "schema", "dump", "get", "stats", "changes", "raw", "load", "backup", "compact", "watch", "check",
         ]
         guard commands.contains(first) else {
             guard raw.count == 1 else { throw UsageError(description: "unexpected arguments after \(first)") }
@@ -407,6 +424,9 @@ func main() -> Int32 {
             try watch(
                 positional[0], type: positional.count == 2 ? positional[1] : nil,
                 filter: try arguments.options["--where"].map { try Expression.parse($0) }, seconds: seconds)
+        case "check":
+            try expect(1, "STORE")
+            return try check(positional[0])
         case "raw":
             try expect(1, "STORE")
             guard !(arguments.flags.contains("--all") && arguments.options["-s"] != nil) else {
