@@ -294,4 +294,49 @@ func runDump(_ arguments: [String]) throws -> (status: Int32, out: String, err: 
             "\(broken.out)")
         #expect(lines.last?.hasPrefix("\(lines.count - 1) problems: 3 types, ") == true, "\(broken.out)")
     }
+
+    @Test func dumpUsesIndexesAndAgreesWithAFullScan() throws {
+        var rng = SeededGenerator(seed: 0xd0)
+        let store = try Store(
+            at: tmp.url, configuration: StoreConfiguration(durability: .noSync), types: [Task.self])
+        try store.write { tx in
+            for id in 0..<300 {
+                try tx.insert(
+                    Task(
+                        id: id, title: "t\(Int.random(in: 0..<40, using: &rng))",
+                        rank: Int.random(in: -5..<25, using: &rng),
+                        done: Bool.random(using: &rng),
+                        group: ["a", "b", "c", "d"].randomElement(using: &rng)!))
+            }
+        }
+        store.close()
+        func atom() -> String {
+            let op = ["==", "<", "<=", ">", ">=", "!="].randomElement(using: &rng)!
+            switch Int.random(in: 0..<5, using: &rng) {
+            case 0: return "rank \(op) \(Int.random(in: -7..<27, using: &rng))"
+            case 1: return "group \(op) \"\(["a", "b", "c", "d", "bb"].randomElement(using: &rng)!)\""
+            case 2: return "done == \(Bool.random(using: &rng))"
+            case 3:
+                return
+                    "rank in [\(Int.random(in: -5..<25, using: &rng)), \(Int.random(in: -5..<25, using: &rng))]"
+            default: return "title \(op) \"t\(Int.random(in: 0..<40, using: &rng))\""
+            }
+        }
+        var indexed = 0
+        for round in 0..<40 {
+            var expression = atom()
+            for _ in 0..<Int.random(in: 0..<3, using: &rng) {
+                expression += (Bool.random(using: &rng) ? " and " : " or ") + atom()
+            }
+            let planned = try runDump(["dump", tmp.path, "Task", "--where", expression, "--explain"])
+            let scanned = try runDump([
+                "dump", tmp.path, "Task", "--where", "not not (\(expression))", "--explain",
+            ])
+            #expect(planned.status == 0 && scanned.status == 0, "\(planned.err) \(scanned.err)")
+            #expect(scanned.err.hasPrefix("plan: scan"))
+            #expect(planned.out == scanned.out, "round \(round): \(expression) (\(planned.err))")
+            if planned.err.hasPrefix("plan: index") { indexed += 1 }
+        }
+        #expect(indexed >= 10, "most single comparisons and conjunctions use an index")
+    }
 }

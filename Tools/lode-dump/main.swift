@@ -7,7 +7,7 @@ let usage = """
     usage: lode-dump STORE                          summary: format, types, sizes, readers
            lode-dump schema STORE [--json]           the catalog in full
            lode-dump dump STORE TYPE [--format table|json|ndjson] [--where EXPR]
-                                     [--sort FIELD[,-FIELD]] [--limit N] [--fields a,b]
+                                     [--sort FIELD[,-FIELD]] [--limit N] [--fields a,b] [--explain]
            lode-dump get STORE TYPE KEY              one object by primary key
            lode-dump stats STORE                     per database: depth, pages, entries; readers
            lode-dump changes STORE [--since VERSION] the change log
@@ -200,7 +200,21 @@ func dump(_ path: String, type: String, arguments: Arguments) throws {
     ).map {
         $0.hasPrefix("-") ? (String($0.dropFirst()), false) : (String($0), true)
     }
-    let records = try store.read { tx in try tx.storedRecords(of: type) }
+    let records = try store.read { tx -> [StoredRecord] in
+        let storedType = try tx.storedType(named: type)
+        // The kind each field holds, from the first records that have it.
+        let sample = try tx.storedRecords(of: type, limit: 50).compactMap { try? $0.value(type: type) }
+        let (chosen, description) = try plan(filter, type: storedType) { field in
+            sample.lazy.compactMap { $0.value(atPath: field) }.first { $0 != .null }.flatMap(keyKind)
+        }
+        if arguments.flags.contains("--explain") {
+            FileHandle.standardError.write(Data("plan: \(description)\n".utf8))
+        }
+        guard let keys = try candidates(chosen, type: type, transaction: tx) else {
+            return try tx.storedRecords(of: type)
+        }
+        return try keys.compactMap { try tx.storedRecord(of: type, key: $0) }
+    }
     var objects: [CBORValue] = []
     for record in records {
         let value = try record.value(type: type)
@@ -391,7 +405,7 @@ func main() -> Int32 {
         let arguments = try Arguments(
             Array(raw.dropFirst()),
             valued: ["--format", "--where", "--sort", "--limit", "--fields", "--since", "-s", "--for"],
-            flags: ["--json", "--all", "--force"])
+            flags: ["--json", "--all", "--force", "--explain"])
         let positional = arguments.positional
         func expect(_ count: Int, _ names: String) throws {
             guard positional.count == count else {

@@ -117,3 +117,18 @@ extension Transaction {
         return try lmdb.get(key, in: records).map { StoredRecord(key: key, bytes: $0) }
     }
 }
+
+extension Transaction {
+    /// The entries of the index `index` of the type stored as `type`, in index order, starting at the
+    /// first index key `>= start`: each index key (as stored) with the primary key it points at.
+    /// - Throws: ``LodeError/typeNotFound(_:)`` or ``LodeError/indexNotFound(type:index:)``.
+    public func storedIndexEntries(of type: String, index: String, from start: [UInt8]? = nil) throws
+        -> some Sequence<(key: [UInt8], primaryKey: [UInt8])>
+    {
+        let found = try storedIndex(named: index, of: type)
+        let database = try database(
+            named: CatalogEntry.databaseName(type: type, index: index),
+            kind: found.isUnique ? .plain : .duplicates)
+        return try lmdb.entries(in: database, from: start).lazy.map { (key: $0.key, primaryKey: $0.value) }
+    }
+}
