@@ -45,7 +45,10 @@ let package = Package(
             name: "lode-test-helper", dependencies: ["Lode"], path: "Tests/Helpers/lode-test-helper"),
         .testTarget(
             name: "LodeTests",
-            dependencies: ["Lode", "LMDB", "ModelStorage", "lode-test-helper", "lode-demo", "lode-dump"],
+            dependencies: [
+                "Lode", "LMDB", "ModelStorage", "lode-test-helper", "lode-demo", "lode-dump",
+                "lmdb-test-helper",
+            ],
             path: "Tests/LodeTests"),
         .testTarget(
             name: "ModelStorageTests", dependencies: ["ModelStorage"], path: "Tests/ModelStorageTests"),

@@ -339,4 +339,42 @@ func runDump(_ arguments: [String]) throws -> (status: Int32, out: String, err: 
         }
         #expect(indexed >= 10, "most single comparisons and conjunctions use an index")
     }
+
+    @Test func aStoreLeftByCrashedProcessesIsStillInspected() throws {
+        let path = try makeStore()
+        let helper = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+            .deletingLastPathComponent()
+            .appendingPathComponent("lmdb-test-helper")
+        // One process killed inside a write transaction, one killed holding a read.
+        for mode in ["hold-write", "hold-read"] {
+            let process = Process()
+            process.executableURL = helper
+            process.arguments = [mode, path]
+            let out = Pipe()
+            process.standardOutput = out
+            try process.run()
+            var said = Data()
+            while !String(decoding: said, as: UTF8.self).contains("ready") {
+                let chunk = out.fileHandleForReading.availableData
+                if chunk.isEmpty { break }
+                said.append(chunk)
+            }
+            #expect(String(decoding: said, as: UTF8.self).contains("ready"), "\(mode)")
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+        let summary = try runDump([path])
+        #expect(summary.status == 0, "\(summary.err)")
+        #expect(summary.out.contains("  Task: 6 objects"))
+        let check = try runDump(["check", path])
+        // The helper's committed `data` database is foreign to the layout; its killed write left nothing.
+        #expect(
+            check.out == "database \"data\" is not part of the layout the catalog describes\n"
+                + "1 problem: 2 types, 7 records, 18 index entries checked\n")
+        #expect(try runDump(["raw", path, "-s", "data"]).out.hasSuffix("HEADER=END\nDATA=END\n"))
+        // The writer lock of the killed process is released: the library writes again.
+        let store = try Store(at: tmp.url, types: [Task.self, Counter.self])
+        try store.write { tx in try tx.insert(Counter(name: "after", value: 1)) }
+        #expect(try runDump(["get", path, "Counter", "after"]).out == #"{"name":"after","value":1}"# + "\n")
+    }
 }
