@@ -1,8 +1,8 @@
 import Foundation
 import Testing
 
-/// A running `lode-demo`.
-final class DemoProcess {
+/// A running tool built with the package (`lode-demo`, `lode-dump`, a test helper).
+final class ToolProcess {
     private var received = Data()
     let process = Process()
     let out = Pipe()
@@ -41,7 +41,7 @@ final class DemoProcess {
 
 /// Runs the built `lode-demo` to its end.
 func runDemo(_ arguments: [String]) throws -> (status: Int32, out: String, err: String) {
-    try DemoProcess(arguments).finish()
+    try ToolProcess(arguments).finish()
 }
 
 @Suite struct DemoTests {
@@ -68,7 +68,7 @@ func runDemo(_ arguments: [String]) throws -> (status: Int32, out: String, err: 
     @Test func watchFollowsAnotherProcessWriting() throws {
         let path = tmp.url.appendingPathComponent("store").path
         #expect(try runDemo(["write", "--path", path, "add", "first"]).status == 0)
-        let watcher = try DemoProcess(["watch", "--path", path, "--for", "5"])
+        let watcher = try ToolProcess(["watch", "--path", path, "--for", "5"])
         watcher.read(until: "#1 first\n")
         let added = try runDemo(["write", "--path", path, "add", "second", "--status", "doing"])
         #expect(added.out == "added #2 second (Doing)\n", "\(added.err)")

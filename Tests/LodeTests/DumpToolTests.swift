@@ -6,22 +6,7 @@ import Testing
 
 /// Runs the built `lode-dump` to its end; returns its exit status, standard output and error.
 func runDump(_ arguments: [String]) throws -> (status: Int32, out: String, err: String) {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-        .deletingLastPathComponent().appendingPathComponent("lode-dump")
-    process.arguments = arguments
-    let out = Pipe()
-    let err = Pipe()
-    process.standardOutput = out
-    process.standardError = err
-    try process.run()
-    let output = out.fileHandleForReading.readDataToEndOfFile()
-    let error = err.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return (
-        process.terminationStatus, String(decoding: output, as: UTF8.self),
-        String(decoding: error, as: UTF8.self)
-    )
+    try ToolProcess(arguments, tool: "lode-dump").finish()
 }
 
 @Suite struct DumpToolTests {
@@ -226,7 +211,7 @@ func runDump(_ arguments: [String]) throws -> (status: Int32, out: String, err: 
 
     @Test func watchFollowsCommitsOfAnotherProcessAndStopsOnInterrupt() throws {
         let path = try makeStore()
-        let watcher = try DemoProcess(
+        let watcher = try ToolProcess(
             ["watch", path, "Task", "--where", "done == false", "--for", "60"], tool: "lode-dump")
         watcher.read(until: "(Ctrl-C stops)\n")
         let store = try Store(at: tmp.url, types: [Task.self, Counter.self])
@@ -342,26 +327,12 @@ func runDump(_ arguments: [String]) throws -> (status: Int32, out: String, err: 
 
     @Test func aStoreLeftByCrashedProcessesIsStillInspected() throws {
         let path = try makeStore()
-        let helper = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-            .deletingLastPathComponent()
-            .appendingPathComponent("lmdb-test-helper")
         // One process killed inside a write transaction, one killed holding a read.
         for mode in ["hold-write", "hold-read"] {
-            let process = Process()
-            process.executableURL = helper
-            process.arguments = [mode, path]
-            let out = Pipe()
-            process.standardOutput = out
-            try process.run()
-            var said = Data()
-            while !String(decoding: said, as: UTF8.self).contains("ready") {
-                let chunk = out.fileHandleForReading.availableData
-                if chunk.isEmpty { break }
-                said.append(chunk)
-            }
-            #expect(String(decoding: said, as: UTF8.self).contains("ready"), "\(mode)")
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
+            let helper = try ToolProcess([mode, path], tool: "lmdb-test-helper")
+            helper.read(until: "ready")
+            kill(helper.process.processIdentifier, SIGKILL)
+            #expect(helper.finish().out.contains("ready"), "\(mode)")
         }
         let summary = try runDump([path])
         #expect(summary.status == 0, "\(summary.err)")

@@ -15,7 +15,7 @@ indirect enum Expression {
     func matches(_ record: CBORValue) -> Bool {
         switch self {
         case .comparison(let name, let op, let value):
-            let actual = field(record, name) ?? .null
+            let actual = record.value(atPath: name) ?? .null
             if case .null = value {
                 let isNull = actual == .null
                 return op == "==" ? isNull : op == "!=" ? !isNull : false
@@ -31,13 +31,13 @@ indirect enum Expression {
             default: return order >= 0
             }
         case .membership(let name, let values):
-            let actual = field(record, name) ?? .null
+            let actual = record.value(atPath: name) ?? .null
             return values.contains { Self.comparable(actual, $0) && compare(actual, $0) == 0 }
         case .prefixed(let name, let text):
-            guard case .text(let actual)? = field(record, name) else { return false }
+            guard case .text(let actual)? = record.value(atPath: name) else { return false }
             return actual.hasPrefix(text)
         case .containing(let name, let text):
-            guard case .text(let actual)? = field(record, name) else { return false }
+            guard case .text(let actual)? = record.value(atPath: name) else { return false }
             return actual.contains(text)
         case .and(let lhs, let rhs): return lhs.matches(record) && rhs.matches(record)
         case .or(let lhs, let rhs): return lhs.matches(record) || rhs.matches(record)
@@ -49,17 +49,7 @@ indirect enum Expression {
     static func comparable(_ lhs: CBORValue, _ rhs: CBORValue) -> Bool {
         switch (lhs, rhs) {
         case (.text, .text), (.bool, .bool), (.null, .null): return true
-        default: return number(lhs) != nil && number(rhs) != nil
-        }
-    }
-
-    /// The number an integer or float value holds.
-    static func number(_ value: CBORValue) -> Double? {
-        switch value {
-        case .unsigned(let value): Double(value)
-        case .negative(let value): -1 - Double(value)
-        case .float(let value): value
-        default: nil
+        default: return lhs.number != nil && rhs.number != nil
         }
     }
 

@@ -35,44 +35,31 @@ func watch(_ path: String, type: String?, filter: Expression?, seconds: Double?)
         if let deadline, Date() >= deadline { break }
         let last = environment.info.lastTransactionID
         if last > seen {
-            var start = [UInt8](repeating: 0, count: 8)
-            for index in 0..<8 {
-                start[index] = UInt8(truncatingIfNeeded: UInt64(seen + 1) >> (56 - 8 * UInt64(index)))
-            }
+            let entries = try environment.read { txn in try changeEntries(txn, changes, from: seen + 1) }
             try store.read { tx in
-                for entry in try environment.read({ txn in Array(try txn.entries(in: changes, from: start)) })
-                {
-                    let version = entry.key.reduce(0) { $0 << 8 | Int($1) }
-                    let value = try CBORValue(decoding: entry.value)
-                    guard case .array(let items)? = value["changes"] else { continue }
-                    for item in items {
-                        let itemType = cell(item["type"])
-                        if let type, itemType != type { continue }
-                        let op = cell(item["op"])
-                        var keyBytes: [UInt8] = []
-                        if case .bytes(let bytes)? = item["key"] { keyBytes = bytes }
-                        var line = "\(version)  \(op) \(itemType) \(KeyDescription.describe(keyBytes))"
-                        if op == "insert" || op == "update" {
-                            guard let record = try tx.storedRecord(of: itemType, key: keyBytes) else {
-                                line += "  (gone since)"
-                                print(line)
+                for entry in entries {
+                    for change in entry.changes {
+                        if let type, change.type != type { continue }
+                        var line =
+                            "\(entry.version)  \(change.op) \(change.type) \(KeyDescription.describe(change.key))"
+                        if change.op == "insert" || change.op == "update" {
+                            guard let record = try tx.storedRecord(of: change.type, key: change.key) else {
+                                print(line + "  (gone since)")
                                 continue
                             }
-                            let object = try record.value(type: itemType)
+                            let object = try record.value(type: change.type)
                             if let filter, !filter.matches(object) { continue }
-                            if case .array(let fields)? = item["fields"] {
-                                line += " (" + fields.map(cell).joined(separator: ", ") + ")"
+                            if let fields = change.fields {
+                                line += " (" + fields.joined(separator: ", ") + ")"
                             }
                             line += "  " + object.json
-                        } else if filter != nil, op != "delete", op != "clear" {
-                            continue
                         }
                         print(line)
                     }
-                    seen = max(seen, version)
                 }
             }
-            seen = max(seen, last)
+            // Entries may run past `last` (commits made meanwhile): never print one twice.
+            seen = max(seen, last, entries.last?.version ?? seen)
             fflush(nil)
         }
         Thread.sleep(forTimeInterval: 0.05)

@@ -163,13 +163,6 @@ func quoted(_ text: String) -> String {
     CBORValue.text(text).json
 }
 
-/// The value at a dotted field path.
-func field(_ value: CBORValue, _ path: String) -> CBORValue? {
-    var current: CBORValue? = value
-    for part in path.split(separator: ".") { current = current?[String(part)] }
-    return current
-}
-
 /// Text for a table cell: text, dates, UUIDs and URLs without JSON quotes.
 func cell(_ value: CBORValue?) -> String {
     guard let value else { return "" }
@@ -225,7 +218,8 @@ func dump(_ path: String, type: String, arguments: Arguments) throws {
     if !sortKeys.isEmpty {
         objects = objects.enumerated().sorted { lhs, rhs in
             for key in sortKeys {
-                let order = compare(field(lhs.element, key.field), field(rhs.element, key.field))
+                let order = compare(
+                    lhs.element.value(atPath: key.field), rhs.element.value(atPath: key.field))
                 if order != 0 { return key.ascending ? order < 0 : order > 0 }
             }
             return lhs.offset < rhs.offset
@@ -236,7 +230,8 @@ func dump(_ path: String, type: String, arguments: Arguments) throws {
     func projected(_ value: CBORValue) -> CBORValue {
         guard let fields else { return value }
         return .map(
-            fields.compactMap { name in field(value, name).map { .init(key: .text(name), value: $0) } })
+            fields.compactMap { name in value.value(atPath: name).map { .init(key: .text(name), value: $0) } }
+        )
     }
     switch format {
     case "json":
@@ -245,7 +240,7 @@ func dump(_ path: String, type: String, arguments: Arguments) throws {
         for object in objects { print(projected(object).json) }
     default:
         let columns = try fields ?? store.read { tx in try tx.storedType(named: type).fields }
-        let rows = objects.map { object in columns.map { cell(field(object, $0)) } }
+        let rows = objects.map { object in columns.map { cell(object.value(atPath: $0)) } }
         let widths = columns.indices.map { column in
             min(40, ([columns[column]] + rows.map { $0[column] }).map(\.count).max() ?? 0)
         }
@@ -279,7 +274,7 @@ func compare(_ lhs: CBORValue?, _ rhs: CBORValue?) -> Int {
     case (.text(let a)?, .text(let b)?): return a == b ? 0 : (a < b ? -1 : 1)
     case (.bool(let a)?, .bool(let b)?): return a == b ? 0 : (!a ? -1 : 1)
     default:
-        if let a = lhs.flatMap(Expression.number), let b = rhs.flatMap(Expression.number) {
+        if let a = lhs?.number, let b = rhs?.number {
             return a == b ? 0 : (a < b ? -1 : 1)
         }
         let (a, b) = (lhs?.json ?? "", rhs?.json ?? "")
@@ -361,28 +356,50 @@ func changes(_ path: String, since: Int) throws {
         print("(no change log)")
         return
     }
-    var start = [UInt8](repeating: 0, count: 8)
-    for index in 0..<8 { start[index] = UInt8(truncatingIfNeeded: UInt64(since) >> (56 - 8 * UInt64(index))) }
     try environment.read { txn in
-        for entry in try txn.entries(in: database, from: start) {
-            let version = entry.key.reduce(0) { $0 << 8 | Int($1) }
-            let value = try CBORValue(decoding: entry.value)
-            var parts: [String] = []
-            if case .array(let items)? = value["changes"] {
-                for item in items {
-                    let type = cell(item["type"])
-                    let op = cell(item["op"])
-                    var key = ""
-                    if case .bytes(let bytes)? = item["key"] { key = KeyDescription.describe(bytes) }
-                    var fields = ""
-                    if case .array(let names)? = item["fields"] {
-                        fields = " (" + names.map(cell).joined(separator: ", ") + ")"
-                    }
-                    parts.append("\(op) \(type) \(key)\(fields)")
-                }
+        for entry in try changeEntries(txn, database, from: since) {
+            let parts = entry.changes.map { change in
+                "\(change.op) \(change.type) \(KeyDescription.describe(change.key))"
+                    + (change.fields.map { " (" + $0.joined(separator: ", ") + ")" } ?? "")
             }
-            print("\(version)  \(value["time"].map(cell) ?? "")  " + parts.joined(separator: "; "))
+            print("\(entry.version)  \(entry.time)  " + parts.joined(separator: "; "))
         }
+    }
+}
+
+/// One commit of the change log, decoded.
+struct ChangeEntry {
+    /// One object's net change in the commit.
+    struct Change {
+        var type: String
+        var op: String
+        var key: [UInt8]
+        var fields: [String]?
+    }
+    var version: Int
+    var time: String
+    var changes: [Change]
+}
+
+/// The change-log entries from `version` on (keys are versions, 8 bytes big-endian).
+func changeEntries(_ txn: LMDB.Transaction, _ database: Database, from version: Int) throws -> [ChangeEntry] {
+    let start = withUnsafeBytes(of: UInt64(max(version, 0)).bigEndian) { Array($0) }
+    return try txn.entries(in: database, from: start).map { entry in
+        let value = try CBORValue(decoding: entry.value)
+        var changes: [ChangeEntry.Change] = []
+        if case .array(let items)? = value["changes"] {
+            for item in items {
+                var key: [UInt8] = []
+                if case .bytes(let bytes)? = item["key"] { key = bytes }
+                var fields: [String]?
+                if case .array(let names)? = item["fields"] { fields = names.map(cell) }
+                changes.append(
+                    .init(type: cell(item["type"]), op: cell(item["op"]), key: key, fields: fields))
+            }
+        }
+        return ChangeEntry(
+            version: entry.key.reduce(0) { $0 << 8 | Int($1) }, time: value["time"].map(cell) ?? "",
+            changes: changes)
     }
 }
 

@@ -201,8 +201,8 @@ public indirect enum CBORValue: Sendable, Equatable {
         }
     }
 
-    /// The plain number of an integer or float value.
-    var number: Double? {
+    /// The number an integer or float value holds, or nil for other values.
+    public var number: Double? {
         switch self {
         case .unsigned(let value): Double(value)
         case .negative(let value): -1 - Double(value)

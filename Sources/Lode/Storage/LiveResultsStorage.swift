@@ -254,7 +254,8 @@ public final class LiveResultsStorage: BaseStorage, Storage, @unchecked Sendable
 
     /// Changes the members, advances every one to one version, and delivers one update: section
     /// inserts and deletes for members that came and went, the members' own changes for the rest.
-    private func change(_ edit: (inout [Member]) throws -> Void) throws {
+    @discardableResult
+    private func change(_ edit: (inout [Member]) throws -> Void) throws -> StorageUpdate? {
         try store.checkNotInsideTransaction("LiveResultsStorage")
         var delivered: StorageUpdate?
         try lock.withLock {
@@ -301,38 +302,14 @@ public final class LiveResultsStorage: BaseStorage, Storage, @unchecked Sendable
             delivered = update
         }
         if let delivered { deliver(delivered) }
+        return delivered
     }
 
     /// Advances every member to the last committed version and delivers the combined update (nil when
     /// nothing changed). Called by the observation after commits; callable directly (tests, tools).
     @discardableResult
     public func refresh() throws -> StorageUpdate? {
-        var delivered: StorageUpdate?
-        try store.checkNotInsideTransaction("LiveResultsStorage")
-        try lock.withLock {
-            let snapshot = try store.currentSnapshot()
-            let update = StorageUpdate()
-            var oldStart = 0
-            var newStart = 0
-            var views: [View] = []
-            for member in members {
-                let oldCount = member.view.sectionCount
-                let (local, view) = try member.advance(snapshot)
-                if let local { Self.merge(local, into: update, oldStart: oldStart, newStart: newStart) }
-                member.view = view
-                views.append(view)
-                oldStart += oldCount
-                newStart += view.sectionCount
-            }
-            guard !update.objectChanges.isEmpty || !update.sectionChanges.isEmpty else {
-                visible = views
-                return
-            }
-            update.enqueueDatasourceUpdate { [weak self] _ in self?.lock.withLock { self?.visible = views } }
-            delivered = update
-        }
-        if let delivered { deliver(delivered) }
-        return delivered
+        try change { _ in }
     }
 
     /// Shifts a member's update by its first section, old side and new side.

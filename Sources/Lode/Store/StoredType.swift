@@ -100,8 +100,7 @@ extension Transaction {
     public func storedRecords(of type: String, from start: [UInt8]? = nil, limit: Int = .max) throws
         -> [StoredRecord]
     {
-        let entry = try storedType(named: type)
-        let records = try database(named: entry.name, kind: .plain)
+        let records = try recordsDatabase(of: type)
         var result: [StoredRecord] = []
         for item in try lmdb.entries(in: records, from: start) {
             guard result.count < limit else { break }
@@ -112,9 +111,14 @@ extension Transaction {
 
     /// The record of the type stored as `type` whose key-encoded primary key is `key`, or nil.
     public func storedRecord(of type: String, key: [UInt8]) throws -> StoredRecord? {
-        let entry = try storedType(named: type)
-        let records = try database(named: entry.name, kind: .plain)
-        return try lmdb.get(key, in: records).map { StoredRecord(key: key, bytes: $0) }
+        try lmdb.get(key, in: try recordsDatabase(of: type)).map { StoredRecord(key: key, bytes: $0) }
+    }
+
+    /// The records database of a cataloged type: looked up without counting anything, as these
+    /// accessors run once per record a tool reads.
+    private func recordsDatabase(of type: String) throws -> Database {
+        guard let entry = try catalogEntry(named: type) else { throw LodeError.typeNotFound(type) }
+        return try database(named: entry.name, kind: .plain)
     }
 }
 
@@ -125,10 +129,13 @@ extension Transaction {
     public func storedIndexEntries(of type: String, index: String, from start: [UInt8]? = nil) throws
         -> some Sequence<(key: [UInt8], primaryKey: [UInt8])>
     {
-        let found = try storedIndex(named: index, of: type)
+        guard let entry = try catalogEntry(named: type) else { throw LodeError.typeNotFound(type) }
+        guard let found = entry.indexes.first(where: { $0.name == index }) else {
+            throw LodeError.indexNotFound(type: type, index: index)
+        }
         let database = try database(
             named: CatalogEntry.databaseName(type: type, index: index),
-            kind: found.isUnique ? .plain : .duplicates)
+            kind: found.unique ? .plain : .duplicates)
         return try lmdb.entries(in: database, from: start).lazy.map { (key: $0.key, primaryKey: $0.value) }
     }
 }
