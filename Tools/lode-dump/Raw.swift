@@ -148,18 +148,28 @@ func unhex(_ text: Substring) -> [UInt8]? {
     return bytes
 }
 
-/// `load`: restores a raw dump read from standard input into a new store at `path`, in one
-/// transaction: the store is complete or not there at all.
+/// `load`: restores a raw dump or a Lode ndjson export read from standard input into a new store at
+/// `path`, in one transaction: the store is complete or not there at all (a directory this command
+/// created is removed again when the load fails).
 func load(_ path: String, force: Bool) throws {
     let input = FileHandle.standardInput.readDataToEndOfFile()
-    let blocks = try parseRawDump(String(decoding: input, as: UTF8.self))
-    guard !blocks.isEmpty else { throw DumpError(description: "the dump on standard input is empty") }
+    let text = String(decoding: input, as: UTF8.self)
+    let body = text.drop(while: \.isWhitespace)
+    guard !body.isEmpty else { throw DumpError(description: "the dump on standard input is empty") }
     let manager = FileManager.default
-    if let contents = try? manager.contentsOfDirectory(atPath: path), !contents.isEmpty {
+    var isDirectory: ObjCBool = false
+    let existed = manager.fileExists(atPath: path, isDirectory: &isDirectory)
+    if existed && !isDirectory.boolValue {
+        throw DumpError(description: "\(path): not a directory (a store is a directory)")
+    }
+    let before = Set((try? manager.contentsOfDirectory(atPath: path)) ?? [])
+    if !before.isEmpty {
         let isEmptyStore =
             (try? Store(atPath: path, configuration: StoreConfiguration(readOnly: true)))
             .map { store in
-                (try? store.read { tx in try tx.storedTypes() })?.allSatisfy { $0.objectCount == 0 } ?? false
+                defer { store.close() }
+                return (try? store.read { tx in try tx.storedTypes() })?.allSatisfy { $0.objectCount == 0 }
+                    ?? false
             }
             ?? false
         guard force || isEmptyStore else {
@@ -167,7 +177,34 @@ func load(_ path: String, force: Bool) throws {
                 description: "\(path) already holds data; load into a new directory or pass --force")
         }
     }
-    let mapSize = max(blocks.map(\.mapSize).max() ?? 0, input.count * 4 + (64 << 20))
+    do {
+        if body.hasPrefix("{") {
+            let types = try parseExport(body)
+            let count = try loadExport(types, into: path)
+            print(
+                "loaded \(types.count) \(types.count == 1 ? "type" : "types"), \(count) objects into \(path)")
+        } else {
+            let blocks = try parseRawDump(text)
+            try loadRaw(blocks, into: path, inputSize: input.count)
+            let count = blocks.reduce(0) { $0 + $1.entries.count }
+            print("loaded \(blocks.count) databases, \(count) entries into \(path)")
+        }
+    } catch {
+        // Leave the target as it was: remove what this load created.
+        if !existed {
+            try? manager.removeItem(atPath: path)
+        } else {
+            let created = Set((try? manager.contentsOfDirectory(atPath: path)) ?? []).subtracting(before)
+            for name in created { try? manager.removeItem(atPath: path + "/" + name) }
+        }
+        throw error
+    }
+}
+
+/// Writes every block of a raw dump into the environment at `path`, in one write transaction.
+private func loadRaw(_ blocks: [RawBlock], into path: String, inputSize: Int) throws {
+    guard !blocks.isEmpty else { throw DumpError(description: "the dump on standard input is empty") }
+    let mapSize = max(blocks.map(\.mapSize).max() ?? 0, inputSize * 4 + (64 << 20))
     let environment = try Environment.open(
         at: path, options: EnvironmentOptions(mapSize: mapSize, createDirectory: true))
     try environment.write { txn in
@@ -185,9 +222,6 @@ func load(_ path: String, force: Bool) throws {
             for entry in block.entries { try txn.put(entry.value, forKey: entry.key, in: database) }
         }
     }
-    var count = 0
-    for block in blocks { count += block.entries.count }
-    print("loaded \(blocks.count) databases, \(count) entries into \(path)")
 }
 
 /// `backup` and `compact`: a consistent copy of the store while it stays in use.

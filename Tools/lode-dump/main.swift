@@ -15,7 +15,9 @@ let usage = """
                                                      follow commits of any process (Ctrl-C stops)
            lode-dump check STORE                     integrity of records, indexes and layout
            lode-dump raw STORE [--all | -s NAME]     mdb_dump text (byte values) for mdb_load
-           lode-dump load DIR [--force] < DUMP       restore a raw dump into a new store, atomically
+           lode-dump export STORE [TYPE ...]         a lossless ndjson export (exact records + readable JSON)
+           lode-dump load DIR [--force] < DUMP       restore a raw dump or an export into a new store,
+                                                     atomically (--force: into a non-empty one)
            lode-dump backup STORE DIR                a consistent copy (DIR new or empty)
            lode-dump compact STORE DIR               a compacting copy
 
@@ -134,17 +136,7 @@ func schema(_ path: String, json: Bool) throws {
     let store = try openStore(path)
     let types = try store.read { tx in try tx.storedTypes() }
     if json {
-        let items = types.map { type in
-            let indexes = type.indexes.map { index in
-                "{\"name\":\(quoted(index.name)),\"fields\":[\(index.fields.map(quoted).joined(separator: ","))],"
-                    + "\"unique\":\(index.isUnique),\"entries\":\(index.entryCount)}"
-            }
-            return
-                "{\"name\":\(quoted(type.name)),\"primaryKey\":\(quoted(type.primaryKey)),\"version\":\(type.version),"
-                + "\"objects\":\(type.objectCount),\"fields\":[\(type.fields.map(quoted).joined(separator: ","))],"
-                + "\"indexes\":[\(indexes.joined(separator: ","))]}"
-        }
-        print("{\"types\":[\(items.joined(separator: ","))]}")
+        print("{\"types\":[\(types.map(typeJSON).joined(separator: ","))]}")
         return
     }
     for type in types {
@@ -157,6 +149,18 @@ func schema(_ path: String, json: Bool) throws {
             )
         }
     }
+}
+
+/// One catalog entry as a JSON object (`schema --json` and the type lines of an export).
+func typeJSON(_ type: StoredType) -> String {
+    let indexes = type.indexes.map { index in
+        "{\"name\":\(quoted(index.name)),\"fields\":[\(index.fields.map(quoted).joined(separator: ","))],"
+            + "\"unique\":\(index.isUnique),\"entries\":\(index.entryCount)}"
+    }
+    return
+        "{\"name\":\(quoted(type.name)),\"primaryKey\":\(quoted(type.primaryKey)),\"version\":\(type.version),"
+        + "\"objects\":\(type.objectCount),\"fields\":[\(type.fields.map(quoted).joined(separator: ","))],"
+        + "\"indexes\":[\(indexes.joined(separator: ","))]}"
 }
 
 func quoted(_ text: String) -> String {
@@ -412,7 +416,8 @@ func main() -> Int32 {
         }
         guard let first = raw.first else { throw UsageError(description: "no store given") }
         let commands = [
-            "schema", "dump", "get", "stats", "changes", "raw", "load", "backup", "compact", "watch", "check",
+            "schema", "dump", "get", "stats", "changes", "raw", "export", "load", "backup", "compact",
+            "watch", "check",
         ]
         guard commands.contains(first) else {
             guard raw.count == 1 else { throw UsageError(description: "unexpected arguments after \(first)") }
@@ -464,6 +469,9 @@ func main() -> Int32 {
                 throw UsageError(description: "raw takes --all or -s NAME, not both")
             }
             try rawDump(positional[0], all: arguments.flags.contains("--all"), only: arguments.options["-s"])
+        case "export":
+            guard !positional.isEmpty else { throw UsageError(description: "export takes STORE [TYPE ...]") }
+            try export(positional[0], types: Array(positional.dropFirst()))
         case "load":
             try expect(1, "DIR")
             try load(positional[0], force: arguments.flags.contains("--force"))

@@ -28,6 +28,14 @@ struct CatalogEntry: Codable, Equatable {
         version = schema.version
     }
 
+    init(name: String, primaryKey: String, indexes: [IndexEntry], fields: [String], version: Int) {
+        self.name = name
+        self.primaryKey = primaryKey
+        self.indexes = indexes
+        self.fields = fields
+        self.version = version
+    }
+
     static func databaseName(type: String, index: String) -> String { type + "." + index }
 }
 

@@ -405,6 +405,9 @@ public final class Store: @unchecked Sendable {
         }
     }
 
+    /// True when this process has registered the type stored as `name`.
+    func hasRegisteredType(named name: String) -> Bool { withState { $0.types[name] != nil } }
+
     func publishedState<T: Persistable>(_ type: T.Type) -> TypeState<T>? {
         withState { state in
             let name = T.schema.typeName

@@ -15,6 +15,19 @@ public struct StoredType: Sendable, Equatable {
     public var version: Int
     /// How many objects are stored.
     public var objectCount: Int
+
+    /// Describes a stored type (for tools that restore one; see ``WriteTransaction/restore(_:records:)``).
+    public init(
+        name: String, primaryKey: String, indexes: [StoredIndex], fields: [String], version: Int,
+        objectCount: Int = 0
+    ) {
+        self.name = name
+        self.primaryKey = primaryKey
+        self.indexes = indexes
+        self.fields = fields
+        self.version = version
+        self.objectCount = objectCount
+    }
 }
 
 /// One index of a ``StoredType``.
@@ -27,6 +40,14 @@ public struct StoredIndex: Sendable, Equatable {
     public var isUnique: Bool
     /// How many entries the index holds (one per object).
     public var entryCount: Int
+
+    /// Describes an index (for tools that restore one).
+    public init(name: String, fields: [String], isUnique: Bool, entryCount: Int = 0) {
+        self.name = name
+        self.fields = fields
+        self.isUnique = isUnique
+        self.entryCount = entryCount
+    }
 }
 
 extension Transaction {

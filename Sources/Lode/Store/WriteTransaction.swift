@@ -13,7 +13,7 @@ public final class WriteTransaction: Transaction {
     var registeredTypes: [String: AnyObject] = [:]
     /// The net object changes, written to `@changes` just before the commit.
     var pendingChanges = PendingChanges()
-    private var lmdbWrite: LMDB.WriteTransaction { lmdb as! LMDB.WriteTransaction }
+    var lmdbWrite: LMDB.WriteTransaction { lmdb as! LMDB.WriteTransaction }
 
     /// Type states this transaction already looked up, by Swift type.
     private var stateCache: [ObjectIdentifier: AnyObject] = [:]

@@ -1,0 +1,128 @@
+import LMDB
+
+extension WriteTransaction {
+    /// Restores one type from an export, without its Swift type (this is how `lode-dump load` works):
+    /// writes the catalog entry `type` describes, stores each record under the key its primary-key
+    /// field encodes to, and builds every index from the records exactly as the library would have.
+    ///
+    /// A type already in the catalog is replaced: its records and index databases are emptied first
+    /// (watchers see the type cleared, then the restored objects inserted). The object and entry
+    /// counts of `type` are ignored. Returns the number of records stored.
+    /// - Throws: ``LodeError/recordDoesNotDecode(type:key:field:reason:)`` for a record that is not a
+    ///   CBOR map holding the primary-key field; ``LodeError/duplicateKey(type:key:)``,
+    ///   ``LodeError/uniqueViolation(type:index:value:)`` and ``LodeError/keyTooLong(type:bytes:)`` as
+    ///   an insert would; ``LodeError/schemaMismatch(type:reason:)`` when this process has the type
+    ///   registered (its cached schema would go stale) or the description is not a valid schema. Like
+    ///   every error that leaves the write, each rolls the whole transaction back.
+    @discardableResult
+    public func restore(_ type: StoredType, records: some Sequence<[UInt8]>) throws -> Int {
+        let name = type.name
+        try validate(type)
+        if registeredTypes[name] != nil || store.hasRegisteredType(named: name) {
+            throw LodeError.schemaMismatch(
+                type: name, reason: "this process has the type open; restore it from a process that does not")
+        }
+        if let existing = try catalogEntry(named: name) {
+            let old = try lmdbWrite.database(named: name, kind: .plain, create: false)
+            try lmdbWrite.empty(old)
+            for index in existing.indexes {
+                let databaseName = CatalogEntry.databaseName(type: name, index: index.name)
+                try lmdbWrite.drop(try lmdbWrite.database(named: databaseName, create: false))
+            }
+            pendingChanges.recordClear(type: name)
+        }
+        let recordsDatabase = try lmdbWrite.database(named: name, kind: .plain)
+        let indexDatabases = try type.indexes.map { index in
+            try lmdbWrite.database(
+                named: CatalogEntry.databaseName(type: name, index: index.name),
+                kind: index.isUnique ? .plain : .duplicates)
+        }
+        var fields = Set(type.fields)
+        var count = 0
+        for record in records {
+            count += 1
+            let label = "record \(count)"
+            let value: CBORValue
+            do {
+                value = try CBORValue(decoding: record)
+            } catch LodeError.recordDoesNotDecode(_, _, _, let reason) {
+                throw LodeError.recordDoesNotDecode(type: name, key: label, field: "", reason: reason)
+            }
+            guard case .map(let entries) = value else {
+                throw LodeError.recordDoesNotDecode(
+                    type: name, key: label, field: "", reason: "the record is not a CBOR map")
+            }
+            for entry in entries { if case .text(let field) = entry.key { fields.insert(field) } }
+            guard let primaryKey = value.value(atPath: type.primaryKey) else {
+                throw LodeError.recordDoesNotDecode(
+                    type: name, key: label, field: type.primaryKey, reason: "the primary-key field is missing"
+                )
+            }
+            let key = try restoredKey(of: primaryKey, type: name, label: label, field: type.primaryKey)
+            guard key.count <= IndexKeyLimit.maximum else {
+                throw LodeError.keyTooLong(type: name, bytes: key.count)
+            }
+            do {
+                try lmdbWrite.put(record, forKey: key, in: recordsDatabase, flags: .noOverwrite)
+            } catch let error as LMDBError where error.code == .keyExists {
+                throw LodeError.duplicateKey(type: name, key: primaryKey.json)
+            }
+            for (index, database) in zip(type.indexes, indexDatabases) {
+                var bytes: [UInt8] = []
+                for field in index.fields {
+                    do {
+                        try KeyEncoder().append(value.value(atPath: field) ?? .null, to: &bytes)
+                    } catch {
+                        throw LodeError.recordDoesNotDecode(
+                            type: name, key: primaryKey.json, field: field,
+                            reason: "the value cannot be an index key: \(error)")
+                    }
+                }
+                let indexKey = IndexKeyLimit.stored(bytes)
+                do {
+                    try lmdbWrite.put(
+                        key, forKey: indexKey, in: database, flags: index.isUnique ? .noOverwrite : [])
+                } catch let error as LMDBError where error.code == .keyExists {
+                    let values = index.fields.map { value.value(atPath: $0)?.json ?? "null" }
+                    throw LodeError.uniqueViolation(
+                        type: name, index: index.name, value: values.joined(separator: ", "))
+                }
+            }
+            pendingChanges.record(type: name, key: key, existedBefore: false, existsAfter: true)
+        }
+        let entry = CatalogEntry(
+            name: name, primaryKey: type.primaryKey,
+            indexes: type.indexes.map { .init(name: $0.name, fields: $0.fields, unique: $0.isUnique) },
+            fields: fields.sorted(), version: type.version)
+        try writeCatalog(entry)
+        return count
+    }
+
+    /// Refuses a description the library could not have written.
+    private func validate(_ type: StoredType) throws {
+        func refuse(_ reason: String) -> LodeError { .schemaMismatch(type: type.name, reason: reason) }
+        guard !type.name.isEmpty, !type.name.hasPrefix("@") else {
+            throw refuse(
+                "a type name must be non-empty and must not start with @ (the store's own databases)")
+        }
+        guard !type.primaryKey.isEmpty else { throw refuse("the primary-key field is empty") }
+        var names: Set<String> = []
+        for index in type.indexes {
+            guard !index.name.isEmpty, names.insert(index.name).inserted else {
+                throw refuse("index names must be non-empty and distinct (\"\(index.name)\")")
+            }
+            guard !index.fields.isEmpty else { throw refuse("index \"\(index.name)\" has no fields") }
+        }
+    }
+
+    private func restoredKey(of value: CBORValue, type: String, label: String, field: String) throws
+        -> [UInt8]
+    {
+        do {
+            return try KeyEncoder().encode(value)
+        } catch {
+            throw LodeError.recordDoesNotDecode(
+                type: type, key: label, field: field, reason: "the value cannot be a primary key: \(error)")
+        }
+    }
+}

@@ -1,0 +1,245 @@
+import Foundation
+import Testing
+
+@testable import Lode
+
+/// A type with every value kind JSON cannot hold exactly.
+struct Shipment: Persistable, Equatable {
+    struct Address: Codable, Equatable {
+        var city: String
+        var zip: String?
+    }
+    var id: UUID
+    var carrier: String
+    var sent: Date
+    var price: Decimal
+    var label: Data
+    var note: String?
+    var weights: [Double]
+    var address: Address
+    var tracking: String
+    static let schema = Schema<Shipment>(
+        primaryKey: \.id,
+        indexes: [.on(\.sent), .on(\.carrier, \.price), .unique(\.tracking), .on(\.note)])
+}
+
+@Suite struct ExportTests {
+    let tmp = TemporaryDirectory()
+
+    func shipments(_ count: Int) -> [Shipment] {
+        var rng = SeededGenerator(seed: 7)
+        var result: [Shipment] = []
+        for n in 0..<count {
+            let carrier = ["DHL", "UPS", "Poste"][Int.random(in: 0..<3, using: &rng)]
+            let sent = Date(timeIntervalSince1970: 1_700_000_000.123_456 + Double(n) * 3_600.5)
+            let price = Decimal(string: "\(Int.random(in: 1..<100_000, using: &rng)).\(n % 100)")!
+            let length = Int.random(in: 0..<40, using: &rng)
+            let label = Data((0..<length).map { UInt8(truncatingIfNeeded: $0 * n) })
+            let note: String? = n % 4 == 0 ? nil : "note \(n) \u{e9}\u{301}"
+            let weights: [Double] = [Double(n) / 3, -0.0, .greatestFiniteMagnitude]
+            let address = Shipment.Address(city: "City \(n % 5)", zip: n % 2 == 0 ? "0\(n)" : nil)
+            let tracking = String(repeating: "T", count: n % 7 == 0 ? 600 : 3) + "\(n)"
+            result.append(
+                Shipment(
+                    id: UUID(), carrier: carrier, sent: sent, price: price, label: label, note: note,
+                    weights: weights, address: address, tracking: tracking))
+        }
+        return result
+    }
+
+    func shell(_ command: String) throws -> (status: Int32, out: String, err: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/sh")
+        process.arguments = ["-c", command]
+        let out = Pipe()
+        let err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        let output = out.fileHandleForReading.readDataToEndOfFile()
+        let error = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (
+            process.terminationStatus, String(decoding: output, as: UTF8.self),
+            String(decoding: error, as: UTF8.self)
+        )
+    }
+
+    var binary: String {
+        URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
+            .appendingPathComponent("lode-dump").path
+    }
+
+    @Test func anExportLoadsBackIntoAStoreTheLibraryReadsUnchanged() throws {
+        let source = tmp.url.appendingPathComponent("source")
+        let originals = shipments(300)
+        let store = try Store(at: source, types: [Shipment.self, Counter.self])
+        try store.write { tx in
+            try tx.insert(contentsOf: originals)
+            try tx.insert(Counter(name: "loads", value: 3))
+        }
+        store.close()
+        let before = try Data(contentsOf: source.appendingPathComponent("data.mdb"))
+        let exportFile = tmp.url.appendingPathComponent("export.ndjson").path
+        let exported = try shell("'\(binary)' export '\(source.path)' > '\(exportFile)'")
+        #expect(exported.status == 0, "\(exported.err)")
+        #expect(
+            try Data(contentsOf: source.appendingPathComponent("data.mdb")) == before, "export reads only")
+        let lines = try String(contentsOfFile: exportFile, encoding: .utf8).split(separator: "\n")
+        #expect(lines.count == 1 + 2 + 301 + 1, "header, two type lines, a line per object, the end line")
+        #expect(lines[0].hasPrefix(#"{"lode":"export","exportVersion":1,"format":1,"#))
+        #expect(lines.last == #"{"end":{"types":2,"records":301}}"#)
+
+        let target = tmp.url.appendingPathComponent("target").path
+        let loaded = try shell("'\(binary)' load '\(target)' < '\(exportFile)'")
+        #expect(loaded.status == 0, "\(loaded.err)")
+        #expect(loaded.out == "loaded 2 types, 301 objects into \(target)\n")
+        #expect(try shell("'\(binary)' check '\(target)'").status == 0, "indexes rebuilt exactly")
+
+        // The app's types read every value back exactly, through every index.
+        let restored = try Store(atPath: target, types: [Shipment.self, Counter.self])
+        let byID = Dictionary(uniqueKeysWithValues: originals.map { ($0.id, $0) })
+        let all = try restored.objects(Shipment.self).fetch()
+        #expect(all.count == 300)
+        for shipment in all { #expect(byID[shipment.id] == shipment) }
+        let cutoff = originals[100].sent
+        #expect(
+            try restored.objects(Shipment.self).filter(#Predicate { $0.sent < cutoff }).sorted(by: \.sent)
+                .fetch()
+                == Array(originals[0..<100]))
+        let long = originals[7].tracking
+        #expect(
+            try restored.objects(Shipment.self).filter(#Predicate { $0.tracking == long }).fetch()
+                == [originals[7]], "a 600-byte unique value uses the long-key form")
+        #expect(
+            try restored.objects(Shipment.self).filter(#Predicate { $0.note == nil }).fetch().count == 75)
+        #expect(try restored.read { tx in try tx.object(Counter.self, key: "loads") }?.value == 3)
+        try restored.write { tx in
+            // The restored indexes keep working for writes.
+            var copy = originals[1]
+            copy.id = UUID()
+            #expect(throws: LodeError.self) { try tx.insert(copy) }
+        }
+        restored.close()
+
+        // Exporting the restored store gives the same lines (the header names another version).
+        let again = try shell("'\(binary)' export '\(target)'")
+        #expect(again.out.split(separator: "\n").dropFirst() == lines.dropFirst())
+        // One type only.
+        let one = try shell("'\(binary)' export '\(target)' Counter")
+        #expect(one.out.split(separator: "\n").count == 4)
+        #expect(
+            try shell("'\(binary)' export '\(target)' Nope").err
+                == "lode-dump: no type named \"Nope\" in the store\n")
+    }
+
+    @Test func aBrokenExportLoadsNothingAndSaysWhere() throws {
+        let source = tmp.url.appendingPathComponent("source")
+        let store = try Store(at: source, types: [Shipment.self])
+        try store.write { tx in try tx.insert(contentsOf: shipments(20)) }
+        store.close()
+        let export = try shell("'\(binary)' export '\(source.path)'").out
+        var lines = export.split(separator: "\n").map(String.init)
+
+        func load(_ text: String, force: Bool = false) throws -> (status: Int32, err: String, target: String)
+        {
+            let file = tmp.url.appendingPathComponent("input-\(UUID())").path
+            try Data(text.utf8).write(to: URL(fileURLWithPath: file))
+            let target = tmp.url.appendingPathComponent("target-\(UUID())").path
+            let result = try shell("'\(binary)' load '\(target)'\(force ? " --force" : "") < '\(file)'")
+            return (result.status, result.err, target)
+        }
+        func expectNothingLoaded(_ text: String, _ message: String) throws {
+            let result = try load(text)
+            #expect(result.status == 1)
+            #expect(result.err.hasPrefix("lode-dump: ") && result.err.contains(message), "\(result.err)")
+            #expect(!FileManager.default.fileExists(atPath: result.target), "a failed load leaves nothing")
+        }
+        try expectNothingLoaded(
+            lines.dropLast().joined(separator: "\n"), "the export is truncated: it has no end line")
+        try expectNothingLoaded(
+            lines.dropLast(3).joined(separator: "\n"), "Shipment has 18 of 20 records")
+        var corrupt = lines
+        corrupt[5] = #"{"record":"oWF4AQ==","object":{}}"#
+        try expectNothingLoaded(
+            corrupt.joined(separator: "\n"),
+            #"Shipment record 4: the stored record does not decode at field "id": the primary-key field is missing"#
+        )
+        var duplicate = lines
+        duplicate[5] = duplicate[4]
+        try expectNothingLoaded(duplicate.joined(separator: "\n"), "Shipment: an object with primary key")
+        var notJSON = lines
+        notJSON[3] = "{\"record\":"
+        try expectNothingLoaded(notJSON.joined(separator: "\n"), "export line 4: not a JSON object")
+        let plain = try shell("'\(binary)' dump '\(source.path)' Shipment --format ndjson").out
+        try expectNothingLoaded(plain, "export line 1: not a Lode export")
+        lines[0] = lines[0].replacingOccurrences(of: #""exportVersion":1"#, with: #""exportVersion":9"#)
+        try expectNothingLoaded(lines.joined(separator: "\n"), "export version 9; this tool reads 1")
+
+        // A store that holds data is refused, and replaced only when told.
+        let intoSource = try shell("'\(binary)' load '\(source.path)' < /dev/null")
+        #expect(intoSource.status == 1)
+        let other = tmp.url.appendingPathComponent("other")
+        let otherStore = try Store(at: other, types: [Counter.self, Shipment.self])
+        try otherStore.write { tx in
+            try tx.insert(Counter(name: "kept", value: 1))
+            try tx.insert(
+                contentsOf: shipments(3).map {
+                    var s = $0
+                    s.tracking += "x"
+                    return s
+                })
+        }
+        otherStore.close()
+        let file = tmp.url.appendingPathComponent("good.ndjson").path
+        try Data(export.utf8).write(to: URL(fileURLWithPath: file))
+        let refused = try shell("'\(binary)' load '\(other.path)' < '\(file)'")
+        #expect(refused.status == 1 && refused.err.contains("already holds data"))
+        let forced = try shell("'\(binary)' load '\(other.path)' --force < '\(file)'")
+        #expect(forced.status == 0, "\(forced.err)")
+        let reopened = try Store(at: other, types: [Counter.self, Shipment.self])
+        #expect(try reopened.read { tx in try tx.count(Shipment.self) } == 20, "the type was replaced")
+        #expect(
+            try reopened.read { tx in try tx.object(Counter.self, key: "kept") }?.value == 1, "others stay")
+        reopened.close()
+        #expect(try shell("'\(binary)' check '\(other.path)'").status == 0)
+    }
+}
+
+@Suite struct RestoreTests {
+    let tmp = TemporaryDirectory()
+
+    @Test func restoreRefusesATypeThisProcessHasOpenAndAnInvalidDescription() throws {
+        let store = try Store(at: tmp.url, types: [Counter.self])
+        let counter = StoredType(name: "Counter", primaryKey: "name", indexes: [], fields: [], version: 1)
+        let record = try CBOREncoder().encode(Counter(name: "a", value: 1))
+        #expect(throws: LodeError.self) {
+            try store.write { tx in try tx.restore(counter, records: [record]) }
+        }
+        #expect(try store.read { tx in try tx.count(Counter.self) } == 0, "nothing written")
+        let other = StoredType(
+            name: "Other", primaryKey: "name",
+            indexes: [
+                .init(name: "v", fields: ["value"], isUnique: true),
+                .init(name: "v", fields: [], isUnique: false),
+            ],
+            fields: [], version: 1)
+        #expect(throws: LodeError.self) { try store.write { tx in try tx.restore(other, records: [record]) } }
+        let renamed = StoredType(name: "@meta", primaryKey: "name", indexes: [], fields: [], version: 1)
+        #expect(throws: LodeError.self) {
+            try store.write { tx in try tx.restore(renamed, records: [record]) }
+        }
+
+        // A valid one is stored with its index, and the fields seen are learned from the records.
+        let valid = StoredType(
+            name: "Other", primaryKey: "name",
+            indexes: [.init(name: "value", fields: ["value"], isUnique: true)],
+            fields: [], version: 2)
+        #expect(try store.write { tx in try tx.restore(valid, records: [record]) } == 1)
+        let stored = try store.read { tx in try tx.storedType(named: "Other") }
+        #expect(stored.fields == ["name", "value"] && stored.version == 2 && stored.objectCount == 1)
+        #expect(stored.indexes.map(\.entryCount) == [1])
+        #expect(try store.read { tx in try tx.checkIntegrity() }.problems.isEmpty)
+        store.close()
+    }
+}
