@@ -325,6 +325,84 @@ func runDump(_ arguments: [String]) throws -> (status: Int32, out: String, err: 
         #expect(indexed >= 10, "most single comparisons and conjunctions use an index")
     }
 
+    /// Tickets: a text primary key, a compound index, a text index holding some long values and an
+    /// optional one.
+    struct Ticket: Persistable {
+        var code: String
+        var team: String
+        var priority: Int
+        var title: String
+        var due: Int?
+        static let schema = Schema<Ticket>(
+            primaryKey: \.code, indexes: [.on(\.team, \.priority), .on(\.title), .on(\.due)])
+    }
+
+    @Test func compoundIndexPrimaryKeyAndPrefixPlansAgreeWithAFullScan() throws {
+        var rng = SeededGenerator(seed: 0x7e)
+        let long = String(repeating: "L", count: 560)
+        let store = try Store(
+            at: tmp.url, configuration: StoreConfiguration(durability: .noSync), types: [Ticket.self])
+        try store.write { tx in
+            for n in 0..<400 {
+                let title =
+                    n % 9 == 0
+                    ? long + "\(n % 4)" : "t\(Int.random(in: 0..<60, using: &rng))\u{0}x\(n % 3)"
+                try tx.insert(
+                    Ticket(
+                        code: ["A", "B", "C"].randomElement(using: &rng)! + "\(n)",
+                        team: ["red", "blue", "green"].randomElement(using: &rng)!,
+                        priority: Int.random(in: 0..<6, using: &rng), title: title,
+                        due: Bool.random(using: &rng) ? nil : Int.random(in: 0..<10, using: &rng)))
+            }
+        }
+        store.close()
+        func atom() -> String {
+            let op = ["==", "<", "<=", ">", ">=", "!="].randomElement(using: &rng)!
+            let team = "\"\(["red", "blue", "green", "gr"].randomElement(using: &rng)!)\""
+            switch Int.random(in: 0..<10, using: &rng) {
+            case 0: return "team == \(team)"
+            case 1: return "team == \(team) and priority \(op) \(Int.random(in: -1..<7, using: &rng))"
+            case 2: return "priority \(op) \(Int.random(in: -1..<7, using: &rng))"
+            case 3: return "code hasPrefix \"\(["A", "B1", "C2", "D"].randomElement(using: &rng)!)\""
+            case 4: return "code \(op) \"\(["A", "B1", "B50", "C2", "D"].randomElement(using: &rng)!)\""
+            case 5: return "title hasPrefix \"t\(Int.random(in: 0..<7, using: &rng))\""
+            case 6: return "title \(op) \"\(Bool.random(using: &rng) ? long + "1" : "t1")\""
+            case 7: return "title hasPrefix \"\(long.prefix(Int.random(in: 400..<560, using: &rng)))\""
+            case 8:
+                return
+                    "due \(op) \(Bool.random(using: &rng) ? "null" : "\(Int.random(in: 0..<10, using: &rng))")"
+            default: return "team in [\(team), \"blue\"] and priority in [1, 3]"
+            }
+        }
+        var planned = [String: Int]()
+        for round in 0..<60 {
+            var expression = atom()
+            for _ in 0..<Int.random(in: 0..<3, using: &rng) {
+                expression += (Bool.random(using: &rng) ? " and " : " or ") + atom()
+            }
+            let fast = try runDump(["dump", tmp.path, "Ticket", "--where", expression, "--explain"])
+            let scanned = try runDump([
+                "dump", tmp.path, "Ticket", "--where", "not not (\(expression))", "--explain",
+            ])
+            #expect(fast.status == 0 && scanned.status == 0, "\(fast.err) \(scanned.err)")
+            #expect(scanned.err.hasPrefix("plan: scan"))
+            #expect(fast.out == scanned.out, "round \(round): \(expression) (\(fast.err))")
+            let source = fast.err.dropFirst(6).prefix { $0 != ":" }
+            planned[String(source), default: 0] += 1
+        }
+        #expect(planned["primary key of Ticket", default: 0] >= 3, "\(planned)")
+        #expect(planned["index Ticket.team+priority", default: 0] >= 5, "\(planned)")
+        #expect(planned["index Ticket.title", default: 0] >= 1, "\(planned)")
+        #expect(planned["index Ticket.due", default: 0] >= 1, "\(planned)")
+        let explained = try runDump([
+            "dump", tmp.path, "Ticket", "--where", "priority > 2 and team == \"red\" and priority <= 4",
+            "--explain",
+        ])
+        #expect(
+            explained.err
+                == "plan: index Ticket.team+priority: team == \"red\" and priority > 2 and priority <= 4\n")
+    }
+
     @Test func aStoreLeftByCrashedProcessesIsStillInspected() throws {
         let path = try makeStore()
         // One process killed inside a write transaction, one killed holding a read.

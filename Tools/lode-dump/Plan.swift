@@ -1,13 +1,48 @@
 import Foundation
 import Lode
 
-/// How `dump` finds its candidates: every record, or the entries of one index.
+/// How `dump` finds its candidates: every record, or key ranges of the records (by primary key) or of
+/// one index.
 enum Plan {
     case scan
-    /// Exact index keys (an equality or an `in` list).
-    case keys(index: String, [[UInt8]])
-    /// A range of index keys; nil bounds are open.
-    case range(index: String, lower: [UInt8]?, lowerInclusive: Bool, upper: [UInt8]?, upperInclusive: Bool)
+    /// Key ranges in the records database (`index` nil) or in an index.
+    case ranges(index: String?, [KeyRange])
+}
+
+/// A range of keys compared by prefix: a key is inside when its first `lower.count` bytes are above
+/// (or, inclusive, equal to) `lower` and its first `upper.count` bytes are below (or equal to)
+/// `upper`. Key encodings are self-delimiting, so a bound made of the leading fields of a compound
+/// key takes in every key that starts with those fields, and a text bound without its terminator
+/// takes in every string with that prefix.
+struct KeyRange {
+    var lower: [UInt8]?
+    var lowerInclusive = true
+    var upper: [UInt8]?
+    var upperInclusive = true
+
+    /// Every key that starts with `prefix`.
+    static func prefix(_ prefix: [UInt8]) -> KeyRange { KeyRange(lower: prefix, upper: prefix) }
+
+    func isBelowLower(_ key: [UInt8]) -> Bool {
+        guard let lower else { return false }
+        if Self.key(key, continues: lower) { return false }
+        let head = key.prefix(lower.count)
+        return head.lexicographicallyPrecedes(lower) || (!lowerInclusive && head.elementsEqual(lower))
+    }
+
+    func isAboveUpper(_ key: [UInt8]) -> Bool {
+        guard let upper else { return false }
+        if Self.key(key, continues: upper) { return true }
+        let head = key.prefix(upper.count)
+        return upper.lexicographicallyPrecedes(head) || (!upperInclusive && head.elementsEqual(upper))
+    }
+
+    /// True when `key` starts with `bound` but continues the text or data value `bound` ends with:
+    /// zero bytes are written `00 FF`, so `"a"` (`40 61 00`) is a byte prefix of `"a\0"`
+    /// (`40 61 00 FF 00`), a greater value (docs/FORMAT.md, Key encoding).
+    static func key(_ key: [UInt8], continues bound: [UInt8]) -> Bool {
+        bound.last == 0 && key.count > bound.count && key[bound.count] == 0xFF && key.starts(with: bound)
+    }
 }
 
 /// The kind of a value as far as key encoding goes, or nil for kinds not planned over.
@@ -21,10 +56,15 @@ func keyKind(_ value: CBORValue) -> String? {
     }
 }
 
-/// Picks an index for `filter` the way the library's planner would for these shapes: a conjunct
-/// `FIELD op value` (not `!=`) or `FIELD in [...]` over a single-field index, when the literal has the
-/// kind the field holds in the records (so its key bytes order like the stored ones). Candidates are
-/// always filtered again by the whole expression.
+/// Index bounds longer than this may meet truncated index keys (FORMAT.md, Length limits): their
+/// first 500 bytes are kept, so shorter bounds order exactly like the full keys.
+private let longestBound = 500
+
+/// Picks the access path for `filter` the way the library's planner does: over the primary key or an
+/// index (single or compound), the one whose leading fields the conjuncts fix with `==` the furthest,
+/// then a range (`<`, `<=`, `>`, `>=`), an `in` list or a `hasPrefix` on the next field. A literal is
+/// used only when it has the kind the field holds in the records (`sampleKind`), so its key bytes
+/// order like the stored ones. Candidates are always filtered again by the whole expression.
 func plan(_ filter: Expression?, type: StoredType, sampleKind: (String) -> String?) throws -> (Plan, String) {
     guard let filter else { return (.scan, "scan every \(type.name) record") }
     var conjuncts: [Expression] = []
@@ -37,77 +77,137 @@ func plan(_ filter: Expression?, type: StoredType, sampleKind: (String) -> Strin
         }
     }
     flatten(filter)
-    func index(on field: String) -> StoredIndex? { type.indexes.first { $0.fields == [field] } }
-    func key(_ value: CBORValue) throws -> [UInt8] { try KeyEncoder().encode(value) }
-    for conjunct in conjuncts {
-        switch conjunct {
-        case .comparison(let field, let op, let value) where op != "!=":
-            guard let index = index(on: field) else { continue }
-            let name = index.name
-            if case .null = value {
-                guard op == "==" else { continue }
-                return (.keys(index: name, [try key(.null)]), "index \(type.name).\(name): \(field) == null")
-            }
-            guard let kind = keyKind(value), kind == sampleKind(field) else { continue }
-            let bytes = try key(value)
-            let description = "index \(type.name).\(name): \(field) \(op) \(value.json)"
-            switch op {
-            case "==": return (.keys(index: name, [bytes]), description)
-            case "<", "<=":
-                // Nulls sort first in an index; a comparison with a value never matches them.
-                let afterNull = try key(.null) + [0xff]
-                return (
-                    .range(
-                        index: name, lower: afterNull, lowerInclusive: true, upper: bytes,
-                        upperInclusive: op == "<="), description
-                )
-            default:
-                return (
-                    .range(
-                        index: name, lower: bytes, lowerInclusive: op == ">=", upper: nil,
-                        upperInclusive: false), description
-                )
-            }
-        case .membership(let field, let values):
-            guard let index = index(on: field),
-                values.allSatisfy({ keyKind($0) != nil && keyKind($0) == sampleKind(field) })
-            else { continue }
-            let keys = try Set(values.map(key)).sorted { $0.lexicographicallyPrecedes($1) }
-            return (
-                .keys(index: index.name, keys),
-                "index \(type.name).\(index.name): \(field) in \(values.count) values"
-            )
-        default: continue
-        }
+    func usable(_ value: CBORValue, for field: String) -> Bool {
+        if case .null = value { return true }
+        return keyKind(value) != nil && keyKind(value) == sampleKind(field)
     }
-    return (.scan, "scan every \(type.name) record (no index answers the expression)")
-}
+    func key(_ value: CBORValue) throws -> [UInt8] {
+        var bytes: [UInt8] = []
+        try KeyEncoder().append(value, to: &bytes)
+        return bytes
+    }
 
-/// The primary keys a plan yields, in primary-key order.
-func candidates(_ plan: Plan, type: String, transaction tx: Transaction) throws -> [[UInt8]]? {
-    var keys: [[UInt8]] = []
-    switch plan {
-    case .scan: return nil
-    case .keys(let index, let wanted):
-        for key in wanted {
-            for entry in try tx.storedIndexEntries(of: type, index: index, from: key) {
-                guard entry.key == key else { break }
-                keys.append(entry.primaryKey)
+    struct Candidate {
+        var index: String?
+        var ranges: [KeyRange]
+        var score: Int
+        var description: String
+    }
+    var best: Candidate?
+    let sources: [(index: String?, fields: [String])] =
+        [(nil, [type.primaryKey])] + type.indexes.map { ($0.name, $0.fields) }
+    for source in sources {
+        var prefix: [UInt8] = []
+        var described: [String] = []
+        var ranges: [KeyRange] = []
+        var score = 0
+        fields: for field in source.fields {
+            // An equality fixes this field and lets the next one be planned too.
+            var fixed: CBORValue?
+            for case .comparison(field, "==", let value) in conjuncts where usable(value, for: field) {
+                fixed = value
+                break
             }
-        }
-    case .range(let index, let lower, let lowerInclusive, let upper, let upperInclusive):
-        for entry in try tx.storedIndexEntries(of: type, index: index, from: lower) {
-            if let lower, !lowerInclusive, entry.key == lower { continue }
-            if let upper {
-                if upperInclusive
-                    ? !(entry.key.lexicographicallyPrecedes(upper) || entry.key == upper)
-                    : !entry.key.lexicographicallyPrecedes(upper)
-                {
-                    break
+            if let value = fixed {
+                prefix += try key(value)
+                described.append("\(field) == \(value.json)")
+                score += 2
+                continue
+            }
+            for conjunct in conjuncts {
+                switch conjunct {
+                case .membership(field, let values) where values.allSatisfy({ usable($0, for: field) }):
+                    let keys = try Set(values.map { prefix + (try key($0)) })
+                    ranges = keys.sorted { $0.lexicographicallyPrecedes($1) }.map(KeyRange.prefix)
+                    described.append("\(field) in \(values.count) values")
+                    score += 1
+                    break fields
+                case .prefixed(field, let text) where sampleKind(field) == "text":
+                    // The text's key without its terminator.
+                    ranges = [.prefix(prefix + (try key(.text(text))).dropLast())]
+                    described.append("\(field) hasPrefix \(CBORValue.text(text).json)")
+                    score += 1
+                    break fields
+                default: continue
                 }
             }
-            keys.append(entry.primaryKey)
+            // Ranges on this field: the tightest lower and upper bound the conjuncts give.
+            var range = KeyRange(lower: prefix, upper: prefix)
+            var bounded = false
+            for case .comparison(field, let op, let value) in conjuncts
+            where ["<", "<=", ">", ">="].contains(op) && usable(value, for: field) && value != .null {
+                let bound = prefix + (try key(value))
+                if op.hasPrefix("<") {
+                    if range.upper == prefix || bound.lexicographicallyPrecedes(range.upper!) {
+                        range.upper = bound
+                        range.upperInclusive = op == "<="
+                    }
+                } else if range.lower == prefix || range.lower!.lexicographicallyPrecedes(bound) {
+                    range.lower = bound
+                    range.lowerInclusive = op == ">="
+                }
+                described.append("\(field) \(op) \(value.json)")
+                bounded = true
+            }
+            if bounded {
+                if range.lower == prefix {
+                    // A comparison with a value never matches null, which sorts first.
+                    range.lower = prefix + (try key(.null))
+                    range.lowerInclusive = false
+                }
+                ranges = [range]
+                score += 1
+            }
+            break
+        }
+        if ranges.isEmpty && score > 0 { ranges = [.prefix(prefix)] }
+        guard score > 0,
+            ranges.allSatisfy({
+                ($0.lower?.count ?? 0) <= longestBound && ($0.upper?.count ?? 0) <= longestBound
+            })
+        else { continue }
+        // The primary key comes first on a tie: it needs no second lookup.
+        if score > best?.score ?? 0 {
+            let name = source.index.map { "index \(type.name).\($0)" } ?? "primary key of \(type.name)"
+            best = Candidate(
+                index: source.index, ranges: ranges, score: score,
+                description: "\(name): \(described.joined(separator: " and "))")
         }
     }
-    return Set(keys).sorted { $0.lexicographicallyPrecedes($1) }
+    guard let best else { return (.scan, "scan every \(type.name) record (no index answers the expression)") }
+    return (.ranges(index: best.index, best.ranges), best.description)
+}
+
+/// The records a plan yields, in primary-key order; nil for a scan.
+func candidates(_ plan: Plan, type: String, transaction tx: Transaction) throws -> [StoredRecord]? {
+    guard case .ranges(let index, let ranges) = plan else { return nil }
+    var records: [StoredRecord] = []
+    if let index {
+        var keys: Set<[UInt8]> = []
+        for range in ranges {
+            for entry in try tx.storedIndexEntries(of: type, index: index, from: range.lower) {
+                if range.isBelowLower(entry.key) { continue }
+                if range.isAboveUpper(entry.key) { break }
+                keys.insert(entry.primaryKey)
+            }
+        }
+        for key in keys.sorted(by: { $0.lexicographicallyPrecedes($1) }) {
+            if let record = try tx.storedRecord(of: type, key: key) { records.append(record) }
+        }
+        return records
+    }
+    for range in ranges {
+        var start = range.lower
+        walk: while true {
+            let batch = try tx.storedRecords(of: type, from: start, limit: 512)
+            for record in batch {
+                if range.isBelowLower(record.key) { continue }
+                if range.isAboveUpper(record.key) { break walk }
+                records.append(record)
+            }
+            guard batch.count == 512, let last = batch.last else { break }
+            start = last.key + [0]
+        }
+    }
+    return records
 }

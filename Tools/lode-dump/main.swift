@@ -207,10 +207,7 @@ func dump(_ path: String, type: String, arguments: Arguments) throws {
         if arguments.flags.contains("--explain") {
             FileHandle.standardError.write(Data("plan: \(description)\n".utf8))
         }
-        guard let keys = try candidates(chosen, type: type, transaction: tx) else {
-            return try tx.storedRecords(of: type)
-        }
-        return try keys.compactMap { try tx.storedRecord(of: type, key: $0) }
+        return try candidates(chosen, type: type, transaction: tx) ?? tx.storedRecords(of: type)
     }
     var objects: [CBORValue] = []
     for record in records {

@@ -41,17 +41,27 @@ struct KeyRange {
 
     enum Position { case before, inside, after }
 
+    /// True when `key` starts with the encoded values `bytes` and the value `bytes` ends with is not
+    /// continued in `key`. Text and data end with `00` and write a zero byte as `00 FF`, so `"a"`
+    /// (`40 61 00`) is a byte prefix of `"a\0"` (`40 61 00 FF 00`) although the values differ; no other
+    /// encoding, and no type tag, starts with `FF`, so that byte alone marks a continuation.
+    static func key(_ key: some Collection<UInt8>, startsWithValues bytes: [UInt8]) -> Bool {
+        guard key.starts(with: bytes) else { return false }
+        guard bytes.last == 0, key.count > bytes.count else { return true }
+        return key[key.index(key.startIndex, offsetBy: bytes.count)] != 0xFF
+    }
+
     /// Where `key` lies relative to the range.
     func position(of key: some Collection<UInt8>) -> Position {
-        if !key.starts(with: prefix) {
+        if !Self.key(key, startsWithValues: prefix) {
             return key.lexicographicallyPrecedes(prefix) ? .before : .after
         }
         if let lower {
             if key.lexicographicallyPrecedes(lower) { return .before }
-            if !lowerInclusive && key.starts(with: lower) { return .before }
+            if !lowerInclusive && Self.key(key, startsWithValues: lower) { return .before }
         }
         if let upper {
-            if key.starts(with: upper) { return upperInclusive ? .inside : .after }
+            if Self.key(key, startsWithValues: upper) { return upperInclusive ? .inside : .after }
             if upper.lexicographicallyPrecedes(key) { return .after }
         }
         return .inside
