@@ -471,6 +471,9 @@ func main() -> Int32 {
             try export(positional[0], types: Array(positional.dropFirst()))
         case "load":
             try expect(1, "DIR")
+            guard isatty(0) == 0 else {
+                throw UsageError(description: "load reads the dump from standard input: lode-dump load DIR < DUMP")
+            }
             try load(positional[0], force: arguments.flags.contains("--force"))
         case "backup", "compact":
             try expect(2, "STORE DIR")
