@@ -472,7 +472,8 @@ func main() -> Int32 {
         case "load":
             try expect(1, "DIR")
             guard isatty(0) == 0 else {
-                throw UsageError(description: "load reads the dump from standard input: lode-dump load DIR < DUMP")
+                throw UsageError(
+                    description: "load reads the dump from standard input: lode-dump load DIR < DUMP")
             }
             try load(positional[0], force: arguments.flags.contains("--force"))
         case "backup", "compact":

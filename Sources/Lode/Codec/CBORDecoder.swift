@@ -11,13 +11,19 @@ public struct CBORDecoder: Sendable {
     public func decode<T: Decodable>(_ type: T.Type, from bytes: UnsafeRawBufferPointer) throws -> T {
         let state = CBORDecodingState(bytes: bytes)
         let value = try state.decodeValue(T.self, at: 0, path: [])
-        var reader = CBORReader(bytes)
-        do { try reader.skipItem() } catch { throw state.corrupted(error, path: []) }
-        guard reader.isAtEnd else {
+        // The item must be well formed to its end and be all there is.
+        var end: Int
+        if let root = state.root {
+            do { try root.scanAll(bytes) } catch { throw state.corrupted(error, path: []) }
+            end = root.end!
+        } else {
+            var reader = CBORReader(bytes)
+            do { try reader.skipItem() } catch { throw state.corrupted(error, path: []) }
+            end = reader.offset
+        }
+        guard end == bytes.count else {
             throw DecodingError.dataCorrupted(
-                .init(
-                    codingPath: [],
-                    debugDescription: "\(bytes.count - reader.offset) bytes follow the CBOR item"))
+                .init(codingPath: [], debugDescription: "\(bytes.count - end) bytes follow the CBOR item"))
         }
         return value
     }
@@ -34,6 +40,9 @@ final class CBORDecodingState: Decoder {
     var offset = 0
     var codingPath: [any CodingKey] = []
     var userInfo: [CodingUserInfoKey: Any] { [:] }
+    /// The index of the map at offset 0, when the item decoded is one: once it has scanned every
+    /// entry it knows where the item ends, and the decode need not walk it again.
+    var root: CBORMapIndex?
 
     init(bytes: UnsafeRawBufferPointer) { self.bytes = bytes }
 
@@ -324,93 +333,175 @@ struct Float16Bits {
 /// The entries of one CBOR map, found as they are asked for: synthesized `Decodable` code asks for
 /// fields in declaration order, which is the order they were written, so each lookup usually
 /// finds its key right where the previous one stopped.
-final class CBORMapIndex {
-    /// Offsets of the keys seen so far, in order.
-    var keyOffsets: [Int] = []
-    var valueOffsets: [Int] = []
-    let count: Int?  // nil: indefinite length
-    var scanOffset: Int  // where the next unseen entry starts
-    var finished = false
-    var cursor = 0
-
-    init(count: Int?, firstEntry: Int) {
-        self.count = count
-        self.scanOffset = firstEntry
-        if let count {
-            keyOffsets.reserveCapacity(count)
-            valueOffsets.reserveCapacity(count)
-        }
-        finished = count == 0
+///
+/// One allocation holds the scan state and the entries seen (a `ManagedBuffer`), and every access
+/// goes through its pointers: a decode asks this index once per field, so it does without the
+/// dynamic exclusivity checks and array growth that class properties would cost.
+final class CBORMapIndex: ManagedBuffer<CBORMapIndex.Header, CBORMapIndex.Entry> {
+    struct Header {
+        /// How many entries the map has.
+        var count: Int
+        /// How many entries have been scanned.
+        var known = 0
+        /// Where the next unseen entry starts (after the last one: where the map ends).
+        var scanOffset: Int
+        /// Where the next lookup starts looking.
+        var cursor = 0
     }
 
-    /// Reads the next entry's offsets; false at the end.
-    func scanNext(_ bytes: UnsafeRawBufferPointer) throws -> Bool {
-        if finished { return false }
-        if let count, keyOffsets.count == count {
-            finished = true
-            return false
-        }
+    struct Entry {
+        /// Where the key's text starts, and its length (-1 for a key that is not text).
+        var keyStart: Int
+        var keyLength: Int
+        /// Where the value starts.
+        var value: Int
+    }
+
+    /// An index of the map whose head has been read: `count` entries (nil: indefinite length, counted
+    /// here) starting at `firstEntry`.
+    static func make(count: Int?, firstEntry: Int, in bytes: UnsafeRawBufferPointer) throws(CBORReader
+        .Failure)
+        -> CBORMapIndex
+    {
+        var entries = count ?? 0
         if count == nil {
-            guard scanOffset < bytes.count else { throw CBORReader.Failure.truncated(at: scanOffset) }
-            if bytes[scanOffset] == 0xff {
-                finished = true
-                return false
+            var reader = CBORReader(bytes, offset: firstEntry)
+            while try reader.peekByte() != 0xff {
+                try reader.skipItem()
+                try reader.skipItem()
+                entries += 1
             }
         }
-        var reader = CBORReader(bytes, offset: scanOffset)
-        let key = reader.offset
-        try reader.skipItem()
+        let buffer = create(minimumCapacity: entries) { _ in Header(count: entries, scanOffset: firstEntry) }
+        return unsafeDowncast(buffer, to: CBORMapIndex.self)
+    }
+
+    /// True once every entry has been scanned.
+    var isComplete: Bool { withUnsafeMutablePointerToHeader { $0.pointee.known == $0.pointee.count } }
+
+    /// Where the map ends, once every entry has been scanned.
+    var end: Int? {
+        withUnsafeMutablePointerToHeader {
+            $0.pointee.known == $0.pointee.count ? $0.pointee.scanOffset : nil
+        }
+    }
+
+    /// Reads the next entry; false at the end.
+    @inline(__always)
+    private func scanNext(
+        _ header: UnsafeMutablePointer<Header>, _ entries: UnsafeMutablePointer<Entry>,
+        _ bytes: UnsafeRawBufferPointer
+    ) throws(CBORReader.Failure) -> Bool {
+        let known = header.pointee.known
+        guard known < header.pointee.count else { return false }
+        var reader = CBORReader(bytes, offset: header.pointee.scanOffset)
+        let keyStart: Int
+        let keyLength: Int
+        if let text = try reader.readStringBytes(major: 3) {
+            keyStart = text.baseAddress! - bytes.baseAddress!
+            keyLength = text.count
+        } else {
+            try reader.skipItem()
+            keyStart = 0
+            keyLength = -1
+        }
         let value = reader.offset
         try reader.skipItem()
-        keyOffsets.append(key)
-        valueOffsets.append(value)
-        scanOffset = reader.offset
+        (entries + known).initialize(to: Entry(keyStart: keyStart, keyLength: keyLength, value: value))
+        header.pointee.known = known + 1
+        header.pointee.scanOffset = reader.offset
         return true
     }
 
-    static func keyMatches(_ bytes: UnsafeRawBufferPointer, at offset: Int, _ name: String) -> Bool {
-        var reader = CBORReader(bytes, offset: offset)
-        guard let keyBytes = try? reader.readStringBytes(major: 3) else { return false }
-        var name = name
-        return name.withUTF8 { utf8 in
-            utf8.count == keyBytes.count
-                && (utf8.count == 0 || memcmp(utf8.baseAddress!, keyBytes.baseAddress!, utf8.count) == 0)
+    /// Scans every remaining entry.
+    func scanAll(_ bytes: UnsafeRawBufferPointer) throws(CBORReader.Failure) {
+        try withUnsafeMutablePointers { header, entries throws(CBORReader.Failure) in
+            while try scanNext(header, entries, bytes) {}
         }
+    }
+
+    @inline(__always)
+    private static func matches(
+        _ entry: Entry, _ name: UnsafeBufferPointer<UInt8>, _ bytes: UnsafeRawBufferPointer
+    )
+        -> Bool
+    {
+        guard entry.keyLength == name.count else { return false }
+        var index = 0
+        while index < name.count {
+            if bytes[entry.keyStart + index] != name[index] { return false }
+            index += 1
+        }
+        return true
     }
 
     /// The offset of the value under `name`, or nil.
-    func valueOffset(for name: String, in bytes: UnsafeRawBufferPointer) throws -> Int? {
-        // Look from the cursor to the end of what is known, then scan on, then wrap around.
-        var index = cursor
-        while index < keyOffsets.count {
-            if Self.keyMatches(bytes, at: keyOffsets[index], name) {
-                cursor = index + 1
-                return valueOffsets[index]
-            }
-            index += 1
-        }
-        while try scanNext(bytes) {
-            let last = keyOffsets.count - 1
-            if Self.keyMatches(bytes, at: keyOffsets[last], name) {
-                cursor = last + 1
-                return valueOffsets[last]
+    func valueOffset(for name: String, in bytes: UnsafeRawBufferPointer) throws(CBORReader.Failure) -> Int? {
+        var failure: CBORReader.Failure?
+        let found = name.utf8.withContiguousStorageIfAvailable { utf8 -> Int? in
+            do throws(CBORReader.Failure) { return try valueOffset(forUTF8: utf8, in: bytes) } catch {
+                failure = error
+                return nil
             }
         }
-        for index in 0..<min(cursor, keyOffsets.count)
-        where Self.keyMatches(bytes, at: keyOffsets[index], name) {
-            cursor = index + 1
-            return valueOffsets[index]
+        if let failure { throw failure }
+        if let found { return found }
+        let copy = Array(name.utf8)
+        return try copy.withUnsafeBufferPointer { utf8 throws(CBORReader.Failure) in
+            try valueOffset(forUTF8: utf8, in: bytes)
         }
-        return nil
     }
 
-    func allKeys(in bytes: UnsafeRawBufferPointer) throws -> [String] {
-        while try scanNext(bytes) {}
-        return keyOffsets.compactMap { offset in
-            var reader = CBORReader(bytes, offset: offset)
-            guard let raw = try? reader.readStringBytes(major: 3) else { return nil }
-            return String(decoding: raw, as: UTF8.self)
+    private func valueOffset(forUTF8 name: UnsafeBufferPointer<UInt8>, in bytes: UnsafeRawBufferPointer)
+        throws(CBORReader.Failure) -> Int?
+    {
+        try withUnsafeMutablePointers { header, entries throws(CBORReader.Failure) -> Int? in
+            // Look from the cursor to the end of what is known, then scan on, then wrap around.
+            let cursor = header.pointee.cursor
+            var index = cursor
+            while index < header.pointee.known {
+                if Self.matches(entries[index], name, bytes) {
+                    header.pointee.cursor = index + 1
+                    return entries[index].value
+                }
+                index += 1
+            }
+            while try scanNext(header, entries, bytes) {
+                let last = header.pointee.known - 1
+                if Self.matches(entries[last], name, bytes) {
+                    header.pointee.cursor = last + 1
+                    return entries[last].value
+                }
+            }
+            index = 0
+            while index < min(cursor, header.pointee.known) {
+                if Self.matches(entries[index], name, bytes) {
+                    header.pointee.cursor = index + 1
+                    return entries[index].value
+                }
+                index += 1
+            }
+            return nil
         }
+    }
+
+    /// Every text key of the map, in order.
+    func allKeys(in bytes: UnsafeRawBufferPointer) throws(CBORReader.Failure) -> [String] {
+        try scanAll(bytes)
+        return withUnsafeMutablePointers { header, entries in
+            (0..<header.pointee.known).compactMap { index in
+                let entry = entries[index]
+                guard entry.keyLength >= 0 else { return nil }
+                return String(
+                    decoding: UnsafeRawBufferPointer(
+                        rebasing: bytes[entry.keyStart..<entry.keyStart + entry.keyLength]),
+                    as: UTF8.self)
+            }
+        }
+    }
+
+    deinit {
+        _ = withUnsafeMutablePointers { header, entries in entries.deinitialize(count: header.pointee.known) }
     }
 }
 
@@ -432,7 +523,11 @@ struct CBORKeyedDecodingContainer<Key: CodingKey>: IntegerForwardingKeyedDecoder
         guard head.info == 31 || head.argument <= UInt64(state.bytes.count) else {
             throw state.corrupted(.truncated(at: offset), path: path)
         }
-        index = CBORMapIndex(count: head.info == 31 ? nil : Int(head.argument), firstEntry: reader.offset)
+        do {
+            index = try CBORMapIndex.make(
+                count: head.info == 31 ? nil : Int(head.argument), firstEntry: reader.offset, in: state.bytes)
+        } catch { throw state.corrupted(error, path: path) }
+        if offset == 0 { state.root = index }
     }
 
     var allKeys: [Key] { ((try? index.allKeys(in: state.bytes)) ?? []).compactMap { Key(stringValue: $0) } }
@@ -443,10 +538,8 @@ struct CBORKeyedDecodingContainer<Key: CodingKey>: IntegerForwardingKeyedDecoder
 
     private func offset(for key: Key) throws -> Int {
         let found: Int?
-        do { found = try index.valueOffset(for: key.stringValue, in: state.bytes) } catch let failure
-            as CBORReader.Failure
-        {
-            throw state.corrupted(failure, path: path)
+        do { found = try index.valueOffset(for: key.stringValue, in: state.bytes) } catch {
+            throw state.corrupted(error, path: path)
         }
         guard let found else {
             throw DecodingError.keyNotFound(

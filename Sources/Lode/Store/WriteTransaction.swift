@@ -199,18 +199,15 @@ public final class WriteTransaction: Transaction {
     private func changedFields(_ old: [UInt8], _ new: [UInt8]) -> Set<String>? {
         func fields(_ record: [UInt8]) -> [String: ArraySlice<UInt8>]? {
             record.withUnsafeBytes { bytes -> [String: ArraySlice<UInt8>]? in
+                // Records written by the encoder are definite-length maps keyed by text.
                 var reader = CBORReader(bytes)
-                guard let head = try? reader.readHead(), head.major == 5 else { return nil }
-                let index = CBORMapIndex(
-                    count: head.info == 31 ? nil : Int(head.argument), firstEntry: reader.offset)
+                guard let head = try? reader.readHead(), head.major == 5, head.info != 31 else { return nil }
                 var result: [String: ArraySlice<UInt8>] = [:]
-                while (try? index.scanNext(bytes)) == true {
-                    var keyReader = CBORReader(bytes, offset: index.keyOffsets.last!)
-                    guard let name = try? keyReader.readStringBytes(major: 3) else { return nil }
-                    var valueReader = CBORReader(bytes, offset: index.valueOffsets.last!)
-                    guard (try? valueReader.skipItem()) != nil else { return nil }
-                    result[String(decoding: name, as: UTF8.self)] =
-                        record[index.valueOffsets.last!..<valueReader.offset]
+                for _ in 0..<head.argument {
+                    guard let name = try? reader.readStringBytes(major: 3) else { return nil }
+                    let start = reader.offset
+                    guard (try? reader.skipItem()) != nil else { return nil }
+                    result[String(decoding: name, as: UTF8.self)] = record[start..<reader.offset]
                 }
                 return result
             }
