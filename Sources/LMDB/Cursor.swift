@@ -112,6 +112,30 @@ public class Cursor {
             UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size))
     }
 
+    /// Moves to the next entry and calls `body` with its key and value, borrowed from the map without
+    /// copying; nil (and `body` not called) at the end.
+    public func withNext<R>(_ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> R) throws -> R?
+    {
+        guard let (k, v) = try rawMove(MDB_NEXT) else { return nil }
+        return try body(
+            UnsafeRawBufferPointer(start: k.mv_data, count: k.mv_size),
+            UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size))
+    }
+
+    /// Moves to `key` exactly and calls `body` with its value, borrowed from the map without copying;
+    /// nil (and `body` not called) when the key is absent.
+    public func withValue<R>(at key: some ContiguousBytes, _ body: (UnsafeRawBufferPointer) throws -> R)
+        throws
+        -> R?
+    {
+        let found = try key.withUnsafeBytes { bytes in
+            try transaction.environment.checkKey(bytes.count, "seek in \(database)")
+            return try rawMove(MDB_SET_KEY, key: bytes)
+        }
+        guard let (_, v) = found else { return nil }
+        return try body(UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size))
+    }
+
     /// Moves to the first entry.
     @discardableResult public func first() throws -> Entry? { try move(MDB_FIRST) }
     /// Moves to the last entry (the last duplicate of the last key).

@@ -50,6 +50,28 @@ import Testing
         }
     }
 
+    @Test func borrowedStepsAndSeeksReadInPlace() throws {
+        let db = try env.database(named: "d")
+        try env.write { txn throws in
+            for i in stride(from: 0, to: 100, by: 10) { try txn.put(be(i * 2), forKey: be(i), in: db) }
+        }
+        try env.read { txn throws in
+            try txn.withCursor(in: db) { cursor in
+                // From an unpositioned cursor the next entry is the first.
+                #expect(try cursor.withNext { key, value in (Array(key), Array(value)) }! == (be(0), be(0)))
+                #expect(try cursor.withNext { key, _ in Array(key) } == be(10))
+                #expect(try cursor.withValue(at: be(70)) { Array($0) } == be(140))
+                #expect(
+                    try cursor.withNext { key, _ in Array(key) } == be(80), "the seek positioned the cursor")
+                #expect(try cursor.withValue(at: be(75)) { Array($0) } == nil, "an absent key")
+                _ = try cursor.withValue(at: be(90)) { _ in () }
+                var called = false
+                #expect(try cursor.withNext { _, _ in called = true } == nil && !called, "the end")
+                #expect(throws: LMDBError.self) { try cursor.withValue(at: [UInt8]()) { _ in () } }
+            }
+        }
+    }
+
     @Test func emptyDatabaseHasNoEntries() throws {
         let db = try env.database(named: "d")
         try env.read { txn throws in

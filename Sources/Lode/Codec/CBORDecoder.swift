@@ -567,6 +567,16 @@ struct CBORKeyedDecodingContainer<Key: CodingKey>: IntegerForwardingKeyedDecoder
     func decodeInteger<I: FixedWidthInteger & Decodable>(_ type: I.Type, forKey key: Key) throws -> I {
         try state.decodeInteger(I.self, at: try offset(for: key), path: path + [key])
     }
+    func decode(_ type: Int.Type, forKey key: Key) throws -> Int {
+        let at = try offset(for: key)
+        // The common case without the generic path: an integer head that fits.
+        var reader = CBORReader(state.bytes, offset: at)
+        if let head = try? reader.readHead(), head.argument <= UInt64(Int.max) {
+            if head.major == 0 { return Int(head.argument) }
+            if head.major == 1 { return -1 - Int(head.argument) }
+        }
+        return try state.decodeInteger(Int.self, at: at, path: path + [key])
+    }
 
     func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
         let at = try offset(for: key)

@@ -325,19 +325,9 @@ public struct Results<Element: Persistable>: RandomAccessCollection, @unchecked 
         if let objects = evaluation.objects { return objects }
         // One transaction and one type lookup for all of them.
         let keys = evaluation.keys
+        let ascending = evaluation.plan.ordering == .primaryKey(reversed: false)
         let read: (Transaction) throws -> [Element] = { transaction in
-            let state = try transaction.typeState(Element.self)
-            var objects: [Element] = []
-            objects.reserveCapacity(keys.count)
-            for index in 0..<keys.count {
-                let key = Array(keys[index])
-                guard let object = try transaction.object(Element.self, keyBytes: key, state: state) else {
-                    throw LodeError.objectNotFound(
-                        type: Element.schema.typeName, key: KeyDescription.describe(key))
-                }
-                objects.append(object)
-            }
-            return objects
+            try transaction.objects(Element.self, keys: keys, ascending: ascending)
         }
         switch source {
         case .transaction(let transaction):

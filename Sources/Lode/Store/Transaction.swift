@@ -94,6 +94,52 @@ public class Transaction {
         }
     }
 
+    /// The stored `T`s under `keys`, which must all exist. Keys in ascending order are read with one
+    /// cursor that steps to the next entry when it is the one wanted (a scan), and seeks otherwise.
+    func objects<T: Persistable>(_ type: T.Type, keys: KeyList, ascending: Bool) throws -> [T] {
+        let state = try typeState(T.self)
+        var objects: [T] = []
+        objects.reserveCapacity(keys.count)
+        func missing(_ index: Int) -> LodeError {
+            .objectNotFound(type: T.schema.typeName, key: KeyDescription.describe(Array(keys[index])))
+        }
+        guard let records = state.records else {
+            if keys.isEmpty { return [] }
+            throw missing(0)
+        }
+        guard ascending else {
+            for index in 0..<keys.count {
+                guard let object = try object(T.self, keyBytes: Array(keys[index]), state: state) else {
+                    throw missing(index)
+                }
+                objects.append(object)
+            }
+            return objects
+        }
+        try lmdb.withCursor(in: records) { cursor in
+            var positioned = false
+            for index in 0..<keys.count {
+                let key = keys[index]
+                var object: T?
+                if positioned {
+                    object =
+                        try cursor.withNext { found, value in
+                            found.elementsEqual(key) ? try decode(T.self, from: value, key: key) : nil
+                        } ?? nil
+                }
+                if object == nil {
+                    object = try cursor.withValue(at: Array(key)) { value in
+                        try decode(T.self, from: value, key: key)
+                    }
+                }
+                guard let object else { throw missing(index) }
+                positioned = true
+                objects.append(object)
+            }
+        }
+        return objects
+    }
+
     /// The `T` whose primary key is `key`, or nil.
     public func object<T: Persistable, Key: Encodable>(_ type: T.Type, key: Key) throws -> T? {
         let bytes = try KeyEncoder().encode(key)
