@@ -245,4 +245,21 @@ func checkTodoIndexes(_ store: Store, sourceLocation: SourceLocation = #_sourceL
         #expect(entry?.indexes.first { $0.name == "title" }?.unique == true)
         #expect(entry?.fields == ["due", "id", "priority", "status", "tags", "title"])
     }
+
+    @Test func fieldsSeenInARolledBackWriteAreNotedAgainWhenTheyCommit() throws {
+        // Without a due date the record has no "due" field (encodeIfPresent leaves it out).
+        try store.write { try $0.insert(self.todo("bread")) }
+        #expect(try store.read { try $0.catalogEntry(named: "Todo") }?.fields.contains("due") == false)
+        struct Rollback: Error {}
+        #expect(throws: Rollback.self) {
+            try store.write { tx in
+                try tx.insert(self.todo("milk", due: Date()))
+                try tx.insert(self.todo("eggs", due: Date()))
+                throw Rollback()
+            }
+        }
+        #expect(try store.read { try $0.catalogEntry(named: "Todo") }?.fields.contains("due") == false)
+        try store.write { try $0.insert(self.todo("jam", due: Date())) }
+        #expect(try store.read { try $0.catalogEntry(named: "Todo") }?.fields.contains("due") == true)
+    }
 }

@@ -18,6 +18,16 @@ public struct CBOREncoder: Sendable {
         state.closeContainers(from: 0)
         return state.writer.bytes
     }
+
+    /// The CBOR bytes of a record, with a hash of its top-level field names in order (FNV-1a over
+    /// each name's UTF-8 followed by `FF`), so a writer can tell a record shape it has seen without
+    /// reading the record again.
+    func encodeRecord<T: Encodable>(_ value: T) throws -> (bytes: [UInt8], shape: UInt64) {
+        let state = CBOREncodingState()
+        try state.encodeValue(value)
+        state.closeContainers(from: 0)
+        return (state.writer.bytes, state.topLevelShape)
+    }
 }
 
 /// The CBOR tags Lode writes beyond RFC 8949's.
@@ -53,6 +63,8 @@ final class CBOREncodingState: Encoder {
         }
     }
     var userInfo: [CodingUserInfoKey: Any] { [:] }
+    /// The hash of the field names written into the outermost map (see ``CBOREncoder/encodeRecord(_:)``).
+    var topLevelShape = FieldShape.basis
 
     /// Finalizes every container at `depth` and deeper.
     func closeContainers(from depth: Int) {
@@ -203,7 +215,9 @@ struct CBORKeyedEncodingContainer<Key: CodingKey>: IntegerForwardingKeyedEncoder
     private func beginEntry(_ key: Key) {
         state.closeContainers(from: depth + 1)
         state.open[depth].count += 1
-        state.writer.text(key.stringValue)
+        let name = key.stringValue
+        if depth == 0 { state.topLevelShape = FieldShape.adding(name, to: state.topLevelShape) }
+        state.writer.text(name)
     }
 
     mutating func encodeNil(forKey key: Key) throws {
@@ -392,4 +406,24 @@ struct IndexKey: CodingKey {
     init(_ index: Int) { self.index = index }
     init?(stringValue: String) { nil }
     init?(intValue: Int) { self.init(intValue) }
+}
+
+/// The hash of a record's top-level field names in order: FNV-1a 64 over each name's UTF-8 bytes,
+/// each name followed by `FF` (a byte UTF-8 never contains).
+enum FieldShape {
+    static let basis: UInt64 = 0xcbf2_9ce4_8422_2325
+    private static let prime: UInt64 = 0x0000_0100_0000_01b3
+
+    @inline(__always)
+    static func adding(_ name: some Sequence<UInt8>, to hash: UInt64) -> UInt64 {
+        var hash = hash
+        for byte in name {
+            hash ^= UInt64(byte)
+            hash = hash &* prime
+        }
+        hash ^= 0xff
+        return hash &* prime
+    }
+
+    static func adding(_ name: String, to hash: UInt64) -> UInt64 { adding(name.utf8, to: hash) }
 }

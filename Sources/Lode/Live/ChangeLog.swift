@@ -46,21 +46,32 @@ struct PendingChanges {
         var cleared = false
     }
 
+    /// A primary key hashed as one run of bytes (an array hashes element by element).
     private struct Slot: Hashable {
-        var type: String
         var key: [UInt8]
+        func hash(into hasher: inout Hasher) { key.withUnsafeBytes { hasher.combine(bytes: $0) } }
     }
 
     private var nets: [Net] = []
-    private var index: [Slot: Int] = [:]
+    /// Per type touched (a transaction touches few), the position in `nets` of each key.
+    private var types: [String] = []
+    private var index: [[Slot: Int]] = []
+
+    private mutating func typeIndex(_ type: String) -> Int {
+        if let found = types.firstIndex(of: type) { return found }
+        types.append(type)
+        index.append([:])
+        return types.count - 1
+    }
 
     var isEmpty: Bool { nets.isEmpty }
 
     mutating func record(
         type: String, key: [UInt8], existedBefore: Bool, existsAfter: Bool, fields: Set<String>? = nil
     ) {
-        let slot = Slot(type: type, key: key)
-        if let position = index[slot] {
+        let slot = Slot(key: key)
+        let typeIndex = typeIndex(type)
+        if let position = index[typeIndex][slot] {
             nets[position].existsAfter = existsAfter
             if let known = nets[position].fields, let fields {
                 nets[position].fields = known.union(fields)
@@ -68,7 +79,7 @@ struct PendingChanges {
                 nets[position].fields = nil
             }
         } else {
-            index[slot] = nets.count
+            index[typeIndex][slot] = nets.count
             nets.append(
                 Net(
                     type: type, key: key, existedBefore: existedBefore, existsAfter: existsAfter,
@@ -81,8 +92,8 @@ struct PendingChanges {
         for position in nets.indices where nets[position].type == type && !nets[position].cleared {
             nets[position].existedBefore = false
             nets[position].existsAfter = false
-            index[Slot(type: type, key: nets[position].key)] = nil
         }
+        index[typeIndex(type)] = [:]
         nets.append(
             Net(type: type, key: [], existedBefore: true, existsAfter: false, fields: nil, cleared: true))
     }

@@ -118,6 +118,15 @@ public final class WriteTransaction: Transaction {
         }
     }
 
+    /// The record of `object` and the hash of its top-level field names.
+    func encodeRecord<T: Persistable>(_ object: T) throws -> (bytes: [UInt8], shape: UInt64) {
+        do {
+            return try CBOREncoder().encodeRecord(object)
+        } catch {
+            throw LodeError.recordDoesNotEncode(type: T.schema.typeName, reason: "\(error)")
+        }
+    }
+
     func indexKey<T>(_ index: TypeState<T>.LiveIndex, of object: T) throws -> [UInt8] {
         IndexKeyLimit.stored(try index.definition.keyBytes(object))
     }
@@ -168,7 +177,7 @@ public final class WriteTransaction: Transaction {
     private func store<T: Persistable>(_ object: T, key: [UInt8], replacing old: T?, state: TypeState<T>)
         throws
     {
-        let record = try encode(object)
+        let (record, shape) = try encodeRecord(object)
         let newKeys = try state.indexes.map { try indexKey($0, of: object) }
         let oldKeys = try old.map { old in try state.indexes.map { try indexKey($0, of: old) } }
         // Check every unique index before changing anything, so a violation changes nothing.
@@ -188,7 +197,13 @@ public final class WriteTransaction: Transaction {
             }
             try putIndexEntry(index, key: newKeys[position], primaryKey: key, object: object)
         }
-        try noteFields(of: record, state: state)
+        if !state.knowsShape(shape)
+            && !shapesNoted.contains(ShapeNote(state: ObjectIdentifier(state), shape: shape))
+        {
+            try noteFields(of: record, state: state)
+            // Known from now on in this transaction (the type learns it only if the catalog it wrote commits).
+            shapesNoted.insert(ShapeNote(state: ObjectIdentifier(state), shape: shape))
+        }
         var changed: Set<String>?
         if let old { changed = changedFields(try encode(old), record) }
         pendingChanges.record(
@@ -256,19 +271,14 @@ public final class WriteTransaction: Transaction {
             var reader = CBORReader(bytes)
             let head = try reader.readHead()
             guard head.major == 5, head.info != 31 else { return (0, nil) }
-            var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+            var hash = FieldShape.basis
             var ranges: [Range<Int>] = []
             ranges.reserveCapacity(Int(head.argument))
             for _ in 0..<Int(head.argument) {
                 guard let raw = try reader.readStringBytes(major: 3) else { return (0, nil) }
                 let start = raw.baseAddress! - bytes.baseAddress!
                 ranges.append(start..<(start + raw.count))
-                for byte in raw {
-                    hash ^= UInt64(byte)
-                    hash = hash &* 0x0000_0100_0000_01b3
-                }
-                hash ^= 0xff
-                hash = hash &* 0x0000_0100_0000_01b3
+                hash = FieldShape.adding(raw, to: hash)
                 try reader.skipItem()
             }
             guard !state.knowsShape(hash) else { return (hash, nil) }
@@ -290,6 +300,15 @@ public final class WriteTransaction: Transaction {
         state.pendingEntry = updated
         pendingEntryStates.append(state)
     }
+
+    /// A record shape this transaction has already added to a type's catalog entry.
+    struct ShapeNote: Hashable {
+        var state: ObjectIdentifier
+        var shape: UInt64
+    }
+
+    /// Record shapes noted by this transaction.
+    var shapesNoted: Set<ShapeNote> = []
 
     /// Types whose catalog entry this transaction rewrote, settled when it ends.
     var pendingEntryStates: [any PendingWriteState] = []
