@@ -280,6 +280,24 @@ func runDump(_ arguments: [String]) throws -> (status: Int32, out: String, err: 
         #expect(lines.last?.hasPrefix("\(lines.count - 1) problems: 3 types, ") == true, "\(broken.out)")
     }
 
+    /// One to three atoms joined by `and` / `or`.
+    func randomExpression(_ random: (Int) -> Int, _ atom: () -> String) -> String {
+        var expression = atom()
+        for _ in 0..<random(3) { expression += (random(2) == 0 ? " and " : " or ") + atom() }
+        return expression
+    }
+
+    /// Dumps `type` with `expression` as planned and through a forced scan (`not not` defeats the
+    /// planner), expects the same output, and returns the plan (what follows `plan: `).
+    func expectPlanAgreesWithAScan(_ type: String, _ expression: String) throws -> String {
+        let planned = try runDump(["dump", tmp.path, type, "--where", expression, "--explain"])
+        let scanned = try runDump(["dump", tmp.path, type, "--where", "not not (\(expression))", "--explain"])
+        #expect(planned.status == 0 && scanned.status == 0, "\(planned.err) \(scanned.err)")
+        #expect(scanned.err.hasPrefix("plan: scan"))
+        #expect(planned.out == scanned.out, "\(expression) (\(planned.err))")
+        return String(planned.err.dropFirst("plan: ".count))
+    }
+
     @Test func dumpUsesIndexesAndAgreesWithAFullScan() throws {
         var rng = SeededGenerator(seed: 0xd0)
         let store = try Store(
@@ -308,19 +326,10 @@ func runDump(_ arguments: [String]) throws -> (status: Int32, out: String, err: 
             }
         }
         var indexed = 0
-        for round in 0..<40 {
-            var expression = atom()
-            for _ in 0..<Int.random(in: 0..<3, using: &rng) {
-                expression += (Bool.random(using: &rng) ? " and " : " or ") + atom()
-            }
-            let planned = try runDump(["dump", tmp.path, "Task", "--where", expression, "--explain"])
-            let scanned = try runDump([
-                "dump", tmp.path, "Task", "--where", "not not (\(expression))", "--explain",
-            ])
-            #expect(planned.status == 0 && scanned.status == 0, "\(planned.err) \(scanned.err)")
-            #expect(scanned.err.hasPrefix("plan: scan"))
-            #expect(planned.out == scanned.out, "round \(round): \(expression) (\(planned.err))")
-            if planned.err.hasPrefix("plan: index") { indexed += 1 }
+        for _ in 0..<40 {
+            let plan = try expectPlanAgreesWithAScan(
+                "Task", randomExpression({ Int.random(in: 0..<$0, using: &rng) }, atom))
+            if plan.hasPrefix("index") { indexed += 1 }
         }
         #expect(indexed >= 10, "most single comparisons and conjunctions use an index")
     }
@@ -375,20 +384,10 @@ func runDump(_ arguments: [String]) throws -> (status: Int32, out: String, err: 
             }
         }
         var planned = [String: Int]()
-        for round in 0..<60 {
-            var expression = atom()
-            for _ in 0..<Int.random(in: 0..<3, using: &rng) {
-                expression += (Bool.random(using: &rng) ? " and " : " or ") + atom()
-            }
-            let fast = try runDump(["dump", tmp.path, "Ticket", "--where", expression, "--explain"])
-            let scanned = try runDump([
-                "dump", tmp.path, "Ticket", "--where", "not not (\(expression))", "--explain",
-            ])
-            #expect(fast.status == 0 && scanned.status == 0, "\(fast.err) \(scanned.err)")
-            #expect(scanned.err.hasPrefix("plan: scan"))
-            #expect(fast.out == scanned.out, "round \(round): \(expression) (\(fast.err))")
-            let source = fast.err.dropFirst(6).prefix { $0 != ":" }
-            planned[String(source), default: 0] += 1
+        for _ in 0..<60 {
+            let plan = try expectPlanAgreesWithAScan(
+                "Ticket", randomExpression({ Int.random(in: 0..<$0, using: &rng) }, atom))
+            planned[String(plan.prefix { $0 != ":" }), default: 0] += 1
         }
         #expect(planned["primary key of Ticket", default: 0] >= 3, "\(planned)")
         #expect(planned["index Ticket.team+priority", default: 0] >= 5, "\(planned)")

@@ -2,8 +2,9 @@ import Foundation
 
 /// Encodes values as **order-preserving** key bytes: comparing two encodings with `memcmp` gives the
 /// same order as comparing the values, so LMDB's default comparison sorts primary keys and index
-/// entries by value. Every encoding is self-delimiting (no encoding is a prefix of another), so
-/// encodings concatenate into compound keys that sort component by component.
+/// entries by value. Every encoding is self-delimiting, so encodings concatenate into compound keys
+/// that sort component by component. (A text or data encoding is a byte prefix of a longer value's
+/// whose next byte is `FF`, an escaped zero; no tag is `FF`.)
 ///
 /// | value | bytes |
 /// |---|---|
@@ -34,6 +35,11 @@ public struct KeyEncoder: Sendable {
 
     /// Appends the key bytes of `value` to `bytes`.
     public func append<T: Encodable>(_ value: T, to bytes: inout [UInt8]) throws {
+        if T.self == Int.self {
+            // The most common key, without an encoder object.
+            KeyEncodingState.appendInteger(Int64(unsafeBitCast(value, to: Int.self)), to: &bytes)
+            return
+        }
         let state = KeyEncodingState()
         swap(&state.bytes, &bytes)
         defer { swap(&state.bytes, &bytes) }
@@ -98,7 +104,9 @@ final class KeyEncodingState: Encoder {
 
     // MARK: Scalars
 
-    func integer(_ value: Int64) {
+    func integer(_ value: Int64) { Self.appendInteger(value, to: &bytes) }
+
+    static func appendInteger(_ value: Int64, to bytes: inout [UInt8]) {
         bytes.append(KeyTag.integer)
         let flipped = UInt64(bitPattern: value) ^ (1 << 63)
         withUnsafeBytes(of: flipped.bigEndian) { bytes.append(contentsOf: $0) }

@@ -293,6 +293,7 @@ public final class Store: @unchecked Sendable {
                     transaction = tx
                     let result = try body(tx)
                     try tx.writeChangeLog()
+                    tx.committingVersion = tx.version
                     return result
                 }
             }
@@ -301,6 +302,7 @@ public final class Store: @unchecked Sendable {
             throw error
         }
         transaction?.finishPending(committed: true)
+        if let version = transaction?.committingVersion { noteCommit(version: version, in: environment) }
         if let transaction { publish(transaction.registeredTypes) }
         notifier?.wake()
         return result
@@ -345,6 +347,7 @@ public final class Store: @unchecked Sendable {
                     holder.transaction = tx
                     let result = try body(tx)
                     try tx.writeChangeLog()
+                    tx.committingVersion = tx.version
                     return result
                 }
             }
@@ -353,6 +356,9 @@ public final class Store: @unchecked Sendable {
             throw error
         }
         holder.transaction?.finishPending(committed: true)
+        if let version = holder.transaction?.committingVersion {
+            noteCommit(version: version, in: environment)
+        }
         if let transaction = holder.transaction { publish(transaction.registeredTypes) }
         notifier?.wake()
         return result
@@ -435,6 +441,18 @@ public final class Store: @unchecked Sendable {
         let snapshot = try mapStorageErrors { try environment.snapshot() }
         withState { $0.sharedSnapshot = snapshot }
         return snapshot
+    }
+
+    /// After this store committed `version`: when the catalog was in sync with the version before it
+    /// and the commit is the last one (no other process came between), every database the catalog
+    /// names is open (this transaction opened the ones it added), so the next transaction need not
+    /// read the catalog again. An empty write commits nothing and keeps the old version: then the
+    /// last version differs and nothing is assumed.
+    private func noteCommit(version: Int, in environment: Environment) {
+        guard environment.info.lastTransactionID == version else { return }
+        withState { state in
+            if state.catalogSyncedVersion == version - 1 { state.catalogSyncedVersion = version }
+        }
     }
 
     /// Opens the databases of every type in the catalog, once per committed version, before a

@@ -11,6 +11,9 @@ import LMDB
 public final class WriteTransaction: Transaction {
     /// Types registered by this transaction, published when it commits.
     var registeredTypes: [String: AnyObject] = [:]
+    /// This transaction's version, set once its closure and change-log entry are done (the commit
+    /// follows).
+    var committingVersion: Int?
     /// The net object changes, written to `@changes` just before the commit.
     var pendingChanges = PendingChanges()
     var lmdbWrite: LMDB.WriteTransaction { lmdb as! LMDB.WriteTransaction }
