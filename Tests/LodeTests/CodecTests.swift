@@ -89,6 +89,38 @@ func sampleEverything() -> Everything {
         #expect(try CBORDecoder().decode([String: Int].self, from: try CBOREncoder().encode(map)) == map)
     }
 
+    @Test func oneDecodingStateServesManyRecordsOfAnyShape() throws {
+        struct Small: Codable, Equatable {
+            var a: Int
+        }
+        struct Wide: Codable, Equatable {
+            var a: Int
+            var b: String
+            var c: [Int]
+            var d: Small
+            var e: Double?
+        }
+        let encoder = CBOREncoder()
+        let small = try encoder.encode(Small(a: 1))
+        let wide = try encoder.encode(Wide(a: 2, b: "two", c: [1, 2], d: Small(a: 3), e: nil))
+        let number = try encoder.encode(42)
+        let state = CBORDecodingState(bytes: UnsafeRawBufferPointer(start: nil, count: 0))
+        func decode<T: Decodable>(_ type: T.Type, _ bytes: [UInt8]) throws -> T {
+            try bytes.withUnsafeBytes { try CBORDecoder().decode(T.self, from: $0, state: state) }
+        }
+        // Small then wide (the spare index must grow), a non-map root, a failure in between, and
+        // trailing bytes are still refused.
+        for _ in 0..<3 {
+            #expect(try decode(Small.self, small) == Small(a: 1))
+            #expect(try decode(Wide.self, wide) == Wide(a: 2, b: "two", c: [1, 2], d: Small(a: 3), e: nil))
+            #expect(try decode(Int.self, number) == 42)
+            #expect(throws: DecodingError.self) { try decode(Wide.self, small) }
+            #expect(throws: DecodingError.self) { try decode(Small.self, small + [0]) }
+            #expect(throws: DecodingError.self) { try decode(Small.self, Array(wide.dropLast())) }
+            #expect(try decode(Small.self, small) == Small(a: 1))
+        }
+    }
+
     @Test func malformedInputThrowsInsteadOfTrapping() throws {
         let good = try CBOREncoder().encode(sampleEverything())
         // Every truncation and a sweep of corrupted bytes: errors, never a crash.

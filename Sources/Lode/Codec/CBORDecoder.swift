@@ -9,7 +9,16 @@ public struct CBORDecoder: Sendable {
 
     /// Decodes a `T` from `bytes`, which must hold exactly one data item.
     public func decode<T: Decodable>(_ type: T.Type, from bytes: UnsafeRawBufferPointer) throws -> T {
-        let state = CBORDecodingState(bytes: bytes)
+        try decode(type, from: bytes, state: CBORDecodingState(bytes: bytes))
+    }
+
+    /// Decodes with a state that may have decoded other items before (see
+    /// ``CBORDecodingState/prepare(_:)``): for readers that decode many records in a row.
+    func decode<T: Decodable>(_ type: T.Type, from bytes: UnsafeRawBufferPointer, state: CBORDecodingState)
+        throws -> T
+    {
+        state.prepare(bytes)
+        defer { state.finish() }
         let value = try state.decodeValue(T.self, at: 0, path: [])
         // The item must be well formed to its end and be all there is.
         var end: Int
@@ -35,7 +44,7 @@ public struct CBORDecoder: Sendable {
 }
 
 final class CBORDecodingState: Decoder {
-    let bytes: UnsafeRawBufferPointer
+    var bytes: UnsafeRawBufferPointer
     /// Where the value being decoded starts.
     var offset = 0
     var codingPath: [any CodingKey] = []
@@ -43,8 +52,26 @@ final class CBORDecodingState: Decoder {
     /// The index of the map at offset 0, when the item decoded is one: once it has scanned every
     /// entry it knows where the item ends, and the decode need not walk it again.
     var root: CBORMapIndex?
+    /// The root index of the previous decode, reused by the next one when nothing else holds it (a
+    /// state decoding many records allocates its index once).
+    var spareRoot: CBORMapIndex?
 
     init(bytes: UnsafeRawBufferPointer) { self.bytes = bytes }
+
+    /// Points the state at the next item to decode.
+    func prepare(_ bytes: UnsafeRawBufferPointer) {
+        self.bytes = bytes
+        offset = 0
+        codingPath = []
+        root = nil
+    }
+
+    /// Ends a decode: the root index is kept for the next one, the bytes are forgotten.
+    func finish() {
+        spareRoot = root
+        root = nil
+        bytes = UnsafeRawBufferPointer(start: nil, count: 0)
+    }
 
     func corrupted(_ failure: CBORReader.Failure, path: [any CodingKey]) -> DecodingError {
         .dataCorrupted(.init(codingPath: path, debugDescription: failure.description))
@@ -359,10 +386,9 @@ final class CBORMapIndex: ManagedBuffer<CBORMapIndex.Header, CBORMapIndex.Entry>
 
     /// An index of the map whose head has been read: `count` entries (nil: indefinite length, counted
     /// here) starting at `firstEntry`.
-    static func make(count: Int?, firstEntry: Int, in bytes: UnsafeRawBufferPointer) throws(CBORReader
-        .Failure)
-        -> CBORMapIndex
-    {
+    static func make(
+        count: Int?, firstEntry: Int, in bytes: UnsafeRawBufferPointer, reusing spare: CBORMapIndex? = nil
+    ) throws(CBORReader.Failure) -> CBORMapIndex {
         var entries = count ?? 0
         if count == nil {
             var reader = CBORReader(bytes, offset: firstEntry)
@@ -371,6 +397,13 @@ final class CBORMapIndex: ManagedBuffer<CBORMapIndex.Header, CBORMapIndex.Entry>
                 try reader.skipItem()
                 entries += 1
             }
+        }
+        if let spare, spare.capacity >= entries {
+            // Entries are plain integers: the old ones need no deinitializing.
+            spare.withUnsafeMutablePointerToHeader {
+                $0.pointee = Header(count: entries, scanOffset: firstEntry)
+            }
+            return spare
         }
         let buffer = create(minimumCapacity: entries) { _ in Header(count: entries, scanOffset: firstEntry) }
         return unsafeDowncast(buffer, to: CBORMapIndex.self)
@@ -523,9 +556,15 @@ struct CBORKeyedDecodingContainer<Key: CodingKey>: IntegerForwardingKeyedDecoder
         guard head.info == 31 || head.argument <= UInt64(state.bytes.count) else {
             throw state.corrupted(.truncated(at: offset), path: path)
         }
+        var spare: CBORMapIndex?
+        if offset == 0, var candidate = state.spareRoot {
+            state.spareRoot = nil
+            if isKnownUniquelyReferenced(&candidate) { spare = candidate }
+        }
         do {
             index = try CBORMapIndex.make(
-                count: head.info == 31 ? nil : Int(head.argument), firstEntry: reader.offset, in: state.bytes)
+                count: head.info == 31 ? nil : Int(head.argument), firstEntry: reader.offset, in: state.bytes,
+                reusing: spare)
         } catch { throw state.corrupted(error, path: path) }
         if offset == 0 { state.root = index }
     }

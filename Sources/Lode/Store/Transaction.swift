@@ -7,6 +7,8 @@ public class Transaction {
     /// The store.
     public let store: Store
     let lmdb: LMDB.Transaction
+    /// Decoding state reused by every record this transaction decodes (taken out while in use).
+    private var decodingState: CBORDecodingState?
 
     init(store: Store, lmdb: LMDB.Transaction) {
         self.store = store
@@ -77,8 +79,11 @@ public class Transaction {
     func decode<T: Persistable>(
         _ type: T.Type, from bytes: UnsafeRawBufferPointer, key: some Collection<UInt8>
     ) throws -> T {
+        let state = decodingState ?? CBORDecodingState(bytes: bytes)
+        decodingState = nil
+        defer { decodingState = state }
         do {
-            return try CBORDecoder().decode(T.self, from: bytes)
+            return try CBORDecoder().decode(T.self, from: bytes, state: state)
         } catch let error as DecodingError {
             throw LodeError.recordDoesNotDecode(
                 type: T.schema.typeName, key: KeyDescription.describe(Array(key)), field: error.fieldPath,

@@ -175,6 +175,12 @@ func longestIncreasingSubsequence(_ values: [Int]) -> [Int] {
     var tails: [Int] = []  // tails[k] = index of the smallest tail of an increasing run of length k+1
     var previous = [Int](repeating: -1, count: values.count)
     for (index, value) in values.enumerated() {
+        // Lists mostly keep their order: extending the longest run needs no search.
+        if let last = tails.last, values[last] < value {
+            previous[index] = last
+            tails.append(index)
+            continue
+        }
         var low = 0
         var high = tails.count
         while low < high {

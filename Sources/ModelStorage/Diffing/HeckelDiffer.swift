@@ -36,18 +36,18 @@ public struct HeckelDiffer: DiffingAlgorithm, Sendable {
         table.reserveCapacity(oldCount)
         var nextSame = [Int](repeating: -1, count: oldCount)
         for index in stride(from: oldCount - 1, through: 0, by: -1) {
-            let key = oldKey(index)
-            if let later = table[key] { nextSame[index] = later }
-            table[key] = index
+            // One hash per element: `updateValue` returns the later index it replaces.
+            if let later = table.updateValue(index, forKey: oldKey(index)) { nextSame[index] = later }
         }
         var matchedOld = [Int](repeating: -1, count: newCount)  // new index → old index
         var oldMatched = [Bool](repeating: false, count: oldCount)
         for index in 0..<newCount {
-            let key = newKey(index)
-            guard let old = table[key], old >= 0 else { continue }
+            guard let slot = table.index(forKey: newKey(index)) else { continue }
+            let old = table.values[slot]
+            guard old >= 0 else { continue }
             matchedOld[index] = old
             oldMatched[old] = true
-            table[key] = nextSame[old]
+            table.values[slot] = nextSame[old]
         }
         var deletes: [Int] = []
         for index in 0..<oldCount where !oldMatched[index] { deletes.append(index) }
