@@ -246,6 +246,36 @@ func checkTodoIndexes(_ store: Store, sourceLocation: SourceLocation = #_sourceL
         #expect(entry?.fields == ["due", "id", "priority", "status", "tags", "title"])
     }
 
+    @Test func theChangeLogNamesTheFieldsAnUpdateChanged() throws {
+        let milk = todo("milk")
+        try store.write { try $0.insert(milk) }
+        func lastFields() throws -> [String]? {
+            try store.read { tx in
+                try tx.lmdb.entries(in: store.changeLog!).map {
+                    try CBORDecoder().decode(ChangeLogEntry.self, from: $0.value)
+                }.last?.changes.first?.fields
+            }
+        }
+        // Same fields in the same order: compared side by side.
+        try store.write { tx in try tx.update(Todo.self, key: milk.id) { $0.title = "oat milk" } }
+        #expect(try lastFields() == ["title"])
+        // A field that appears (an optional set) and one that changes.
+        try store.write { tx in
+            try tx.update(Todo.self, key: milk.id) {
+                $0.due = Date(timeIntervalSince1970: 0)
+                $0.priority = 2
+            }
+        }
+        #expect(try lastFields() == ["due", "priority"])
+        // An upsert of an equal object changes nothing; one that drops a field names it.
+        var stored = try #require(try store.read { tx in try tx.object(Todo.self, key: milk.id) })
+        try store.write { tx in try tx.upsert(stored) }
+        #expect(try lastFields() == [])
+        stored.due = nil
+        try store.write { tx in try tx.upsert(stored) }
+        #expect(try lastFields() == ["due"])
+    }
+
     @Test func fieldsSeenInARolledBackWriteAreNotedAgainWhenTheyCommit() throws {
         // Without a due date the record has no "due" field (encodeIfPresent leaves it out).
         try store.write { try $0.insert(self.todo("bread")) }

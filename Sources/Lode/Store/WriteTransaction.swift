@@ -177,12 +177,12 @@ public final class WriteTransaction: Transaction {
     }
 
     /// Writes `object` under `key`, moving its index entries from `old` (the stored version, if any).
-    private func store<T: Persistable>(_ object: T, key: [UInt8], replacing old: T?, state: TypeState<T>)
-        throws
-    {
+    private func store<T: Persistable>(
+        _ object: T, key: [UInt8], replacing old: (object: T, record: [UInt8])?, state: TypeState<T>
+    ) throws {
         let (record, shape) = try encodeRecord(object)
         let newKeys = try state.indexes.map { try indexKey($0, of: object) }
-        let oldKeys = try old.map { old in try state.indexes.map { try indexKey($0, of: old) } }
+        let oldKeys = try old.map { old in try state.indexes.map { try indexKey($0, of: old.object) } }
         // Check every unique index before changing anything, so a violation changes nothing.
         for (position, index) in state.indexes.enumerated() where oldKeys?[position] != newKeys[position] {
             try checkUnique(index, key: newKeys[position], primaryKey: key, object: object)
@@ -207,14 +207,25 @@ public final class WriteTransaction: Transaction {
             // Known from now on in this transaction (the type learns it only if the catalog it wrote commits).
             shapesNoted.insert(ShapeNote(state: ObjectIdentifier(state), shape: shape))
         }
-        var changed: Set<String>?
-        if let old { changed = changedFields(try encode(old), record) }
+        // The stored record, not a re-encoding of the decoded object, is what changed.
+        let changed = old.flatMap { changedFields($0.record, record) }
         pendingChanges.record(
             type: state.typeName, key: key, existedBefore: old != nil, existsAfter: true, fields: changed)
     }
 
+    /// The stored `T` under `key` with its record bytes, or nil.
+    private func storedObject<T: Persistable>(_ type: T.Type, keyBytes key: [UInt8], state: TypeState<T>)
+        throws
+        -> (object: T, record: [UInt8])?
+    {
+        guard let records = state.records, let record = try lmdb.get(key, in: records) else { return nil }
+        let object = try record.withUnsafeBytes { try decode(T.self, from: $0, key: key) }
+        return (object, record)
+    }
+
     /// The top-level fields whose encoded values differ between two records (nil if either is not a map).
     private func changedFields(_ old: [UInt8], _ new: [UInt8]) -> Set<String>? {
+        if let changed = changedFieldsInStep(old, new) { return changed }
         func fields(_ record: [UInt8]) -> [String: ArraySlice<UInt8>]? {
             record.withUnsafeBytes { bytes -> [String: ArraySlice<UInt8>]? in
                 // Records written by the encoder are definite-length maps keyed by text.
@@ -235,6 +246,37 @@ public final class WriteTransaction: Transaction {
         for (name, value) in after where before[name] != value { changed.insert(name) }
         for name in before.keys where after[name] == nil { changed.insert(name) }
         return changed
+    }
+
+    /// The common case of ``changedFields(_:_:)`` without a dictionary: both records hold the same
+    /// field names in the same order (one encoder wrote both), so entries are compared side by side
+    /// and only the names of changed fields become strings. Nil when the names differ.
+    private func changedFieldsInStep(_ old: [UInt8], _ new: [UInt8]) -> Set<String>? {
+        old.withUnsafeBytes { oldBytes in
+            new.withUnsafeBytes { newBytes -> Set<String>? in
+                var before = CBORReader(oldBytes)
+                var after = CBORReader(newBytes)
+                guard let oldHead = try? before.readHead(), let newHead = try? after.readHead(),
+                    oldHead.major == 5, newHead.major == 5, oldHead.info != 31, newHead.info != 31,
+                    oldHead.argument == newHead.argument
+                else { return nil }
+                var changed = Set<String>()
+                for _ in 0..<oldHead.argument {
+                    guard let oldName = try? before.readStringBytes(major: 3),
+                        let newName = try? after.readStringBytes(major: 3), oldName.elementsEqual(newName)
+                    else { return nil }
+                    let oldStart = before.offset
+                    let newStart = after.offset
+                    guard (try? before.skipItem()) != nil, (try? after.skipItem()) != nil else { return nil }
+                    let oldValue = UnsafeRawBufferPointer(rebasing: oldBytes[oldStart..<before.offset])
+                    let newValue = UnsafeRawBufferPointer(rebasing: newBytes[newStart..<after.offset])
+                    if !oldValue.elementsEqual(newValue) {
+                        changed.insert(String(decoding: newName, as: UTF8.self))
+                    }
+                }
+                return changed
+            }
+        }
     }
 
     /// Writes this transaction's entry to the change log (called once, right before the commit).
@@ -341,7 +383,7 @@ public final class WriteTransaction: Transaction {
     public func upsert<T: Persistable>(_ object: T) throws {
         let state = try typeState(T.self)
         let key = try primaryKey(of: object)
-        let old = try self.object(T.self, keyBytes: key, state: state)
+        let old = try storedObject(T.self, keyBytes: key, state: state)
         try store(object, key: key, replacing: old, state: state)
     }
 
@@ -354,10 +396,10 @@ public final class WriteTransaction: Transaction {
     ) throws -> T {
         let state = try typeState(T.self)
         let keyBytes = try KeyEncoder().encode(key)
-        guard let old = try object(T.self, keyBytes: keyBytes, state: state) else {
+        guard let old = try storedObject(T.self, keyBytes: keyBytes, state: state) else {
             throw LodeError.objectNotFound(type: T.schema.typeName, key: "\(key)")
         }
-        var updated = old
+        var updated = old.object
         try body(&updated)
         let newKey = try primaryKey(of: updated)
         guard newKey == keyBytes else {
