@@ -10,8 +10,7 @@ final class ToolProcess {
 
     /// Starts the built `tool` (`lode-demo` unless told) with `arguments`.
     init(_ arguments: [String], tool: String = "lode-demo") throws {
-        process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-            .deletingLastPathComponent().appendingPathComponent(tool)
+        process.executableURL = URL(fileURLWithPath: builtTool(tool))
         process.arguments = arguments
         process.standardOutput = out
         process.standardError = err

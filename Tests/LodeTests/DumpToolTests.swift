@@ -136,19 +136,6 @@ func runDump(_ arguments: [String]) throws -> (status: Int32, out: String, err: 
     }
 
     /// Runs a shell pipeline; returns its exit status and output.
-    func shell(_ command: String) throws -> (status: Int32, out: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = ["-c", command]
-        let out = Pipe()
-        process.standardOutput = out
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let output = out.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: output, as: UTF8.self))
-    }
-
     @Test func rawIsMdbDumpAndRestoresWithMdbLoadAndLoad() throws {
         let path = try makeStore()
         let before = try dataFile()
@@ -175,9 +162,7 @@ func runDump(_ arguments: [String]) throws -> (status: Int32, out: String, err: 
 
         // lode-dump load restores it too, atomically, and refuses a store that holds data.
         let loaded = tmp.url.appendingPathComponent("loaded").path
-        let binary = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-            .deletingLastPathComponent()
-            .appendingPathComponent("lode-dump").path
+        let binary = builtTool("lode-dump")
         #expect(
             try shell("'\(binary)' load '\(loaded)' < '\(dumpFile.path)'").out.hasPrefix(
                 "loaded 8 databases"), "@catalog, @changes, @meta, Counter, Task and its three indexes")

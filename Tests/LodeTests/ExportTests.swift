@@ -47,28 +47,7 @@ struct Shipment: Persistable, Equatable {
         return result
     }
 
-    func shell(_ command: String) throws -> (status: Int32, out: String, err: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = ["-c", command]
-        let out = Pipe()
-        let err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let output = out.fileHandleForReading.readDataToEndOfFile()
-        let error = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (
-            process.terminationStatus, String(decoding: output, as: UTF8.self),
-            String(decoding: error, as: UTF8.self)
-        )
-    }
-
-    var binary: String {
-        URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
-            .appendingPathComponent("lode-dump").path
-    }
+    var binary: String { builtTool("lode-dump") }
 
     @Test func anExportLoadsBackIntoAStoreTheLibraryReadsUnchanged() throws {
         let source = tmp.url.appendingPathComponent("source")
@@ -264,8 +243,7 @@ struct Shipment: Persistable, Equatable {
         // A write that changes nothing commits no version: the next version will be another process's.
         try store.write { _ in }
         let load = Process()
-        load.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-            .deletingLastPathComponent().appendingPathComponent("lode-dump")
+        load.executableURL = URL(fileURLWithPath: builtTool("lode-dump"))
         load.arguments = ["load", path.path, "--force"]
         load.standardInput = try FileHandle(forReadingFrom: exportFile)
         try load.run()

@@ -277,9 +277,7 @@ func changesText(_ update: StorageUpdate) -> [String] {
                 failures.withLock { $0.append("\(error)") }
             }
         }
-        let helper = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-            .deletingLastPathComponent()
-            .appendingPathComponent("lode-test-helper")
+        let helper = URL(fileURLWithPath: builtTool("lode-test-helper"))
         let process = Process()
         process.executableURL = helper
         process.arguments = ["write", tmp.path, "100", "30"]

@@ -17,6 +17,37 @@ final class TemporaryDirectory {
     deinit { try? FileManager.default.removeItem(at: url) }
 }
 
+/// The path of an executable built with the package (`lode-dump`, a test helper…): next to the
+/// test binary.
+func builtTool(_ name: String) -> String {
+    URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
+        .appendingPathComponent(name).path
+}
+
+/// Runs `command` with `/bin/sh -c` to its end; returns its exit status, standard output and standard
+/// error (collected in a file, so neither pipe can fill up and stall the command).
+func shell(_ command: String) throws -> (status: Int32, out: String, err: String) {
+    let errorFile = FileManager.default.temporaryDirectory.appendingPathComponent("lode-shell-\(UUID())")
+    _ = FileManager.default.createFile(atPath: errorFile.path, contents: nil)
+    defer { try? FileManager.default.removeItem(at: errorFile) }
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/bin/sh")
+    process.arguments = ["-c", command]
+    let out = Pipe()
+    process.standardOutput = out
+    let errorHandle = try FileHandle(forWritingTo: errorFile)
+    defer { try? errorHandle.close() }
+    process.standardError = errorHandle
+    try process.run()
+    let output = out.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    let error = try Data(contentsOf: errorFile)
+    return (
+        process.terminationStatus, String(decoding: output, as: UTF8.self),
+        String(decoding: error, as: UTF8.self)
+    )
+}
+
 /// The error `body` throws, as a LodeError.
 func lodeError(_ body: () throws -> Void, sourceLocation: SourceLocation = #_sourceLocation) -> LodeError? {
     do {
