@@ -88,21 +88,21 @@ public final class WriteTransaction: Transaction {
         _ valueBytes: UnsafeRawBufferPointer, forKey keyBytes: UnsafeRawBufferPointer, in database: Database,
         flags: PutFlags
     ) throws {
-        let operation = "mdb_put in \(database)"
-        try environment.checkKey(keyBytes.count, operation)
-        try environment.checkValue(valueBytes.count, in: database, operation)
-        let rc = try perform(operation) { txn in
+        func operation() -> String { "mdb_put in \(database)" }
+        try environment.checkKey(keyBytes.count, operation())
+        try environment.checkValue(valueBytes.count, in: database, operation())
+        let rc = try perform(operation()) { txn in
             var keyValue = MDB_val(keyBytes)
             var dataValue = MDB_val(valueBytes)
             return mdb_put(txn, database.handle, &keyValue, &dataValue, flags.rawValue)
         }
         if rc == MDB_KEYEXIST {
             throw LMDBError(
-                .keyExists, operation: operation,
+                .keyExists, operation: operation(),
                 message: flags.contains(.noDuplicateData)
                     ? "the key/value pair is already in \(database)" : "the key is already in \(database)")
         }
-        try check(rc, operation)
+        try check(rc, operation())
         log.recordPut(database.handle, flags: flags.rawValue, key: keyBytes, value: valueBytes)
     }
 
@@ -110,14 +110,14 @@ public final class WriteTransaction: Transaction {
     @discardableResult
     public func delete(_ key: some ContiguousBytes, in database: Database) throws -> Bool {
         try key.withUnsafeBytes { (keyBytes) -> Bool in
-            let operation = "mdb_del in \(database)"
-            try environment.checkKey(keyBytes.count, operation)
-            let rc = try perform(operation) { txn in
+            func operation() -> String { "mdb_del in \(database)" }
+            try environment.checkKey(keyBytes.count, operation())
+            let rc = try perform(operation()) { txn in
                 var keyValue = MDB_val(keyBytes)
                 return mdb_del(txn, database.handle, &keyValue, nil)
             }
             if rc == MDB_NOTFOUND { return false }
-            try check(rc, operation)
+            try check(rc, operation())
             log.recordDelete(database.handle, key: keyBytes, value: nil)
             return true
         }
@@ -139,23 +139,23 @@ public final class WriteTransaction: Transaction {
     func delete(
         _ keyBytes: UnsafeRawBufferPointer, value valueBytes: UnsafeRawBufferPointer, in database: Database
     ) throws -> Bool {
-        let operation = "mdb_del in \(database)"
-        try environment.checkKey(keyBytes.count, operation)
-        let rc = try perform(operation) { txn in
+        func operation() -> String { "mdb_del in \(database)" }
+        try environment.checkKey(keyBytes.count, operation())
+        let rc = try perform(operation()) { txn in
             var keyValue = MDB_val(keyBytes)
             var dataValue = MDB_val(valueBytes)
             return mdb_del(txn, database.handle, &keyValue, &dataValue)
         }
         if rc == MDB_NOTFOUND { return false }
-        try check(rc, operation)
+        try check(rc, operation())
         log.recordDelete(database.handle, key: keyBytes, value: valueBytes)
         return true
     }
 
     /// Removes every entry of `database`, keeping the database.
     public func empty(_ database: Database) throws {
-        let operation = "mdb_drop (empty) \(database)"
-        try check(try perform(operation) { mdb_drop($0, database.handle, 0) }, operation)
+        func operation() -> String { "mdb_drop (empty) \(database)" }
+        try check(try perform(operation()) { mdb_drop($0, database.handle, 0) }, operation())
         log.recordDrop(database.handle, name: database.name, delete: false)
     }
 
@@ -167,12 +167,12 @@ public final class WriteTransaction: Transaction {
                 .invalidArgument, operation: "mdb_drop main database",
                 message: "the main database cannot be dropped; use empty(_:)")
         }
-        let operation = "mdb_drop \(database)"
+        func operation() -> String { "mdb_drop \(database)" }
         // mdb_drop with delete closes the handle, which must not race with mdb_dbi_open elsewhere; the
         // map growth that MDB_MAP_FULL needs happens outside that lock.
         var attempt = 0
         while true {
-            let txn = try activeHandle(operation)
+            let txn = try activeHandle(operation())
             let rc = environment.dbiLock.withLock { () -> Int32 in
                 let rc = mdb_drop(txn, database.handle, 1)
                 if rc == 0 { environment.forgetDatabase(named: name) }
@@ -180,10 +180,10 @@ public final class WriteTransaction: Transaction {
             }
             if rc == MDB_MAP_FULL {
                 attempt += 1
-                try root.rebuildAfterMapFull(operation: operation, attempt: attempt)
+                try root.rebuildAfterMapFull(operation: operation(), attempt: attempt)
                 continue
             }
-            try check(rc, operation)
+            try check(rc, operation())
             break
         }
         var level: WriteTransaction? = self
@@ -412,11 +412,11 @@ public final class WriteCursor: Cursor {
     {
         try key.withUnsafeBytes { keyBytes in
             try value.withUnsafeBytes { (valueBytes) in
-                let operation = "mdb_cursor_put in \(database)"
+                func operation() -> String { "mdb_cursor_put in \(database)" }
                 let environment = transaction.environment
-                try environment.checkKey(keyBytes.count, operation)
-                try environment.checkValue(valueBytes.count, in: database, operation)
-                let rc = try writeTransaction.perform(operation) { _ in
+                try environment.checkKey(keyBytes.count, operation())
+                try environment.checkValue(valueBytes.count, in: database, operation())
+                let rc = try writeTransaction.perform(operation()) { _ in
                     guard let cursor = handle else { return EINVAL }
                     var keyValue = MDB_val(keyBytes)
                     var dataValue = MDB_val(valueBytes)
@@ -424,9 +424,9 @@ public final class WriteCursor: Cursor {
                 }
                 if rc == MDB_KEYEXIST {
                     throw LMDBError(
-                        .keyExists, operation: operation, message: "the key is already in \(database)")
+                        .keyExists, operation: operation(), message: "the key is already in \(database)")
                 }
-                try check(rc, operation)
+                try check(rc, operation())
                 writeTransaction.log.recordPut(
                     database.handle, flags: flags.rawValue, key: keyBytes, value: valueBytes)
                 trackedKey = Array(keyBytes)

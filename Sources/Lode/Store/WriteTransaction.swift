@@ -22,7 +22,10 @@ public final class WriteTransaction: Transaction {
     private var stateCache: [ObjectIdentifier: AnyObject] = [:]
 
     override func typeState<T: Persistable>(_ type: T.Type) throws -> TypeState<T> {
-        if let cached = stateCache[ObjectIdentifier(T.self)] as? TypeState<T> { return cached }
+        // Keyed by the Swift type, so the cast cannot fail (a checked cast costs a metadata lookup).
+        if let cached = stateCache[ObjectIdentifier(T.self)] {
+            return unsafeDowncast(cached, to: TypeState<T>.self)
+        }
         let state: TypeState<T>
         if let pending = registeredTypes[T.schema.typeName] as? TypeState<T> {
             state = pending
@@ -134,6 +137,16 @@ public final class WriteTransaction: Transaction {
         IndexKeyLimit.stored(try index.definition.keyBytes(object))
     }
 
+    /// The stored index keys of `object`, one per index of its type, in index order.
+    func indexKeys<T>(of object: T, state: TypeState<T>) throws -> [[UInt8]] {
+        var keys: [[UInt8]] = []
+        keys.reserveCapacity(state.indexes.count)
+        for position in 0..<state.indexes.count {
+            keys.append(try indexKey(state.indexes[position], of: object))
+        }
+        return keys
+    }
+
     private func putIndexEntry<T>(
         _ index: TypeState<T>.LiveIndex, key: [UInt8], primaryKey: [UInt8], object: T
     ) throws {
@@ -178,14 +191,17 @@ public final class WriteTransaction: Transaction {
 
     /// Writes `object` under `key`, moving its index entries from `old` (the stored version, if any).
     private func store<T: Persistable>(
-        _ object: T, key: [UInt8], replacing old: (object: T, record: [UInt8])?, state: TypeState<T>
+        _ object: T, key: [UInt8], replacing old: (keys: [[UInt8]], record: [UInt8])?, state: TypeState<T>
     ) throws {
+        // Generic code runs unspecialized for the app's types: index loops, not iterators or
+        // optionals of `T`, keep it from looking up generic metadata for every object.
         let (record, shape) = try encodeRecord(object)
-        let newKeys = try state.indexes.map { try indexKey($0, of: object) }
-        let oldKeys = try old.map { old in try state.indexes.map { try indexKey($0, of: old.object) } }
+        let newKeys = try indexKeys(of: object, state: state)
+        let oldKeys = old?.keys
+        let indexCount = state.indexes.count
         // Check every unique index before changing anything, so a violation changes nothing.
-        for (position, index) in state.indexes.enumerated() where oldKeys?[position] != newKeys[position] {
-            try checkUnique(index, key: newKeys[position], primaryKey: key, object: object)
+        for position in 0..<indexCount where oldKeys?[position] != newKeys[position] {
+            try checkUnique(state.indexes[position], key: newKeys[position], primaryKey: key, object: object)
         }
         do {
             // An insert refuses an existing key here, before anything else is written.
@@ -193,7 +209,8 @@ public final class WriteTransaction: Transaction {
         } catch let error as LMDBError where error.code == .keyExists {
             throw LodeError.duplicateKey(type: T.schema.typeName, key: T.schema.primaryKeyDescription(object))
         }
-        for (position, index) in state.indexes.enumerated() {
+        for position in 0..<indexCount {
+            let index = state.indexes[position]
             if let oldKeys {
                 guard oldKeys[position] != newKeys[position] else { continue }
                 try removeIndexEntry(index, key: oldKeys[position], primaryKey: key)
@@ -384,7 +401,10 @@ public final class WriteTransaction: Transaction {
         let state = try typeState(T.self)
         let key = try primaryKey(of: object)
         let old = try storedObject(T.self, keyBytes: key, state: state)
-        try store(object, key: key, replacing: old, state: state)
+        try store(
+            object, key: key,
+            replacing: try old.map { (try indexKeys(of: $0.object, state: state), $0.record) },
+            state: state)
     }
 
     /// Changes the object with primary key `key` in place and returns the new version.
@@ -406,7 +426,9 @@ public final class WriteTransaction: Transaction {
             throw LodeError.primaryKeyChanged(
                 type: T.schema.typeName, from: "\(key)", to: T.schema.primaryKeyDescription(updated))
         }
-        try store(updated, key: keyBytes, replacing: old, state: state)
+        try store(
+            updated, key: keyBytes, replacing: (try indexKeys(of: old.object, state: state), old.record),
+            state: state)
         return updated
     }
 
