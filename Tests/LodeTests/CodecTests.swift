@@ -89,6 +89,22 @@ func sampleEverything() -> Everything {
         #expect(try CBORDecoder().decode([String: Int].self, from: try CBOREncoder().encode(map)) == map)
     }
 
+    @Test func textIsValidatedAsUTF8() throws {
+        // ASCII, multi-byte text, and bytes that are not UTF-8 (a lone continuation byte, a truncated
+        // sequence, an overlong encoding) in a text string.
+        #expect(try CBORDecoder().decode(String.self, from: [0x63] + Array("abc".utf8)) == "abc")
+        let accented = "é, 日本, 🙂"
+        #expect(
+            try CBORDecoder().decode(
+                String.self, from: [0x60 | UInt8(accented.utf8.count)] + Array(accented.utf8))
+                == accented)
+        for invalid: [UInt8] in [[0x80], [0x61, 0xe6, 0x97], [0xc0, 0xaf], [0x61, 0xff]] {
+            #expect(throws: DecodingError.self, "\(invalid)") {
+                try CBORDecoder().decode(String.self, from: [0x60 | UInt8(invalid.count)] + invalid)
+            }
+        }
+    }
+
     @Test func oneDecodingStateServesManyRecordsOfAnyShape() throws {
         struct Small: Codable, Equatable {
             var a: Int

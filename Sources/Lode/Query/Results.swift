@@ -243,21 +243,21 @@ public struct Results<Element: Persistable>: RandomAccessCollection, @unchecked 
     /// Calls `visit` for each entry of `range` in `database`, in key order, until it returns false.
     private func scan(
         _ lmdb: LMDB.Transaction, _ database: Database, _ range: KeyRange,
-        _ visit: (ArraySlice<UInt8>, ArraySlice<UInt8>) throws -> Bool
+        _ visit: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool
     ) throws {
         try lmdb.withCursor(in: database) { cursor in
-            var entry = range.start.isEmpty ? try cursor.first() : try cursor.seek(atLeast: range.start)
-            while let current = entry {
-                switch range.position(of: current.key) {
-                case .before:
-                    break
-                case .after:
-                    return
-                case .inside:
-                    guard try visit(current.key[...], current.value[...]) else { return }
+            // Entries are read in place (a scan may pass a million of them).
+            func consider(_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool {
+                switch range.position(of: key) {
+                case .before: return true
+                case .after: return false
+                case .inside: return try visit(key, value)
                 }
-                entry = try cursor.next()
             }
+            guard (range.start.isEmpty ? try cursor.first() : try cursor.seek(atLeast: range.start)) != nil,
+                try cursor.withCurrent(consider) == true
+            else { return }
+            while try cursor.withNext(consider) == true {}
         }
     }
 
