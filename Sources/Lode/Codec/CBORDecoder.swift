@@ -416,9 +416,6 @@ final class CBORMapIndex: ManagedBuffer<CBORMapIndex.Header, CBORMapIndex.Entry>
         return unsafeDowncast(buffer, to: CBORMapIndex.self)
     }
 
-    /// True once every entry has been scanned.
-    var isComplete: Bool { withUnsafeMutablePointerToHeader { $0.pointee.known == $0.pointee.count } }
-
     /// Where the map ends, once every entry has been scanned.
     var end: Int? {
         withUnsafeMutablePointerToHeader {

@@ -110,7 +110,7 @@ final class CBOREncodingState: Encoder {
         } else if T.self == Bool.self {
             writer.bool(unsafeBitCast(value, to: Bool.self))
         } else if T.self == Date.self {
-            encodeDate(unsafeBitCast(value, to: Date.self))
+            writer.date(unsafeBitCast(value, to: Date.self))
         } else if T.self == UUID.self {
             writer.tag(37)
             withUnsafeBytes(of: unsafeBitCast(value, to: UUID.self).uuid) { writer.byteString($0) }
@@ -134,19 +134,6 @@ final class CBOREncodingState: Encoder {
         try value.encode(to: self)
         closeContainers(from: valueDepth)
         if writer.bytes.count == start { writer.bytes.append(0xa0) }  // encoded nothing: an empty map
-    }
-
-    /// Tag 1 (seconds since 1970) when that float gives back exactly the same `Date`; otherwise tag
-    /// 40001 over Foundation's own float (seconds since 2001), so no date ever changes on a round trip.
-    private func encodeDate(_ date: Date) {
-        let epoch = date.timeIntervalSince1970
-        if Date(timeIntervalSince1970: epoch) == date {
-            writer.tag(1)
-            writer.double(epoch)
-        } else {
-            writer.tag(CBORTags.referenceDate)
-            writer.double(date.timeIntervalSinceReferenceDate)
-        }
     }
 
     /// Tag 4: `[exponent, mantissa]`, the mantissa an integer or a bignum (tags 2 and 3).

@@ -6,6 +6,20 @@ struct CBORWriter {
 
     init(capacity: Int = 128) { bytes.reserveCapacity(capacity) }
 
+    /// A date: tag 1 (seconds since 1970) when that float gives back exactly the same `Date`;
+    /// otherwise tag 40001 over Foundation's own float (seconds since 2001), so no date ever changes
+    /// on a round trip.
+    mutating func date(_ date: Date) {
+        let epoch = date.timeIntervalSince1970
+        if Date(timeIntervalSince1970: epoch) == date {
+            tag(1)
+            double(epoch)
+        } else {
+            tag(CBORTags.referenceDate)
+            double(date.timeIntervalSinceReferenceDate)
+        }
+    }
+
     /// Appends a head: major type `major` (0...7) with argument `value`, in the shortest form.
     @inline(__always)
     mutating func head(_ major: UInt8, _ value: UInt64) {

@@ -127,15 +127,7 @@ struct PendingChanges {
         guard !changes.isEmpty else { return nil }
         writer.head(5, 2)
         writer.text("time")
-        let date = Date()
-        let epoch = date.timeIntervalSince1970
-        if Date(timeIntervalSince1970: epoch) == date {
-            writer.tag(1)
-            writer.double(epoch)
-        } else {
-            writer.tag(CBORTags.referenceDate)
-            writer.double(date.timeIntervalSinceReferenceDate)
-        }
+        writer.date(Date())
         writer.text("changes")
         writer.head(4, UInt64(changes.count))
         for net in changes {

@@ -301,21 +301,13 @@ public struct Results<Element: Persistable>: RandomAccessCollection, @unchecked 
         let evaluation = try evaluation()
         if let objects = evaluation.objects { return objects[position] }
         let key = Array(evaluation.keys[position])
-        let read: (Transaction) throws -> Element = { transaction in
+        return try read(at: evaluation) { transaction in
             let state = try transaction.typeState(Element.self)
             guard let object = try transaction.object(Element.self, keyBytes: key, state: state) else {
                 throw LodeError.objectNotFound(
                     type: Element.schema.typeName, key: KeyDescription.describe(key))
             }
             return object
-        }
-        switch source {
-        case .transaction(let transaction):
-            return try read(transaction)
-        case .store(let store):
-            return try mapStorageErrors {
-                try evaluation.snapshot!.read { txn in try read(Transaction(store: store, lmdb: txn)) }
-            }
         }
     }
 
@@ -326,15 +318,20 @@ public struct Results<Element: Persistable>: RandomAccessCollection, @unchecked 
         // One transaction and one type lookup for all of them.
         let keys = evaluation.keys
         let ascending = evaluation.plan.ordering == .primaryKey(reversed: false)
-        let read: (Transaction) throws -> [Element] = { transaction in
+        return try read(at: evaluation) { transaction in
             try transaction.objects(Element.self, keys: keys, ascending: ascending)
         }
+    }
+
+    /// Runs `body` on the version the results were evaluated on: inside the transaction they came
+    /// from, or on their pinned snapshot.
+    private func read<R>(at evaluation: Evaluation<Element>, _ body: (Transaction) throws -> R) throws -> R {
         switch source {
         case .transaction(let transaction):
-            return try read(transaction)
+            return try body(transaction)
         case .store(let store):
             return try mapStorageErrors {
-                try evaluation.snapshot!.read { txn in try read(Transaction(store: store, lmdb: txn)) }
+                try evaluation.snapshot!.read { txn in try body(Transaction(store: store, lmdb: txn)) }
             }
         }
     }

@@ -122,24 +122,23 @@ public class Transaction {
             return objects
         }
         try lmdb.withCursor(in: records) { cursor in
-            var positioned = false
+            // Objects are appended inside the reads: no optional of `T` per object (unspecialized
+            // generic code pays a metadata lookup for each one).
             for index in 0..<keys.count {
                 let key = keys[index]
-                var object: T?
-                if positioned {
-                    object =
-                        try cursor.withNext { found, value in
-                            found.elementsEqual(key) ? try decode(T.self, from: value, key: key) : nil
-                        } ?? nil
-                }
-                if object == nil {
-                    object = try cursor.withValue(at: Array(key)) { value in
-                        try decode(T.self, from: value, key: key)
+                // After the first object the cursor is on the previous key: the wanted one is usually next.
+                if index > 0 {
+                    let stepped = try cursor.withNext { found, value -> Bool in
+                        guard found.elementsEqual(key) else { return false }
+                        objects.append(try decode(T.self, from: value, key: key))
+                        return true
                     }
+                    if stepped == true { continue }
                 }
-                guard let object else { throw missing(index) }
-                positioned = true
-                objects.append(object)
+                let sought: Void? = try cursor.withValue(at: Array(key)) { value in
+                    objects.append(try decode(T.self, from: value, key: key))
+                }
+                guard sought != nil else { throw missing(index) }
             }
         }
         return objects

@@ -116,14 +116,6 @@ public final class WriteTransaction: Transaction {
         return key
     }
 
-    func encode<T: Persistable>(_ object: T) throws -> [UInt8] {
-        do {
-            return try CBOREncoder().encode(object)
-        } catch {
-            throw LodeError.recordDoesNotEncode(type: T.schema.typeName, reason: "\(error)")
-        }
-    }
-
     /// The record of `object` and the hash of its top-level field names.
     func encodeRecord<T: Persistable>(_ object: T) throws -> (bytes: [UInt8], shape: UInt64) {
         do {
@@ -217,12 +209,12 @@ public final class WriteTransaction: Transaction {
             }
             try putIndexEntry(index, key: newKeys[position], primaryKey: key, object: object)
         }
-        if !state.knowsShape(shape)
-            && !shapesNoted.contains(ShapeNote(state: ObjectIdentifier(state), shape: shape))
-        {
+        // The transaction's own notes first (no lock), then what the type has learned.
+        let note = ShapeNote(state: ObjectIdentifier(state), shape: shape)
+        if !shapesNoted.contains(note) && !state.knowsShape(shape) {
             try noteFields(of: record, state: state)
             // Known from now on in this transaction (the type learns it only if the catalog it wrote commits).
-            shapesNoted.insert(ShapeNote(state: ObjectIdentifier(state), shape: shape))
+            shapesNoted.insert(note)
         }
         // The stored record, not a re-encoding of the decoded object, is what changed.
         let changed = old.flatMap { changedFields($0.record, record) }
