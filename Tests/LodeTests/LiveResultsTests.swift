@@ -163,11 +163,16 @@ func replay(_ change: CollectionChange, old: [Task], new: [Task]) throws -> [Tas
         let live = try store.objects(Task.self).sorted(by: \.rank).live()
         try store.write { tx in try tx.update(Task.self, key: 2) { $0.title = "renamed" } }
         var change = try #require(try live.refresh())
-        #expect(change.modifications == [2] && change.modificationsNew == [2] && change.moves.isEmpty)
+        #expect(change.modifications == [.init(old: 2, new: 2)] && change.moves.isEmpty)
+        // A sort value that changes without passing another row: reloaded in place, not moved.
+        try store.write { tx in try tx.update(Task.self, key: 2) { $0.rank = 25 } }
+        change = try #require(try live.refresh())
+        #expect(change == CollectionChange(fromVersion: change.fromVersion, toVersion: change.toVersion,
+            modifications: [.init(old: 2, new: 2)]))
+        #expect(changesText(change.storageUpdate()) == ["update [2]"])
         try store.write { tx in try tx.update(Task.self, key: 0) { $0.rank = 45 } }
         change = try #require(try live.refresh())
-        #expect(change.moves == [CollectionChange.Move(from: 0, to: 4)])
-        #expect(change.modifiedMoves == [4])
+        #expect(change.moves == [CollectionChange.Move(from: 0, to: 4, modified: true)])
         #expect(changesText(change.storageUpdate()) == ["delete [0]", "insert [4]"])
         #expect(try live.results.fetch().map(\.id) == [1, 2, 3, 4, 0])
         #expect(change.difference(from: [0, 1, 2, 3, 4], to: [1, 2, 3, 4, 0]).inferringMoves().count == 2)
@@ -310,9 +315,9 @@ func changesText(_ update: StorageUpdate) -> [String] {
         try store.write { tx in try tx.update(Task.self, key: 1) { $0.group = "y" } }
         let filtered = try titles.refresh()
         #expect(filtered?.isEmpty == true, "\(String(describing: filtered))")
-        #expect(try everything.refresh()?.modifications == [1])
+        #expect(try everything.refresh()?.modifications == [.init(old: 1, new: 1)])
         try store.write { tx in try tx.update(Task.self, key: 1) { $0.title = "renamed" } }
-        #expect(try titles.refresh()?.modifications == [1])
+        #expect(try titles.refresh()?.modifications == [.init(old: 1, new: 1)])
         // Joining, leaving and moving always count.
         try store.write { tx in try tx.update(Task.self, key: 0) { $0.rank = 9 } }
         #expect(try titles.refresh()?.moves == [CollectionChange.Move(from: 0, to: 2)])

@@ -116,7 +116,9 @@ import Testing
         try store.write { tx in try tx.update(Task.self, key: 1) { $0.done = true } }
         let change = try #require(try live.refresh())
         #expect(
-            change.moves == [.init(from: IndexPath(item: 0, section: 1), to: IndexPath(item: 0, section: 0))])
+            change.moves == [
+                .init(from: IndexPath(item: 0, section: 1), to: IndexPath(item: 0, section: 0), modified: true)
+            ])
         #expect(change.sectionInsertions.isEmpty && change.sectionDeletions.isEmpty)
         try store.write { tx in try tx.update(Task.self, key: 2) { $0.done = true } }
         let emptied = try #require(try live.refresh())
@@ -176,17 +178,17 @@ import Testing
 }
 
 /// Replays snapshot-storage updates on a mirror of object identities.
-final class MirroringSnapshotDelegate: StorageUpdating {
-    let storage: SnapshotStorage<String, ObjectID>
+final class MirroringSnapshotDelegate<SectionID: Hashable & Sendable>: StorageUpdating {
+    let storage: SnapshotStorage<SectionID, ObjectID>
     var mirror: ListMirror<ObjectID>
     var failures: [String] = []
 
-    init(_ storage: SnapshotStorage<String, ObjectID>) {
+    init(_ storage: SnapshotStorage<SectionID, ObjectID>) {
         self.storage = storage
-        mirror = ListMirror(sections: MirroringSnapshotDelegate.contents(storage))
+        mirror = ListMirror(sections: Self.contents(storage))
     }
 
-    static func contents(_ storage: SnapshotStorage<String, ObjectID>) -> [[ObjectID]] {
+    static func contents(_ storage: SnapshotStorage<SectionID, ObjectID>) -> [[ObjectID]] {
         (0..<storage.numberOfSections()).map { section in
             (0..<storage.numberOfItems(inSection: section)).map {
                 storage.itemIdentifier(at: IndexPath(item: $0, section: section))!

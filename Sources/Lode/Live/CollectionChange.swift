@@ -2,24 +2,43 @@ import Foundation
 import ModelStorage
 
 /// What changed in a live list between two versions, in batch-update form: deletions at old indices,
-/// insertions at new indices, modifications at old indices (with their new indices alongside), moves
-/// from old to new. Each list is sorted ascending (moves by their old index).
+/// insertions at new indices, modifications (objects that kept their place and changed) with their
+/// old and new indices, and moves from old to new. Each list is sorted ascending (modifications and
+/// moves by their old index).
 ///
-/// A moved object whose content also changed is in ``moves`` and in ``modifiedMoves``; a view cannot
-/// move and reload one row in one batch, so ``storageUpdate(section:model:)`` turns those into a delete
-/// and an insert.
+/// An object whose sort value changed without passing any other object is a modification, not a
+/// move. A moved object whose content also changed is a move marked ``Move/isModified``; a view
+/// cannot move and reload one row in one batch, so ``storageUpdate(section:model:)`` turns those into
+/// a delete and an insert.
 public struct CollectionChange: Equatable, Sendable, CustomStringConvertible {
-    /// An object that moved.
+    /// An object that changed position.
     public struct Move: Equatable, Hashable, Sendable {
         /// Its old index.
         public var from: Int
         /// Its new index.
         public var to: Int
+        /// True when its content changed too.
+        public var isModified: Bool
 
         /// Makes a move.
-        public init(from: Int, to: Int) {
+        public init(from: Int, to: Int, modified: Bool = false) {
             self.from = from
             self.to = to
+            self.isModified = modified
+        }
+    }
+
+    /// An object that kept its place among the others and changed.
+    public struct Modification: Equatable, Hashable, Sendable {
+        /// Its old index (where a view reloads it).
+        public var old: Int
+        /// Its new index (where its new content is read).
+        public var new: Int
+
+        /// Makes a modification.
+        public init(old: Int, new: Int) {
+            self.old = old
+            self.new = new
         }
     }
 
@@ -27,14 +46,10 @@ public struct CollectionChange: Equatable, Sendable, CustomStringConvertible {
     public var deletions: [Int] = []
     /// New indices of objects that joined it.
     public var insertions: [Int] = []
-    /// Old indices of objects that stayed in place and changed.
-    public var modifications: [Int] = []
-    /// The new indices of the same objects, in the same order.
-    public var modificationsNew: [Int] = []
+    /// Objects that stayed in place and changed.
+    public var modifications: [Modification] = []
     /// Objects that changed position.
     public var moves: [Move] = []
-    /// New indices of moved objects whose content changed too.
-    public var modifiedMoves: [Int] = []
     /// The version the consumer had.
     public var fromVersion: Int
     /// The version the change leads to.
@@ -45,10 +60,17 @@ public struct CollectionChange: Equatable, Sendable, CustomStringConvertible {
     /// say which ones changed.
     public var wasFullyReevaluated = false
 
-    /// Makes an empty change between two versions.
-    public init(fromVersion: Int, toVersion: Int) {
+    /// Makes a change between two versions.
+    public init(
+        fromVersion: Int, toVersion: Int, deletions: [Int] = [], insertions: [Int] = [],
+        modifications: [Modification] = [], moves: [Move] = []
+    ) {
         self.fromVersion = fromVersion
         self.toVersion = toVersion
+        self.deletions = deletions
+        self.insertions = insertions
+        self.modifications = modifications
+        self.moves = moves
     }
 
     /// True when nothing in the list changed.
@@ -59,41 +81,7 @@ public struct CollectionChange: Equatable, Sendable, CustomStringConvertible {
     /// The change as a ModelStorage update for one section. `model` gives the object at a new index,
     /// captured for reloads.
     public func storageUpdate(section: Int = 0, model: (Int) -> Any? = { _ in nil }) -> StorageUpdate {
-        let update = StorageUpdate()
-        let reloadedMoves = Set(modifiedMoves)
-        var deletes = deletions
-        var inserts = insertions
-        var plainMoves: [Move] = []
-        for move in moves {
-            if reloadedMoves.contains(move.to) {
-                deletes.append(move.from)
-                inserts.append(move.to)
-            } else {
-                plainMoves.append(move)
-            }
-        }
-        for index in deletes.sorted() {
-            update.objectChanges.append((.delete, [IndexPath(item: index, section: section)]))
-        }
-        for index in inserts.sorted() {
-            update.objectChanges.append((.insert, [IndexPath(item: index, section: section)]))
-        }
-        for move in plainMoves {
-            update.objectChanges.append(
-                (
-                    .move,
-                    [
-                        IndexPath(item: move.from, section: section),
-                        IndexPath(item: move.to, section: section),
-                    ]
-                ))
-        }
-        for (old, new) in zip(modifications, modificationsNew) {
-            let path = IndexPath(item: old, section: section)
-            update.objectChanges.append((.update, [path]))
-            if let object = model(new) { update.updatedObjects[path] = object }
-        }
-        return update
+        SectionedChange(self, section: section).storageUpdate { model($0.item) }
     }
 
     /// The change as a standard-library difference between the old and new lists of identities.
@@ -110,19 +98,26 @@ public struct CollectionChange: Equatable, Sendable, CustomStringConvertible {
         return CollectionDifference(changes)!
     }
 
-    /// `v3→v4: delete [1], insert [0], modify [2→2], move [0→3]`.
+    /// Sorts every list the documented way.
+    mutating func sort() {
+        deletions.sort()
+        insertions.sort()
+        modifications.sort { $0.old < $1.old }
+        moves.sort { $0.from < $1.from }
+    }
+
+    /// `v3→v4: delete [1], insert [0], modify [2→2], move [0→3]` (a modified move is marked `*`).
     public var description: String {
         var parts: [String] = []
         if !deletions.isEmpty { parts.append("delete \(deletions)") }
         if !insertions.isEmpty { parts.append("insert \(insertions)") }
         if !modifications.isEmpty {
-            parts.append(
-                "modify ["
-                    + zip(modifications, modificationsNew).map { "\($0)→\($1)" }.joined(separator: ", ") + "]"
-            )
+            parts.append("modify [" + modifications.map { "\($0.old)→\($0.new)" }.joined(separator: ", ") + "]")
         }
         if !moves.isEmpty {
-            parts.append("move [" + moves.map { "\($0.from)→\($0.to)" }.joined(separator: ", ") + "]")
+            parts.append(
+                "move [" + moves.map { "\($0.from)→\($0.to)\($0.isModified ? "*" : "")" }.joined(separator: ", ")
+                    + "]")
         }
         return "v\(fromVersion)→v\(toVersion): "
             + (parts.isEmpty ? "no changes" : parts.joined(separator: ", "))

@@ -5,40 +5,69 @@ import LMDB
 /// Several live results — of any types, sectioned or not — that advance together, to one version,
 /// so a table built from all of them never shows two versions at once (a row that leaves one query
 /// and joins another moves in one step).
+///
+/// Lock order: `lock` is held while the members advance; under it the group calls only its members
+/// (whose locks come below it) and the store.
 public final class LiveGroup: @unchecked Sendable {
+    // @unchecked: `members` and `currentVersion` are read and written under `lock`.
+
     /// One member's change in a group refresh.
-    public enum Change: Sendable {
+    public enum Change: Sendable, Equatable {
         /// The member at `index` (in the order added) is plain live results.
         case results(index: Int, CollectionChange)
         /// The member at `index` is live sectioned results.
         case sectioned(index: Int, SectionedChange)
+
+        /// The member's index in the group.
+        public var index: Int {
+            switch self {
+            case .results(let index, _), .sectioned(let index, _): return index
+            }
+        }
     }
 
-    private let store: Store
+    let store: Store
     private let lock = NSLock()
-    private var members: [(ReadSnapshot) throws -> Change?] = []
-    private(set) var currentVersion = 0
+    private var members: [any LiveGroupMember] = []
+    private var currentVersion = -1
+    /// What the consumer was last shown of each member (by identity), for a resynchronization.
+    private var shown: [ObjectIdentifier: MemberShape] = [:]
+    /// An advance failed after some members had moved: their changes never reached the consumer, so
+    /// the next advance replaces every member whole.
+    private var needsResync = false
 
     /// An empty group over `store`.
     public init(store: Store) { self.store = store }
 
     /// Adds live results; returns their index in the group's changes.
     @discardableResult
-    public func add<Element>(_ live: LiveResults<Element>) -> Int {
-        lock.withLock {
-            let index = members.count
-            members.append { snapshot in try live.refresh(to: snapshot).map { .results(index: index, $0) } }
-            return index
-        }
-    }
+    public func add<Element>(_ live: LiveResults<Element>) -> Int { add(member: live) }
 
     /// Adds live sectioned results; returns their index in the group's changes.
     @discardableResult
-    public func add<Key, Element>(_ live: LiveSectionedResults<Key, Element>) -> Int {
+    public func add<Key, Element>(_ live: LiveSectionedResults<Key, Element>) -> Int { add(member: live) }
+
+    private func add(member: any LiveGroupMember) -> Int {
         lock.withLock {
-            let index = members.count
-            members.append { snapshot in try live.refresh(to: snapshot).map { .sectioned(index: index, $0) } }
-            return index
+            members.append(member)
+            shown[ObjectIdentifier(member)] = member.shape
+            return members.count - 1
+        }
+    }
+
+    /// Changes the members (a storage inserts, removes and replaces them) and advances every member to
+    /// `snapshot`, under one lock hold: the changes returned are indexed by the new members.
+    func edit(
+        to snapshot: ReadSnapshot, _ body: (inout [any LiveGroupMember]) throws -> Void
+    ) throws -> [(member: any LiveGroupMember, change: Change)] {
+        try lock.withLock {
+            var edited = members
+            try body(&edited)
+            members = edited
+            for member in members where shown[ObjectIdentifier(member)] == nil {
+                shown[ObjectIdentifier(member)] = member.shape
+            }
+            return try advanceMembers(to: snapshot)
         }
     }
 
@@ -48,50 +77,131 @@ public final class LiveGroup: @unchecked Sendable {
     public func refresh() throws -> [Change] {
         try store.checkNotInsideTransaction("refresh")
         let snapshot = try store.currentSnapshot()
-        let current = lock.withLock { members }
-        var changes: [Change] = []
-        for member in current {
-            if let change = try member(snapshot) { changes.append(change) }
+        return try lock.withLock { try advanceMembers(to: snapshot).map(\.change) }
+    }
+
+    /// The caller holds `lock`. A member that fails leaves the ones before it advanced: then the
+    /// next advance reports every member as replaced whole, so the consumer is exact again.
+    private func advanceMembers(to snapshot: ReadSnapshot) throws -> [(
+        member: any LiveGroupMember, change: Change
+    )] {
+        var changes: [(member: any LiveGroupMember, change: Change)] = []
+        do {
+            for (index, member) in members.enumerated() {
+                if let change = try member.advanceMember(to: snapshot, index: index) {
+                    changes.append((member, change))
+                }
+            }
+        } catch {
+            needsResync = true
+            throw error
         }
-        lock.withLock { currentVersion = snapshot.transactionID }
+        if needsResync {
+            needsResync = false
+            changes = members.enumerated().map { index, member in
+                let from = shown[ObjectIdentifier(member)] ?? member.shape
+                return (
+                    member,
+                    member.shape.replacing(from, index: index, from: currentVersion, to: snapshot.transactionID)
+                )
+            }
+        }
+        currentVersion = snapshot.transactionID
+        shown = Dictionary(uniqueKeysWithValues: members.map { (ObjectIdentifier($0), $0.shape) })
         return changes
     }
 
-    /// The version the group last advanced to.
+    /// The version the group last advanced to (-1 before its first advance).
     public var version: Int { lock.withLock { currentVersion } }
 
-    /// Calls `handler` on `queue` with all members' changes after every commit that changes any of
-    /// them — all at once, never inside a write transaction, coalesced while the queue is busy.
-    public func observe(on queue: DispatchQueue = .main, _ handler: @escaping @Sendable ([Change]) -> Void)
-        -> ObservationToken
-    {
+    /// Calls `handler` on `queue` (by default a serial queue of the observation's own) with all
+    /// members' changes after every commit that changes any of them — all at once, never inside a
+    /// write transaction, coalesced while the queue is busy — and with every error.
+    public func observe(
+        on queue: DispatchQueue? = nil, _ handler: @escaping @Sendable (LiveGroupChange) -> Void
+    ) -> ObservationToken {
         let token = ObservationToken()
-        let observation = GroupObservation(group: self, queue: queue, token: token, handler: handler)
-        let notifier = store.makeNotifier()
-        notifier.add(observation)
-        token.onCancel { [weak notifier] in notifier?.remove(observation) }
-        observation.storeDidCommit(version: 0)
+        let driver = ObservationDriver(
+            store: store, source: self, queue: queue ?? DispatchQueue(label: "lode.observation"), token: token
+        ) { result in
+            switch result {
+            case .success(let update): handler(.update(version: update.version, update.changes))
+            case .failure(let error): handler(.error(error))
+            }
+        }
+        driver.start()
         return token
     }
 }
 
-final class GroupObservation: CommitObserver, @unchecked Sendable {
-    let group: LiveGroup
-    let handler: @Sendable ([LiveGroup.Change]) -> Void
-    let delivery: CoalescingDelivery
+/// What an observer of a ``LiveGroup`` receives.
+public enum LiveGroupChange: Sendable {
+    /// The members' changes leading to `version` (members that did not change are left out).
+    case update(version: Int, [LiveGroup.Change])
+    /// Advancing failed (a record no longer decodes, the store was closed…); observation goes on.
+    case error(LodeError)
+}
 
-    init(
-        group: LiveGroup, queue: DispatchQueue, token: ObservationToken,
-        handler: @escaping @Sendable ([LiveGroup.Change]) -> Void
-    ) {
-        self.group = group
-        self.handler = handler
-        self.delivery = CoalescingDelivery(queue: queue, token: token)
+/// One delivery of an observed group.
+struct GroupUpdate: Sendable {
+    var version: Int
+    var changes: [LiveGroup.Change]
+}
+
+extension LiveGroup: LiveSource {
+    func advance(to snapshot: ReadSnapshot) throws -> GroupUpdate? {
+        let changes = try lock.withLock { try advanceMembers(to: snapshot).map(\.change) }
+        return changes.isEmpty ? nil : GroupUpdate(version: snapshot.transactionID, changes: changes)
     }
+}
 
-    func storeDidCommit(version: Int) {
-        delivery.schedule { [self] in
-            if let changes = try? group.refresh(), !changes.isEmpty { handler(changes) }
+/// How much of a member a consumer shows: rows of plain results, sections of sectioned ones.
+enum MemberShape: Equatable {
+    case rows(Int)
+    case sections(Int)
+
+    /// The change that replaces everything of `old` by everything of this shape.
+    func replacing(_ old: MemberShape, index: Int, from: Int, to: Int) -> LiveGroup.Change {
+        switch (old, self) {
+        case (.rows(let before), .rows(let after)):
+            var change = CollectionChange(
+                fromVersion: from, toVersion: to, deletions: Array(0..<before), insertions: Array(0..<after))
+            change.wasFullyReevaluated = true
+            return .results(index: index, change)
+        case (.sections(let before), .sections(let after)):
+            var change = SectionedChange(
+                fromVersion: from, toVersion: to, sectionDeletions: Array(0..<before),
+                sectionInsertions: Array(0..<after))
+            change.wasFullyReevaluated = true
+            return .sectioned(index: index, change)
+        default:
+            preconditionFailure("a group member does not change kind")
         }
+    }
+}
+
+/// A member of a ``LiveGroup``.
+protocol LiveGroupMember: AnyObject {
+    /// What the member shows at its version.
+    var shape: MemberShape { get }
+
+    /// Advances to `snapshot` and returns the member's change as the member at `index`, or nil when
+    /// nothing it shows changed.
+    func advanceMember(to snapshot: ReadSnapshot, index: Int) throws -> LiveGroup.Change?
+}
+
+extension LiveResults: LiveGroupMember {
+    var shape: MemberShape { .rows(results.count) }
+
+    func advanceMember(to snapshot: ReadSnapshot, index: Int) throws -> LiveGroup.Change? {
+        try advance(to: snapshot).map { .results(index: index, $0.change) }
+    }
+}
+
+extension LiveSectionedResults: LiveGroupMember {
+    var shape: MemberShape { .sections(sections.sections.count) }
+
+    func advanceMember(to snapshot: ReadSnapshot, index: Int) throws -> LiveGroup.Change? {
+        try advance(to: snapshot).map { .sectioned(index: index, $0.change) }
     }
 }

@@ -4,8 +4,8 @@ import LMDB
 /// The incremental core shared by ``LiveResults`` and ``LiveSectionedResults``: the rows of a query
 /// (without limit and offset) kept in an order-statistic structure of entries — the section key (for
 /// sectioned results), the encoded sort values, the primary key — advanced commit by commit from the
-/// change log.
-final class LiveQueryEngine<Element: Persistable>: LiveVersionReporting {
+/// change log. Used under the lock of the live results that own it.
+final class LiveQueryEngine<Element: Persistable> {
     /// One object that changed between two versions: its entry and rank before and after (nil when
     /// outside the result).
     struct Row {
@@ -18,6 +18,7 @@ final class LiveQueryEngine<Element: Persistable>: LiveVersionReporting {
     }
 
     let store: Store
+    let context: LiveContext
     let template: Results<Element>
     let sortKey: (Element) throws -> [UInt8]
     let sectionKey: ((Element) throws -> [UInt8])?
@@ -34,22 +35,21 @@ final class LiveQueryEngine<Element: Persistable>: LiveVersionReporting {
     private var indexAccess: (name: String, ranges: [KeyRange], keyBytes: (Element) throws -> [UInt8])?
 
     init(
-        store: Store, template: Results<Element>, sortKey: @escaping (Element) throws -> [UInt8],
+        store: Store, context: LiveContext, template: Results<Element>, sortKey: @escaping (Element) throws -> [UInt8],
         sectionKey: ((Element) throws -> [UInt8])?, observedFields: Set<String>?, snapshot: ReadSnapshot
     ) throws {
         self.store = store
+        self.context = context
         self.template = template
         self.sortKey = sortKey
         self.sectionKey = sectionKey
         self.observedFields = observedFields
         self.snapshot = snapshot
-        self.pinned = snapshot.transactionID
         self.plan = QueryPlan(access: .fullScan, ordering: .inMemory, rechecksPredicate: true)
         let (entries, plan) = try fullEntries(on: snapshot)
         self.plan = plan
         install(entries)
         indexAccess = try findIndexAccess(on: snapshot)
-        store.registerLive(self)
     }
 
     /// The index (and ranges) the query's conditions narrow to, if any.
@@ -73,11 +73,6 @@ final class LiveQueryEngine<Element: Persistable>: LiveVersionReporting {
             name, ranges.map { $0.normalized().range }, { IndexKeyLimit.stored(try definition.keyBytes($0)) }
         )
     }
-
-    /// The version the engine is on (read by the change-log pruning, from any thread).
-    var pinnedVersion: Int { versionLock.withLock { pinned } }
-    private let versionLock = NSLock()
-    private var pinned = 0
 
     // MARK: Entries
 
@@ -138,13 +133,13 @@ final class LiveQueryEngine<Element: Persistable>: LiveVersionReporting {
     /// in full.
     func advance(to next: ReadSnapshot) throws -> (rows: [Row], fullyReevaluated: Bool) {
         let from = snapshot.transactionID
-        let changes = try store.changes(of: Element.schema.typeName, from: from, to: next)
-        defer {
-            snapshot = next
-            versionLock.withLock { pinned = next.transactionID }
-        }
+        let changes = try context.changes(of: Element.schema.typeName, from: from, to: next, in: store)
+        // The engine moves to `next` only when the whole advance succeeded: a record that fails to
+        // decode leaves it on its version, and the next advance covers the same commits again.
         if changes.needsFullEvaluation {
-            return (try reevaluate(on: next, changes: changes), true)
+            let rows = try reevaluate(on: next, changes: changes)
+            snapshot = next
+            return (rows, true)
         }
         var rows: [Row] = []
         let predicates = template.predicates
@@ -153,7 +148,7 @@ final class LiveQueryEngine<Element: Persistable>: LiveVersionReporting {
                 let transaction = Transaction(store: store, lmdb: txn)
                 let state = try transaction.typeState(Element.self)
                 // Live results of one store advancing to the same version share the decoded objects.
-                let decoded = store.decodedObjects(of: Element.schema.typeName, at: next.transactionID)
+                let decoded = context.decodedObjects(of: Element.schema.typeName, at: next.transactionID)
                 let load: ([UInt8]) throws -> Element? = { key in
                     try decoded.object(key, as: Element.self) {
                         try transaction.object(Element.self, keyBytes: key, state: state)
@@ -175,6 +170,7 @@ final class LiveQueryEngine<Element: Persistable>: LiveVersionReporting {
             }
         }
         apply(&rows)
+        snapshot = next
         return (rows, false)
     }
 
@@ -190,7 +186,7 @@ final class LiveQueryEngine<Element: Persistable>: LiveVersionReporting {
         } else {
             for key in entryOfKey.keys where changes.keys[key] != nil { result.insert(key) }
         }
-        let sorted = try store.changedIndexKeys(
+        let sorted = try context.changedIndexKeys(
             of: Element.schema.typeName, index: indexAccess.name, from: snapshot.transactionID,
             to: next.transactionID
         ) {

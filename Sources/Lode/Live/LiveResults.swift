@@ -23,10 +23,17 @@ public enum ResultsChange<Element: Persistable>: Sendable {
 /// order cannot be encoded (string comparators, enums' own `<`, several sort keys of which one cannot),
 /// a log that no longer reaches back, and `deleteAll` are handled by evaluating again in full and
 /// diffing; the change says so.
-public final class LiveResults<Element: Persistable>: @unchecked Sendable, LiveVersionReporting {
-    private let store: Store
+///
+/// Lock order: `lock` is held while advancing; inside it the live results call only down — the live
+/// context's caches, the store, the version pin — never up to an observation or a storage.
+public final class LiveResults<Element: Persistable>: @unchecked Sendable {
+    // @unchecked: every mutable property is read and written under `lock`.
+    let store: Store
+    private let context: LiveContext
     private let template: Results<Element>
     private let lock = NSLock()
+    /// Keeps the change log from being pruned past the version the live results are on.
+    private let pin: VersionPin
     /// The incremental engine, or nil when the order cannot be encoded (then every commit that
     /// touches the type evaluates the query again and diffs).
     private let engine: LiveQueryEngine<Element>?
@@ -44,10 +51,12 @@ public final class LiveResults<Element: Persistable>: @unchecked Sendable, LiveV
     /// reported when it joins, leaves or moves).
     public init(_ results: Results<Element>, keyPaths: [PartialKeyPath<Element>]? = nil) throws {
         guard case .store(let store) = results.source else {
-            throw LodeError.schemaMismatch(
-                type: Element.schema.typeName, reason: "live results follow the store: use store.objects(_:)")
+            throw LodeError.liveQueryUnsupported(
+                type: Element.schema.typeName,
+                reason: "results of a transaction cannot follow the store: use store.objects(_:)")
         }
         self.store = store
+        self.context = LiveContext.of(store)
         self.template = Results<Element>(source: .store(store)).copyingQuery(of: results)
         self.observedFields = keyPaths.map { paths in
             Set(paths.map { fieldName(of: $0).split(separator: ".").first.map(String.init) ?? "" })
@@ -55,11 +64,11 @@ public final class LiveResults<Element: Persistable>: @unchecked Sendable, LiveV
         try store.prepareForResults(Element.self)
         let snapshot = try store.currentSnapshot()
         self.snapshot = snapshot
+        self.pin = store.pins.pin(at: snapshot.transactionID)
         if let sortKey = LiveResults.sortKeyEncoder(for: results.sortDescriptors) {
             let engine = try LiveQueryEngine(
-                store: store, template: template, sortKey: sortKey, sectionKey: nil,
-                observedFields: observedFields,
-                snapshot: snapshot)
+                store: store, context: context, template: template, sortKey: sortKey, sectionKey: nil,
+                observedFields: observedFields, snapshot: snapshot)
             self.engine = engine
             self.plan = engine.plan
         } else {
@@ -75,19 +84,10 @@ public final class LiveResults<Element: Persistable>: @unchecked Sendable, LiveV
             window = windowKeys()
         }
         current = nil
-        store.registerLive(self)
     }
 
     /// The results at the version the live results are on (immutable, `Sendable`).
-    public var results: Results<Element> {
-        lock.withLock {
-            if let current { return current }
-            let made = template.withEvaluation(
-                Evaluation(plan: plan, keys: currentKeyList(), objects: nil, snapshot: snapshot))
-            current = made
-            return made
-        }
-    }
+    public var results: Results<Element> { lock.withLock { currentResults() } }
 
     /// The results at the version the live results are on, as an immutable, `Sendable` value that
     /// never changes.
@@ -95,8 +95,6 @@ public final class LiveResults<Element: Persistable>: @unchecked Sendable, LiveV
 
     /// The version the live results are on.
     public var version: Int { lock.withLock { snapshot.transactionID } }
-
-    var pinnedVersion: Int { version }
 
     private func evaluate(on snapshot: ReadSnapshot) throws -> Evaluation<Element> {
         try mapStorageErrors {
@@ -150,18 +148,22 @@ public final class LiveResults<Element: Persistable>: @unchecked Sendable, LiveV
     @discardableResult
     public func refresh() throws -> CollectionChange? {
         try store.checkNotInsideTransaction("refresh")
-        return try refresh(to: try store.currentSnapshot())
+        return try refresh(to: try store.currentSnapshot())?.change
     }
 
-    /// Advances to the version of `next` (a group advances its members to one snapshot).
-    func refresh(to next: ReadSnapshot) throws -> CollectionChange? {
+    /// Advances to the version of `next` (a group advances its members to one snapshot) and returns
+    /// the change with the results it leads to, or nil when `next` is the version they are on.
+    func refresh(to next: ReadSnapshot) throws -> (change: CollectionChange, results: Results<Element>)? {
         lock.lock()
         defer { lock.unlock() }
         guard next.transactionID != snapshot.transactionID else { return nil }
-        return try advance(to: next)
+        context.hooks.advancing()
+        let change = try advanceLocked(to: next)
+        return (change, currentResults())
     }
 
-    func advance(to next: ReadSnapshot) throws -> CollectionChange {
+    /// The caller holds `lock`.
+    private func advanceLocked(to next: ReadSnapshot) throws -> CollectionChange {
         var change = CollectionChange(fromVersion: snapshot.transactionID, toVersion: next.transactionID)
         let oldWindow = window
         if let engine {
@@ -170,14 +172,14 @@ public final class LiveResults<Element: Persistable>: @unchecked Sendable, LiveV
             if windowed {
                 window = windowKeys()
                 let modified = Set(rows.filter(\.modified).map(\.key))
-                change.apply(diffing: oldWindow, window, modified: modified, modifiedMoves: modified)
+                change.apply(diffing: oldWindow, window, modified: modified)
             } else {
                 change.record(rows)
             }
             plan = engine.plan
         } else {
-            let changes = try store.changes(
-                of: Element.schema.typeName, from: snapshot.transactionID, to: next)
+            let changes = try context.changes(
+                of: Element.schema.typeName, from: snapshot.transactionID, to: next, in: store)
             let evaluation = try evaluate(on: next)
             plan = evaluation.plan
             window = (0..<evaluation.keys.count).map { Array(evaluation.keys[$0]) }
@@ -191,32 +193,59 @@ public final class LiveResults<Element: Persistable>: @unchecked Sendable, LiveV
                     }
                     .map(\.key))
             }
-            change.apply(diffing: oldWindow, window, modified: modified, modifiedMoves: modified)
+            change.apply(diffing: oldWindow, window, modified: modified)
             change.wasFullyReevaluated = true
         }
         snapshot = next
+        pin.move(to: next.transactionID)
         current = nil
         return change
+    }
+
+    /// The results of the current version; the caller holds `lock`.
+    private func currentResults() -> Results<Element> {
+        if let current { return current }
+        let made = template.withEvaluation(
+            Evaluation(plan: plan, keys: currentKeyList(), objects: nil, snapshot: snapshot))
+        current = made
+        return made
+    }
+}
+
+/// One delivery of observed live results: the results at the new version and the change leading there.
+struct ResultsUpdate<Element: Persistable>: Sendable {
+    var results: Results<Element>
+    var change: CollectionChange
+}
+
+extension LiveResults: LiveSource {
+    func advance(to snapshot: ReadSnapshot) throws -> ResultsUpdate<Element>? {
+        guard let (change, results) = try refresh(to: snapshot),
+            !change.isEmpty || change.wasFullyReevaluated
+        else { return nil }
+        return ResultsUpdate(results: results, change: change)
     }
 }
 
 extension CollectionChange {
-    /// Fills the change from the engine's changed rows: deletions, insertions, modifications in place,
-    /// and moves (an object whose sort values changed).
+    /// Fills the change from the engine's changed rows: deletions, insertions, modifications in place
+    /// (also of rows whose sort value changed without passing another row), and moves.
     mutating func record<Element>(_ rows: [LiveQueryEngine<Element>.Row]) {
-        for row in rows {
+        let staying = RowPlacement.staying(
+            rows.map {
+                .init(
+                    oldRank: $0.oldRank, newRank: $0.newRank, keyChanged: $0.oldEntry != $0.newEntry,
+                    sameSection: true)
+            })
+        for (index, row) in rows.enumerated() {
             switch (row.oldRank, row.newRank) {
             case (let old?, nil): deletions.append(old)
             case (nil, let new?): insertions.append(new)
             case (let old?, let new?):
-                if row.oldEntry == row.newEntry {
-                    if row.modified {
-                        modifications.append(old)
-                        modificationsNew.append(new)
-                    }
+                if row.oldEntry == row.newEntry || staying.contains(index) {
+                    if row.modified { modifications.append(.init(old: old, new: new)) }
                 } else {
-                    moves.append(.init(from: old, to: new))
-                    if row.modified { modifiedMoves.append(new) }
+                    moves.append(.init(from: old, to: new, modified: row.modified))
                 }
             default: break
             }
@@ -225,9 +254,7 @@ extension CollectionChange {
     }
 
     /// Fills the change by diffing two lists of primary keys (Heckel, minimal moves).
-    mutating func apply(
-        diffing old: [[UInt8]], _ new: [[UInt8]], modified: Set<[UInt8]>, modifiedMoves: Set<[UInt8]>
-    ) {
+    mutating func apply(diffing old: [[UInt8]], _ new: [[UInt8]], modified: Set<[UInt8]>) {
         var newIndex: [[UInt8]: Int] = [:]
         for (index, key) in new.enumerated() { newIndex[key] = index }
         for operation in HeckelDiffer().diff(old, new) {
@@ -235,30 +262,16 @@ extension CollectionChange {
             case .delete(let index): deletions.append(index)
             case .insert(let index): insertions.append(index)
             case .move(let from, let to):
-                moves.append(.init(from: from, to: to))
-                if modifiedMoves.contains(new[to]) { self.modifiedMoves.append(to) }
+                moves.append(.init(from: from, to: to, modified: modified.contains(new[to])))
             case .update: break
             }
         }
         // Objects that kept their place and changed.
         let movedOrGone = Set(deletions).union(moves.map(\.from))
         for (index, key) in old.enumerated() where !movedOrGone.contains(index) && modified.contains(key) {
-            if let target = newIndex[key] {
-                modifications.append(index)
-                modificationsNew.append(target)
-            }
+            if let target = newIndex[key] { modifications.append(.init(old: index, new: target)) }
         }
         sort()
-    }
-
-    mutating func sort() {
-        deletions.sort()
-        insertions.sort()
-        let pairs = zip(modifications, modificationsNew).sorted { $0.0 < $1.0 }
-        modifications = pairs.map(\.0)
-        modificationsNew = pairs.map(\.1)
-        moves.sort { $0.from < $1.from }
-        modifiedMoves.sort()
     }
 }
 

@@ -1,23 +1,38 @@
 import Dispatch
 import Foundation
+import LMDB
 
 /// Something a notifier wakes after a commit.
-protocol CommitObserver: AnyObject {
-    /// Called on the notifier's queue when the store has a version newer than `version`.
-    func storeDidCommit(version: Int)
+protocol CommitObserver: AnyObject, Sendable {
+    /// The store has a version newer than any handed out before: `snapshot` holds it. Called on the
+    /// notifier's queue; the observer advances to this version or a newer one.
+    func storeDidCommit(_ snapshot: ReadSnapshot)
+    /// Looking for commits failed (the store was closed, LMDB failed): the observer delivers the error.
+    func notifierDidFail(_ error: LodeError)
 }
 
-/// One per store: notices commits — of this process at once, of other processes by polling the last
-/// transaction id — and wakes every live observation. Observations compute their changes themselves,
-/// on their own queues, from the version they had to the newest one, so commits that arrive while an
-/// observer is busy are coalesced into one exact change.
-final class Notifier: @unchecked Sendable {
+/// One per store: notices commits — of this process at once, of other processes by polling — and
+/// wakes every live observation with a snapshot of the new version. Observations compute their
+/// changes on their own queues, from the version they had to the newest one, so commits that
+/// arrive while an observer is busy are coalesced into one exact change.
+///
+/// A version counts as seen only once a read transaction holds it: `mdb_env_info`'s last id can run
+/// ahead of what a read transaction begun right after it sees, so it never counts. The snapshot that
+/// holds the version is handed to the observers, which advance at least to it: every version the
+/// notifier saw reaches every observer.
+///
+/// Lock order: `lock` (the observer list) is a leaf. Observers are called on the notifier's queue
+/// with no lock held.
+final class Notifier: CommitListener, @unchecked Sendable {
+    // @unchecked: `observers` is guarded by `lock`; `lastSeen` and `stopped` are only touched on
+    // `queue`; `timer` is set once.
     private weak var store: Store?
     private let queue = DispatchQueue(label: "lode.notifier")
     private let timer: any DispatchSourceTimer
     private let lock = NSLock()
     private var observers: [ObjectIdentifier: WeakObserver] = [:]
     private var lastSeen = -1
+    private var stopped = false
 
     private struct WeakObserver {
         weak var observer: (any CommitObserver)?
@@ -36,8 +51,6 @@ final class Notifier: @unchecked Sendable {
 
     deinit { timer.cancel() }
 
-    func stop() { timer.cancel() }
-
     func add(_ observer: any CommitObserver) {
         lock.withLock { observers[ObjectIdentifier(observer)] = WeakObserver(observer: observer) }
     }
@@ -47,17 +60,38 @@ final class Notifier: @unchecked Sendable {
     }
 
     /// A commit of this process: look now rather than at the next tick.
-    func wake() { queue.async { [weak self] in self?.check() } }
+    func storeDidCommit() { queue.async { [weak self] in self?.check() } }
 
-    private func check() {
-        guard let store, let environment = try? store.environment() else { return }
-        let version = environment.info.lastTransactionID
-        guard version != lastSeen else { return }
-        lastSeen = version
-        let current = lock.withLock { () -> [any CommitObserver] in
+    private var current: [any CommitObserver] {
+        lock.withLock {
             observers = observers.filter { $0.value.observer != nil }
             return observers.values.compactMap(\.observer)
         }
-        for observer in current { observer.storeDidCommit(version: version) }
+    }
+
+    private func check() {
+        guard !stopped else { return }
+        guard let store else {
+            stop()
+            return
+        }
+        let snapshot: ReadSnapshot
+        do {
+            snapshot = try store.currentSnapshot()
+        } catch {
+            let failure = LodeError(error)
+            // A closed store stays closed: say so once and stop looking.
+            if case .storeClosed = failure { stop() }
+            for observer in current { observer.notifierDidFail(failure) }
+            return
+        }
+        guard snapshot.transactionID > lastSeen else { return }
+        lastSeen = snapshot.transactionID
+        for observer in current { observer.storeDidCommit(snapshot) }
+    }
+
+    private func stop() {
+        stopped = true
+        timer.cancel()
     }
 }

@@ -4,6 +4,8 @@ import LMDB
 
 /// Keeps an observation alive: it stops on ``cancel()`` or when the token is released.
 public final class ObservationToken: @unchecked Sendable {
+    // @unchecked: `stopAction` and `cancelled` are guarded by `lock`; `silencer` is weak and set once,
+    // before the token is handed out or on the observation's queue before any write can use it.
     private let lock = NSLock()
     private var stopAction: (() -> Void)?
     private var cancelled = false
@@ -38,100 +40,108 @@ public final class ObservationToken: @unchecked Sendable {
 }
 
 /// An observation that can let one commit pass without a delivery (the app already shows it).
-protocol DeliverySilencing: AnyObject {
+protocol DeliverySilencing: AnyObject, Sendable {
     /// The commit that will have `version` is not to be delivered.
     func silence(version: Int)
     /// That commit did not happen after all.
     func unsilence(version: Int)
 }
 
-/// The silenced versions of an observation, and the silent advance itself.
-final class SilencedVersions: @unchecked Sendable {
-    private let lock = NSLock()
-    private var versions = Set<Int>()
-
-    func insert(_ version: Int) { _ = lock.withLock { versions.insert(version) } }
-    func remove(_ version: Int) { _ = lock.withLock { versions.remove(version) } }
-
-    /// If the next commit after `current` is silenced and is the last one, the snapshot to advance to
-    /// silently.
-    func silentTarget(after current: Int, store: Store) -> ReadSnapshot? {
-        let silenced = lock.withLock { versions.contains(current + 1) }
-        guard silenced, let snapshot = try? store.currentSnapshot() else { return nil }
-        // The silenced write may not have committed yet: keep waiting for it.
-        guard snapshot.transactionID > current else { return nil }
-        lock.withLock { _ = versions.remove(current + 1) }
-        return snapshot.transactionID == current + 1 ? snapshot : nil
-    }
-}
-
-/// Runs an observation's delivery on its queue at most once at a time: commits that arrive while a
-/// delivery is pending join it (the delivery advances to the newest version, so nothing is lost).
-final class CoalescingDelivery: @unchecked Sendable {
-    let queue: DispatchQueue
-    let token: ObservationToken
+/// The one observation pipeline: it takes a ``LiveSource`` from version to version after every
+/// commit the notifier sees and hands each update — or each error — to the consumer on its queue.
+///
+/// - Coalescing: at most one delivery is pending; commits that arrive meanwhile join it, since a
+///   delivery advances to the newest version.
+/// - Liveness: the notifier hands over the snapshot of each version it saw, and a delivery advances
+///   at least to it (a reader begun later can never see less, but the snapshot makes it certain).
+/// - Silencing: a commit made with ``Store/write(withoutNotifying:_:)`` is passed over silently when
+///   it is the only one since the last delivery.
+/// - Errors: every failure reaches the consumer; the source stays on its version and the next
+///   commit tries again.
+///
+/// Lock order: `lock` is a leaf. The source is advanced and the consumer called on `queue` with no
+/// lock of the driver's held.
+final class ObservationDriver<Source: LiveSource>: CommitObserver, DeliverySilencing, @unchecked Sendable {
+    // @unchecked: `scheduled`, `target` and `silenced` are guarded by `lock`; the rest is immutable.
+    private let store: Store
+    private let source: Source
+    private let queue: DispatchQueue
+    private let token: ObservationToken
+    private let consumer: @Sendable (Result<Source.Update, LodeError>) -> Void
     private let lock = NSLock()
     private var scheduled = false
+    private var target: ReadSnapshot?
+    private var silenced = Set<Int>()
 
-    init(queue: DispatchQueue, token: ObservationToken) {
+    /// Follows `store` with `source` (on the version it was made at), delivering to `consumer` on
+    /// `queue` until `token` is cancelled.
+    init(
+        store: Store, source: Source, queue: DispatchQueue, token: ObservationToken,
+        consumer: @escaping @Sendable (Result<Source.Update, LodeError>) -> Void
+    ) {
+        self.store = store
+        self.source = source
         self.queue = queue
         self.token = token
+        self.consumer = consumer
     }
 
-    /// Schedules `deliver` unless a delivery is already pending or the token was cancelled.
-    func schedule(_ deliver: @escaping @Sendable () -> Void) {
-        let schedule = lock.withLock { () -> Bool in
+    /// Registers with the store's notifier and catches up with commits made since the source was
+    /// evaluated. Call it on `queue` or before anything is delivered.
+    func start() {
+        token.silencer = self
+        let notifier = LiveContext.of(store).makeNotifier(for: store)
+        notifier.add(self)
+        token.onCancel { [weak notifier, self] in notifier?.remove(self) }
+        schedule(nil)
+    }
+
+    func storeDidCommit(_ snapshot: ReadSnapshot) { schedule(snapshot) }
+
+    func notifierDidFail(_ error: LodeError) {
+        queue.async { [self] in
+            guard !token.isCancelled else { return }
+            consumer(.failure(error))
+        }
+    }
+
+    func silence(version: Int) { _ = lock.withLock { silenced.insert(version) } }
+    func unsilence(version: Int) { _ = lock.withLock { silenced.remove(version) } }
+
+    private func schedule(_ snapshot: ReadSnapshot?) {
+        let post = lock.withLock { () -> Bool in
+            if let snapshot, snapshot.transactionID > (target?.transactionID ?? -1) { target = snapshot }
             if scheduled { return false }
             scheduled = true
             return true
         }
-        guard schedule else { return }
-        queue.async { [self] in
-            lock.withLock { scheduled = false }
-            guard !token.isCancelled else { return }
-            deliver()
+        if post { queue.async { [self] in deliver() } }
+    }
+
+    private func deliver() {
+        let wanted = lock.withLock { () -> ReadSnapshot? in
+            scheduled = false
+            defer { target = nil }
+            return target
         }
-    }
-}
-
-/// Turns an error from advancing into the `LodeError` an observer receives.
-func observationError<Element: Persistable>(_ error: any Error, _ type: Element.Type) -> LodeError {
-    (error as? LodeError) ?? .schemaMismatch(type: Element.schema.typeName, reason: "\(error)")
-}
-
-/// The delivery side of a live results observation.
-final class ResultsObservation<Element: Persistable>: CommitObserver, DeliverySilencing, @unchecked Sendable {
-    let silenced = SilencedVersions()
-    let store: Store
-    let live: LiveResults<Element>
-    let handler: @Sendable (ResultsChange<Element>) -> Void
-    let delivery: CoalescingDelivery
-
-    init(
-        store: Store, live: LiveResults<Element>, queue: DispatchQueue, token: ObservationToken,
-        handler: @escaping @Sendable (ResultsChange<Element>) -> Void
-    ) {
-        self.store = store
-        self.live = live
-        self.handler = handler
-        self.delivery = CoalescingDelivery(queue: queue, token: token)
-    }
-
-    func silence(version: Int) { silenced.insert(version) }
-    func unsilence(version: Int) { silenced.remove(version) }
-
-    func storeDidCommit(version: Int) {
-        delivery.schedule { [self] in
-            do {
-                if let target = silenced.silentTarget(after: live.version, store: store) {
-                    _ = try live.refresh(to: target)
-                }
-                if let change = try live.refresh(), !change.isEmpty || change.wasFullyReevaluated {
-                    handler(.update(live.results, change))
-                }
-            } catch {
-                handler(.error(observationError(error, Element.self)))
+        guard !token.isCancelled else { return }
+        do {
+            var next = try store.currentSnapshot()
+            if let wanted, wanted.transactionID > next.transactionID { next = wanted }
+            let from = source.version
+            guard next.transactionID > from else { return }
+            let silent = lock.withLock { () -> Bool in
+                let silent = next.transactionID == from + 1 && silenced.contains(from + 1)
+                silenced = silenced.filter { $0 > next.transactionID }
+                return silent
             }
+            if silent {
+                try source.advanceSilently(to: next)
+            } else if let update = try source.advance(to: next) {
+                consumer(.success(update))
+            }
+        } catch {
+            consumer(.failure(LodeError(error)))
         }
     }
 }
@@ -139,32 +149,35 @@ final class ResultsObservation<Element: Persistable>: CommitObserver, DeliverySi
 extension Results {
     /// Observes these results: `handler` runs on `queue` with `.initial` first, then `.update` with
     /// the exact change after every commit (of any process) that changes them — never inside a write
-    /// transaction. Commits that arrive while the queue is busy are coalesced into one change.
+    /// transaction — and `.error` when advancing fails. Commits that arrive while the queue is busy
+    /// are coalesced into one change.
     ///
+    /// Without a queue, the observation delivers on a serial queue of its own, so a command-line
+    /// program that never runs the main queue receives its changes; pass `.main` to update a UI.
     /// With `keyPaths`, changes to other fields of an object do not count as modifications.
     public func observe(
-        keyPaths: [PartialKeyPath<Element>]? = nil, on queue: DispatchQueue = .main,
+        keyPaths: [PartialKeyPath<Element>]? = nil, on queue: DispatchQueue? = nil,
         _ handler: @escaping @Sendable (ResultsChange<Element>) -> Void
     ) -> ObservationToken {
         let token = ObservationToken()
         let results = self
         let paths = UncheckedKeyPaths(keyPaths)
+        let queue = queue ?? DispatchQueue(label: "lode.observation")
         queue.async {
             guard !token.isCancelled else { return }
             do {
                 let live = try LiveResults(results, keyPaths: paths.value)
-                guard case .store(let store) = results.source else { return }
-                let observation = ResultsObservation(
-                    store: store, live: live, queue: queue, token: token, handler: handler)
-                token.silencer = observation
-                let notifier = store.makeNotifier()
-                notifier.add(observation)
-                token.onCancel { [weak notifier] in notifier?.remove(observation) }
+                let driver = ObservationDriver(store: live.store, source: live, queue: queue, token: token) {
+                    result in
+                    switch result {
+                    case .success(let update): handler(.update(update.results, update.change))
+                    case .failure(let error): handler(.error(error))
+                    }
+                }
                 handler(.initial(live.results))
-                // Commits between the evaluation and registration are picked up now.
-                observation.storeDidCommit(version: live.version)
+                driver.start()
             } catch {
-                handler(.error(observationError(error, Element.self)))
+                handler(.error(LodeError(error)))
             }
         }
         return token
@@ -175,9 +188,7 @@ extension Results {
     public var changes: AsyncStream<ResultsChange<Element>> {
         let (stream, continuation) = AsyncStream<ResultsChange<Element>>.makeStream(
             bufferingPolicy: .unbounded)
-        let token = observe(on: DispatchQueue(label: "lode.results.changes")) { change in
-            continuation.yield(change)
-        }
+        let token = observe { change in continuation.yield(change) }
         continuation.onTermination = { _ in token.cancel() }
         return stream
     }
@@ -190,6 +201,7 @@ extension Results {
 
 /// Key paths are immutable values; this carries them into the delivery queue.
 struct UncheckedKeyPaths<Root>: @unchecked Sendable {
+    // @unchecked: key paths are immutable once made; Swift 6.3 does not mark `PartialKeyPath` Sendable.
     let value: [PartialKeyPath<Root>]?
     init(_ value: [PartialKeyPath<Root>]?) { self.value = value }
 }

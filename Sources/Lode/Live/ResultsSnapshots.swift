@@ -12,13 +12,13 @@ extension Results {
     }
 }
 
-extension SectionedResults where Key: CustomStringConvertible {
-    /// The identities of the sections' objects as a diffable snapshot, one section per key (named by
-    /// the key's description).
-    public func snapshot() throws -> Snapshot<String, ObjectID> {
-        var snapshot = Snapshot<String, ObjectID>()
+extension SectionedResults {
+    /// The identities of the sections' objects as a diffable snapshot, one section per key,
+    /// identified by the key itself (as Core Data's sections are by their group values).
+    public func snapshot() throws -> Snapshot<Key, ObjectID> {
+        var snapshot = Snapshot<Key, ObjectID>()
         for section in try fetchSections() {
-            try snapshot.appendSections([section.key.description])
+            try snapshot.appendSections([section.key])
             try snapshot.appendItems(section.objects.objectIDs)
         }
         return snapshot

@@ -32,6 +32,23 @@ public enum LodeError: Error, Equatable, CustomStringConvertible, Sendable {
     case storage(LMDBError)
     /// A live-results storage was asked for a member it does not have.
     case noSuchMember(index: Int, count: Int)
+    /// These results cannot be followed live (results of a transaction; sectioned results with a
+    /// limit or an order that cannot be encoded).
+    case liveQueryUnsupported(type: String, reason: String)
+    /// The operation is not allowed inside a transaction of the store on the same thread.
+    case insideTransaction(operation: String)
+    /// An observation failed for a reason outside the store's own errors.
+    case observationFailed(reason: String)
+
+    /// `error` as a Lode error: itself, an LMDB failure as ``storage(_:)``, anything else as
+    /// ``observationFailed(reason:)``.
+    init(_ error: any Error) {
+        switch error {
+        case let error as LodeError: self = error
+        case let error as LMDBError: self = .storage(error)
+        default: self = .observationFailed(reason: "\(error)")
+        }
+    }
 
     /// One line a user can act on.
     public var description: String {
@@ -61,6 +78,11 @@ public enum LodeError: Error, Equatable, CustomStringConvertible, Sendable {
         case .storage(let error): return error.description
         case .noSuchMember(let index, let count):
             return "live-results storage: no member \(index) (it has \(count))"
+        case .liveQueryUnsupported(let type, let reason):
+            return "\(type): these results cannot be followed live: \(reason)"
+        case .insideTransaction(let operation):
+            return "\(operation) is not allowed inside a transaction of the store on the same thread"
+        case .observationFailed(let reason): return "observation failed: \(reason)"
         }
     }
 }

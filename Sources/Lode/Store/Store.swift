@@ -36,16 +36,10 @@ public final class Store: @unchecked Sendable {
         weak var sharedSnapshot: ReadSnapshot?
         /// The last version whose catalog has had all its databases opened.
         var catalogSyncedVersion = -1
-        /// Wakes live results after commits; made by the first observation.
-        var notifier: Notifier?
-        /// Live results of this store, which keep the change log from being pruned past their version.
-        var live: [ObjectIdentifier: WeakLive] = [:]
-        /// Recently read changes, by type and version range (live results of one store share them).
-        var changes: [ChangesKey: TypeChanges] = [:]
-        /// Objects decoded for live results at the newest version, by type.
-        var decoded: [String: DecodedObjects] = [:]
-        /// Sorted index keys of changed objects, by type, index and version range.
-        var changedIndexKeys: [String: [(key: [UInt8], primaryKey: [UInt8])]] = [:]
+        /// Per-store objects of higher layers (the live layer's notifier and caches), by type.
+        var attachments: [ObjectIdentifier: AnyObject] = [:]
+        /// Told after each commit of this process.
+        var listeners: [WeakListener] = []
     }
 
     let meta: Database
@@ -160,85 +154,40 @@ public final class Store: @unchecked Sendable {
     /// only outside one).
     func checkNotInsideTransaction(_ operation: String) throws {
         guard try environment().currentThreadHasTransaction else { return }
-        throw LodeError.storage(
-            LMDBError(
-                .nestedWrite, operation: operation,
-                message: "live results cannot advance inside a transaction of their store"))
+        throw LodeError.insideTransaction(operation: operation)
     }
 
-    /// The changes to a type in versions `(from, next]`, read from the change log once for all live
-    /// results that advance over the same versions.
-    func changes(of typeName: String, from: Int, to next: ReadSnapshot) throws -> TypeChanges {
-        let key = ChangesKey(type: typeName, from: from, to: next.transactionID)
-        if let cached = withState({ $0.changes[key] }) { return cached }
-        let changes: TypeChanges = try mapStorageErrors {
-            try next.read { txn in
-                guard let log = changeLog else {
-                    var unknown = TypeChanges()
-                    unknown.needsFullEvaluation = true
-                    return unknown
-                }
-                return try TypeChanges.read(
-                    typeName, from: from, to: next.transactionID, in: txn, log: log, meta: meta)
+    /// The versions live results of this store are on (pruning keeps the change log for them).
+    let pins = VersionPins()
+
+    /// Hooks tests use to drive interleavings deterministically.
+    let testHooks = StoreTestHooks()
+
+    /// The per-store object of type `T` a higher layer keeps here, made by `make` on first use.
+    /// `make` runs under the store's lock: it must only allocate.
+    func attachment<T: AnyObject>(_ type: T.Type, make: () -> T) -> T {
+        withState { state in
+            if let existing = state.attachments[ObjectIdentifier(T.self)] {
+                return unsafeDowncast(existing, to: T.self)
             }
-        }
-        withState { state in
-            if state.changes.count >= 32 { state.changes.removeAll() }
-            state.changes[key] = changes
-        }
-        return changes
-    }
-
-    /// The index keys (new values) of the objects of a type changed in `(from, to]`, sorted, made
-    /// once for every live result that reads that index.
-    func changedIndexKeys(
-        of typeName: String, index: String, from: Int, to: Int,
-        build: () throws -> [(key: [UInt8], primaryKey: [UInt8])]
-    ) throws -> [(key: [UInt8], primaryKey: [UInt8])] {
-        let key = "\(typeName)\u{0}\(index)\u{0}\(from)\u{0}\(to)"
-        if let cached = withState({ $0.changedIndexKeys[key] }) { return cached }
-        let built = try build()
-        withState { state in
-            if state.changedIndexKeys.count >= 16 { state.changedIndexKeys.removeAll() }
-            state.changedIndexKeys[key] = built
-        }
-        return built
-    }
-
-    /// The shared cache of objects of a type decoded at `version`.
-    func decodedObjects(of typeName: String, at version: Int) -> DecodedObjects {
-        withState { state in
-            if let cache = state.decoded[typeName], cache.version == version { return cache }
-            let cache = DecodedObjects(version: version)
-            state.decoded[typeName] = cache
-            return cache
+            let made = make()
+            state.attachments[ObjectIdentifier(T.self)] = made
+            return made
         }
     }
 
-    /// Remembers live results so the change log is kept for them.
-    func registerLive(_ live: any LiveVersionReporting) {
-        withState { $0.live[ObjectIdentifier(live)] = WeakLive(live: live) }
-    }
-
-    /// The oldest version a live result of this store is on, if any.
-    var oldestLiveVersion: Int? {
+    /// Tells `listener` (held weakly) about every commit of this process from now on.
+    func addCommitListener(_ listener: any CommitListener) {
         withState { state in
-            state.live = state.live.filter { $0.value.live != nil }
-            return state.live.values.compactMap { $0.live?.pinnedVersion }.min()
+            state.listeners.removeAll { $0.listener == nil }
+            state.listeners.append(WeakListener(listener: listener))
         }
     }
 
-    /// The store's notifier, if anything observes it.
-    var notifier: Notifier? { withState { $0.notifier } }
-
-    /// The store's notifier, made on first use.
-    func makeNotifier() -> Notifier {
-        withState { state in
-            if let notifier = state.notifier { return notifier }
-            let notifier = Notifier(store: self, interval: configuration.notificationPollInterval)
-            state.notifier = notifier
-            return notifier
-        }
+    /// Wakes the commit listeners; called after a write ended, outside every lock.
+    private func didCommit() {
+        let listeners = withState { $0.listeners.compactMap(\.listener) }
+        for listener in listeners { listener.storeDidCommit() }
     }
 
     /// Closes the store. Later calls throw ``LodeError/storeClosed(path:)``; the files close when the
@@ -248,8 +197,6 @@ public final class Store: @unchecked Sendable {
             $0.environment = nil
             $0.types.removeAll()
             $0.sharedSnapshot = nil
-            $0.notifier?.stop()
-            $0.notifier = nil
         }
     }
 
@@ -304,7 +251,7 @@ public final class Store: @unchecked Sendable {
         transaction?.finishPending(committed: true)
         if let version = transaction?.committingVersion { noteCommit(version: version, in: environment) }
         if let transaction { publish(transaction.registeredTypes) }
-        notifier?.wake()
+        didCommit()
         return result
     }
 
@@ -360,7 +307,7 @@ public final class Store: @unchecked Sendable {
             noteCommit(version: version, in: environment)
         }
         if let transaction = holder.transaction { publish(transaction.registeredTypes) }
-        notifier?.wake()
+        didCommit()
         return result
     }
 
@@ -436,11 +383,11 @@ public final class Store: @unchecked Sendable {
         if let shared = withState({ $0.sharedSnapshot }), shared.transactionID == last,
             shared.databaseGeneration == generation
         {
-            return shared
+            return testHooks.currentSnapshot(shared)
         }
         let snapshot = try mapStorageErrors { try environment.snapshot() }
         withState { $0.sharedSnapshot = snapshot }
-        return snapshot
+        return testHooks.currentSnapshot(snapshot)
     }
 
     /// After this store committed `version`: when the catalog was in sync with the version before it
@@ -482,35 +429,8 @@ public final class Store: @unchecked Sendable {
     }
 }
 
-struct ChangesKey: Hashable {
-    var type: String
-    var from: Int
-    var to: Int
-}
-
-/// Objects of one type decoded at one version, shared by the live results advancing to it.
-final class DecodedObjects: @unchecked Sendable {
-    let version: Int
-    private let lock = NSLock()
-    private var objects: [[UInt8]: Any?] = [:]
-
-    init(version: Int) { self.version = version }
-
-    func object<T>(_ key: [UInt8], as type: T.Type, decode: () throws -> T?) throws -> T? {
-        if let cached = lock.withLock({ objects[key] }) { return cached as? T }
-        let object = try decode()
-        lock.withLock { objects[key] = .some(object) }
-        return object
-    }
-}
-
-/// Live results report the version they are on, so pruning keeps what they need.
-protocol LiveVersionReporting: AnyObject {
-    var pinnedVersion: Int { get }
-}
-
-struct WeakLive {
-    weak var live: (any LiveVersionReporting)?
+struct WeakListener {
+    weak var listener: (any CommitListener)?
 }
 
 /// Rethrows LMDB errors as ``LodeError/storage(_:)``.

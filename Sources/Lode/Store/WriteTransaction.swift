@@ -303,7 +303,7 @@ public final class WriteTransaction: Transaction {
     func pruneChangeLog(_ log: Database) throws {
         let cutoff = Date().addingTimeInterval(
             -Double(store.configuration.changeLogRetention.components.seconds))
-        let limit = store.oldestLiveVersion.map { $0 + 1 } ?? lmdb.id
+        let limit = store.pins.oldest.map { $0 + 1 } ?? lmdb.id
         var floor: Int?
         var doomed: [[UInt8]] = []
         for entry in try lmdb.entries(in: log) where entry.key.count == 8 {

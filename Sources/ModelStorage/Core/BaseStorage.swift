@@ -34,7 +34,9 @@ open class BaseStorage: SupplementaryStorage {
     /// Receives each update (held weakly).
     public weak var delegate: (any StorageUpdating)?
 
-    private var continuations: [UUID: AsyncStream<StorageEvent>.Continuation] = [:]
+    /// Open ``updates`` streams. Guarded by its lock: a live storage delivers on its own queue while
+    /// a task may start a new stream. A leaf lock: nothing is called while it is held.
+    private let continuations = ContinuationList()
 
     /// Makes a storage.
     public init() {}
@@ -43,8 +45,7 @@ open class BaseStorage: SupplementaryStorage {
     /// Updates reach it already applied, unless a delegate is set to apply them.
     public var updates: AsyncStream<StorageEvent> {
         let (stream, continuation) = AsyncStream<StorageEvent>.makeStream(bufferingPolicy: .unbounded)
-        let id = UUID()
-        continuations[id] = continuation
+        continuations.add(continuation)
         return stream
     }
 
@@ -65,11 +66,35 @@ open class BaseStorage: SupplementaryStorage {
         yield(.reload)
     }
 
-    private func yield(_ event: StorageEvent) {
-        guard !continuations.isEmpty else { return }
-        for (id, continuation) in continuations {
-            if case .terminated = continuation.yield(event) { continuations[id] = nil }
+    /// Tells the delegate and ``updates`` that the next update could not be produced.
+    public func deliverFailure(_ error: any Error) {
+        delegate?.storageDidFail(error)
+        yield(.failure(error))
+    }
+
+    private func yield(_ event: StorageEvent) { continuations.yield(event) }
+}
+
+/// The continuations of a storage's ``BaseStorage/updates`` streams.
+///
+/// Lock order: `lock` is a leaf; continuations are resumed after it is released.
+final class ContinuationList: @unchecked Sendable {
+    // @unchecked: `continuations` is read and written under `lock` only.
+    private let lock = NSLock()
+    private var continuations: [UUID: AsyncStream<StorageEvent>.Continuation] = [:]
+
+    func add(_ continuation: AsyncStream<StorageEvent>.Continuation) {
+        let id = UUID()
+        lock.withLock { continuations[id] = continuation }
+        continuation.onTermination = { [weak self] _ in
+            guard let self else { return }
+            _ = self.lock.withLock { self.continuations.removeValue(forKey: id) }
         }
+    }
+
+    func yield(_ event: StorageEvent) {
+        let current = lock.withLock { Array(continuations.values) }
+        for continuation in current { continuation.yield(event) }
     }
 }
 

@@ -32,6 +32,17 @@ public protocol StorageUpdating: AnyObject {
     func storageDidPerformUpdate(_ update: StorageUpdate)
     /// Reload everything (the storage changed without a batch).
     func storageNeedsReloading()
+    /// The storage could not produce its next update (a record no longer decodes, the store was
+    /// closed…). It keeps showing what the view last applied and tries again with the next change.
+    /// The default implementation writes the error to standard error, so it is never silent.
+    func storageDidFail(_ error: any Error)
+}
+
+extension StorageUpdating {
+    /// Writes the error to standard error.
+    public func storageDidFail(_ error: any Error) {
+        FileHandle.standardError.write(Data("storage update failed: \(error)\n".utf8))
+    }
 }
 
 /// What a storage emits, as delivered through ``BaseStorage/updates``.
@@ -44,6 +55,9 @@ public enum StorageEvent: @unchecked Sendable {
     case update(StorageUpdate)
     /// A full reload.
     case reload
+    /// The storage could not produce its next update; it keeps its contents and tries again with the
+    /// next change.
+    case failure(any Error)
 }
 
 /// Header, footer and other supplementary models of a storage's sections.

@@ -1,0 +1,238 @@
+import Dispatch
+import Foundation
+import LMDB
+import ModelStorage
+
+/// Sectioned results that follow the store, maintained incrementally like ``LiveResults``: section
+/// inserts and deletes, rows moving between sections reported as moves. The results must be sorted
+/// by properties whose order can be encoded (numbers, strings with `<`, dates, booleans) and cannot
+/// have a limit or offset.
+///
+/// Lock order: as ``LiveResults``: `lock` is held while advancing, and only lower layers are called
+/// under it.
+public final class LiveSectionedResults<Key: Hashable & Encodable & Sendable, Element: Persistable>:
+    @unchecked Sendable
+{
+    // @unchecked: every mutable property (and the engine) is used under `lock`.
+    let store: Store
+    private let context: LiveContext
+    private let pin: VersionPin
+    private let sectioned: SectionedResults<Key, Element>
+    private let engine: LiveQueryEngine<Element>
+    private let lock = NSLock()
+    private let keys: SectionKeyBox<Key>
+    private var current: SectionedResults<Key, Element>
+
+    /// Makes live sectioned results (evaluated now, on the last committed version).
+    public init(_ sectioned: SectionedResults<Key, Element>, keyPaths: [PartialKeyPath<Element>]? = nil)
+        throws
+    {
+        let results = sectioned.results
+        guard case .store(let store) = results.source else {
+            throw LodeError.liveQueryUnsupported(
+                type: Element.schema.typeName,
+                reason: "results of a transaction cannot follow the store: use store.objects(_:)")
+        }
+        guard results.limitCount == nil && results.offsetCount == 0,
+            let sortKey = LiveResults<Element>.sortKeyEncoder(for: results.sortDescriptors)
+        else {
+            throw LodeError.liveQueryUnsupported(
+                type: Element.schema.typeName,
+                reason:
+                    "live sectioned results need sort properties of encodable order and no limit or offset")
+        }
+        self.store = store
+        let context = LiveContext.of(store)
+        self.context = context
+        self.sectioned = sectioned
+        let keys = SectionKeyBox<Key>()
+        self.keys = keys
+        let keyFunction = sectioned.keyFunction
+        try store.prepareForResults(Element.self)
+        let snapshot = try store.currentSnapshot()
+        pin = store.pins.pin(at: snapshot.transactionID)
+        engine = try LiveQueryEngine(
+            store: store, context: context, template: Results<Element>(source: .store(store)).copyingQuery(of: results),
+            sortKey: sortKey,
+            sectionKey: { object in
+                let key = keyFunction(object)
+                let encoded = try KeyEncoder().encode(key)
+                keys.remember(key, for: encoded)
+                return encoded
+            }, observedFields: keyPaths.map { Set($0.map { fieldName(of: $0) }) }, snapshot: snapshot)
+        current = sectioned
+        current = makeSections()
+    }
+
+    /// The sections at the version the live results are on (immutable, `Sendable`).
+    public var sections: SectionedResults<Key, Element> { lock.withLock { current } }
+
+    /// The version the live results are on.
+    public var version: Int { lock.withLock { engine.snapshot.transactionID } }
+
+    private func makeSections() -> SectionedResults<Key, Element> {
+        var rank = 0
+        let template = Results<Element>(source: .store(store)).copyingQuery(of: sectioned.results)
+        let sections = engine.sortedSections.map { encoded -> SectionedResults<Key, Element>.Section in
+            let count = engine.sectionCounts[encoded] ?? 0
+            let rows = KeyList.rows(engine.ordered, rank..<(rank + count))
+            rank += count
+            let evaluation = Evaluation<Element>(
+                plan: engine.plan, keys: rows, objects: nil, snapshot: engine.snapshot)
+            return .init(key: keys.value(for: encoded)!, objects: template.withEvaluation(evaluation))
+        }
+        return SectionedResults(results: sectioned.results, key: sectioned.keyFunction, sections: sections)
+    }
+
+    /// Advances to the last committed version and returns what changed, or nil when nothing committed.
+    @discardableResult
+    public func refresh() throws -> SectionedChange? {
+        try store.checkNotInsideTransaction("refresh")
+        return try refresh(to: try store.currentSnapshot())?.change
+    }
+
+    /// Advances to the version of `next` (a group advances its members to one snapshot) and returns
+    /// the change with the sections it leads to, or nil when `next` is the version they are on.
+    func refresh(to next: ReadSnapshot) throws -> (
+        change: SectionedChange, sections: SectionedResults<Key, Element>
+    )? {
+        lock.lock()
+        defer { lock.unlock() }
+        guard next.transactionID != engine.snapshot.transactionID else { return nil }
+        context.hooks.advancing()
+        var change = SectionedChange(
+            fromVersion: engine.snapshot.transactionID, toVersion: next.transactionID)
+        let oldLayout = SectionLayout(sections: engine.sortedSections, counts: engine.sectionCounts)
+        let (rows, full) = try engine.advance(to: next)
+        pin.move(to: next.transactionID)
+        let newLayout = SectionLayout(sections: engine.sortedSections, counts: engine.sectionCounts)
+        change.wasFullyReevaluated = full
+        let oldIndex = Dictionary(uniqueKeysWithValues: oldLayout.sections.enumerated().map { ($1, $0) })
+        let newIndex = Dictionary(uniqueKeysWithValues: newLayout.sections.enumerated().map { ($1, $0) })
+        let deletedSections = Set(oldLayout.sections.filter { newIndex[$0] == nil })
+        let insertedSections = Set(newLayout.sections.filter { oldIndex[$0] == nil })
+        change.sectionDeletions = deletedSections.map { oldIndex[$0]! }.sorted()
+        change.sectionInsertions = insertedSections.map { newIndex[$0]! }.sorted()
+        typealias Engine = LiveQueryEngine<Element>
+        let staying = RowPlacement.staying(
+            rows.map { row in
+                .init(
+                    oldRank: row.oldRank, newRank: row.newRank, keyChanged: row.oldEntry != row.newEntry,
+                    sameSection: row.oldEntry.map(Engine.sectionKey) == row.newEntry.map(Engine.sectionKey))
+            })
+        for (index, row) in rows.enumerated() {
+            let oldPath = row.oldRank.map { oldLayout.indexPath(ofRank: $0) }
+            let newPath = row.newRank.map { newLayout.indexPath(ofRank: $0) }
+            let oldSurvives = row.oldEntry.map { !deletedSections.contains(Engine.sectionKey(of: $0)) } ?? false
+            let newSurvives = row.newEntry.map { !insertedSections.contains(Engine.sectionKey(of: $0)) } ?? false
+            switch (oldPath, newPath) {
+            case (let old?, let new?) where oldSurvives && newSurvives:
+                if row.oldEntry == row.newEntry || staying.contains(index) {
+                    if row.modified { change.modifications.append(.init(old: old, new: new)) }
+                } else {
+                    change.moves.append(.init(from: old, to: new, modified: row.modified))
+                }
+            default:
+                if let old = oldPath, oldSurvives { change.deletions.append(old) }
+                if let new = newPath, newSurvives { change.insertions.append(new) }
+            }
+        }
+        change.sort()
+        current = makeSections()
+        return (change, current)
+    }
+}
+
+/// One delivery of observed sectioned results: the sections at the new version and the change.
+struct SectionedUpdate<Key: Hashable & Encodable & Sendable, Element: Persistable>: Sendable {
+    var sections: SectionedResults<Key, Element>
+    var change: SectionedChange
+}
+
+extension LiveSectionedResults: LiveSource {
+    func advance(to snapshot: ReadSnapshot) throws -> SectionedUpdate<Key, Element>? {
+        guard let (change, sections) = try refresh(to: snapshot), !change.isEmpty || change.wasFullyReevaluated
+        else { return nil }
+        return SectionedUpdate(sections: sections, change: change)
+    }
+}
+
+/// The encoded section keys and their values.
+final class SectionKeyBox<Key>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var values: [[UInt8]: Key] = [:]
+
+    func remember(_ key: Key, for encoded: [UInt8]) { lock.withLock { values[encoded] = key } }
+    func value(for encoded: [UInt8]) -> Key? { lock.withLock { values[encoded] } }
+}
+
+/// Sections in order with their row counts: turns a flat rank into an index path.
+struct SectionLayout {
+    let sections: [[UInt8]]
+    private let starts: [Int]
+
+    init(sections: [[UInt8]], counts: [[UInt8]: Int]) {
+        self.sections = sections
+        var starts: [Int] = []
+        var total = 0
+        for section in sections {
+            starts.append(total)
+            total += counts[section] ?? 0
+        }
+        self.starts = starts
+    }
+
+    func indexPath(ofRank rank: Int) -> IndexPath {
+        var low = 0
+        var high = starts.count
+        while low < high {
+            let middle = (low + high) / 2
+            if starts[middle] <= rank { low = middle + 1 } else { high = middle }
+        }
+        let section = low - 1
+        return IndexPath(item: rank - starts[section], section: section)
+    }
+}
+
+/// What an observer of sectioned results receives.
+public enum SectionedResultsChange<Key: Hashable & Encodable & Sendable, Element: Persistable>: Sendable {
+    /// The sections when observation began.
+    case initial(SectionedResults<Key, Element>)
+    /// The sections at a new version and what changed since the previous delivery.
+    case update(SectionedResults<Key, Element>, SectionedChange)
+    /// Advancing failed; observation goes on.
+    case error(LodeError)
+}
+
+extension SectionedResults {
+    /// Observes the sections: `.initial`, then `.update` after every commit that changes them and
+    /// `.error` when advancing fails, on `queue` (by default a serial queue of the observation's own),
+    /// never inside a write transaction, coalesced while the queue is busy.
+    public func observe(
+        keyPaths: [PartialKeyPath<Element>]? = nil, on queue: DispatchQueue? = nil,
+        _ handler: @escaping @Sendable (SectionedResultsChange<Key, Element>) -> Void
+    ) -> ObservationToken {
+        let token = ObservationToken()
+        let sectioned = self
+        let paths = UncheckedKeyPaths(keyPaths)
+        let queue = queue ?? DispatchQueue(label: "lode.observation")
+        queue.async {
+            guard !token.isCancelled else { return }
+            do {
+                let live = try LiveSectionedResults(sectioned, keyPaths: paths.value)
+                let driver = ObservationDriver(store: live.store, source: live, queue: queue, token: token) {
+                    result in
+                    switch result {
+                    case .success(let update): handler(.update(update.sections, update.change))
+                    case .failure(let error): handler(.error(error))
+                    }
+                }
+                handler(.initial(live.sections))
+                driver.start()
+            } catch {
+                handler(.error(LodeError(error)))
+            }
+        }
+        return token
+    }
+}
