@@ -167,8 +167,11 @@ func replay(_ change: CollectionChange, old: [Task], new: [Task]) throws -> [Tas
         // A sort value that changes without passing another row: reloaded in place, not moved.
         try store.write { tx in try tx.update(Task.self, key: 2) { $0.rank = 25 } }
         change = try #require(try live.refresh())
-        #expect(change == CollectionChange(fromVersion: change.fromVersion, toVersion: change.toVersion,
-            modifications: [.init(old: 2, new: 2)]))
+        #expect(
+            change
+                == CollectionChange(
+                    fromVersion: change.fromVersion, toVersion: change.toVersion,
+                    modifications: [.init(old: 2, new: 2)]))
         #expect(changesText(change.storageUpdate()) == ["update [2]"])
         try store.write { tx in try tx.update(Task.self, key: 0) { $0.rank = 45 } }
         change = try #require(try live.refresh())

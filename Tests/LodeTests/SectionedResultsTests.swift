@@ -117,7 +117,8 @@ import Testing
         let change = try #require(try live.refresh())
         #expect(
             change.moves == [
-                .init(from: IndexPath(item: 0, section: 1), to: IndexPath(item: 0, section: 0), modified: true)
+                .init(
+                    from: IndexPath(item: 0, section: 1), to: IndexPath(item: 0, section: 0), modified: true)
             ])
         #expect(change.sectionInsertions.isEmpty && change.sectionDeletions.isEmpty)
         try store.write { tx in try tx.update(Task.self, key: 2) { $0.done = true } }

@@ -112,11 +112,13 @@ public struct CollectionChange: Equatable, Sendable, CustomStringConvertible {
         if !deletions.isEmpty { parts.append("delete \(deletions)") }
         if !insertions.isEmpty { parts.append("insert \(insertions)") }
         if !modifications.isEmpty {
-            parts.append("modify [" + modifications.map { "\($0.old)→\($0.new)" }.joined(separator: ", ") + "]")
+            parts.append(
+                "modify [" + modifications.map { "\($0.old)→\($0.new)" }.joined(separator: ", ") + "]")
         }
         if !moves.isEmpty {
             parts.append(
-                "move [" + moves.map { "\($0.from)→\($0.to)\($0.isModified ? "*" : "")" }.joined(separator: ", ")
+                "move ["
+                    + moves.map { "\($0.from)→\($0.to)\($0.isModified ? "*" : "")" }.joined(separator: ", ")
                     + "]")
         }
         return "v\(fromVersion)→v\(toVersion): "

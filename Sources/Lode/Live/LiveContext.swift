@@ -40,7 +40,8 @@ final class LiveContext: @unchecked Sendable {
 
     /// The changes to a type in versions `(from, next]`, read from the change log once for all live
     /// results that advance over the same versions.
-    func changes(of typeName: String, from: Int, to next: ReadSnapshot, in store: Store) throws -> TypeChanges {
+    func changes(of typeName: String, from: Int, to next: ReadSnapshot, in store: Store) throws -> TypeChanges
+    {
         let key = ChangesKey(type: typeName, from: from, to: next.transactionID)
         if let cached = lock.withLock({ changes[key] }) { return cached }
         let read = try store.changes(of: typeName, from: from, to: next)

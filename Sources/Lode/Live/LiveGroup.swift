@@ -102,7 +102,8 @@ public final class LiveGroup: @unchecked Sendable {
                 let from = shown[ObjectIdentifier(member)] ?? member.shape
                 return (
                     member,
-                    member.shape.replacing(from, index: index, from: currentVersion, to: snapshot.transactionID)
+                    member.shape.replacing(
+                        from, index: index, from: currentVersion, to: snapshot.transactionID)
                 )
             }
         }

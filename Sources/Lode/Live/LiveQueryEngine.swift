@@ -35,7 +35,8 @@ final class LiveQueryEngine<Element: Persistable> {
     private var indexAccess: (name: String, ranges: [KeyRange], keyBytes: (Element) throws -> [UInt8])?
 
     init(
-        store: Store, context: LiveContext, template: Results<Element>, sortKey: @escaping (Element) throws -> [UInt8],
+        store: Store, context: LiveContext, template: Results<Element>,
+        sortKey: @escaping (Element) throws -> [UInt8],
         sectionKey: ((Element) throws -> [UInt8])?, observedFields: Set<String>?, snapshot: ReadSnapshot
     ) throws {
         self.store = store

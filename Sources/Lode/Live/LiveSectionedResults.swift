@@ -52,7 +52,8 @@ public final class LiveSectionedResults<Key: Hashable & Encodable & Sendable, El
         let snapshot = try store.currentSnapshot()
         pin = store.pins.pin(at: snapshot.transactionID)
         engine = try LiveQueryEngine(
-            store: store, context: context, template: Results<Element>(source: .store(store)).copyingQuery(of: results),
+            store: store, context: context,
+            template: Results<Element>(source: .store(store)).copyingQuery(of: results),
             sortKey: sortKey,
             sectionKey: { object in
                 let key = keyFunction(object)
@@ -123,8 +124,10 @@ public final class LiveSectionedResults<Key: Hashable & Encodable & Sendable, El
         for (index, row) in rows.enumerated() {
             let oldPath = row.oldRank.map { oldLayout.indexPath(ofRank: $0) }
             let newPath = row.newRank.map { newLayout.indexPath(ofRank: $0) }
-            let oldSurvives = row.oldEntry.map { !deletedSections.contains(Engine.sectionKey(of: $0)) } ?? false
-            let newSurvives = row.newEntry.map { !insertedSections.contains(Engine.sectionKey(of: $0)) } ?? false
+            let oldSurvives =
+                row.oldEntry.map { !deletedSections.contains(Engine.sectionKey(of: $0)) } ?? false
+            let newSurvives =
+                row.newEntry.map { !insertedSections.contains(Engine.sectionKey(of: $0)) } ?? false
             switch (oldPath, newPath) {
             case (let old?, let new?) where oldSurvives && newSurvives:
                 if row.oldEntry == row.newEntry || staying.contains(index) {
@@ -151,7 +154,8 @@ struct SectionedUpdate<Key: Hashable & Encodable & Sendable, Element: Persistabl
 
 extension LiveSectionedResults: LiveSource {
     func advance(to snapshot: ReadSnapshot) throws -> SectionedUpdate<Key, Element>? {
-        guard let (change, sections) = try refresh(to: snapshot), !change.isEmpty || change.wasFullyReevaluated
+        guard let (change, sections) = try refresh(to: snapshot),
+            !change.isEmpty || change.wasFullyReevaluated
         else { return nil }
         return SectionedUpdate(sections: sections, change: change)
     }

@@ -126,7 +126,7 @@ final class ObservationDriver<Source: LiveSource>: CommitObserver, DeliverySilen
         }
         guard !token.isCancelled else { return }
         do {
-            var next = try store.currentSnapshot()
+            var next = LiveContext.of(store).hooks.deliverySnapshot(try store.currentSnapshot())
             if let wanted, wanted.transactionID > next.transactionID { next = wanted }
             let from = source.version
             guard next.transactionID > from else { return }

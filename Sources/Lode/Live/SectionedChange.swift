@@ -127,7 +127,9 @@ public struct SectionedChange: Equatable, Sendable, CustomStringConvertible {
         for move in plain { update.objectChanges.append((.move, [shift(move.from), shift(move.to)])) }
         for modification in modifications {
             update.objectChanges.append((.update, [shift(modification.old)]))
-            if let object = model(modification.new) { update.updatedObjects[shift(modification.old)] = object }
+            if let object = model(modification.new) {
+                update.updatedObjects[shift(modification.old)] = object
+            }
         }
         return update
     }

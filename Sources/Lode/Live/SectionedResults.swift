@@ -114,4 +114,3 @@ extension Results {
         SectionedResults(results: self, key: key)
     }
 }
-

@@ -95,7 +95,9 @@ public final class LiveResultsStorage: BaseStorage, Storage, @unchecked Sendable
     /// delegate's `storageDidFail(_:)` and `updates`, never into a blank row unannounced.
     public func item(at indexPath: IndexPath) -> Any? {
         let found = lock.withLock { () -> Result<Any?, any Error> in
-            guard indexPath.count == 2, let (member, local) = locate(indexPath.section) else { return .success(nil) }
+            guard indexPath.count == 2, let (member, local) = locate(indexPath.section) else {
+                return .success(nil)
+            }
             return Result { try visible[member].item(IndexPath(item: indexPath.item, section: local)) }
         }
         switch found {
@@ -254,7 +256,9 @@ public final class LiveResultsStorage: BaseStorage, Storage, @unchecked Sendable
     ) throws -> Member {
         let live = try LiveSectionedResults(sectioned, keyPaths: keyPaths)
         let name =
-            identifier ?? { key in SectionIdentifier(DefaultSectionName(text: "\(Element.schema.typeName).\(key)")) }
+            identifier ?? { key in
+                SectionIdentifier(DefaultSectionName(text: "\(Element.schema.typeName).\(key)"))
+            }
         return Member(live: live) { view(of: live.sections, identifier: name) }
     }
 
@@ -333,7 +337,8 @@ public final class LiveResultsStorage: BaseStorage, Storage, @unchecked Sendable
             if let start = oldStarts[ObjectIdentifier(member)] {
                 if let change = changeOf[ObjectIdentifier(member)] {
                     Self.merge(
-                        Self.storageUpdate(change, view: view), into: update, oldStart: start, newStart: newStart)
+                        Self.storageUpdate(change, view: view), into: update, oldStart: start,
+                        newStart: newStart)
                 }
             } else {
                 for section in 0..<view.sectionCount {

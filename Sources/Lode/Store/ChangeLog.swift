@@ -222,6 +222,8 @@ struct TypeChanges {
 /// oldest version whose changes the log no longer holds in full.
 enum ChangeLogPruning {
     static let floorKey = Array("changes.floor".utf8)
+    /// A commit whose version is a multiple of this prunes the log.
+    static let interval = 64
 
     static func floor(in lmdb: LMDB.Transaction, meta: Database) throws -> Int? {
         guard let bytes = try lmdb.get(floorKey, in: meta), bytes.count == 8 else { return nil }

@@ -160,9 +160,6 @@ public final class Store: @unchecked Sendable {
     /// The versions live results of this store are on (pruning keeps the change log for them).
     let pins = VersionPins()
 
-    /// Hooks tests use to drive interleavings deterministically.
-    let testHooks = StoreTestHooks()
-
     /// The per-store object of type `T` a higher layer keeps here, made by `make` on first use.
     /// `make` runs under the store's lock: it must only allocate.
     func attachment<T: AnyObject>(_ type: T.Type, make: () -> T) -> T {
@@ -383,11 +380,11 @@ public final class Store: @unchecked Sendable {
         if let shared = withState({ $0.sharedSnapshot }), shared.transactionID == last,
             shared.databaseGeneration == generation
         {
-            return testHooks.currentSnapshot(shared)
+            return shared
         }
         let snapshot = try mapStorageErrors { try environment.snapshot() }
         withState { $0.sharedSnapshot = snapshot }
-        return testHooks.currentSnapshot(snapshot)
+        return snapshot
     }
 
     /// After this store committed `version`: when the catalog was in sync with the version before it

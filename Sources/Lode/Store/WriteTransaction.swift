@@ -295,7 +295,7 @@ public final class WriteTransaction: Transaction {
         else { return }
         try lmdbWrite.put(entry, forKey: ChangeLogEntry.key(for: lmdb.id), in: log)
         pendingChanges = PendingChanges()
-        if lmdb.id % 64 == 0 { try pruneChangeLog(log) }
+        if lmdb.id % ChangeLogPruning.interval == 0 { try pruneChangeLog(log) }
     }
 
     /// Deletes log entries older than the retention and older than every live result of this process,

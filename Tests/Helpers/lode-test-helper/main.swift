@@ -1,6 +1,10 @@
-// A second process for Lode's tests: writes to a store while the test process observes it.
-// Usage: lode-test-helper write DIR FIRST COUNT — inserts tasks FIRST..<FIRST+COUNT, one commit each,
-// then updates and deletes some of them.
+// A second process for Lode's tests.
+// Usage:
+//   lode-test-helper write DIR FIRST COUNT — inserts tasks FIRST..<FIRST+COUNT, one commit each, then
+//     updates and deletes some of them.
+//   lode-test-helper readme-observe DIR — the README's observe example, as a plain command-line
+//     program with no main loop.
+import Dispatch
 import Foundation
 import Lode
 
@@ -13,15 +17,8 @@ struct Task: Persistable {
     static let schema = Schema<Task>(primaryKey: \.id, indexes: [.on(\.rank), .on(\.done), .on(\.group)])
 }
 
-let arguments = CommandLine.arguments
-guard arguments.count == 5, arguments[1] == "write", let first = Int(arguments[3]),
-    let count = Int(arguments[4])
-else {
-    FileHandle.standardError.write(Data("usage: lode-test-helper write DIR FIRST COUNT\n".utf8))
-    exit(2)
-}
-do {
-    let store = try Store(at: URL(fileURLWithPath: arguments[2]), types: [Task.self])
+func write(_ path: String, first: Int, count: Int) throws {
+    let store = try Store(at: URL(fileURLWithPath: path), types: [Task.self])
     for id in first..<(first + count) {
         try store.write { tx in
             try tx.insert(Task(id: id, title: "task \(id)", rank: (id * 7) % 11, done: false, group: "p"))
@@ -34,6 +31,66 @@ do {
         for id in stride(from: first + 1, to: first + count, by: 4) { try tx.delete(Task.self, key: id) }
     }
     print("done")
+}
+
+// MARK: The README's observe example (keep the two in step)
+
+enum Status: String, Codable { case open, done }
+
+struct Todo: Persistable {
+    var id: UUID
+    var title: String
+    var status: Status
+    var due: Date?
+    static let schema = Schema<Todo>(
+        primaryKey: \.id,
+        indexes: [.on(\.status), .on(\.due), .unique(\.title)])
+}
+
+func readmeObserve(_ path: String) throws {
+    let store = try Store(at: URL(fileURLWithPath: path), types: [Todo.self])
+    let pending = Status.open
+    let open = store.objects(Todo.self).filter(#Predicate { $0.status == pending }).sorted(by: \.title)
+
+    let delivered = DispatchSemaphore(value: 0)
+    let token = open.observe { change in  // on a queue of its own: no main loop needed
+        switch change {
+        case .initial(let results):
+            print("showing", results.count)
+        case .update(let results, let change):
+            print(change)  // v3→v4: insert [0]
+            print(change.storageUpdate { results[$0] })  // what a table view applies
+        case .error(let error):
+            print(error)
+        }
+        delivered.signal()
+    }
+    delivered.wait()  // .initial
+
+    let milk = Todo(id: UUID(), title: "Buy milk", status: .open, due: nil)
+    try store.write { try $0.insert(milk) }
+    delivered.wait()
+    try store.write { try $0.insert(Todo(id: UUID(), title: "Answer mail", status: .open, due: nil)) }
+    delivered.wait()
+    try store.write { tx in try tx.update(Todo.self, key: milk.id) { $0.due = Date() } }
+    delivered.wait()
+    token.cancel()
+    print("done")
+}
+
+let arguments = CommandLine.arguments
+do {
+    if arguments.count == 5, arguments[1] == "write", let first = Int(arguments[3]),
+        let count = Int(arguments[4])
+    {
+        try write(arguments[2], first: first, count: count)
+    } else if arguments.count == 3, arguments[1] == "readme-observe" {
+        try readmeObserve(arguments[2])
+    } else {
+        FileHandle.standardError.write(
+            Data("usage: lode-test-helper write DIR FIRST COUNT | readme-observe DIR\n".utf8))
+        exit(2)
+    }
 } catch {
     FileHandle.standardError.write(Data("error: \(error)\n".utf8))
     exit(1)
