@@ -13,6 +13,8 @@ final class MirroringStorageDelegate: StorageUpdating, @unchecked Sendable {
     var mirror: ListMirror<ObjectID>
     var failures: [String] = []
     var updates = 0
+    /// Time spent on each update (a slow consumer).
+    var delay = 0.0
 
     init(_ storage: LiveResultsStorage) {
         self.storage = storage
@@ -29,6 +31,7 @@ final class MirroringStorageDelegate: StorageUpdating, @unchecked Sendable {
 
     func storageDidPerformUpdate(_ update: StorageUpdate) {
         updates += 1
+        if delay > 0 { Thread.sleep(forTimeInterval: delay) }
         update.applyDeferredDatasourceUpdates()
         do {
             try mirror.apply(update, dataSource: Self.contents(storage))
@@ -39,6 +42,8 @@ final class MirroringStorageDelegate: StorageUpdating, @unchecked Sendable {
     }
 
     func storageNeedsReloading() { failures.append("unexpected reload") }
+
+    func storageDidFail(_ error: any Error) { failures.append("failure: \(error)") }
 }
 
 @Suite struct LiveResultsStorageTests {

@@ -72,17 +72,21 @@ final class ObservationDriver<Source: LiveSource>: CommitObserver, DeliverySilen
     private var scheduled = false
     private var target: ReadSnapshot?
     private var silenced = Set<Int>()
+    /// When set, a delivery waits until the consumer asks for it (``LiveChanges``).
+    private let demand: DeliveryDemand?
 
     /// Follows `store` with `source` (on the version it was made at), delivering to `consumer` on
-    /// `queue` until `token` is cancelled.
+    /// `queue` until `token` is cancelled — only when `demand` asks, if given.
     init(
         store: Store, source: Source, queue: DispatchQueue, token: ObservationToken,
+        demand: DeliveryDemand? = nil,
         consumer: @escaping @Sendable (Result<Source.Update, LodeError>) -> Void
     ) {
         self.store = store
         self.source = source
         self.queue = queue
         self.token = token
+        self.demand = demand
         self.consumer = consumer
     }
 
@@ -93,6 +97,7 @@ final class ObservationDriver<Source: LiveSource>: CommitObserver, DeliverySilen
         let notifier = LiveContext.of(store).makeNotifier(for: store)
         notifier.add(self)
         token.onCancel { [weak notifier, self] in notifier?.remove(self) }
+        demand?.onRequest { [weak self] in self?.schedule(nil) }
         schedule(nil)
     }
 
@@ -100,7 +105,7 @@ final class ObservationDriver<Source: LiveSource>: CommitObserver, DeliverySilen
 
     func notifierDidFail(_ error: LodeError) {
         queue.async { [self] in
-            guard !token.isCancelled else { return }
+            guard !token.isCancelled, demand?.take() ?? true else { return }
             consumer(.failure(error))
         }
     }
@@ -124,7 +129,9 @@ final class ObservationDriver<Source: LiveSource>: CommitObserver, DeliverySilen
             defer { target = nil }
             return target
         }
-        guard !token.isCancelled else { return }
+        // Without demand nothing advances: the commits wait in the store, and the delivery that
+        // demand schedules reads the newest version.
+        guard !token.isCancelled, demand?.isWanted ?? true else { return }
         do {
             var next = LiveContext.of(store).hooks.deliverySnapshot(try store.currentSnapshot())
             if let wanted, wanted.transactionID > next.transactionID { next = wanted }
@@ -138,9 +145,11 @@ final class ObservationDriver<Source: LiveSource>: CommitObserver, DeliverySilen
             if silent {
                 try source.advanceSilently(to: next)
             } else if let update = try source.advance(to: next) {
+                _ = demand?.take()
                 consumer(.success(update))
             }
         } catch {
+            _ = demand?.take()
             consumer(.failure(LodeError(error)))
         }
     }
@@ -159,6 +168,13 @@ extension Results {
         keyPaths: [PartialKeyPath<Element>]? = nil, on queue: DispatchQueue? = nil,
         _ handler: @escaping @Sendable (ResultsChange<Element>) -> Void
     ) -> ObservationToken {
+        observe(keyPaths: keyPaths, on: queue, demand: nil, handler)
+    }
+
+    func observe(
+        keyPaths: [PartialKeyPath<Element>]?, on queue: DispatchQueue?, demand: DeliveryDemand?,
+        _ handler: @escaping @Sendable (ResultsChange<Element>) -> Void
+    ) -> ObservationToken {
         let token = ObservationToken()
         let results = self
         let paths = UncheckedKeyPaths(keyPaths)
@@ -167,8 +183,9 @@ extension Results {
             guard !token.isCancelled else { return }
             do {
                 let live = try LiveResults(results, keyPaths: paths.value)
-                let driver = ObservationDriver(store: live.store, source: live, queue: queue, token: token) {
-                    result in
+                let driver = ObservationDriver(
+                    store: live.store, source: live, queue: queue, token: token, demand: demand
+                ) { result in
                     switch result {
                     case .success(let update): handler(.update(update.results, update.change))
                     case .failure(let error): handler(.error(error))
@@ -183,14 +200,14 @@ extension Results {
         return token
     }
 
-    /// The same observation as an asynchronous sequence; it ends when the consuming task is
-    /// cancelled.
-    public var changes: AsyncStream<ResultsChange<Element>> {
-        let (stream, continuation) = AsyncStream<ResultsChange<Element>>.makeStream(
-            bufferingPolicy: .unbounded)
-        let token = observe { change in continuation.yield(change) }
-        continuation.onTermination = { _ in token.cancel() }
-        return stream
+    /// The same observation as an asynchronous sequence that advances as fast as it is consumed (a
+    /// consumer that falls behind gets one change covering what it missed); it ends when the
+    /// consuming task is cancelled.
+    public var changes: LiveChanges<ResultsChange<Element>> {
+        let results = self
+        return LiveChanges { demand, yield in
+            results.observe(keyPaths: nil, on: nil, demand: demand) { yield($0) }
+        }
     }
 
     /// Live results that follow this query (see ``LiveResults``).
