@@ -29,6 +29,17 @@ func eventually(_ seconds: Double = 10, _ condition: () throws -> Bool) rethrows
     return try condition()
 }
 
+/// Waits until `condition` holds without blocking a thread of the cooperative pool (the consumers
+/// under test may need it); false when `seconds` pass first.
+func eventually(_ seconds: Double = 10, _ condition: () throws -> Bool) async rethrows -> Bool {
+    let deadline = Date().addingTimeInterval(seconds)
+    while Date() < deadline {
+        if try condition() { return true }
+        try? await _Concurrency.Task.sleep(for: .milliseconds(5))
+    }
+    return try condition()
+}
+
 @Suite struct LiveDeliveryTests {
     let tmp = TemporaryDirectory()
 
@@ -166,9 +177,19 @@ func eventually(_ seconds: Double = 10, _ condition: () throws -> Bool) rethrows
         storage.delegate = delegate
         try storage.addSection(with: query)
         try storage.addSections(from: query.sectioned(by: \.done))
-        let storageEvents = storage.updates
-        let asyncEvents = query.changes
-        for _ in 0..<2 { #expect(started.wait(timeout: .now() + 10) == .success) }
+        var storageIterator = storage.updates.makeAsyncIterator()
+        // An async sequence starts observing when iterated: take the initial results now.
+        var asyncIterator = query.changes.makeAsyncIterator()
+        guard case .initial? = await asyncIterator.next() else {
+            throw LodeError.observationFailed(reason: "no initial")
+        }
+        let bothStarted = Atomic<Int>(0)
+        DispatchQueue.global().async {
+            for _ in 0..<2 {
+                if started.wait(timeout: .now() + 10) == .success { bothStarted.add(1, ordering: .relaxed) }
+            }
+        }
+        #expect(await eventually { bothStarted.load(ordering: .relaxed) == 2 })
 
         let broken = try await store.write { tx in
             try tx.delete(IncompatibleTask.self, key: 3)
@@ -182,21 +203,17 @@ func eventually(_ seconds: Double = 10, _ condition: () throws -> Bool) rethrows
         }
         for kind in ["observe", "sectioned", "group"] {
             #expect(
-                eventually { errors.withLock { $0[kind]?.contains(where: matches) ?? false } },
+                await eventually { errors.withLock { $0[kind]?.contains(where: matches) ?? false } },
                 "\(kind) got \(errors.withLock { $0[kind] ?? [] }), expected \(expected)")
         }
-        #expect(eventually { storageQueue.sync { delegate.errors.contains { matches(LodeError($0)) } } })
+        #expect(
+            await eventually { storageQueue.sync { delegate.errors.contains { matches(LodeError($0)) } } })
 
         // The async sequences carry the error too.
-        var asyncIterator = asyncEvents.makeAsyncIterator()
-        guard case .initial? = await asyncIterator.next() else {
-            throw LodeError.observationFailed(reason: "no initial")
-        }
         guard case .error(let asyncError)? = await asyncIterator.next() else {
             throw LodeError.observationFailed(reason: "no error from changes")
         }
         #expect(matches(asyncError))
-        var storageIterator = storageEvents.makeAsyncIterator()
         guard case .failure(let storageError)? = await storageIterator.next() else {
             throw LodeError.observationFailed(reason: "no failure from storage.updates")
         }
@@ -210,16 +227,16 @@ func eventually(_ seconds: Double = 10, _ condition: () throws -> Bool) rethrows
         }
         #expect(fixed > broken)
         for kind in ["observe", "sectioned", "group"] {
-            #expect(eventually { versions.withLock { $0[kind] } == fixed }, "\(kind) did not catch up")
+            #expect(await eventually { versions.withLock { $0[kind] } == fixed }, "\(kind) did not catch up")
         }
-        #expect(eventually { storageQueue.sync { delegate.updates > 0 } })
+        #expect(await eventually { storageQueue.sync { delegate.updates > 0 } })
         let shown = storageQueue.sync { MirroringStorageDelegate.contents(storage) }
         let freshIDs = try query.fetch().map { try ObjectID(Task.self, key: $0.id) }
         #expect(shown.first == freshIDs)
         guard case .update(let results, _)? = await asyncIterator.next() else {
             throw LodeError.observationFailed(reason: "changes did not catch up")
         }
-        #expect(try results.fetch().map(\.title).contains("fixed"))
+        #expect(try results.fetch().map { $0.title }.contains("fixed"))
         withExtendedLifetime((observed, sectioned, grouped)) {}
     }
 
@@ -259,6 +276,46 @@ func eventually(_ seconds: Double = 10, _ condition: () throws -> Bool) rethrows
             shown[index] = mirror.sections[0]
         }
         #expect(shown == fresh)
+    }
+
+    /// An observation lives as long as its token: releasing the token ends it (nothing keeps the
+    /// token alive behind the app's back).
+    @Test func releasingTheTokenEndsTheObservation() throws {
+        let store = try Store(at: tmp.url, types: [Task.self])
+        let delivered = Atomic<Int>(0)
+        let started = DispatchSemaphore(value: 0)
+        weak var released: ObservationToken?
+        do {
+            let token = store.objects(Task.self).observe { change in
+                if case .initial = change { started.signal() } else { delivered.add(1, ordering: .relaxed) }
+            }
+            released = token
+            #expect(started.wait(timeout: .now() + 10) == .success)
+        }
+        #expect(eventually { released == nil })
+        // An observation still held sees the next commit; the released one does not.
+        let witnessed = Atomic<Int>(0)
+        let witness = store.objects(Task.self).observe { change in
+            if case .update = change { witnessed.add(1, ordering: .relaxed) }
+        }
+        try store.write { try $0.insert(Task(id: 1, title: "a", rank: 1, done: false, group: "x")) }
+        #expect(eventually { witnessed.load(ordering: .relaxed) == 1 })
+        #expect(delivered.load(ordering: .relaxed) == 0)
+        witness.cancel()
+    }
+
+    /// Closing the store ends an async sequence of changes with the error that says so.
+    @Test func closingTheStoreEndsTheChangesSequence() async throws {
+        let store = try Store(at: tmp.url, types: [Task.self])
+        var iterator = store.objects(Task.self).changes.makeAsyncIterator()
+        guard case .initial? = await iterator.next() else {
+            throw LodeError.observationFailed(reason: "no initial")
+        }
+        store.close()
+        guard case .error(.storeClosed)? = await iterator.next() else {
+            throw LodeError.observationFailed(reason: "no storeClosed error")
+        }
+        #expect(await iterator.next() == nil)
     }
 
     /// The README's observe example, run as a plain command-line program (no main loop): it prints the

@@ -24,6 +24,8 @@ public struct LiveChanges<Change: Sendable>: AsyncSequence, Sendable {
         let demand = DeliveryDemand()
         let token = start(demand) { continuation.yield($0) }
         continuation.onTermination = { _ in token.cancel() }
+        // The observation ends (the store closed): so does the sequence, after what it delivered.
+        token.onCancel { continuation.finish() }
         return AsyncIterator(base: stream.makeAsyncIterator(), demand: demand, token: token)
     }
 

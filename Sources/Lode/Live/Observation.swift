@@ -4,20 +4,21 @@ import LMDB
 
 /// Keeps an observation alive: it stops on ``cancel()`` or when the token is released.
 public final class ObservationToken: @unchecked Sendable {
-    // @unchecked: `stopAction` and `cancelled` are guarded by `lock`; `silencer` is weak and set once,
+    // @unchecked: `stopActions` and `cancelled` are guarded by `lock`; `silencer` is weak and set once,
     // before the token is handed out or on the observation's queue before any write can use it.
     private let lock = NSLock()
-    private var stopAction: (() -> Void)?
+    private var stopActions: [() -> Void] = []
     private var cancelled = false
     /// The observation, for writes that skip it.
     weak var silencer: (any DeliverySilencing)?
 
     init() {}
 
+    /// Runs `action` when the token is cancelled (at once if it already is).
     func onCancel(_ action: @escaping () -> Void) {
         let runNow = lock.withLock { () -> Bool in
             if cancelled { return true }
-            stopAction = action
+            stopActions.append(action)
             return false
         }
         if runNow { action() }
@@ -28,12 +29,12 @@ public final class ObservationToken: @unchecked Sendable {
 
     /// Stops the observation; no delivery starts after this returns.
     public func cancel() {
-        let action = lock.withLock { () -> (() -> Void)? in
+        let actions = lock.withLock { () -> [() -> Void] in
             cancelled = true
-            defer { stopAction = nil }
-            return stopAction
+            defer { stopActions = [] }
+            return stopActions
         }
-        action?()
+        for action in actions { action() }
     }
 
     deinit { cancel() }
@@ -66,7 +67,9 @@ final class ObservationDriver<Source: LiveSource>: CommitObserver, DeliverySilen
     private let store: Store
     private let source: Source
     private let queue: DispatchQueue
-    private let token: ObservationToken
+    /// Weak: the token's owner keeps the observation alive (the token holds the driver through its
+    /// stop action), and releasing the token ends it.
+    private weak var token: ObservationToken?
     private let consumer: @Sendable (Result<Source.Update, LodeError>) -> Void
     private let lock = NSLock()
     private var scheduled = false
@@ -74,6 +77,9 @@ final class ObservationDriver<Source: LiveSource>: CommitObserver, DeliverySilen
     private var silenced = Set<Int>()
     /// When set, a delivery waits until the consumer asks for it (``LiveChanges``).
     private let demand: DeliveryDemand?
+    /// The version an advance last failed at (only touched on `queue`): it is not tried again until a
+    /// newer one commits, so a consumer asking again is not handed the same error in a loop.
+    private var failedVersion: Int?
 
     /// Follows `store` with `source` (on the version it was made at), delivering to `consumer` on
     /// `queue` until `token` is cancelled — only when `demand` asks, if given.
@@ -93,6 +99,7 @@ final class ObservationDriver<Source: LiveSource>: CommitObserver, DeliverySilen
     /// Registers with the store's notifier and catches up with commits made since the source was
     /// evaluated. Call it on `queue` or before anything is delivered.
     func start() {
+        guard let token else { return }
         token.silencer = self
         let notifier = LiveContext.of(store).makeNotifier(for: store)
         notifier.add(self)
@@ -105,10 +112,13 @@ final class ObservationDriver<Source: LiveSource>: CommitObserver, DeliverySilen
 
     func notifierDidFail(_ error: LodeError) {
         queue.async { [self] in
-            guard !token.isCancelled, demand?.take() ?? true else { return }
+            guard !isCancelled, demand?.take() ?? true else { return }
             consumer(.failure(error))
+            if case .storeClosed = error { token?.cancel() }
         }
     }
+
+    private var isCancelled: Bool { token?.isCancelled ?? true }
 
     func silence(version: Int) { _ = lock.withLock { silenced.insert(version) } }
     func unsilence(version: Int) { _ = lock.withLock { silenced.remove(version) } }
@@ -131,12 +141,14 @@ final class ObservationDriver<Source: LiveSource>: CommitObserver, DeliverySilen
         }
         // Without demand nothing advances: the commits wait in the store, and the delivery that
         // demand schedules reads the newest version.
-        guard !token.isCancelled, demand?.isWanted ?? true else { return }
+        guard !isCancelled, demand?.isWanted ?? true else { return }
+        var attempted: Int?
         do {
             var next = LiveContext.of(store).hooks.deliverySnapshot(try store.currentSnapshot())
             if let wanted, wanted.transactionID > next.transactionID { next = wanted }
             let from = source.version
-            guard next.transactionID > from else { return }
+            guard next.transactionID > from, next.transactionID != failedVersion else { return }
+            attempted = next.transactionID
             let silent = lock.withLock { () -> Bool in
                 let silent = next.transactionID == from + 1 && silenced.contains(from + 1)
                 silenced = silenced.filter { $0 > next.transactionID }
@@ -148,9 +160,14 @@ final class ObservationDriver<Source: LiveSource>: CommitObserver, DeliverySilen
                 _ = demand?.take()
                 consumer(.success(update))
             }
+            failedVersion = nil
         } catch {
+            failedVersion = attempted
             _ = demand?.take()
-            consumer(.failure(LodeError(error)))
+            let failure = LodeError(error)
+            consumer(.failure(failure))
+            // A closed store stays closed: the observation ends with the error.
+            if case .storeClosed = failure { token?.cancel() }
         }
     }
 }
