@@ -112,6 +112,17 @@ public class Cursor {
             UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size))
     }
 
+    /// Moves to the first entry and calls `body` with its key and value, borrowed from the map without
+    /// copying; nil (and `body` not called) when the database is empty.
+    public func withFirst<R>(_ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> R) throws
+        -> R?
+    {
+        guard let (k, v) = try rawMove(MDB_FIRST) else { return nil }
+        return try body(
+            UnsafeRawBufferPointer(start: k.mv_data, count: k.mv_size),
+            UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size))
+    }
+
     /// Moves to the next entry and calls `body` with its key and value, borrowed from the map without
     /// copying; nil (and `body` not called) at the end.
     public func withNext<R>(_ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> R) throws -> R?

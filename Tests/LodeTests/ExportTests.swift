@@ -66,7 +66,7 @@ struct Shipment: Persistable, Equatable {
             try Data(contentsOf: source.appendingPathComponent("data.mdb")) == before, "export reads only")
         let lines = try String(contentsOfFile: exportFile, encoding: .utf8).split(separator: "\n")
         #expect(lines.count == 1 + 2 + 301 + 1, "header, two type lines, a line per object, the end line")
-        #expect(lines[0].hasPrefix(#"{"lode":"export","exportVersion":1,"format":1,"#))
+        #expect(lines[0].hasPrefix(#"{"lode":"export","exportVersion":1,"format":2,"#))
         #expect(lines.last == #"{"end":{"types":2,"records":301}}"#)
 
         let target = tmp.url.appendingPathComponent("target").path

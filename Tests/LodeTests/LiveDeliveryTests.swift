@@ -79,6 +79,40 @@ func eventually(_ seconds: Double = 10, _ condition: () throws -> Bool) async re
         token.cancel()
     }
 
+    /// The commit feed (what `lode-dump watch` prints) delivers every commit exactly once, in order,
+    /// even when its read after a commit sees the version before it (it used to mark the
+    /// environment's last id as seen and skip such commits for good).
+    @Test func theCommitFeedDeliversEveryCommitOnceWhenAReaderLagsBehind() throws {
+        let store = try Store(at: tmp.url, types: [Task.self])
+        let start = try store.read { $0.version }
+        let delivered = Mutex<[Int]>([])
+        let token = store.observeCommits(after: start) { event in
+            switch event {
+            case .commits(let batch):
+                #expect(batch.history.isComplete)
+                delivered.withLock { $0 += batch.history.commits.map(\.version) }
+            case .error(let error): Issue.record("\(error)")
+            }
+        }
+        var written: [Int] = []
+        for round in 0..<6 {
+            let stale = try store.currentSnapshot()
+            let armed = Atomic<Bool>(round % 2 == 0)
+            LiveContext.of(store).hooks.onDeliverySnapshot { snapshot in
+                armed.exchange(false, ordering: .sequentiallyConsistent) ? stale : snapshot
+            }
+            written.append(
+                try store.write { tx in
+                    try tx.insert(Task(id: round, title: "t", rank: round, done: false, group: "x"))
+                    return tx.version
+                })
+            #expect(eventually { delivered.withLock { $0.last } == written.last }, "round \(round)")
+            LiveContext.of(store).hooks.onDeliverySnapshot(nil)
+        }
+        #expect(delivered.withLock { $0 } == written)
+        token.cancel()
+    }
+
     /// A write that prunes the change log asks for the oldest version live results are on, while
     /// live results may be advancing under their own lock and reading the store. Neither may wait for
     /// the other.

@@ -21,7 +21,7 @@ func export(_ path: String, types names: [String]) throws {
             throw LodeError.typeNotFound(name)
         }
         let chosen = names.isEmpty ? all : all.filter { names.contains($0.name) }
-        let version = try store.lmdbEnvironment.info.lastTransactionID
+        let version = tx.version  // the snapshot this export reads
         output.write(
             "{\"lode\":\"export\",\"exportVersion\":\(exportVersion),\"format\":\(format),"
                 + "\"version\":\(version),\"types\":\(chosen.count)}\n")
@@ -90,8 +90,11 @@ func parseExport(_ text: Substring) throws -> [ExportedType] {
                 throw fail(
                     "export version \(object["exportVersion"] ?? "none"); this tool reads \(exportVersion)")
             }
-            guard object["format"] as? Int == 1 else {
-                throw fail("store format \(object["format"] ?? "none"); this tool writes format 1")
+            guard let format = object["format"] as? Int, Store.supportedFormatVersions.contains(format) else {
+                throw fail(
+                    "store format \(object["format"] ?? "none"); this tool reads formats "
+                        + "\(Store.supportedFormatVersions.lowerBound)–\(Store.supportedFormatVersions.upperBound)"
+                )
             }
             sawHeader = true
         } else if let type = object["type"] as? [String: Any] {

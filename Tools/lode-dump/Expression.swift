@@ -2,7 +2,7 @@ import Foundation
 import Lode
 
 /// A `--where` expression over a record's fields.
-indirect enum Expression {
+indirect enum Expression: Sendable {
     case comparison(field: String, op: String, value: CBORValue)
     case membership(field: String, values: [CBORValue])
     case prefixed(field: String, text: String)

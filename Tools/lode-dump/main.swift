@@ -349,59 +349,38 @@ func stats(_ path: String) throws {
 
 func changes(_ path: String, since: Int) throws {
     let store = try openStore(path)
-    let environment = try store.lmdbEnvironment
-    let database: Database
-    do {
-        database = try environment.database(named: "@changes", create: false)
-    } catch let error as LMDBError where error.code == .notFound {
+    guard store.hasChangeLog else {
         print("(no change log)")
         return
     }
-    try environment.read { txn in
-        for entry in try changeEntries(txn, database, from: since) {
-            let parts = entry.changes.map { change in
-                "\(change.op) \(change.type) \(KeyDescription.describe(change.key))"
-                    + (change.fields.map { " (" + $0.joined(separator: ", ") + ")" } ?? "")
-            }
-            print("\(entry.version)  \(entry.time)  " + parts.joined(separator: "; "))
-        }
+    let history = try store.read { tx in try tx.commits(after: since - 1) }
+    if !history.isComplete, let first = history.firstAvailable {
+        print("(the change log was pruned: it holds versions \(first) on)")
+    }
+    for commit in history.commits {
+        print(
+            "\(commit.version)  \(isoTime(commit.time))  "
+                + commit.changes.map(describe).joined(separator: "; "))
     }
 }
 
-/// One commit of the change log, decoded.
-struct ChangeEntry {
-    /// One object's net change in the commit.
-    struct Change {
-        var type: String
-        var op: String
-        var key: [UInt8]
-        var fields: [String]?
+/// `insert Task 7`, `update Task 7 (rank, title)`, `bulk Task (51 objects)`.
+func describe(_ change: ObjectChange) -> String {
+    switch change.kind {
+    case .insert, .delete: return "\(change.operation) \(change.type) \(change.keyDescription)"
+    case .update(let fields):
+        return "update \(change.type) \(change.keyDescription)"
+            + (fields.map { " (" + $0.joined(separator: ", ") + ")" } ?? "")
+    case .clear: return "clear \(change.type)"
+    case .bulk(let count): return "bulk \(change.type) (\(count) objects)"
     }
-    var version: Int
-    var time: String
-    var changes: [Change]
 }
 
-/// The change-log entries from `version` on (keys are versions, 8 bytes big-endian).
-func changeEntries(_ txn: LMDB.Transaction, _ database: Database, from version: Int) throws -> [ChangeEntry] {
-    let start = withUnsafeBytes(of: UInt64(max(version, 0)).bigEndian) { Array($0) }
-    return try txn.entries(in: database, from: start).map { entry in
-        let value = try CBORValue(decoding: entry.value)
-        var changes: [ChangeEntry.Change] = []
-        if case .array(let items)? = value["changes"] {
-            for item in items {
-                var key: [UInt8] = []
-                if case .bytes(let bytes)? = item["key"] { key = bytes }
-                var fields: [String]?
-                if case .array(let names)? = item["fields"] { fields = names.map(cell) }
-                changes.append(
-                    .init(type: cell(item["type"]), op: cell(item["op"]), key: key, fields: fields))
-            }
-        }
-        return ChangeEntry(
-            version: entry.key.reduce(0) { $0 << 8 | Int($1) }, time: value["time"].map(cell) ?? "",
-            changes: changes)
-    }
+/// A commit time as ISO 8601 with milliseconds, as dates are shown everywhere else.
+func isoTime(_ date: Date) -> String {
+    let formatter = ISO8601DateFormatter()
+    formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+    return formatter.string(from: date)
 }
 
 func main() -> Int32 {

@@ -231,8 +231,10 @@ extension SectionedResults {
                     case .failure(let error): handler(.error(error))
                     }
                 }
-                handler(.initial(live.sections))
+                // Registered (and silenceable) before the initial results reach the app; deliveries
+                // it schedules run on this queue after this block.
                 driver.start()
+                handler(.initial(live.sections))
             } catch {
                 handler(.error(LodeError(error)))
             }

@@ -208,8 +208,10 @@ extension Results {
                     case .failure(let error): handler(.error(error))
                     }
                 }
-                handler(.initial(live.results))
+                // Registered (and silenceable) before the initial results reach the app; deliveries
+                // it schedules run on this queue after this block.
                 driver.start()
+                handler(.initial(live.results))
             } catch {
                 handler(.error(LodeError(error)))
             }

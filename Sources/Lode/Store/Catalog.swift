@@ -45,7 +45,7 @@ enum StoreLayout {
     static let catalog = "@catalog"
     static let changes = "@changes"
     /// The format this code writes and reads.
-    static let formatVersion = 1
+    static let formatVersion = 2
     static let formatVersionKey = "format"
     static let createdKey = "created"
 }

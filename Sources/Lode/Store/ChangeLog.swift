@@ -10,6 +10,9 @@ struct ChangeLogEntry: Codable, Equatable {
         case delete
         /// Every object of the type was deleted (`deleteAll`).
         case clear
+        /// More objects of the type changed than the entry lists one by one (`count` says how many):
+        /// a reader evaluates its queries of the type again.
+        case bulk
     }
 
     struct Change: Codable, Equatable {
@@ -20,6 +23,8 @@ struct ChangeLogEntry: Codable, Equatable {
         var op: Operation
         /// For updates: the top-level fields whose values changed (absent when unknown).
         var fields: [String]?
+        /// For `bulk`: how many objects of the type changed.
+        var count: Int?
     }
 
     /// When the commit happened.
@@ -30,7 +35,32 @@ struct ChangeLogEntry: Codable, Equatable {
         withUnsafeBytes(of: UInt64(version).bigEndian) { Array($0) }
     }
 
-    static func version(of key: [UInt8]) -> Int { Int(key.reduce(UInt64(0)) { $0 << 8 | UInt64($1) }) }
+    static func version(of key: some Collection<UInt8>) -> Int {
+        Int(key.reduce(UInt64(0)) { $0 << 8 | UInt64($1) })
+    }
+
+    /// The commit time of an encoded entry, read from its first field without decoding the rest (the
+    /// writer puts `time` first); nil when the entry does not start that way.
+    static func time(ofEncoded bytes: UnsafeRawBufferPointer) -> Date? {
+        var reader = CBORReader(bytes)
+        guard let map = try? reader.readHead(), map.major == 5,
+            let name = try? reader.readStringBytes(major: 3), name.elementsEqual("time".utf8),
+            let tag = try? reader.readHead(), tag.major == 6,
+            let value = try? reader.readHead()
+        else { return nil }
+        let seconds: Double
+        switch (value.major, value.info) {
+        case (7, 27): seconds = Double(bitPattern: value.argument)
+        case (7, 26): seconds = Double(Float(bitPattern: UInt32(value.argument)))
+        case (0, _): seconds = Double(value.argument)
+        default: return nil
+        }
+        switch tag.argument {
+        case 1: return Date(timeIntervalSince1970: seconds)
+        case CBORTags.referenceDate: return Date(timeIntervalSinceReferenceDate: seconds)
+        default: return nil
+        }
+    }
 }
 
 /// The net changes of one write transaction, per type and primary key: an insert followed by an
@@ -108,32 +138,51 @@ struct PendingChanges {
         }
     }
 
+    /// What the entry lists: each object's net change, except that a type with more than
+    /// `bulkThreshold` changed objects is one `bulk` change (with the count) where its first change was.
+    private func listed(bulkThreshold: Int) -> [(net: Net, op: ChangeLogEntry.Operation, count: Int?)] {
+        var counts: [String: Int] = [:]
+        for net in nets where Self.operation(net) != nil && !net.cleared { counts[net.type, default: 0] += 1 }
+        var listed: [(net: Net, op: ChangeLogEntry.Operation, count: Int?)] = []
+        var bulkWritten = Set<String>()
+        for net in nets {
+            guard let op = Self.operation(net) else { continue }
+            if op != .clear, let count = counts[net.type], count > bulkThreshold {
+                if bulkWritten.insert(net.type).inserted {
+                    listed.append(
+                        (Net(type: net.type, key: [], existedBefore: true, existsAfter: true), .bulk, count))
+                }
+                continue
+            }
+            listed.append((net, op, nil))
+        }
+        return listed
+    }
+
     /// The entry to store.
-    func entry() -> ChangeLogEntry {
+    func entry(bulkThreshold: Int = .max) -> ChangeLogEntry {
         ChangeLogEntry(
             time: Date(),
-            changes: nets.compactMap { net in
-                guard let op = Self.operation(net) else { return nil }
+            changes: listed(bulkThreshold: bulkThreshold).map { net, op, count in
                 let fields = op == .update ? net.fields.map { $0.sorted() } : nil
-                return .init(type: net.type, key: Data(net.key), op: op, fields: fields)
+                return .init(type: net.type, key: Data(net.key), op: op, fields: fields, count: count)
             })
     }
 
     /// The entry's CBOR, written directly (a bulk write can log a million changes): the same bytes
-    /// the `Codable` form of ``ChangeLogEntry`` has.
-    func encodedEntry() -> [UInt8]? {
-        var writer = CBORWriter(capacity: 64 + nets.count * 48)
-        let changes = nets.filter { Self.operation($0) != nil }
+    /// the `Codable` form of ``ChangeLogEntry`` has, `time` first so pruning reads only that.
+    func encodedEntry(bulkThreshold: Int) -> [UInt8]? {
+        let changes = listed(bulkThreshold: bulkThreshold)
         guard !changes.isEmpty else { return nil }
+        var writer = CBORWriter(capacity: 64 + changes.count * 48)
         writer.head(5, 2)
         writer.text("time")
         writer.date(Date())
         writer.text("changes")
         writer.head(4, UInt64(changes.count))
-        for net in changes {
-            let op = Self.operation(net)!
+        for (net, op, count) in changes {
             let fields = op == .update ? net.fields.map { $0.sorted() } : nil
-            writer.head(5, fields == nil ? 3 : 4)
+            writer.head(5, fields == nil && count == nil ? 3 : 4)
             writer.text("type")
             writer.text(net.type)
             writer.text("key")
@@ -144,6 +193,10 @@ struct PendingChanges {
                 writer.text("fields")
                 writer.head(4, UInt64(fields.count))
                 for field in fields { writer.text(field) }
+            }
+            if let count {
+                writer.text("count")
+                writer.head(0, UInt64(count))
             }
         }
         return writer.bytes
@@ -180,7 +233,7 @@ struct TypeChanges {
             let logged = try decoder.decode(ChangeLogEntry.self, from: entry.value)
             for change in logged.changes where change.type == typeName {
                 switch change.op {
-                case .clear:
+                case .clear, .bulk:
                     result.needsFullEvaluation = true
                 case .insert, .update, .delete:
                     let key = [UInt8](change.key)
@@ -217,9 +270,13 @@ struct TypeChanges {
     }
 }
 
-/// Pruning keeps the log bounded: entries older than the horizon and older than every live observer
+/// Pruning keeps the log bounded: entries older than the horizon and older than every live result
 /// of this process are deleted, and `@meta` records (under `changes.floor`, 8 bytes big-endian) the
 /// oldest version whose changes the log no longer holds in full.
+///
+/// A prune costs what it removes: it walks the log from its start with one cursor, reads each
+/// entry's version from its key and its time from the first bytes of its value (borrowed from the
+/// map, never copied or decoded in full), and stops at the first entry it keeps.
 enum ChangeLogPruning {
     static let floorKey = Array("changes.floor".utf8)
     /// A commit whose version is a multiple of this prunes the log.
@@ -228,6 +285,51 @@ enum ChangeLogPruning {
     static func floor(in lmdb: LMDB.Transaction, meta: Database) throws -> Int? {
         guard let bytes = try lmdb.get(floorKey, in: meta), bytes.count == 8 else { return nil }
         return ChangeLogEntry.version(of: bytes)
+    }
+
+    /// What one prune did.
+    struct Outcome: Equatable {
+        /// Entries whose version and time were read: the removed ones and the first one kept.
+        var examined = 0
+        /// Entries removed.
+        var removed = 0
+        /// Entries decoded in full because their time was not their first field.
+        var decoded = 0
+    }
+
+    /// Removes the entries before version `limit` written before `cutoff`, and moves the floor.
+    static func prune(
+        _ txn: LMDB.WriteTransaction, log: Database, meta: Database, before limit: Int,
+        writtenBefore cutoff: Date
+    ) throws -> Outcome {
+        var outcome = Outcome()
+        var doomed: [[UInt8]] = []
+        var floor: Int?
+        try txn.withCursor(in: log) { cursor in
+            // Each step says whether the entry goes; nil at the end of the log.
+            func judge(_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool {
+                guard key.count == 8 else { return true }  // not an entry: skip it, keep looking
+                outcome.examined += 1
+                let version = ChangeLogEntry.version(of: key)
+                let time: Date
+                if let read = ChangeLogEntry.time(ofEncoded: value) {
+                    time = read
+                } else {
+                    outcome.decoded += 1
+                    time = try CBORDecoder().decode(ChangeLogEntry.self, from: Array(value)).time
+                }
+                guard version < limit, time <= cutoff else { return false }
+                doomed.append(Array(key))
+                floor = version + 1
+                return true
+            }
+            var going = try cursor.withFirst(judge)
+            while going == true { going = try cursor.withNext(judge) }
+        }
+        for key in doomed { try txn.delete(key, in: log) }
+        outcome.removed = doomed.count
+        if let floor { try txn.put(ChangeLogEntry.key(for: floor), forKey: floorKey, in: meta) }
+        return outcome
     }
 }
 

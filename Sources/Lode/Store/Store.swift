@@ -138,6 +138,15 @@ public final class Store: @unchecked Sendable {
                     reason: "format version \(version) is newer than this Lode (\(StoreLayout.formatVersion))"
                 )
             }
+            if version < StoreLayout.formatVersion && !readOnly {
+                // Format 2 only adds `bulk` change-log entries, which a format-1 reader cannot
+                // decode: say so in @meta before writing any.
+                try environment.write { txn in
+                    try txn.put(
+                        try CBOREncoder().encode(StoreLayout.formatVersion),
+                        forKey: Array(StoreLayout.formatVersionKey.utf8), in: meta)
+                }
+            }
             let changes: Database?
             if names.contains(StoreLayout.changes) {
                 changes = try environment.database(named: StoreLayout.changes, create: false)
@@ -157,8 +166,17 @@ public final class Store: @unchecked Sendable {
         throw LodeError.insideTransaction(operation: operation)
     }
 
+    /// True when the store has a change log (every store does, except one made read-only by a Lode
+    /// that predates it).
+    public var hasChangeLog: Bool { changeLog != nil }
+
+    /// The store format versions this Lode reads (it writes the last one).
+    public static let supportedFormatVersions = 1...StoreLayout.formatVersion
+
     /// The versions live results of this store are on (pruning keeps the change log for them).
     let pins = VersionPins()
+    /// What change-log pruning has done in this process.
+    let changeLogStatistics = ChangeLogStatistics()
 
     /// The per-store object of type `T` a higher layer keeps here, made by `make` on first use.
     /// `make` runs under the store's lock: it must only allocate.
@@ -405,13 +423,17 @@ public final class Store: @unchecked Sendable {
     func openCatalogDatabases() throws {
         let environment = try environment()
         guard !environment.currentThreadHasTransaction else { return }
-        let last = environment.info.lastTransactionID
-        guard withState({ $0.catalogSyncedVersion }) != last else { return }
+        // The environment's last id only says whether to look; what counts as synced is the version
+        // the catalog was read at (a reader begun now may not see the last id yet).
+        guard withState({ $0.catalogSyncedVersion }) != environment.info.lastTransactionID else { return }
         try mapStorageErrors {
-            let entries = try environment.read { txn in
-                try txn.entries(in: catalog).compactMap {
-                    try? CBORDecoder().decode(CatalogEntry.self, from: $0.value)
-                }
+            let (version, entries) = try environment.read { txn in
+                (
+                    txn.id,
+                    try txn.entries(in: catalog).compactMap {
+                        try? CBORDecoder().decode(CatalogEntry.self, from: $0.value)
+                    }
+                )
             }
             for entry in entries {
                 _ = try? environment.database(named: entry.name, kind: .plain, create: false)
@@ -421,8 +443,8 @@ public final class Store: @unchecked Sendable {
                         kind: index.unique ? .plain : .duplicates, create: false)
                 }
             }
+            withState { $0.catalogSyncedVersion = max($0.catalogSyncedVersion, version) }
         }
-        withState { $0.catalogSyncedVersion = last }
     }
 }
 

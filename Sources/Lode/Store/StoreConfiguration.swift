@@ -17,13 +17,18 @@ public struct StoreConfiguration: Sendable, Equatable {
     /// this process still need them. Observers in other processes that fall further behind than this
     /// get a full re-evaluation (still exact, and marked as such).
     public var changeLogRetention: Duration
+    /// A commit that changes more objects of one type than this logs them as one bulk change (with
+    /// the count) instead of one by one, so its change-log entry stays small; live results of the type
+    /// then evaluate their query again for that commit.
+    public var changeLogBulkThreshold: Int
 
     /// Makes a configuration; every parameter has a default.
     public init(
         durability: Durability = .full, initialMapSize: Int = 256 << 20, readOnly: Bool = false,
         maxReaders: Int = 126, notificationPollInterval: Duration = .milliseconds(50),
-        changeLogRetention: Duration = .seconds(600)
+        changeLogRetention: Duration = .seconds(600), changeLogBulkThreshold: Int = 10_000
     ) {
+        self.changeLogBulkThreshold = changeLogBulkThreshold
         self.changeLogRetention = changeLogRetention
         self.notificationPollInterval = notificationPollInterval
         self.durability = durability

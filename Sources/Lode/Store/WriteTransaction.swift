@@ -291,7 +291,7 @@ public final class WriteTransaction: Transaction {
     /// Writes this transaction's entry to the change log (called once, right before the commit).
     func writeChangeLog() throws {
         guard !pendingChanges.isEmpty, let log = store.changeLog,
-            let entry = pendingChanges.encodedEntry()
+            let entry = pendingChanges.encodedEntry(bulkThreshold: store.configuration.changeLogBulkThreshold)
         else { return }
         try lmdbWrite.put(entry, forKey: ChangeLogEntry.key(for: lmdb.id), in: log)
         pendingChanges = PendingChanges()
@@ -303,19 +303,10 @@ public final class WriteTransaction: Transaction {
     func pruneChangeLog(_ log: Database) throws {
         let cutoff = Date().addingTimeInterval(
             -Double(store.configuration.changeLogRetention.components.seconds))
-        let limit = store.pins.oldest.map { $0 + 1 } ?? lmdb.id
-        var floor: Int?
-        var doomed: [[UInt8]] = []
-        for entry in try lmdb.entries(in: log) where entry.key.count == 8 {
-            let version = ChangeLogEntry.version(of: entry.key)
-            let logged = try CBORDecoder().decode(ChangeLogEntry.self, from: entry.value)
-            if version >= limit || logged.time > cutoff { break }
-            doomed.append(entry.key)
-            floor = version + 1
-        }
-        guard let floor else { return }
-        for key in doomed { try lmdbWrite.delete(key, in: log) }
-        try lmdbWrite.put(ChangeLogEntry.key(for: floor), forKey: ChangeLogPruning.floorKey, in: store.meta)
+        let outcome = try ChangeLogPruning.prune(
+            lmdbWrite, log: log, meta: store.meta, before: store.pins.oldest.map { $0 + 1 } ?? lmdb.id,
+            writtenBefore: cutoff)
+        store.changeLogStatistics.record(outcome)
     }
 
     /// Adds field names never seen before to the catalog entry.
