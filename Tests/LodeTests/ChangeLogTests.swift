@@ -113,7 +113,7 @@ import Testing
         do {
             let store = try Store(at: tmp.url, types: [Task.self])
             try store.write { try $0.insert(Task(id: 1, title: "t", rank: 1, done: false, group: "x")) }
-            let environment = try store.lmdbEnvironment
+            let environment = try store.environment()
             try environment.write { txn in
                 try txn.put(try CBOREncoder().encode(1), forKey: Array("format".utf8), in: store.meta)
             }

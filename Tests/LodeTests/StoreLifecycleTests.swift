@@ -155,7 +155,7 @@ enum V2 {
             Issue.record("expected a storage error")
             return
         }
-        #expect(lmdb.code == .invalid)
+        #expect(lmdb.reason == .notAStoreFile)
         #expect(try Data(contentsOf: garbage.appendingPathComponent("data.mdb")) == junk)
         // A missing directory, read-only.
         let missing = tmp.url.appendingPathComponent("missing")
@@ -167,7 +167,7 @@ enum V2 {
             Issue.record("expected a storage error")
             return
         }
-        #expect(missingError.code == .pathNotFound)
+        #expect(missingError.reason == .pathNotFound)
     }
 
     @Test func anUnknownTypeReadsAsEmpty() throws {

@@ -22,7 +22,7 @@ final class Fixture {
     let raw: RawLMDB
     let sqlite: SQLiteBaseline
 
-    init(count: Int, scores: Int = 1000, durability: Durability = .noSync) throws {
+    init(count: Int, scores: Int = 1000, durability: Store.Durability = .noSync) throws {
         var rng = Generator(42)
         let rows = (0..<count).map { Row.make($0, &rng, scores: scores) }
         self.rows = rows
@@ -31,7 +31,7 @@ final class Fixture {
             configuration: StoreConfiguration(durability: durability, initialMapSize: 4 << 30),
             types: [Row.self])
         try store.write { tx in for row in rows { try tx.insert(row) } }
-        raw = try RawLMDB(path: scratch.path("raw"), durability: durability)
+        raw = try RawLMDB(path: scratch.path("raw"), durability: durability == .full ? .full : .noSync)
         try raw.insert(try rows.map(RawLMDB.bytes))
         sqlite = try SQLiteBaseline(path: scratch.path("sqlite.db"), synchronous: durability == .full)
         try sqlite.insert(rows)

@@ -1,6 +1,5 @@
 // `export` writes a store as a Lode ndjson export; `load` restores one (or a raw dump).
 import Foundation
-import LMDB
 import Lode
 
 /// The version of the ndjson export layout this tool writes and reads.

@@ -6,44 +6,41 @@ import Lode
 /// options the main database; `--all` every named database (as `mdb_dump -a`); `-s NAME` one.
 func rawDump(_ path: String, all: Bool, only: String?) throws {
     let store = try openStore(path)
-    let environment = try store.lmdbEnvironment
-    let info = environment.info
-    let names: [String?]
-    if let only {
-        names = [only]
-    } else if all {
-        names = try environment.read { txn in
-            try txn.entries(in: environment.mainDatabase).map { String(decoding: $0.key, as: UTF8.self) }
+    let info = try store.fileInfo()
+    // One read transaction: every database as of one version.
+    try store.inspect { tx in
+        let names: [String?]
+        if let only {
+            names = [only]
+        } else if all {
+            names = try tx.databaseNames()
+        } else {
+            names = [nil]
         }
-    } else {
-        names = [nil]
-    }
-    var output = ""
-    for name in names {
-        let database: Database
-        do {
-            database = try environment.database(named: name, create: false)
-        } catch let error as LMDBError where error.code == .notFound {
-            throw DumpError(description: "\(path): no database named \"\(name ?? "")\"")
-        }
-        let pageSize = try environment.read { txn in try txn.statistics(of: database).pageSize }
-        output += "VERSION=3\nformat=bytevalue\n"
-        if let name { output += "database=\(name)\n" }
-        output += "type=btree\nmapsize=\(info.mapSize)\nmaxreaders=\(info.maxReaders)\n"
-        switch database.kind {
-        case .plain: break
-        case .duplicates: output += "duplicates=1\ndupsort=1\n"
-        case .fixedDuplicates: output += "duplicates=1\ndupsort=1\ndupfixed=1\n"
-        }
-        output += "db_pagesize=\(pageSize)\nHEADER=END\n"
-        try environment.read { txn in
-            for entry in try txn.entries(in: database) {
-                output += " " + hex(entry.key) + "\n " + hex(entry.value) + "\n"
+        var output = ""
+        for name in names {
+            let stat: StoreDatabaseStatistics
+            do {
+                stat = try tx.statistics(ofDatabase: name)
+            } catch LodeError.typeNotFound {
+                throw DumpError(description: "\(path): no database named \"\(name ?? "")\"")
             }
+            output += "VERSION=3\nformat=bytevalue\n"
+            if let name { output += "database=\(name)\n" }
+            output += "type=btree\nmapsize=\(info.mapSize)\nmaxreaders=\(info.maxReaders)\n"
+            switch stat.duplicates {
+            case .plain: break
+            case .duplicates: output += "duplicates=1\ndupsort=1\n"
+            case .fixedDuplicates: output += "duplicates=1\ndupsort=1\ndupfixed=1\n"
+            }
+            output += "db_pagesize=\(stat.pageSize)\nHEADER=END\n"
+            try tx.forEachRawEntry(ofDatabase: name) { key, value in
+                output += " " + hex(key) + "\n " + hex(value) + "\n"
+            }
+            output += "DATA=END\n"
+            FileHandle.standardOutput.write(Data(output.utf8))
+            output = ""
         }
-        output += "DATA=END\n"
-        FileHandle.standardOutput.write(Data(output.utf8))
-        output = ""
     }
 }
 
@@ -227,7 +224,7 @@ private func loadRaw(_ blocks: [RawBlock], into path: String, inputSize: Int) th
 /// `backup` and `compact`: a consistent copy of the store while it stays in use.
 func copyStore(_ path: String, to target: String, compacting: Bool) throws {
     let store = try openStore(path)
-    try store.lmdbEnvironment.copy(to: target, compacting: compacting)
+    try store.copy(to: target, compacting: compacting)
     let size = (try? FileManager.default.attributesOfItem(atPath: target + "/data.mdb")[.size] as? Int) ?? 0
     print("\(compacting ? "compacted" : "copied") \(path) to \(target) (\(byteCount(size)))")
 }

@@ -1,6 +1,5 @@
 // lode-dump: inspects any Lode store without the app's Swift types, read-only.
 import Foundation
-import LMDB
 import Lode
 
 let usage = """
@@ -86,35 +85,26 @@ func byteCount(_ bytes: Int) -> String {
 
 /// The `@meta` entries decoded.
 func meta(_ store: Store) throws -> [String: CBORValue] {
-    let environment = try store.lmdbEnvironment
-    let database = try environment.database(named: "@meta", create: false)
-    return try environment.read { txn in
-        var result: [String: CBORValue] = [:]
-        for entry in try txn.entries(in: database) {
-            let name = String(decoding: entry.key, as: UTF8.self)
-            result[name] = (try? CBORValue(decoding: entry.value)) ?? .bytes(entry.value)
-        }
-        return result
+    try store.read { tx in
+        try tx.metaEntries().mapValues { (try? CBORValue(decoding: $0)) ?? .bytes($0) }
     }
 }
 
 func summary(_ path: String) throws {
     let store = try openStore(path)
-    let environment = try store.lmdbEnvironment
-    let info = environment.info
+    let info = try store.fileInfo()
     let meta = try meta(store)
     let types = try store.read { tx in try tx.storedTypes() }
     let dataFile = URL(fileURLWithPath: path).appendingPathComponent("data.mdb").path
     let fileSize = (try? FileManager.default.attributesOfItem(atPath: dataFile)[.size] as? Int) ?? 0
-    let pageSize = try environment.read { txn in try txn.statistics(of: environment.mainDatabase).pageSize }
-    let used = (info.lastPageNumber + 1) * pageSize
+    let used = info.usedBytes
     print("store      \(path)")
     print("format     \(meta["format"].map(cell) ?? "?")   created \(meta["created"].map(cell) ?? "?")")
     print(
         "file       \(byteCount(fileSize))   map \(byteCount(info.mapSize)) (\(used * 100 / max(info.mapSize, 1))% used)"
     )
-    print("last txn   \(info.lastTransactionID)")
-    let readers = environment.readers()
+    print("last txn   \(info.lastCommittedVersion)")
+    let readers = try store.readers()
     let stale = readers.filter { !$0.processIsAlive }.count
     print(
         "readers    \(readers.count) of \(info.maxReaders)\(stale > 0 ? " (\(stale) stale: their processes are gone)" : "")"
@@ -315,32 +305,27 @@ func get(_ path: String, type: String, key: String) throws {
 
 func stats(_ path: String) throws {
     let store = try openStore(path)
-    let environment = try store.lmdbEnvironment
-    let names = try environment.read { txn in
-        try txn.entries(in: environment.mainDatabase).map { String(decoding: $0.key, as: UTF8.self) }
+    let statistics = try store.inspect { tx in
+        try ([nil] + tx.databaseNames().map(Optional.some)).map { try tx.statistics(ofDatabase: $0) }
     }
     print(
         "database".padding(toLength: 32, withPad: " ", startingAt: 0)
             + "  depth  branch    leaf  overflow   entries  bytes")
-    for name in [nil] + names.map(Optional.some) {
-        let database = try environment.database(named: name, create: false)
-        let stat = try environment.read { txn in try txn.statistics(of: database) }
-        let pages = stat.branchPages + stat.leafPages + stat.overflowPages
-        let label = name ?? "(main)"
+    for stat in statistics {
+        let label = stat.name ?? "(main)"
         print(
             label.padding(toLength: max(32, label.count), withPad: " ", startingAt: 0)
                 + String(
                     format: "  %5d  %6d  %6d  %8d  %8d  %@", stat.depth, stat.branchPages, stat.leafPages,
-                    stat.overflowPages, stat.entries, byteCount(pages * stat.pageSize)))
+                    stat.overflowPages, stat.entries, byteCount(stat.bytes)))
     }
-    let info = environment.info
+    let info = try store.fileInfo()
     print(
-        "\nreaders: \(info.readerSlotsUsed) slots used of \(info.maxReaders); last txn \(info.lastTransactionID)"
+        "\nreaders: \(info.readerSlotsUsed) slots used of \(info.maxReaders); last txn \(info.lastCommittedVersion)"
     )
-    for reader in environment.readers() {
+    for reader in try store.readers() {
         let pinned =
-            reader.transactionID.map { "pins version \($0) (\(info.lastTransactionID - $0) behind)" }
-            ?? "idle"
+            reader.version.map { "pins version \($0) (\(info.lastCommittedVersion - $0) behind)" } ?? "idle"
         print(
             "  pid \(reader.processID)\(reader.processIsAlive ? "" : " (stale: the process is gone)"): \(pinned)"
         )

@@ -28,8 +28,8 @@ public enum LodeError: Error, Equatable, CustomStringConvertible, Sendable {
     case readOnly(path: String)
     /// The directory exists but is not a Lode store.
     case notAStore(path: String, reason: String)
-    /// The storage layer failed.
-    case storage(LMDBError)
+    /// The storage under the store failed (the file, the disk, LMDB).
+    case storage(StorageFailure)
     /// A live-results storage was asked for a member it does not have.
     case noSuchMember(index: Int, count: Int)
     /// These results cannot be followed live (results of a transaction; sectioned results with a
@@ -40,12 +40,19 @@ public enum LodeError: Error, Equatable, CustomStringConvertible, Sendable {
     /// An observation failed for a reason outside the store's own errors.
     case observationFailed(reason: String)
 
+    /// Another process committed while a write grew the map: nothing was written, the write may run
+    /// again.
+    var isGrowthConflict: Bool {
+        if case .storage(let failure) = self { return failure.reason == .writeConflictDuringGrowth }
+        return false
+    }
+
     /// `error` as a Lode error: itself, an LMDB failure as ``storage(_:)``, anything else as
     /// ``observationFailed(reason:)``.
     init(_ error: any Error) {
         switch error {
         case let error as LodeError: self = error
-        case let error as LMDBError: self = .storage(error)
+        case let error as LMDBError: self = .storage(StorageFailure(error))
         default: self = .observationFailed(reason: "\(error)")
         }
     }

@@ -66,13 +66,13 @@ public final class Store: @unchecked Sendable {
                 at: url.path,
                 options: EnvironmentOptions(
                     mapSize: configuration.initialMapSize, maxReaders: configuration.maxReaders,
-                    durability: configuration.durability, readOnly: configuration.readOnly,
+                    durability: configuration.durability.lmdb, readOnly: configuration.readOnly,
                     createDirectory: !configuration.readOnly))
         } catch let error as LMDBError {
             if error.code == .notAnEnvironment {
                 throw LodeError.notAStore(path: url.path, reason: "the directory holds no store")
             }
-            throw LodeError.storage(error)
+            throw LodeError.storage(StorageFailure(error))
         }
         let (meta, catalog, changeLog) = try Store.prepare(
             environment, path: url.path, readOnly: configuration.readOnly)
@@ -155,7 +155,7 @@ public final class Store: @unchecked Sendable {
             }
             return (meta, catalog, changes)
         } catch let error as LMDBError {
-            throw LodeError.storage(error)
+            throw LodeError.storage(StorageFailure(error))
         }
     }
 
@@ -220,11 +220,6 @@ public final class Store: @unchecked Sendable {
         return environment
     }
 
-    /// The underlying LMDB environment, for tools that inspect the store.
-    public var lmdbEnvironment: Environment {
-        get throws { try environment() }
-    }
-
     // MARK: Transactions
 
     /// Runs `body` in a read transaction: one consistent snapshot of the store.
@@ -238,36 +233,56 @@ public final class Store: @unchecked Sendable {
     }
 
     /// Runs `body` in a write transaction: commits when it returns, rolls everything back when it
-    /// throws. Writes are serialized across threads and processes. The closure runs once, on the
-    /// calling thread; async code uses the `async` overload.
+    /// throws. Writes are serialized across threads and processes. The closure runs on the calling
+    /// thread, once — except in one case: when another process commits while this write grows the
+    /// map, LMDB cannot replay the write on the new version, so nothing is written and the write is
+    /// run again from the start (five runs at most; then it throws
+    /// ``StorageFailure/Reason/writeConflictDuringGrowth``). Async code uses the `async` overload.
     @discardableResult
     @available(*, noasync, message: "a write transaction must not cross an await; use the async overload")
     public func write<R>(_ body: (WriteTransaction) throws -> R) throws -> R {
         guard !configuration.readOnly else { throw LodeError.readOnly(path: path) }
         let environment = try environment()
-        try openCatalogDatabases()
-        var transaction: WriteTransaction?
-        let result: R
-        do {
-            result = try mapStorageErrors {
-                try environment.write { txn in
-                    let tx = WriteTransaction(store: self, lmdb: txn)
-                    transaction = tx
-                    let result = try body(tx)
-                    try tx.writeChangeLog()
-                    tx.committingVersion = tx.version
-                    return result
+        var attempt = 1
+        while true {
+            do {
+                try openCatalogDatabases()
+                var transaction: WriteTransaction?
+                let result: R
+                do {
+                    result = try mapStorageErrors {
+                        try environment.write { txn in
+                            let tx = WriteTransaction(store: self, lmdb: txn)
+                            transaction = tx
+                            let result = try body(tx)
+                            try tx.writeChangeLog()
+                            tx.committingVersion = tx.version
+                            return result
+                        }
+                    }
+                } catch {
+                    transaction?.finishPending(committed: false)
+                    throw error
                 }
+                didCommit(transaction, in: environment)
+                return result
+            } catch let error as LodeError
+                where error.isGrowthConflict && attempt < Self.growthConflictAttempts
+            {
+                attempt += 1
             }
-        } catch {
-            transaction?.finishPending(committed: false)
-            throw error
         }
+    }
+
+    /// How many times a write runs when other processes keep committing while it grows the map.
+    static let growthConflictAttempts = 5
+
+    /// After a write of this process ended: settle its type states, note the commit, wake listeners.
+    private func didCommit(_ transaction: WriteTransaction?, in environment: Environment) {
         transaction?.finishPending(committed: true)
         if let version = transaction?.committingVersion { noteCommit(version: version, in: environment) }
         if let transaction { publish(transaction.registeredTypes) }
         didCommit()
-        return result
     }
 
     /// Runs `body` in a write transaction whose commit the observations of `tokens` do not deliver:
@@ -292,38 +307,43 @@ public final class Store: @unchecked Sendable {
         }
     }
 
-    /// Runs `body` in a write transaction on the store's writer thread.
+    /// Runs `body` in a write transaction on the store's writer thread (run again from the start in
+    /// the one case ``write(_:)`` describes).
     @discardableResult
     public func write<R: Sendable>(_ body: @escaping @Sendable (WriteTransaction) throws -> R) async throws
         -> R
     {
         guard !configuration.readOnly else { throw LodeError.readOnly(path: path) }
         let environment = try environment()
-        try openCatalogDatabases()
-        let holder = TransactionHolder()
-        let result: R
-        do {
-            result = try await mapStorageErrorsAsync {
-                try await environment.write { txn in
-                    let tx = WriteTransaction(store: self, lmdb: txn)
-                    holder.transaction = tx
-                    let result = try body(tx)
-                    try tx.writeChangeLog()
-                    tx.committingVersion = tx.version
-                    return result
+        var attempt = 1
+        while true {
+            do {
+                try openCatalogDatabases()
+                let holder = TransactionHolder()
+                let result: R
+                do {
+                    result = try await mapStorageErrorsAsync {
+                        try await environment.write { txn in
+                            let tx = WriteTransaction(store: self, lmdb: txn)
+                            holder.transaction = tx
+                            let result = try body(tx)
+                            try tx.writeChangeLog()
+                            tx.committingVersion = tx.version
+                            return result
+                        }
+                    }
+                } catch {
+                    holder.transaction?.finishPending(committed: false)
+                    throw error
                 }
+                didCommit(holder.transaction, in: environment)
+                return result
+            } catch let error as LodeError
+                where error.isGrowthConflict && attempt < Self.growthConflictAttempts
+            {
+                attempt += 1
             }
-        } catch {
-            holder.transaction?.finishPending(committed: false)
-            throw error
         }
-        holder.transaction?.finishPending(committed: true)
-        if let version = holder.transaction?.committingVersion {
-            noteCommit(version: version, in: environment)
-        }
-        if let transaction = holder.transaction { publish(transaction.registeredTypes) }
-        didCommit()
-        return result
     }
 
     /// Runs `body` in a read transaction, off the caller's task.
@@ -454,11 +474,13 @@ struct WeakListener {
 
 /// Rethrows LMDB errors as ``LodeError/storage(_:)``.
 func mapStorageErrors<R>(_ body: () throws -> R) throws -> R {
-    do { return try body() } catch let error as LMDBError { throw LodeError.storage(error) }
+    do { return try body() } catch let error as LMDBError { throw LodeError.storage(StorageFailure(error)) }
 }
 
 func mapStorageErrorsAsync<R>(_ body: () async throws -> R) async throws -> R {
-    do { return try await body() } catch let error as LMDBError { throw LodeError.storage(error) }
+    do { return try await body() } catch let error as LMDBError {
+        throw LodeError.storage(StorageFailure(error))
+    }
 }
 
 /// Hands the transaction made on the writer thread back to the caller once the write is over (the

@@ -2,8 +2,8 @@ import LMDB
 
 /// How a ``Store`` is opened.
 public struct StoreConfiguration: Sendable, Equatable {
-    /// What a commit guarantees once it returns (see `Durability`).
-    public var durability: Durability
+    /// What a commit guarantees once it returns.
+    public var durability: Store.Durability
     /// The map size to start with; the map grows by itself.
     public var initialMapSize: Int
     /// Opens the store read-only: writes throw ``LodeError/readOnly(path:)``.
@@ -24,7 +24,7 @@ public struct StoreConfiguration: Sendable, Equatable {
 
     /// Makes a configuration; every parameter has a default.
     public init(
-        durability: Durability = .full, initialMapSize: Int = 256 << 20, readOnly: Bool = false,
+        durability: Store.Durability = .full, initialMapSize: Int = 256 << 20, readOnly: Bool = false,
         maxReaders: Int = 126, notificationPollInterval: Duration = .milliseconds(50),
         changeLogRetention: Duration = .seconds(600), changeLogBulkThreshold: Int = 10_000
     ) {

@@ -1,0 +1,167 @@
+import Foundation
+import LMDB
+
+/// The store's files and readers, as tools show them (`lode-dump`): no LMDB handle needed.
+public struct StoreFileInfo: Sendable, Equatable {
+    /// The reserved map size in bytes (it grows by itself).
+    public var mapSize: Int
+    /// The bytes of the map in use.
+    public var usedBytes: Int
+    /// The page size.
+    public var pageSize: Int
+    /// The last version any process committed, as the environment reports it. It can run ahead of
+    /// what a read transaction begun right after sees: never treat it as a version read.
+    public var lastCommittedVersion: Int
+    /// Reader slots in use, by every process.
+    public var readerSlotsUsed: Int
+    /// The size of the reader table.
+    public var maxReaders: Int
+}
+
+/// One slot of the reader table shared by every process using the store.
+public struct StoreReader: Sendable, Equatable {
+    /// The process that holds it.
+    public var processID: Int32
+    /// The version it holds, or nil when idle.
+    public var version: Int?
+    /// False when the process is gone (a stale slot, cleared at the next open).
+    public var processIsAlive: Bool
+}
+
+/// B-tree figures of one database of the store.
+public struct StoreDatabaseStatistics: Sendable, Equatable {
+    /// The database's name (nil: LMDB's main database, which lists the others).
+    public var name: String?
+    /// The tree's depth.
+    public var depth: Int
+    /// Branch pages.
+    public var branchPages: Int
+    /// Leaf pages.
+    public var leafPages: Int
+    /// Overflow pages (large values).
+    public var overflowPages: Int
+    /// Entries (with duplicates, each value).
+    public var entries: Int
+    /// The page size.
+    public var pageSize: Int
+    /// Whether keys hold several sorted values (index databases), and their fixed width if any.
+    public var duplicates: RawDatabaseKind
+
+    /// The bytes of every page.
+    public var bytes: Int { (branchPages + leafPages + overflowPages) * pageSize }
+}
+
+/// How a database stores values.
+public enum RawDatabaseKind: Sendable, Equatable {
+    /// One value per key.
+    case plain
+    /// Several sorted values per key (`MDB_DUPSORT`).
+    case duplicates
+    /// Several sorted values of one width per key (`MDB_DUPSORT | MDB_DUPFIXED`).
+    case fixedDuplicates(width: Int)
+}
+
+extension Store {
+    /// The store's files and reader table.
+    public func fileInfo() throws -> StoreFileInfo {
+        let info = try environment().info
+        return StoreFileInfo(
+            mapSize: info.mapSize, usedBytes: info.usedBytes, pageSize: info.pageSize,
+            lastCommittedVersion: info.lastTransactionID, readerSlotsUsed: info.readerSlotsUsed,
+            maxReaders: info.maxReaders)
+    }
+
+    /// The reader table, with slots of processes that are gone flagged.
+    public func readers() throws -> [StoreReader] {
+        try environment().readers().map {
+            StoreReader(processID: $0.processID, version: $0.transactionID, processIsAlive: $0.processIsAlive)
+        }
+    }
+
+    /// Runs `body` in a read transaction in which every database of the directory can be read — also
+    /// ones outside the store's layout, which a plain ``read(_:)`` may not have open (a database can
+    /// only be read by transactions begun after it was opened).
+    public func inspect<R>(_ body: (Transaction) throws -> R) throws -> R {
+        let environment = try environment()
+        try mapStorageErrors {
+            let names = try environment.read { txn in
+                try txn.entries(in: environment.mainDatabase).map { String(decoding: $0.key, as: UTF8.self) }
+            }
+            for name in names { _ = try? environment.database(named: name, create: false) }
+        }
+        return try read(body)
+    }
+
+    /// Writes a consistent copy of the store (while it stays in use) into the empty or missing
+    /// directory `path`; `compacting` leaves out free pages.
+    public func copy(to path: String, compacting: Bool = false) throws {
+        let environment = try environment()
+        try mapStorageErrors { try environment.copy(to: path, compacting: compacting) }
+    }
+}
+
+extension Transaction {
+    /// The names of the store's databases (`@meta`, `@catalog`, `@changes`, each type and index).
+    public func databaseNames() throws -> [String] {
+        try mapStorageErrors {
+            try lmdb.entries(in: lmdb.environment.mainDatabase).map {
+                String(decoding: $0.key, as: UTF8.self)
+            }
+        }
+    }
+
+    /// The B-tree figures of the database `name` (nil: LMDB's main database). A database outside the
+    /// store's layout is readable in ``Store/inspect(_:)``.
+    ///
+    /// - Throws: ``LodeError/typeNotFound(_:)`` when there is no such database.
+    public func statistics(ofDatabase name: String?) throws -> StoreDatabaseStatistics {
+        let database = try rawDatabase(name)
+        let stat = try mapStorageErrors { try lmdb.statistics(of: database) }
+        let kind: RawDatabaseKind
+        switch database.kind {
+        case .plain: kind = .plain
+        case .duplicates: kind = .duplicates
+        case .fixedDuplicates(let width): kind = .fixedDuplicates(width: width)
+        }
+        return StoreDatabaseStatistics(
+            name: name, depth: stat.depth, branchPages: stat.branchPages, leafPages: stat.leafPages,
+            overflowPages: stat.overflowPages, entries: stat.entries, pageSize: stat.pageSize,
+            duplicates: kind)
+    }
+
+    /// Calls `body` with every key and value of the database `name` (nil: LMDB's main database), in
+    /// key order, as stored — the bytes `mdb_dump` prints. A database outside the store's layout is
+    /// readable in ``Store/inspect(_:)``.
+    ///
+    /// - Throws: ``LodeError/typeNotFound(_:)`` when there is no such database.
+    public func forEachRawEntry(
+        ofDatabase name: String?, _ body: (_ key: [UInt8], _ value: [UInt8]) throws -> Void
+    ) throws {
+        let database = try rawDatabase(name)
+        try mapStorageErrors {
+            for entry in try lmdb.entries(in: database) { try body(entry.key, entry.value) }
+        }
+    }
+
+    /// The `@meta` entries, by name, as stored (CBOR values, except `changes.floor`).
+    public func metaEntries() throws -> [String: [UInt8]] {
+        try mapStorageErrors {
+            var entries: [String: [UInt8]] = [:]
+            for entry in try lmdb.entries(in: store.meta) {
+                entries[String(decoding: entry.key, as: UTF8.self)] = entry.value
+            }
+            return entries
+        }
+    }
+
+    private func rawDatabase(_ name: String?) throws -> Database {
+        guard let name else { return lmdb.environment.mainDatabase }
+        do {
+            return try lmdb.environment.database(named: name, create: false)
+        } catch let error as LMDBError where error.code == .notFound {
+            throw LodeError.typeNotFound(name)
+        } catch let error as LMDBError {
+            throw LodeError.storage(StorageFailure(error))
+        }
+    }
+}
