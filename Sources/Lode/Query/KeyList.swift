@@ -8,7 +8,7 @@ struct KeyList: @unchecked Sendable {
 
     init() {}
 
-    /// The primary keys of `keys`' entries in `range` (see ``LiveQueryEngine``).
+    /// The primary keys of `keys`' entries in `range` (entries end with their primary key and its length).
     static func rows(_ keys: RankedKeys, _ range: Range<Int>) -> KeyList {
         var list = KeyList()
         list.rows = (keys, range.lowerBound, range.count)

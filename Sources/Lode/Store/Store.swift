@@ -285,28 +285,6 @@ public final class Store: @unchecked Sendable {
         didCommit()
     }
 
-    /// Runs `body` in a write transaction whose commit the observations of `tokens` do not deliver:
-    /// for edits the app's list already shows (a row the user just moved or deleted). The
-    /// observations advance past the commit silently; if one was behind or another commit came
-    /// right after, it receives the combined change as usual.
-    @discardableResult
-    @available(*, noasync, message: "a write transaction must not cross an await; use the async overload")
-    public func write<R>(withoutNotifying tokens: [ObservationToken], _ body: (WriteTransaction) throws -> R)
-        throws -> R
-    {
-        var version: Int?
-        do {
-            return try write { tx in
-                version = tx.version
-                for token in tokens { token.silencer?.silence(version: tx.version) }
-                return try body(tx)
-            }
-        } catch {
-            if let version { for token in tokens { token.silencer?.unsilence(version: version) } }
-            throw error
-        }
-    }
-
     /// Runs `body` in a write transaction on the store's writer thread (run again from the start in
     /// the one case ``write(_:)`` describes).
     @discardableResult
@@ -353,12 +331,6 @@ public final class Store: @unchecked Sendable {
                 continuation.resume(with: Result { try self.read(body) })
             }
         }
-    }
-
-    /// Lazy, live-on-access results of every stored `T`, evaluated on the last committed version when
-    /// first read.
-    public func objects<T: Persistable>(_ type: T.Type) -> Results<T> {
-        Results(source: .store(self))
     }
 
     /// Registers types now (rather than on first use): writes their catalog entries and builds or

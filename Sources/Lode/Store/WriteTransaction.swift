@@ -42,69 +42,11 @@ public final class WriteTransaction: Transaction {
         try lmdbWrite.database(named: name, kind: kind, create: false)
     }
 
-    func registerType(_ type: any Persistable.Type) throws {
-        func open<T: Persistable>(_ type: T.Type) throws { _ = try typeState(T.self) }
-        try open(type)
-    }
+    /// Record shapes noted by this transaction.
+    var shapesNoted: Set<ShapeNote> = []
 
-    /// Creates or reconciles the type's databases and catalog entry: builds indexes the schema added
-    /// (or changed), drops the ones it removed.
-    @discardableResult
-    func register<T: Persistable>(_ type: T.Type) throws -> TypeState<T> {
-        let schema = T.schema
-        let name = schema.typeName
-        let existing = try catalogEntry(named: name)
-        if let existing, existing.primaryKey != schema.primaryKeyField {
-            throw LodeError.schemaMismatch(
-                type: name,
-                reason:
-                    "the store's primary key is \"\(existing.primaryKey)\", the type's is \"\(schema.primaryKeyField)\""
-            )
-        }
-        let records = try lmdbWrite.database(named: name, kind: .plain)
-        var entry = existing ?? CatalogEntry(schema)
-        var live: [TypeState<T>.LiveIndex] = []
-        var toBuild: [TypeState<T>.LiveIndex] = []
-        for index in schema.indexes {
-            let databaseName = CatalogEntry.databaseName(type: name, index: index.name)
-            let wanted = CatalogEntry.IndexEntry(
-                name: index.name, fields: index.fields, unique: index.isUnique)
-            let stored = existing?.indexes.first { $0.name == index.name }
-            if let stored, stored != wanted {
-                try lmdbWrite.drop(try lmdbWrite.database(named: databaseName, create: false))
-            }
-            let database = try lmdbWrite.database(
-                named: databaseName, kind: index.isUnique ? .plain : .duplicates)
-            let liveIndex = TypeState<T>.LiveIndex(definition: index, database: database)
-            live.append(liveIndex)
-            if stored != wanted { toBuild.append(liveIndex) }
-        }
-        for stored in existing?.indexes ?? []
-        where !schema.indexes.contains(where: { $0.name == stored.name }) {
-            let databaseName = CatalogEntry.databaseName(type: name, index: stored.name)
-            try lmdbWrite.drop(try lmdbWrite.database(named: databaseName, create: false))
-        }
-        if !toBuild.isEmpty {
-            // Build from the records; a unique index that the data violates fails the registration.
-            for entry in try lmdb.entries(in: records) {
-                let object = try entry.value.withUnsafeBytes { try decode(T.self, from: $0, key: entry.key) }
-                for index in toBuild {
-                    try putIndexEntry(
-                        index, key: try indexKey(index, of: object), primaryKey: entry.key, object: object)
-                }
-            }
-        }
-        entry.indexes = schema.indexes.map { .init(name: $0.name, fields: $0.fields, unique: $0.isUnique) }
-        entry.version = schema.version
-        if entry != existing { try writeCatalog(entry) }
-        let state = TypeState(schema: schema, records: records, indexes: live, entry: entry, complete: true)
-        registeredTypes[name] = state
-        return state
-    }
-
-    func writeCatalog(_ entry: CatalogEntry) throws {
-        try lmdbWrite.put(try CBOREncoder().encode(entry), forKey: Array(entry.name.utf8), in: store.catalog)
-    }
+    /// Types whose catalog entry this transaction rewrote, settled when it ends.
+    var pendingEntryStates: [any PendingWriteState] = []
 
     // MARK: Keys and records
 
@@ -122,62 +64,6 @@ public final class WriteTransaction: Transaction {
             return try CBOREncoder().encodeRecord(object)
         } catch {
             throw LodeError.recordDoesNotEncode(type: T.schema.typeName, reason: "\(error)")
-        }
-    }
-
-    func indexKey<T>(_ index: TypeState<T>.LiveIndex, of object: T) throws -> [UInt8] {
-        IndexKeyLimit.stored(try index.definition.keyBytes(object))
-    }
-
-    /// The stored index keys of `object`, one per index of its type, in index order.
-    func indexKeys<T>(of object: T, state: TypeState<T>) throws -> [[UInt8]] {
-        var keys: [[UInt8]] = []
-        keys.reserveCapacity(state.indexes.count)
-        for position in 0..<state.indexes.count {
-            keys.append(try indexKey(state.indexes[position], of: object))
-        }
-        return keys
-    }
-
-    private func putIndexEntry<T>(
-        _ index: TypeState<T>.LiveIndex, key: [UInt8], primaryKey: [UInt8], object: T
-    ) throws {
-        if index.definition.isUnique {
-            do {
-                try lmdbWrite.put(primaryKey, forKey: key, in: index.database, flags: .noOverwrite)
-            } catch let error as LMDBError where error.code == .keyExists {
-                throw LodeError.uniqueViolation(
-                    type: T.schema.typeName, index: index.definition.name,
-                    value: index.definition.valueDescription(object))
-            }
-        } else {
-            try lmdbWrite.put(primaryKey, forKey: key, in: index.database)
-        }
-    }
-
-    /// Throws if a unique index already maps `key` to another object.
-    private func checkUnique<T>(_ index: TypeState<T>.LiveIndex, key: [UInt8], primaryKey: [UInt8], object: T)
-        throws
-    {
-        guard index.definition.isUnique, let owner = try lmdb.get(key, in: index.database),
-            owner != primaryKey
-        else {
-            return
-        }
-        throw LodeError.uniqueViolation(
-            type: T.schema.typeName, index: index.definition.name,
-            value: index.definition.valueDescription(object))
-    }
-
-    private func removeIndexEntry<T>(_ index: TypeState<T>.LiveIndex, key: [UInt8], primaryKey: [UInt8])
-        throws
-    {
-        if index.definition.isUnique {
-            if try lmdb.get(key, in: index.database) == primaryKey {
-                try lmdbWrite.delete(key, in: index.database)
-            }
-        } else {
-            try lmdbWrite.delete(key, value: primaryKey, in: index.database)
         }
     }
 
@@ -217,7 +103,7 @@ public final class WriteTransaction: Transaction {
             shapesNoted.insert(note)
         }
         // The stored record, not a re-encoding of the decoded object, is what changed.
-        let changed = old.flatMap { changedFields($0.record, record) }
+        let changed = old.flatMap { RecordDiff.changedFields($0.record, record) }
         pendingChanges.record(
             type: state.typeName, key: key, existedBefore: old != nil, existsAfter: true, fields: changed)
     }
@@ -230,137 +116,6 @@ public final class WriteTransaction: Transaction {
         guard let records = state.records, let record = try lmdb.get(key, in: records) else { return nil }
         let object = try record.withUnsafeBytes { try decode(T.self, from: $0, key: key) }
         return (object, record)
-    }
-
-    /// The top-level fields whose encoded values differ between two records (nil if either is not a map).
-    private func changedFields(_ old: [UInt8], _ new: [UInt8]) -> Set<String>? {
-        if let changed = changedFieldsInStep(old, new) { return changed }
-        func fields(_ record: [UInt8]) -> [String: ArraySlice<UInt8>]? {
-            record.withUnsafeBytes { bytes -> [String: ArraySlice<UInt8>]? in
-                // Records written by the encoder are definite-length maps keyed by text.
-                var reader = CBORReader(bytes)
-                guard let head = try? reader.readHead(), head.major == 5, head.info != 31 else { return nil }
-                var result: [String: ArraySlice<UInt8>] = [:]
-                for _ in 0..<head.argument {
-                    guard let name = try? reader.readStringBytes(major: 3) else { return nil }
-                    let start = reader.offset
-                    guard (try? reader.skipItem()) != nil else { return nil }
-                    result[String(decoding: name, as: UTF8.self)] = record[start..<reader.offset]
-                }
-                return result
-            }
-        }
-        guard let before = fields(old), let after = fields(new) else { return nil }
-        var changed = Set<String>()
-        for (name, value) in after where before[name] != value { changed.insert(name) }
-        for name in before.keys where after[name] == nil { changed.insert(name) }
-        return changed
-    }
-
-    /// The common case of ``changedFields(_:_:)`` without a dictionary: both records hold the same
-    /// field names in the same order (one encoder wrote both), so entries are compared side by side
-    /// and only the names of changed fields become strings. Nil when the names differ.
-    private func changedFieldsInStep(_ old: [UInt8], _ new: [UInt8]) -> Set<String>? {
-        old.withUnsafeBytes { oldBytes in
-            new.withUnsafeBytes { newBytes -> Set<String>? in
-                var before = CBORReader(oldBytes)
-                var after = CBORReader(newBytes)
-                guard let oldHead = try? before.readHead(), let newHead = try? after.readHead(),
-                    oldHead.major == 5, newHead.major == 5, oldHead.info != 31, newHead.info != 31,
-                    oldHead.argument == newHead.argument
-                else { return nil }
-                var changed = Set<String>()
-                for _ in 0..<oldHead.argument {
-                    guard let oldName = try? before.readStringBytes(major: 3),
-                        let newName = try? after.readStringBytes(major: 3), oldName.elementsEqual(newName)
-                    else { return nil }
-                    let oldStart = before.offset
-                    let newStart = after.offset
-                    guard (try? before.skipItem()) != nil, (try? after.skipItem()) != nil else { return nil }
-                    let oldValue = UnsafeRawBufferPointer(rebasing: oldBytes[oldStart..<before.offset])
-                    let newValue = UnsafeRawBufferPointer(rebasing: newBytes[newStart..<after.offset])
-                    if !oldValue.elementsEqual(newValue) {
-                        changed.insert(String(decoding: newName, as: UTF8.self))
-                    }
-                }
-                return changed
-            }
-        }
-    }
-
-    /// Writes this transaction's entry to the change log (called once, right before the commit).
-    func writeChangeLog() throws {
-        guard !pendingChanges.isEmpty, let log = store.changeLog,
-            let entry = pendingChanges.encodedEntry(bulkThreshold: store.configuration.changeLogBulkThreshold)
-        else { return }
-        try lmdbWrite.put(entry, forKey: ChangeLogEntry.key(for: lmdb.id), in: log)
-        pendingChanges = PendingChanges()
-        if lmdb.id % ChangeLogPruning.interval == 0 { try pruneChangeLog(log) }
-    }
-
-    /// Deletes log entries older than the retention and older than every live result of this process,
-    /// and records in `@meta` the first version the log still covers.
-    func pruneChangeLog(_ log: Database) throws {
-        let cutoff = Date().addingTimeInterval(
-            -Double(store.configuration.changeLogRetention.components.seconds))
-        let outcome = try ChangeLogPruning.prune(
-            lmdbWrite, log: log, meta: store.meta, before: store.pins.oldest.map { $0 + 1 } ?? lmdb.id,
-            writtenBefore: cutoff)
-        store.changeLogStatistics.record(outcome)
-    }
-
-    /// Adds field names never seen before to the catalog entry.
-    private func noteFields<T>(of record: [UInt8], state: TypeState<T>) throws {
-        // Hash the sequence of top-level field names; only an unknown shape needs the names.
-        let (shape, names) = try record.withUnsafeBytes { bytes -> (UInt64, [String]?) in
-            var reader = CBORReader(bytes)
-            let head = try reader.readHead()
-            guard head.major == 5, head.info != 31 else { return (0, nil) }
-            var hash = FieldShape.basis
-            var ranges: [Range<Int>] = []
-            ranges.reserveCapacity(Int(head.argument))
-            for _ in 0..<Int(head.argument) {
-                guard let raw = try reader.readStringBytes(major: 3) else { return (0, nil) }
-                let start = raw.baseAddress! - bytes.baseAddress!
-                ranges.append(start..<(start + raw.count))
-                hash = FieldShape.adding(raw, to: hash)
-                try reader.skipItem()
-            }
-            guard !state.knowsShape(hash) else { return (hash, nil) }
-            return (
-                hash,
-                ranges.map { String(decoding: UnsafeRawBufferPointer(rebasing: bytes[$0]), as: UTF8.self) }
-            )
-        }
-        guard let names else { return }
-        let current = state.pendingEntry ?? state.currentEntry
-        let missing = Set(names).subtracting(current.fields)
-        if missing.isEmpty {
-            if state.pendingEntry == nil { state.learnShape(shape) }
-            return
-        }
-        var updated = current
-        updated.fields = Array(Set(current.fields).union(missing)).sorted()
-        try writeCatalog(updated)
-        state.pendingEntry = updated
-        pendingEntryStates.append(state)
-    }
-
-    /// A record shape this transaction has already added to a type's catalog entry.
-    struct ShapeNote: Hashable {
-        var state: ObjectIdentifier
-        var shape: UInt64
-    }
-
-    /// Record shapes noted by this transaction.
-    var shapesNoted: Set<ShapeNote> = []
-
-    /// Types whose catalog entry this transaction rewrote, settled when it ends.
-    var pendingEntryStates: [any PendingWriteState] = []
-
-    func finishPending(committed: Bool) {
-        for state in pendingEntryStates { state.finishWrite(committed: committed) }
-        pendingEntryStates.removeAll()
     }
 
     // MARK: Writing objects
@@ -427,15 +182,6 @@ public final class WriteTransaction: Transaction {
         try delete(T.self, keyBytes: try T.schema.primaryKeyBytes(object))
     }
 
-    /// Deletes every object of `results` (evaluated in this transaction); returns how many.
-    @discardableResult
-    public func delete<T: Persistable>(_ results: Results<T>) throws -> Int {
-        let keys = try results.bound(to: self).evaluation().keys
-        var deleted = 0
-        for index in 0..<keys.count where try delete(T.self, keyBytes: Array(keys[index])) { deleted += 1 }
-        return deleted
-    }
-
     /// Deletes every `T`; returns how many there were.
     @discardableResult
     public func deleteAll<T: Persistable>(_ type: T.Type) throws -> Int {
@@ -479,9 +225,4 @@ public final class WriteTransaction: Transaction {
         pendingChanges.record(type: state.typeName, key: key, existedBefore: true, existsAfter: false)
         return true
     }
-}
-
-extension TypeState {
-    /// The committed catalog entry.
-    var currentEntry: CatalogEntry { entry }
 }

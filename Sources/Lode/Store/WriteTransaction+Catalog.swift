@@ -1,0 +1,122 @@
+import Foundation
+import LMDB
+
+/// Registering types: catalog entries, index databases built or dropped, field names learned.
+extension WriteTransaction {
+    func registerType(_ type: any Persistable.Type) throws {
+        func open<T: Persistable>(_ type: T.Type) throws { _ = try typeState(T.self) }
+        try open(type)
+    }
+
+    /// Creates or reconciles the type's databases and catalog entry: builds indexes the schema added
+    /// (or changed), drops the ones it removed.
+    @discardableResult
+    func register<T: Persistable>(_ type: T.Type) throws -> TypeState<T> {
+        let schema = T.schema
+        let name = schema.typeName
+        let existing = try catalogEntry(named: name)
+        if let existing, existing.primaryKey != schema.primaryKeyField {
+            throw LodeError.schemaMismatch(
+                type: name,
+                reason:
+                    "the store's primary key is \"\(existing.primaryKey)\", the type's is \"\(schema.primaryKeyField)\""
+            )
+        }
+        let records = try lmdbWrite.database(named: name, kind: .plain)
+        var entry = existing ?? CatalogEntry(schema)
+        var live: [TypeState<T>.LiveIndex] = []
+        var toBuild: [TypeState<T>.LiveIndex] = []
+        for index in schema.indexes {
+            let databaseName = CatalogEntry.databaseName(type: name, index: index.name)
+            let wanted = CatalogEntry.IndexEntry(
+                name: index.name, fields: index.fields, unique: index.isUnique)
+            let stored = existing?.indexes.first { $0.name == index.name }
+            if let stored, stored != wanted {
+                try lmdbWrite.drop(try lmdbWrite.database(named: databaseName, create: false))
+            }
+            let database = try lmdbWrite.database(
+                named: databaseName, kind: index.isUnique ? .plain : .duplicates)
+            let liveIndex = TypeState<T>.LiveIndex(definition: index, database: database)
+            live.append(liveIndex)
+            if stored != wanted { toBuild.append(liveIndex) }
+        }
+        for stored in existing?.indexes ?? []
+        where !schema.indexes.contains(where: { $0.name == stored.name }) {
+            let databaseName = CatalogEntry.databaseName(type: name, index: stored.name)
+            try lmdbWrite.drop(try lmdbWrite.database(named: databaseName, create: false))
+        }
+        if !toBuild.isEmpty {
+            // Build from the records; a unique index that the data violates fails the registration.
+            for entry in try lmdb.entries(in: records) {
+                let object = try entry.value.withUnsafeBytes { try decode(T.self, from: $0, key: entry.key) }
+                for index in toBuild {
+                    try putIndexEntry(
+                        index, key: try indexKey(index, of: object), primaryKey: entry.key, object: object)
+                }
+            }
+        }
+        entry.indexes = schema.indexes.map { .init(name: $0.name, fields: $0.fields, unique: $0.isUnique) }
+        entry.version = schema.version
+        if entry != existing { try writeCatalog(entry) }
+        let state = TypeState(schema: schema, records: records, indexes: live, entry: entry, complete: true)
+        registeredTypes[name] = state
+        return state
+    }
+
+    func writeCatalog(_ entry: CatalogEntry) throws {
+        try lmdbWrite.put(try CBOREncoder().encode(entry), forKey: Array(entry.name.utf8), in: store.catalog)
+    }
+
+    /// Adds field names never seen before to the catalog entry.
+    func noteFields<T>(of record: [UInt8], state: TypeState<T>) throws {
+        // Hash the sequence of top-level field names; only an unknown shape needs the names.
+        let (shape, names) = try record.withUnsafeBytes { bytes -> (UInt64, [String]?) in
+            var reader = CBORReader(bytes)
+            let head = try reader.readHead()
+            guard head.major == 5, head.info != 31 else { return (0, nil) }
+            var hash = FieldShape.basis
+            var ranges: [Range<Int>] = []
+            ranges.reserveCapacity(Int(head.argument))
+            for _ in 0..<Int(head.argument) {
+                guard let raw = try reader.readStringBytes(major: 3) else { return (0, nil) }
+                let start = raw.baseAddress! - bytes.baseAddress!
+                ranges.append(start..<(start + raw.count))
+                hash = FieldShape.adding(raw, to: hash)
+                try reader.skipItem()
+            }
+            guard !state.knowsShape(hash) else { return (hash, nil) }
+            return (
+                hash,
+                ranges.map { String(decoding: UnsafeRawBufferPointer(rebasing: bytes[$0]), as: UTF8.self) }
+            )
+        }
+        guard let names else { return }
+        let current = state.pendingEntry ?? state.currentEntry
+        let missing = Set(names).subtracting(current.fields)
+        if missing.isEmpty {
+            if state.pendingEntry == nil { state.learnShape(shape) }
+            return
+        }
+        var updated = current
+        updated.fields = Array(Set(current.fields).union(missing)).sorted()
+        try writeCatalog(updated)
+        state.pendingEntry = updated
+        pendingEntryStates.append(state)
+    }
+
+    /// A record shape this transaction has already added to a type's catalog entry.
+    struct ShapeNote: Hashable {
+        var state: ObjectIdentifier
+        var shape: UInt64
+    }
+
+    func finishPending(committed: Bool) {
+        for state in pendingEntryStates { state.finishWrite(committed: committed) }
+        pendingEntryStates.removeAll()
+    }
+}
+
+extension TypeState {
+    /// The committed catalog entry.
+    var currentEntry: CatalogEntry { entry }
+}
