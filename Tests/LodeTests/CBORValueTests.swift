@@ -36,21 +36,21 @@ import Testing
     @Test func malformedBytesThrowWithTheOffset() throws {
         let good = try CBOREncoder().encode(sampleEverything())
         for length in stride(from: 0, to: good.count, by: 5) {
-            #expect(throws: LodeError.self) { try CBORValue(decoding: Array(good.prefix(length))) }
+            #expect(throws: CBORError.self) { try CBORValue(decoding: Array(good.prefix(length))) }
         }
         for position in stride(from: 0, to: good.count, by: 11) {
             var bad = good
             bad[position] = 0xff
             _ = try? CBORValue(decoding: bad)
         }
-        #expect(throws: LodeError.self) { try CBORValue(decoding: [0x01, 0x02]) }
+        #expect(throws: CBORError.self) { try CBORValue(decoding: [0x01, 0x02]) }
         do {
             _ = try CBORValue(decoding: [0x82, 0x01])
             Issue.record("a truncated array decoded")
         } catch {
             #expect(
                 "\(error)"
-                    == "CBOR item: the stored record does not decode: the CBOR data ends early (at byte 0)",
+                    == "the CBOR data ends early (at byte 0)",
                 "\(error)")
         }
         #expect(try CBORValue(decoding: [0xf9, 0x3c, 0x00]) == .float(1))

@@ -186,8 +186,10 @@ final class MirroringStorageDelegate: StorageUpdating, @unchecked Sendable {
         #expect(holding.held[0].sectionChanges.map(\.0) == [.insert])
         #expect(holding.held[0].sectionChanges.map(\.1) == [[1]])
 
-        #expect(throws: LodeError.self) { try storage.removeSection(at: 7) }
-        #expect(throws: LodeError.self) {
+        #expect(throws: LiveResultsStorage.MemberError.noSuchMember(index: 7, count: 2)) {
+            try storage.removeSection(at: 7)
+        }
+        #expect(throws: LodeError.insideTransaction(operation: "LiveResultsStorage")) {
             try store.write { _ in try storage.addSection(with: store.objects(Counter.self)) }
         }
     }

@@ -2,6 +2,15 @@ import Foundation
 
 /// Any CBOR data item, decoded without knowing the Swift type that wrote it: what tools such as
 /// `lode-dump` read records as.
+/// Bytes that are not one well-formed CBOR data item.
+public struct CBORError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// What is wrong and at which byte offset.
+    public var reason: String
+
+    /// The reason.
+    public var description: String { reason }
+}
+
 public indirect enum CBORValue: Sendable, Equatable {
     /// An unsigned integer (major type 0).
     case unsigned(UInt64)
@@ -41,9 +50,9 @@ public indirect enum CBORValue: Sendable, Equatable {
     }
 
     /// Decodes exactly one data item filling `bytes`.
-    /// - Throws: ``LodeError/recordDoesNotDecode(type:key:field:reason:)`` naming the byte offset of
-    ///   malformed or truncated input, or of bytes left after the item.
-    public init(decoding bytes: [UInt8]) throws {
+    /// - Throws: ``CBORError`` naming the byte offset of malformed or truncated input, or of bytes left
+    ///   after the item (callers that know which record it was say so in their own error).
+    public init(decoding bytes: [UInt8]) throws(CBORError) {
         let result: Result<CBORValue, CBORReader.Failure> = bytes.withUnsafeBytes { buffer in
             var reader = CBORReader(buffer)
             do throws(CBORReader.Failure) {
@@ -59,9 +68,7 @@ public indirect enum CBORValue: Sendable, Equatable {
         }
         switch result {
         case .success(let value): self = value
-        case .failure(let failure):
-            throw LodeError.recordDoesNotDecode(
-                type: "CBOR", key: "item", field: "", reason: failure.description)
+        case .failure(let failure): throw CBORError(reason: failure.description)
         }
     }
 

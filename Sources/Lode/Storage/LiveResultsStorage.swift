@@ -24,6 +24,20 @@ public final class LiveResultsStorage: BaseStorage, Storage, @unchecked Sendable
     // @unchecked: `members`, `visible`, `observation` and `observesCommits` are guarded by `lock`;
     // the group has its own lock.
 
+    /// A member edit that names a member the storage does not have.
+    public enum MemberError: Error, Equatable, Sendable, CustomStringConvertible {
+        /// There is no member `index`; the storage has `count`.
+        case noSuchMember(index: Int, count: Int)
+
+        /// One line a user can act on.
+        public var description: String {
+            switch self {
+            case .noSuchMember(let index, let count):
+                return "live-results storage: no member \(index) (it has \(count))"
+            }
+        }
+    }
+
     /// One member's sections at one version.
     struct View {
         var sectionCount: Int
@@ -179,7 +193,7 @@ public final class LiveResultsStorage: BaseStorage, Storage, @unchecked Sendable
         let member = try Self.member(results, keyPaths: keyPaths, identifier: sectionIdentifier)
         try change { members in
             guard (0...members.count).contains(memberIndex) else {
-                throw LodeError.noSuchMember(index: memberIndex, count: members.count)
+                throw LiveResultsStorage.MemberError.noSuchMember(index: memberIndex, count: members.count)
             }
             members.insert(member, at: memberIndex)
         }
@@ -189,7 +203,7 @@ public final class LiveResultsStorage: BaseStorage, Storage, @unchecked Sendable
     public func removeSection(at memberIndex: Int) throws {
         try change { members in
             guard members.indices.contains(memberIndex) else {
-                throw LodeError.noSuchMember(index: memberIndex, count: members.count)
+                throw LiveResultsStorage.MemberError.noSuchMember(index: memberIndex, count: members.count)
             }
             members.remove(at: memberIndex)
         }
@@ -203,7 +217,7 @@ public final class LiveResultsStorage: BaseStorage, Storage, @unchecked Sendable
         let member = try Self.member(results, keyPaths: keyPaths, identifier: sectionIdentifier)
         try change { members in
             guard members.indices.contains(memberIndex) else {
-                throw LodeError.noSuchMember(index: memberIndex, count: members.count)
+                throw LiveResultsStorage.MemberError.noSuchMember(index: memberIndex, count: members.count)
             }
             members[memberIndex] = member
         }
@@ -236,7 +250,7 @@ public final class LiveResultsStorage: BaseStorage, Storage, @unchecked Sendable
         let member = try Self.member(sectioned, keyPaths: keyPaths, identifier: sectionIdentifier)
         try change { members in
             guard (0...members.count).contains(memberIndex) else {
-                throw LodeError.noSuchMember(index: memberIndex, count: members.count)
+                throw LiveResultsStorage.MemberError.noSuchMember(index: memberIndex, count: members.count)
             }
             members.insert(member, at: memberIndex)
         }

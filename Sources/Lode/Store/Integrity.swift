@@ -109,8 +109,8 @@ extension Transaction {
                 let value: CBORValue
                 do {
                     value = try CBORValue(decoding: record.bytes)
-                } catch LodeError.recordDoesNotDecode(_, _, _, let reason) {
-                    report.problems.append("\(label): the record is not CBOR: \(reason)")
+                } catch {
+                    report.problems.append("\(label): the record is not CBOR: \(error.reason)")
                     continue
                 }
                 guard case .map = value else {

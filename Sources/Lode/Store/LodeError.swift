@@ -30,8 +30,12 @@ public enum LodeError: Error, Equatable, CustomStringConvertible, Sendable {
     case notAStore(path: String, reason: String)
     /// The storage under the store failed (the file, the disk, LMDB).
     case storage(StorageFailure)
-    /// A live-results storage was asked for a member it does not have.
-    case noSuchMember(index: Int, count: Int)
+    /// This process has the type open (registered, with its schema cached): it cannot be restored
+    /// or replaced underneath; do it from a process that does not use the type.
+    case typeInUse(type: String)
+    /// A type description given to the store (to restore a type) is not one the library could have
+    /// written.
+    case invalidTypeDescription(type: String, reason: String)
     /// These results cannot be followed live (results of a transaction; sectioned results with a
     /// limit or an order that cannot be encoded).
     case liveQueryUnsupported(type: String, reason: String)
@@ -83,8 +87,10 @@ public enum LodeError: Error, Equatable, CustomStringConvertible, Sendable {
         case .readOnly(let path): return "the store at \(path) was opened read-only"
         case .notAStore(let path, let reason): return "\(path) is not a Lode store: \(reason)"
         case .storage(let error): return error.description
-        case .noSuchMember(let index, let count):
-            return "live-results storage: no member \(index) (it has \(count))"
+        case .typeInUse(let type):
+            return "\(type): this process has the type open; restore it from a process that does not use it"
+        case .invalidTypeDescription(let type, let reason):
+            return "\(type): not a valid type description: \(reason)"
         case .liveQueryUnsupported(let type, let reason):
             return "\(type): these results cannot be followed live: \(reason)"
         case .insideTransaction(let operation):

@@ -11,7 +11,7 @@ extension WriteTransaction {
     /// - Throws: ``LodeError/recordDoesNotDecode(type:key:field:reason:)`` for a record that is not a
     ///   CBOR map holding the primary-key field; ``LodeError/duplicateKey(type:key:)``,
     ///   ``LodeError/uniqueViolation(type:index:value:)`` and ``LodeError/keyTooLong(type:bytes:)`` as
-    ///   an insert would; ``LodeError/schemaMismatch(type:reason:)`` when this process has the type
+    ///   an insert would; ``LodeError/typeInUse(type:)`` when this process has the type
     ///   registered (its cached schema would go stale) or the description is not a valid schema. Like
     ///   every error that leaves the write, each rolls the whole transaction back.
     @discardableResult
@@ -19,8 +19,7 @@ extension WriteTransaction {
         let name = type.name
         try validate(type)
         if registeredTypes[name] != nil || store.hasRegisteredType(named: name) {
-            throw LodeError.schemaMismatch(
-                type: name, reason: "this process has the type open; restore it from a process that does not")
+            throw LodeError.typeInUse(type: name)
         }
         if let existing = try catalogEntry(named: name) {
             let old = try lmdbWrite.database(named: name, kind: .plain, create: false)
@@ -45,8 +44,8 @@ extension WriteTransaction {
             let value: CBORValue
             do {
                 value = try CBORValue(decoding: record)
-            } catch LodeError.recordDoesNotDecode(_, _, _, let reason) {
-                throw LodeError.recordDoesNotDecode(type: name, key: label, field: "", reason: reason)
+            } catch {
+                throw LodeError.recordDoesNotDecode(type: name, key: label, field: "", reason: error.reason)
             }
             guard case .map(let entries) = value else {
                 throw LodeError.recordDoesNotDecode(
@@ -100,7 +99,9 @@ extension WriteTransaction {
 
     /// Refuses a description the library could not have written.
     private func validate(_ type: StoredType) throws {
-        func refuse(_ reason: String) -> LodeError { .schemaMismatch(type: type.name, reason: reason) }
+        func refuse(_ reason: String) -> LodeError {
+            .invalidTypeDescription(type: type.name, reason: reason)
+        }
         guard !type.name.isEmpty, !type.name.hasPrefix("@") else {
             throw refuse(
                 "a type name must be non-empty and must not start with @ (the store's own databases)")

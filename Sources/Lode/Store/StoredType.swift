@@ -107,9 +107,9 @@ public struct StoredRecord: Sendable, Equatable {
     public func value(type: String) throws -> CBORValue {
         do {
             return try CBORValue(decoding: bytes)
-        } catch LodeError.recordDoesNotDecode(_, _, _, let reason) {
+        } catch {
             throw LodeError.recordDoesNotDecode(
-                type: type, key: KeyDescription.describe(key), field: "", reason: reason)
+                type: type, key: KeyDescription.describe(key), field: "", reason: error.reason)
         }
     }
 }
