@@ -1,7 +1,5 @@
 import Foundation
 
-/// Any CBOR data item, decoded without knowing the Swift type that wrote it: what tools such as
-/// `lode-dump` read records as.
 /// Bytes that are not one well-formed CBOR data item.
 public struct CBORError: Error, Equatable, Sendable, CustomStringConvertible {
     /// What is wrong and at which byte offset.
@@ -11,6 +9,8 @@ public struct CBORError: Error, Equatable, Sendable, CustomStringConvertible {
     public var description: String { reason }
 }
 
+/// Any CBOR data item, decoded without knowing the Swift type that wrote it: what tools such as
+/// `lode-dump` read records as.
 public indirect enum CBORValue: Sendable, Equatable {
     /// An unsigned integer (major type 0).
     case unsigned(UInt64)
