@@ -19,6 +19,8 @@ import Foundation
 /// runs one write transaction on the calling thread, commits it when the closure returns and aborts
 /// it when the closure throws. The map grows by itself when a write fills it.
 public final class Environment: @unchecked Sendable {
+    // @unchecked: each mutable property names the lock that guards it; the handle is used by LMDB
+    // from any thread (`MDB_NOTLS`), transactions serialized by the writer and resize locks.
     /// The directory, with symbolic links resolved.
     public let path: String
     /// The options the environment was opened with.

@@ -1,6 +1,7 @@
 /// The process-wide table of open environments, keyed by the directory's device and inode, so a
 /// directory is opened at most once per process whatever path names it.
 final class EnvironmentRegistry: @unchecked Sendable {
+    // @unchecked: the table of environments is only touched under `lock`.
     struct Key: Hashable {
         var device: UInt64
         var inode: UInt64

@@ -7,6 +7,7 @@
 /// A plain mutex with a condition variable, usable across `lock()`/`unlock()` calls that a closure
 /// API cannot express (a write transaction holds the writer lock for the length of its closure).
 final class Lock: @unchecked Sendable {
+    // @unchecked: a pthread mutex and condition, allocated once and used only through pthread calls.
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
     private let condition: UnsafeMutablePointer<pthread_cond_t>
 
@@ -49,6 +50,7 @@ final class Lock: @unchecked Sendable {
 /// inside a write) re-enters without waiting, which would otherwise deadlock against a waiting
 /// grower.
 final class ResizeLock: @unchecked Sendable {
+    // @unchecked: `shared`, `exclusive` and `exclusiveWaiters` are only touched under `state`.
     private let state = Lock()
     private var shared = 0
     private var exclusive = false

@@ -14,6 +14,8 @@ import CLMDB
 /// A snapshot holds a reader slot and keeps the pages of its version from being reused: release it
 /// (drop the last reference) when it is no longer needed.
 public final class ReadSnapshot: @unchecked Sendable {
+    // @unchecked: `handle` is only used inside `read`, under `lock` (and the resize lock shared);
+    // the environment is opened with `MDB_NOTLS`, so the transaction may move between threads.
     /// The environment it reads.
     public let environment: Environment
     /// The id of the version it sees.

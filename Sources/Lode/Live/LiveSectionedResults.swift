@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import LMDB
 import ModelStorage
+import Synchronization
 
 /// Sectioned results that follow the store, maintained incrementally like ``LiveResults``: section
 /// inserts and deletes, rows moving between sections reported as moves. The results must be sorted
@@ -162,12 +163,11 @@ extension LiveSectionedResults: LiveSource {
 }
 
 /// The encoded section keys and their values.
-final class SectionKeyBox<Key>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var values: [[UInt8]: Key] = [:]
+final class SectionKeyBox<Key: Sendable>: Sendable {
+    private let values = Mutex<[[UInt8]: Key]>([:])
 
-    func remember(_ key: Key, for encoded: [UInt8]) { lock.withLock { values[encoded] = key } }
-    func value(for encoded: [UInt8]) -> Key? { lock.withLock { values[encoded] } }
+    func remember(_ key: Key, for encoded: [UInt8]) { values.withLock { $0[encoded] = key } }
+    func value(for encoded: [UInt8]) -> Key? { values.withLock { $0[encoded] } }
 }
 
 /// Sections in order with their row counts: turns a flat rank into an index path.

@@ -8,11 +8,10 @@ import ModelStorage
 /// with `<`, enums with raw values by raw value) and exist only while non-empty; rows keep the
 /// results' order within their section.
 public struct SectionedResults<Key: Hashable & Encodable & Sendable, Element: Persistable>:
-    RandomAccessCollection,
-    @unchecked Sendable
+    RandomAccessCollection, Sendable
 {
     /// One section: its key and its objects.
-    public struct Section: RandomAccessCollection, Identifiable, @unchecked Sendable {
+    public struct Section: RandomAccessCollection, Identifiable, Sendable {
         /// The section key.
         public let key: Key
         /// The section's objects, in order.
@@ -82,6 +81,7 @@ public struct SectionedResults<Key: Hashable & Encodable & Sendable, Element: Pe
 }
 
 final class SectionsCache<Key: Hashable & Encodable & Sendable, Element: Persistable>: @unchecked Sendable {
+    // @unchecked: `stored` is read and written under `lock` only; sections are Sendable values.
     private let lock = NSLock()
     private var stored: [SectionedResults<Key, Element>.Section]?
 

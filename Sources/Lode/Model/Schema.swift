@@ -6,6 +6,8 @@ import Foundation
 /// encoded with the order-preserving ``KeyEncoder``, so objects are kept sorted by it. Indexes are
 /// kept in the same transaction as the objects.
 public struct Schema<Object: Persistable>: @unchecked Sendable {
+    // @unchecked: immutable; the key path and the closures made from it are never mutated, but
+    // `PartialKeyPath` and `Any.Type` are not marked Sendable.
     /// The name of the type in the store (the Swift type name unless set).
     public let typeName: String
     /// The property path of the primary key.
@@ -46,6 +48,8 @@ public struct Schema<Object: Persistable>: @unchecked Sendable {
 /// A secondary index of a ``Persistable`` type: the values of one or more properties, kept sorted,
 /// each pointing at the objects that have them.
 public struct Index<Object>: @unchecked Sendable {
+    // @unchecked: immutable; key paths, value types and the key closure are never mutated, but are
+    // not marked Sendable.
     /// The index name (the field names joined with `+` unless set).
     public let name: String
     /// The indexed fields, in key order.

@@ -1,7 +1,7 @@
 /// A list of byte strings (primary keys): either in one buffer (one allocation for a million keys
 /// instead of a million), or a range of a live query's ordered rows, shared copy-on-write so that
 /// handing out the current results after a commit copies nothing.
-struct KeyList: @unchecked Sendable {
+struct KeyList: Sendable {
     private var storage: [UInt8] = []
     private var ends: [Int] = []
     private var rows: (keys: RankedKeys, lower: Int, count: Int)?

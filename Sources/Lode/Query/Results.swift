@@ -15,6 +15,9 @@ import Synchronization
 /// record no longer decodes they stop the program with the error's description. Use the throwing
 /// ``fetch()``, ``object(at:)`` and ``evaluatedCount()`` where that can happen.
 public struct Results<Element: Persistable>: RandomAccessCollection, @unchecked Sendable {
+    // @unchecked: an immutable value — predicates and sort descriptors over a non-Sendable `Element`
+    // are not marked Sendable but never change; the evaluation cache is locked; results bound to a
+    // transaction are documented as usable only inside it.
     enum Source {
         case store(Store)
         case transaction(Transaction)
@@ -401,6 +404,7 @@ struct Evaluation<Element> {
 
 /// Evaluates once and remembers the outcome, for every copy of the same results.
 final class EvaluationCache<Element>: @unchecked Sendable {
+    // @unchecked: `stored` is read and written under `lock` only; an evaluation is immutable.
     private let lock = NSLock()
     private var stored: Evaluation<Element>?
 

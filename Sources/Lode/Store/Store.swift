@@ -12,6 +12,8 @@ import LMDB
 /// One `Store` may be shared by every thread and task of a process; other processes may open the same
 /// directory at the same time.
 public final class Store: @unchecked Sendable {
+    // @unchecked: the mutable state (`guarded`) is only touched in `withState`, under `lock`, a leaf
+    // lock; every other stored property is immutable and Sendable.
     /// The store's directory.
     public let path: String
     /// How the store was opened.
@@ -458,5 +460,7 @@ func mapStorageErrorsAsync<R>(_ body: () async throws -> R) async throws -> R {
 /// Hands the transaction made on the writer thread back to the caller once the write is over (the
 /// write has ended, so nothing uses it concurrently).
 final class TransactionHolder: @unchecked Sendable {
+    // @unchecked: written on the writer thread inside the write, read by the caller after the
+    // write's `await` returned, which orders the two.
     var transaction: WriteTransaction?
 }

@@ -7,7 +7,9 @@ protocol PendingWriteState: AnyObject {
 }
 
 /// What a store keeps about one registered type: its databases and the indexes that exist on disk.
-final class TypeState<T: Persistable>: @unchecked Sendable, PendingWriteState {
+///
+/// Lock order: `catalog` and `shapes` are leaves.
+final class TypeState<T: Persistable>: Sendable, PendingWriteState {
     struct LiveIndex {
         let definition: Index<T>
         let database: Database
@@ -18,7 +20,10 @@ final class TypeState<T: Persistable>: @unchecked Sendable, PendingWriteState {
     let records: Database?
     /// Indexes that exist on disk and match the schema.
     let indexes: [LiveIndex]
-    var entry: CatalogEntry
+    /// The committed catalog entry and the one the running write transaction wrote, if any. A write
+    /// settles them after its commit, outside the writer lock, while the next write may already read
+    /// them: they change together, under the mutex.
+    private let catalog: Mutex<(entry: CatalogEntry, pending: CatalogEntry?)>
     /// True when the registration is complete (every schema index built); read-only views of a
     /// store whose catalog lags the schema are not.
     let complete: Bool
@@ -27,12 +32,21 @@ final class TypeState<T: Persistable>: @unchecked Sendable, PendingWriteState {
         self.schema = schema
         self.records = records
         self.indexes = indexes
-        self.entry = entry
+        self.catalog = Mutex((entry, nil))
         self.complete = complete
     }
 
+    /// The committed catalog entry.
+    var entry: CatalogEntry { catalog.withLock { $0.entry } }
+
     /// A catalog entry written by the running write transaction, not yet committed.
-    var pendingEntry: CatalogEntry?
+    var pendingEntry: CatalogEntry? {
+        get { catalog.withLock { $0.pending } }
+        set { catalog.withLock { $0.pending = newValue } }
+    }
+
+    /// The entry a write transaction builds on: its own pending one, or the committed one.
+    var latestEntry: CatalogEntry { catalog.withLock { $0.pending ?? $0.entry } }
     /// Hashes of top-level field-name sequences whose names are all in the committed catalog entry.
     private let shapes = Mutex<Set<UInt64>>([])
 
@@ -40,8 +54,10 @@ final class TypeState<T: Persistable>: @unchecked Sendable, PendingWriteState {
     func learnShape(_ shape: UInt64) { _ = shapes.withLock { $0.insert(shape) } }
 
     func finishWrite(committed: Bool) {
-        if committed, let pendingEntry { entry = pendingEntry }
-        pendingEntry = nil
+        catalog.withLock { catalog in
+            if committed, let pending = catalog.pending { catalog.entry = pending }
+            catalog.pending = nil
+        }
     }
 
     var typeName: String { schema.typeName }

@@ -91,7 +91,7 @@ extension WriteTransaction {
             )
         }
         guard let names else { return }
-        let current = state.pendingEntry ?? state.currentEntry
+        let current = state.latestEntry
         let missing = Set(names).subtracting(current.fields)
         if missing.isEmpty {
             if state.pendingEntry == nil { state.learnShape(shape) }
@@ -114,9 +114,4 @@ extension WriteTransaction {
         for state in pendingEntryStates { state.finishWrite(committed: committed) }
         pendingEntryStates.removeAll()
     }
-}
-
-extension TypeState {
-    /// The committed catalog entry.
-    var currentEntry: CatalogEntry { entry }
 }

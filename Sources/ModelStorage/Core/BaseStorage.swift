@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// What every storage shares: supplementary models with the lineage's routing, and delivery of
 /// updates to a delegate and to ``updates``.
@@ -163,15 +164,13 @@ enum ItemToken {
     }
 }
 
-final class TokenCounter: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value: UInt64 = 1
+final class TokenCounter: Sendable {
+    private let value = Mutex<UInt64>(1)
 
     func next(_ count: UInt64) -> UInt64 {
-        lock.lock()
-        defer { lock.unlock() }
-        let first = value
-        value += count
-        return first
+        value.withLock { value in
+            defer { value += count }
+            return value
+        }
     }
 }

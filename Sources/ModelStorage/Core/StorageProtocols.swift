@@ -51,6 +51,8 @@ extension StorageUpdating {
 /// it, and updates reach the stream with their data changes already applied (or applied by the
 /// delegate), so the receiving task only reads it. The models it carries are the app's own values.
 public enum StorageEvent: @unchecked Sendable {
+    // @unchecked: `StorageUpdate` is a class and `any Error` may not be Sendable; an event is handed
+    // over whole and never touched by the storage again (see above), so the receiver only reads it.
     /// An animated batch.
     case update(StorageUpdate)
     /// A full reload.
