@@ -2,44 +2,6 @@ import Dispatch
 import Foundation
 import LMDB
 
-/// Keeps an observation alive: it stops on ``cancel()`` or when the token is released.
-public final class ObservationToken: @unchecked Sendable {
-    // @unchecked: `stopActions` and `cancelled` are guarded by `lock`; `silencer` is weak and set once,
-    // before the token is handed out or on the observation's queue before any write can use it.
-    private let lock = NSLock()
-    private var stopActions: [() -> Void] = []
-    private var cancelled = false
-    /// The observation, for writes that skip it.
-    weak var silencer: (any DeliverySilencing)?
-
-    init() {}
-
-    /// Runs `action` when the token is cancelled (at once if it already is).
-    func onCancel(_ action: @escaping () -> Void) {
-        let runNow = lock.withLock { () -> Bool in
-            if cancelled { return true }
-            stopActions.append(action)
-            return false
-        }
-        if runNow { action() }
-    }
-
-    /// True once cancelled.
-    public var isCancelled: Bool { lock.withLock { cancelled } }
-
-    /// Stops the observation; no delivery starts after this returns.
-    public func cancel() {
-        let actions = lock.withLock { () -> [() -> Void] in
-            cancelled = true
-            defer { stopActions = [] }
-            return stopActions
-        }
-        for action in actions { action() }
-    }
-
-    deinit { cancel() }
-}
-
 /// An observation that can let one commit pass without a delivery (the app already shows it).
 protocol DeliverySilencing: AnyObject, Sendable {
     /// The commit that will have `version` is not to be delivered.
@@ -170,74 +132,4 @@ final class ObservationDriver<Source: LiveSource>: CommitObserver, DeliverySilen
             if case .storeClosed = failure { token?.cancel() }
         }
     }
-}
-
-extension Results {
-    /// Observes these results: `handler` runs on `queue` with `.initial` first, then `.update` with
-    /// the exact change after every commit (of any process) that changes them — never inside a write
-    /// transaction — and `.error` when advancing fails. Commits that arrive while the queue is busy
-    /// are coalesced into one change.
-    ///
-    /// Without a queue, the observation delivers on a serial queue of its own, so a command-line
-    /// program that never runs the main queue receives its changes; pass `.main` to update a UI.
-    /// With `keyPaths`, changes to other fields of an object do not count as modifications.
-    public func observe(
-        keyPaths: [PartialKeyPath<Element>]? = nil, on queue: DispatchQueue? = nil,
-        _ handler: @escaping @Sendable (ResultsChange<Element>) -> Void
-    ) -> ObservationToken {
-        observe(keyPaths: keyPaths, on: queue, demand: nil, handler)
-    }
-
-    func observe(
-        keyPaths: [PartialKeyPath<Element>]?, on queue: DispatchQueue?, demand: DeliveryDemand?,
-        _ handler: @escaping @Sendable (ResultsChange<Element>) -> Void
-    ) -> ObservationToken {
-        let token = ObservationToken()
-        let results = self
-        let paths = UncheckedKeyPaths(keyPaths)
-        let queue = queue ?? DispatchQueue(label: "lode.observation")
-        queue.async {
-            guard !token.isCancelled else { return }
-            do {
-                let live = try LiveResults(results, keyPaths: paths.value)
-                let driver = ObservationDriver(
-                    store: live.store, source: live, queue: queue, token: token, demand: demand
-                ) { result in
-                    switch result {
-                    case .success(let update): handler(.update(update.results, update.change))
-                    case .failure(let error): handler(.error(error))
-                    }
-                }
-                // Registered (and silenceable) before the initial results reach the app; deliveries
-                // it schedules run on this queue after this block.
-                driver.start()
-                handler(.initial(live.results))
-            } catch {
-                handler(.error(LodeError(error)))
-            }
-        }
-        return token
-    }
-
-    /// The same observation as an asynchronous sequence that advances as fast as it is consumed (a
-    /// consumer that falls behind gets one change covering what it missed); it ends when the
-    /// consuming task is cancelled.
-    public var changes: LiveChanges<ResultsChange<Element>> {
-        let results = self
-        return LiveChanges { demand, yield in
-            results.observe(keyPaths: nil, on: nil, demand: demand) { yield($0) }
-        }
-    }
-
-    /// Live results that follow this query (see ``LiveResults``).
-    public func live(keyPaths: [PartialKeyPath<Element>]? = nil) throws -> LiveResults<Element> {
-        try LiveResults(self, keyPaths: keyPaths)
-    }
-}
-
-/// Key paths are immutable values; this carries them into the delivery queue.
-struct UncheckedKeyPaths<Root>: @unchecked Sendable {
-    // @unchecked: key paths are immutable once made; Swift 6.3 does not mark `PartialKeyPath` Sendable.
-    let value: [PartialKeyPath<Root>]?
-    init(_ value: [PartialKeyPath<Root>]?) { self.value = value }
 }

@@ -1,0 +1,49 @@
+import Dispatch
+import Foundation
+import LMDB
+import Synchronization
+
+/// What an observer of sectioned results receives.
+public enum SectionedResultsChange<Key: Hashable & Encodable & Sendable, Element: Persistable>: Sendable {
+    /// The sections when observation began.
+    case initial(SectionedResults<Key, Element>)
+    /// The sections at a new version and what changed since the previous delivery.
+    case update(SectionedResults<Key, Element>, SectionedChange)
+    /// Advancing failed; observation goes on.
+    case error(LodeError)
+}
+
+extension SectionedResults {
+    /// Observes the sections: `.initial`, then `.update` after every commit that changes them and
+    /// `.error` when advancing fails, on `queue` (by default a serial queue of the observation's own),
+    /// never inside a write transaction, coalesced while the queue is busy.
+    public func observe(
+        keyPaths: [PartialKeyPath<Element>]? = nil, on queue: DispatchQueue? = nil,
+        _ handler: @escaping @Sendable (SectionedResultsChange<Key, Element>) -> Void
+    ) -> ObservationToken {
+        let token = ObservationToken()
+        let sectioned = self
+        let paths = UncheckedKeyPaths(keyPaths)
+        let queue = queue ?? DispatchQueue(label: "lode.observation")
+        queue.async {
+            guard !token.isCancelled else { return }
+            do {
+                let live = try LiveSectionedResults(sectioned, keyPaths: paths.value)
+                let driver = ObservationDriver(store: live.store, source: live, queue: queue, token: token) {
+                    result in
+                    switch result {
+                    case .success(let update): handler(.update(update.sections, update.change))
+                    case .failure(let error): handler(.error(error))
+                    }
+                }
+                // Registered (and silenceable) before the initial results reach the app; deliveries
+                // it schedules run on this queue after this block.
+                driver.start()
+                handler(.initial(live.sections))
+            } catch {
+                handler(.error(LodeError(error)))
+            }
+        }
+        return token
+    }
+}

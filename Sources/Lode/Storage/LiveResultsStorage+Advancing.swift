@@ -1,0 +1,156 @@
+import Dispatch
+import Foundation
+import LMDB
+import ModelStorage
+
+extension LiveResultsStorage {
+    // MARK: Advancing
+
+    /// Changes the members, advances every one to one version through the group, and delivers one
+    /// update: section inserts and deletes for members that came and went, the members' own changes
+    /// for the rest.
+    @discardableResult
+    func change(_ edit: (inout [Member]) throws -> Void) throws -> StorageUpdate? {
+        try store.checkNotInsideTransaction("LiveResultsStorage")
+        let update = try lock.withLock { () -> StorageUpdate? in
+            let snapshot = try store.currentSnapshot()
+            var new = members
+            try edit(&new)
+            let edited = new
+            let changes = try group.edit(to: snapshot) { groupMembers in groupMembers = edited }
+            return compose(old: members, new: edited, changes: changes)
+        }
+        startObservingIfNeeded()
+        if let update { deliver(update) }
+        return update
+    }
+
+    /// Builds the update from the members before and after and the group's changes (indexed by the new
+    /// members), and makes the new views visible when the update is applied. The caller holds `lock`.
+    func compose(
+        old: [Member], new: [Member], changes: [(member: any LiveGroupMember, change: LiveGroup.Change)]
+    ) -> StorageUpdate? {
+        let update = StorageUpdate()
+        var oldStarts: [ObjectIdentifier: Int] = [:]
+        var oldStart = 0
+        for (index, member) in old.enumerated() {
+            oldStarts[ObjectIdentifier(member)] = oldStart
+            oldStart += visible[index].sectionCount
+        }
+        let kept = Set(new.map(ObjectIdentifier.init))
+        for (index, member) in old.enumerated() where !kept.contains(ObjectIdentifier(member)) {
+            let start = oldStarts[ObjectIdentifier(member)]!
+            for section in 0..<visible[index].sectionCount {
+                update.sectionChanges.append((.delete, [start + section]))
+            }
+        }
+        var changeOf: [ObjectIdentifier: LiveGroup.Change] = [:]
+        for (member, change) in changes { changeOf[ObjectIdentifier(member)] = change }
+        var newStart = 0
+        for member in new {
+            let view = member.view
+            if let start = oldStarts[ObjectIdentifier(member)] {
+                if let change = changeOf[ObjectIdentifier(member)] {
+                    Self.merge(
+                        Self.storageUpdate(change, view: view), into: update, oldStart: start,
+                        newStart: newStart)
+                }
+            } else {
+                for section in 0..<view.sectionCount {
+                    update.sectionChanges.append((.insert, [newStart + section]))
+                }
+            }
+            newStart += view.sectionCount
+        }
+        members = new
+        let views = new.map(\.view)
+        guard !update.objectChanges.isEmpty || !update.sectionChanges.isEmpty else {
+            visible = views
+            return nil
+        }
+        update.enqueueDatasourceUpdate { [weak self] _ in self?.lock.withLock { self?.visible = views } }
+        return update
+    }
+
+    /// A member's change as its own update, with the models of reloaded rows from its new view.
+    static func storageUpdate(_ change: LiveGroup.Change, view: View) -> StorageUpdate {
+        let model = { (path: IndexPath) in try? view.item(path) }
+        switch change {
+        case .results(_, let change): return change.storageUpdate { model(IndexPath(item: $0, section: 0)) }
+        case .sectioned(_, let change): return change.storageUpdate(model: model)
+        }
+    }
+
+    /// Advances every member to the last committed version and delivers the combined update (nil when
+    /// nothing changed). Called by the observation after commits; callable directly (tests, tools).
+    @discardableResult
+    public func refresh() throws -> StorageUpdate? {
+        try change { _ in }
+    }
+
+    /// Shifts a member's update by its first section, old side and new side.
+    static func merge(_ local: StorageUpdate, into update: StorageUpdate, oldStart: Int, newStart: Int) {
+        func old(_ path: IndexPath) -> IndexPath {
+            IndexPath(item: path.item, section: path.section + oldStart)
+        }
+        func new(_ path: IndexPath) -> IndexPath {
+            IndexPath(item: path.item, section: path.section + newStart)
+        }
+        for (type, payload) in local.sectionChanges {
+            switch type {
+            case .delete, .update: update.sectionChanges.append((type, [payload[0] + oldStart]))
+            case .insert: update.sectionChanges.append((type, [payload[0] + newStart]))
+            case .move: update.sectionChanges.append((type, [payload[0] + oldStart, payload[1] + newStart]))
+            }
+        }
+        for (type, payload) in local.objectChanges {
+            switch type {
+            case .delete, .update: update.objectChanges.append((type, [old(payload[0])]))
+            case .insert: update.objectChanges.append((type, [new(payload[0])]))
+            case .move: update.objectChanges.append((type, [old(payload[0]), new(payload[1])]))
+            }
+        }
+        for (path, model) in local.updatedObjects { update.updatedObjects[old(path)] = model }
+    }
+
+    func startObservingIfNeeded() {
+        let start = lock.withLock { () -> ObservationToken? in
+            guard observesCommits, token == nil else { return nil }
+            let token = ObservationToken()
+            self.token = token
+            return token
+        }
+        guard let start else { return }
+        let driver = ObservationDriver(
+            store: store, source: StorageSource(storage: self), queue: queue, token: start
+        ) { [weak self] result in
+            switch result {
+            case .success(let update): self?.deliver(update)
+            case .failure(let error): self?.deliverFailure(error)
+            }
+        }
+        driver.start()
+    }
+
+    /// Stops following the store: the storage keeps its version until ``refresh()`` is called.
+    public func stopObserving() {
+        let token = lock.withLock { () -> ObservationToken? in
+            observesCommits = false
+            defer { self.token = nil }
+            return self.token
+        }
+        token?.cancel()
+    }
+
+    /// The group's version (the storage advances with it).
+    var version: Int { group.version }
+
+    /// Advances to `snapshot` and returns the combined update, for the observation.
+    func advance(to snapshot: ReadSnapshot) throws -> StorageUpdate? {
+        try lock.withLock {
+            let current = members
+            let changes = try group.edit(to: snapshot) { _ in }
+            return compose(old: current, new: current, changes: changes)
+        }
+    }
+}
