@@ -5,12 +5,15 @@ extension CollectionChange {
     /// Fills the change from the engine's changed rows: deletions, insertions, modifications in place
     /// (also of rows whose sort value changed without passing another row), and moves.
     mutating func record<Element>(_ rows: [LiveQueryEngine<Element>.Row]) {
-        let staying = RowPlacement.staying(
-            rows.map {
-                .init(
-                    oldRank: $0.oldRank, newRank: $0.newRank, keyChanged: $0.oldEntry != $0.newEntry,
-                    sameSection: true)
-            })
+        // Only survivors whose sort values changed can be moves; most commits have none.
+        let staying =
+            rows.contains { $0.oldRank != nil && $0.newRank != nil && $0.oldEntry != $0.newEntry }
+            ? RowPlacement.staying(
+                rows.map {
+                    .init(
+                        oldRank: $0.oldRank, newRank: $0.newRank, keyChanged: $0.oldEntry != $0.newEntry,
+                        sameSection: true)
+                }) : []
         for (index, row) in rows.enumerated() {
             switch (row.oldRank, row.newRank) {
             case (let old?, nil): deletions.append(old)

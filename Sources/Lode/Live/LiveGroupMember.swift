@@ -36,17 +36,24 @@ protocol LiveGroupMember: AnyObject {
 }
 
 extension LiveResults: LiveGroupMember {
-    var shape: MemberShape { .rows(results.count) }
+    var shape: MemberShape { .rows(rowCount) }
 
     func advanceMember(to snapshot: ReadSnapshot, index: Int) throws -> LiveGroup.Change? {
-        try advance(to: snapshot).map { .results(index: index, $0.change) }
+        guard let change = try refresh(to: snapshot), !change.isEmpty || change.wasFullyReevaluated else {
+            return nil
+        }
+        return .results(index: index, change)
     }
 }
 
 extension LiveSectionedResults: LiveGroupMember {
-    var shape: MemberShape { .sections(sections.sections.count) }
+    var shape: MemberShape { .sections(sectionCount) }
 
     func advanceMember(to snapshot: ReadSnapshot, index: Int) throws -> LiveGroup.Change? {
-        try advance(to: snapshot).map { .sectioned(index: index, $0.change) }
+        guard let (change, _) = try refresh(to: snapshot), !change.isEmpty || change.wasFullyReevaluated
+        else {
+            return nil
+        }
+        return .sectioned(index: index, change)
     }
 }

@@ -138,18 +138,28 @@ public final class LiveResults<Element: Persistable>: @unchecked Sendable {
     @discardableResult
     public func refresh() throws -> CollectionChange? {
         try store.checkNotInsideTransaction("refresh")
-        return try refresh(to: try store.currentSnapshot())?.change
+        return try refresh(to: try store.currentSnapshot())
     }
 
     /// Advances to the version of `next` (a group advances its members to one snapshot) and returns
-    /// the change with the results it leads to, or nil when `next` is the version they are on.
-    func refresh(to next: ReadSnapshot) throws -> (change: CollectionChange, results: Results<Element>)? {
-        lock.lock()
-        defer { lock.unlock() }
+    /// the change, or nil when `next` is the version they are on.
+    func refresh(to next: ReadSnapshot) throws -> CollectionChange? {
+        try lock.withLock { try advanceIfNewer(to: next) }
+    }
+
+    /// The caller holds `lock`.
+    private func advanceIfNewer(to next: ReadSnapshot) throws -> CollectionChange? {
         guard next.transactionID != snapshot.transactionID else { return nil }
         context.hooks.advancing()
-        let change = try advanceLocked(to: next)
-        return (change, currentResults())
+        return try advanceLocked(to: next)
+    }
+
+    /// The number of rows at the current version, without making its results.
+    var rowCount: Int {
+        lock.withLock {
+            if let engine, !windowed { return engine.ordered.count }
+            return window.count
+        }
     }
 
     /// The caller holds `lock`.
@@ -192,7 +202,9 @@ public final class LiveResults<Element: Persistable>: @unchecked Sendable {
         return change
     }
 
-    /// The results of the current version; the caller holds `lock`.
+    /// The results of the current version, made when first asked for after each advance: they share
+    /// the engine's rows, which the next advance then copies before changing them. The caller holds
+    /// `lock`.
     private func currentResults() -> Results<Element> {
         if let current { return current }
         let made = template.withEvaluation(
@@ -210,10 +222,11 @@ struct ResultsUpdate<Element: Persistable>: Sendable {
 
 extension LiveResults: LiveSource {
     func advance(to snapshot: ReadSnapshot) throws -> ResultsUpdate<Element>? {
-        guard let (change, results) = try refresh(to: snapshot),
-            !change.isEmpty || change.wasFullyReevaluated
-        else { return nil }
-        return ResultsUpdate(results: results, change: change)
+        try lock.withLock {
+            guard let change = try advanceIfNewer(to: snapshot), !change.isEmpty || change.wasFullyReevaluated
+            else { return nil }
+            return ResultsUpdate(results: currentResults(), change: change)
+        }
     }
 }
 

@@ -69,6 +69,9 @@ public final class LiveSectionedResults<Key: Hashable & Encodable & Sendable, El
     /// The sections at the version the live results are on (immutable, `Sendable`).
     public var sections: SectionedResults<Key, Element> { lock.withLock { current } }
 
+    /// The number of sections at the current version.
+    var sectionCount: Int { lock.withLock { engine.sectionCounts.count } }
+
     /// The version the live results are on.
     public var version: Int { lock.withLock { engine.snapshot.transactionID } }
 

@@ -47,6 +47,7 @@ enum RowPlacement {
             let unchangedAfter = new - countBelow(new, insertedNew) - countBelow(new, changedNew)
             if unchangedBefore == unchangedAfter { candidates.append((index, old, new)) }
         }
+        if candidates.count <= 1 { return Set(candidates.map(\.index)) }
         candidates.sort { $0.old < $1.old }
         return Set(longestIncreasingRun(candidates.map(\.new)).map { candidates[$0].index })
     }
