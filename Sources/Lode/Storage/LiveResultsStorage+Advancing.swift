@@ -52,7 +52,7 @@ extension LiveResultsStorage {
             if let start = oldStarts[ObjectIdentifier(member)] {
                 if let change = changeOf[ObjectIdentifier(member)] {
                     Self.merge(
-                        Self.storageUpdate(change, view: view), into: update, oldStart: start,
+                        storageUpdate(change, view: view), into: update, oldStart: start,
                         newStart: newStart)
                 }
             } else {
@@ -72,9 +72,17 @@ extension LiveResultsStorage {
         return update
     }
 
-    /// A member's change as its own update, with the models of reloaded rows from its new view.
-    static func storageUpdate(_ change: LiveGroup.Change, view: View) -> StorageUpdate {
-        let model = { (path: IndexPath) in try? view.item(path) }
+    /// A member's change as its own update, with the models of reloaded rows from its new view (a
+    /// model that cannot be read is reported, not silently left out).
+    func storageUpdate(_ change: LiveGroup.Change, view: View) -> StorageUpdate {
+        let model = { (path: IndexPath) -> Any? in
+            do {
+                return try view.item(path)
+            } catch {
+                self.report(error)
+                return nil
+            }
+        }
         switch change {
         case .results(_, let change): return change.storageUpdate { model(IndexPath(item: $0, section: 0)) }
         case .sectioned(_, let change): return change.storageUpdate(model: model)

@@ -114,7 +114,7 @@ extension LiveResultsStorage {
         return View(
             sectionCount: 1, count: { _ in count },
             item: { path in (0..<count).contains(path.item) ? try results.object(at: path.item) : nil },
-            objectID: { path in results.objectID(at: path.item) }, header: { _ in nil },
+            objectID: { path in try results.objectID(at: path.item) }, header: { _ in nil },
             identifier: { _ in identifier })
     }
 
@@ -131,7 +131,7 @@ extension LiveResultsStorage {
             },
             objectID: { path in
                 sections.indices.contains(path.section)
-                    ? sections[path.section].objects.objectID(at: path.item) : nil
+                    ? try sections[path.section].objects.objectID(at: path.item) : nil
             },
             header: { sections[$0].key }, identifier: { identifier(sections[$0].key) })
     }

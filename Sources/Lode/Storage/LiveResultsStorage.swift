@@ -43,7 +43,7 @@ public final class LiveResultsStorage: BaseStorage, Storage, @unchecked Sendable
         var sectionCount: Int
         var count: (Int) -> Int
         var item: (IndexPath) throws -> Any?
-        var objectID: (IndexPath) -> ObjectID?
+        var objectID: (IndexPath) throws -> ObjectID?
         var header: (Int) -> Any?
         var identifier: (Int) -> SectionIdentifier
     }
@@ -108,26 +108,34 @@ public final class LiveResultsStorage: BaseStorage, Storage, @unchecked Sendable
     /// not (the record changed under the same version, which LMDB rules out), the error goes to the
     /// delegate's `storageDidFail(_:)` and `updates`, never into a blank row unannounced.
     public func item(at indexPath: IndexPath) -> Any? {
-        let found = lock.withLock { () -> Result<Any?, any Error> in
+        read(indexPath) { view, path in try view.item(path) }
+    }
+
+    /// The identity of the object at an index path, as applied (failures are reported as for
+    /// ``item(at:)``).
+    public func objectID(at indexPath: IndexPath) -> ObjectID? {
+        read(indexPath) { view, path in try view.objectID(path) }
+    }
+
+    /// Reads one row of the applied views; a failure goes to the delegate and `updates`.
+    private func read<T>(_ indexPath: IndexPath, _ body: (View, IndexPath) throws -> T?) -> T? {
+        let found = lock.withLock { () -> Result<T?, any Error> in
             guard indexPath.count == 2, let (member, local) = locate(indexPath.section) else {
                 return .success(nil)
             }
-            return Result { try visible[member].item(IndexPath(item: indexPath.item, section: local)) }
+            return Result { try body(visible[member], IndexPath(item: indexPath.item, section: local)) }
         }
         switch found {
-        case .success(let item): return item
+        case .success(let value): return value
         case .failure(let error):
-            queue.async { [weak self] in self?.deliverFailure(error) }
+            report(error)
             return nil
         }
     }
 
-    /// The identity of the object at an index path, as applied.
-    public func objectID(at indexPath: IndexPath) -> ObjectID? {
-        lock.withLock {
-            guard indexPath.count == 2, let (member, local) = locate(indexPath.section) else { return nil }
-            return visible[member].objectID(IndexPath(item: indexPath.item, section: local))
-        }
+    /// Delivers a failure met outside an advance (reading a row) on the storage's queue.
+    func report(_ error: any Error) {
+        queue.async { [weak self] in self?.deliverFailure(error) }
     }
 
     /// The identities of every section's objects as one diffable snapshot. Sections are named by the
@@ -189,9 +197,10 @@ final class StorageSource: LiveSource, @unchecked Sendable {
 }
 
 extension Results {
-    /// The identity of the object at `position`, or nil.
-    func objectID(at position: Int) -> ObjectID? {
-        guard let keys = try? evaluation().keys, position >= 0, position < keys.count else { return nil }
+    /// The identity of the object at `position`, or nil outside the results.
+    func objectID(at position: Int) throws -> ObjectID? {
+        let keys = try evaluation().keys
+        guard position >= 0, position < keys.count else { return nil }
         return ObjectID(typeName: Element.schema.typeName, primaryKey: Array(keys[position]))
     }
 }
