@@ -1,3 +1,5 @@
+import ModelStorage
+
 /// Decides which changed rows a batch update must move.
 ///
 /// A row whose sort value (or section) changed need not move: if it passes no other row, a view
@@ -49,7 +51,7 @@ enum RowPlacement {
         }
         if candidates.count <= 1 { return Set(candidates.map(\.index)) }
         candidates.sort { $0.old < $1.old }
-        return Set(longestIncreasingRun(candidates.map(\.new)).map { candidates[$0].index })
+        return Set(longestIncreasingSubsequence(candidates.map(\.new)).map { candidates[$0].index })
     }
 
     /// The number of elements of the sorted `values` below `value`.
@@ -61,28 +63,5 @@ enum RowPlacement {
             if values[middle] < value { low = middle + 1 } else { high = middle }
         }
         return low
-    }
-
-    /// The positions of a longest strictly increasing subsequence of `values`.
-    static func longestIncreasingRun(_ values: [Int]) -> [Int] {
-        var tails: [Int] = []  // positions in `values` of the smallest tail of each length
-        var previous = [Int](repeating: -1, count: values.count)
-        for (position, value) in values.enumerated() {
-            var low = 0
-            var high = tails.count
-            while low < high {
-                let middle = (low + high) / 2
-                if values[tails[middle]] < value { low = middle + 1 } else { high = middle }
-            }
-            if low > 0 { previous[position] = tails[low - 1] }
-            if low == tails.count { tails.append(position) } else { tails[low] = position }
-        }
-        var run: [Int] = []
-        var position = tails.last ?? -1
-        while position >= 0 {
-            run.append(position)
-            position = previous[position]
-        }
-        return run.reversed()
     }
 }

@@ -24,12 +24,7 @@ extension LiveResultsStorage {
         sectionIdentifier: SectionIdentifier? = nil
     ) throws {
         let member = try Self.member(results, keyPaths: keyPaths, identifier: sectionIdentifier)
-        try change { members in
-            guard (0...members.count).contains(memberIndex) else {
-                throw LiveResultsStorage.MemberError.noSuchMember(index: memberIndex, count: members.count)
-            }
-            members.insert(member, at: memberIndex)
-        }
+        try insert(member, at: memberIndex)
     }
 
     /// Removes the member at `memberIndex` and its sections.
@@ -81,6 +76,11 @@ extension LiveResultsStorage {
         keyPaths: [PartialKeyPath<Element>]? = nil, sectionIdentifier: ((Key) -> SectionIdentifier)? = nil
     ) throws {
         let member = try Self.member(sectioned, keyPaths: keyPaths, identifier: sectionIdentifier)
+        try insert(member, at: memberIndex)
+    }
+
+    /// Inserts `member` before the member at `memberIndex` (or at the end), in one update.
+    private func insert(_ member: Member, at memberIndex: Int) throws {
         try change { members in
             guard (0...members.count).contains(memberIndex) else {
                 throw LiveResultsStorage.MemberError.noSuchMember(index: memberIndex, count: members.count)

@@ -168,9 +168,13 @@ struct ChangeSetBuilder<SectionID: Hashable, ItemID: Hashable> {
     }
 }
 
-/// The positions (indices into `values`) of one longest strictly increasing subsequence, in O(n log n).
+/// The positions (indices into `values`) of one longest strictly increasing subsequence: the
+/// elements a list can keep in place while the others move (the differs use it, and so do Lode's
+/// live results).
+///
+/// - Complexity: O(n log n).
 @inlinable
-func longestIncreasingSubsequence(_ values: [Int]) -> [Int] {
+public func longestIncreasingSubsequence(_ values: [Int]) -> [Int] {
     guard !values.isEmpty else { return [] }
     var tails: [Int] = []  // tails[k] = index of the smallest tail of an increasing run of length k+1
     var previous = [Int](repeating: -1, count: values.count)
