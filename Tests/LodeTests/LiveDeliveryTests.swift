@@ -49,7 +49,7 @@ func eventually(_ seconds: Double = 10, _ condition: () throws -> Bool) async re
     @Test func aCommitIsDeliveredEvenWhenAReaderSeesAnOlderVersionFirst() throws {
         let store = try Store(at: tmp.url, types: [Task.self])
         try store.write { try $0.insert(Task(id: 1, title: "a", rank: 1, done: false, group: "x")) }
-        let versions = Mutex<[Int]>([])
+        let versions = Locked<[Int]>([])
         let initial = DispatchSemaphore(value: 0)
         let token = store.objects(Task.self).sorted(by: \.rank).observe { change in
             switch change {
@@ -85,7 +85,7 @@ func eventually(_ seconds: Double = 10, _ condition: () throws -> Bool) async re
     @Test func theCommitFeedDeliversEveryCommitOnceWhenAReaderLagsBehind() throws {
         let store = try Store(at: tmp.url, types: [Task.self])
         let start = try store.read { $0.version }
-        let delivered = Mutex<[Int]>([])
+        let delivered = Locked<[Int]>([])
         let token = store.observeCommits(after: start) { event in
             switch event {
             case .commits(let batch):
@@ -172,8 +172,8 @@ func eventually(_ seconds: Double = 10, _ condition: () throws -> Bool) async re
             }
         }
         let query = store.objects(Task.self).sorted(by: \.rank)
-        let errors = Mutex<[String: [LodeError]]>([:])
-        let versions = Mutex<[String: Int]>([:])
+        let errors = Locked<[String: [LodeError]]>([:])
+        let versions = Locked<[String: Int]>([:])
         let note: @Sendable (String, LodeError) -> Void = { kind, error in
             errors.withLock { $0[kind, default: []].append(error) }
         }

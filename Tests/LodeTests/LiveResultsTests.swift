@@ -184,7 +184,7 @@ func replay(_ change: CollectionChange, old: [Task], new: [Task]) throws -> [Tas
     @Test func observersGetTheInitialResultsThenEveryCommitNeverInsideAWrite() throws {
         let store = try Store(at: tmp.url, types: [Task.self])
         let queue = DispatchQueue(label: "observer")
-        let received = Mutex<[String]>([])
+        let received = Locked<[String]>([])
         let insideWrite = Atomic<Bool>(false)
         let sawWrite = Atomic<Bool>(false)
         let delivered = DispatchSemaphore(value: 0)
@@ -265,8 +265,8 @@ func changesText(_ update: StorageUpdate) -> [String] {
         try store.write { tx in try tx.insert(Task(id: 0, title: "mine", rank: 5, done: false, group: "p")) }
         let query = store.objects(Task.self).sorted(by: \.rank)
         let queue = DispatchQueue(label: "cross-process observer")
-        let states = Mutex<[[Task]]>([])
-        let failures = Mutex<[String]>([])
+        let states = Locked<[[Task]]>([])
+        let failures = Locked<[String]>([])
         let token = query.observe(on: queue) { change in
             switch change {
             case .initial(let results):
@@ -407,7 +407,7 @@ func changesText(_ update: StorageUpdate) -> [String] {
         let tmp = TemporaryDirectory()
         let store = try Store(at: tmp.url, types: [Task.self])
         let queue = DispatchQueue(label: "quiet")
-        let updates = Mutex<[String]>([])
+        let updates = Locked<[String]>([])
         let signal = DispatchSemaphore(value: 0)
         let token = store.objects(Task.self).sorted(by: \.rank).observe(on: queue) { change in
             if case .update(_, let change) = change { updates.withLock { $0.append("\(change.insertions)") } }

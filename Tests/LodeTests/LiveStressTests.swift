@@ -19,7 +19,7 @@ final class ListReplayer: Sendable {
     let name: String
     /// Time a slow consumer spends on each update.
     let delay: Double
-    let state = Mutex(State())
+    let state = Locked(State())
 
     init(_ name: String, delay: Double = 0) {
         self.name = name

@@ -130,7 +130,7 @@ import Testing
 
     @Test func observingSections() throws {
         let store = try Store(at: tmp.url, types: [Task.self])
-        let seen = Mutex<[String]>([])
+        let seen = Locked<[String]>([])
         let signal = DispatchSemaphore(value: 0)
         let token = store.objects(Task.self).sorted(by: \.rank).sectioned(by: \.group).observe(
             on: DispatchQueue(label: "s")

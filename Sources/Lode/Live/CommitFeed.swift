@@ -1,7 +1,6 @@
 import Dispatch
 import Foundation
 import LMDB
-import Synchronization
 
 /// What an observer of a store's commits receives.
 public enum CommitFeedEvent: Sendable {
@@ -30,11 +29,11 @@ public struct CommitBatch: Sendable {
 /// and the snapshot's, in that snapshot, so no commit is skipped or delivered twice.
 final class CommitFeed: LiveSource {
     let store: Store
-    private let current: Mutex<Int>
+    private let current: Locked<Int>
 
     init(store: Store, after version: Int) {
         self.store = store
-        self.current = Mutex(version)
+        self.current = Locked(version)
     }
 
     var version: Int { current.withLock { $0 } }

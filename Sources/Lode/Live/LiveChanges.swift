@@ -1,5 +1,3 @@
-import Synchronization
-
 /// An asynchronous sequence of live changes that advances only as fast as it is consumed.
 ///
 /// A consumer that falls behind receives one change covering every commit it missed, never a
@@ -49,7 +47,7 @@ public struct LiveChanges<Change: Sendable>: AsyncSequence, Sendable {
 ///
 /// Lock order: `state` is a leaf; the wake-up runs after it is released.
 final class DeliveryDemand: Sendable {
-    private let state = Mutex<(count: Int, wake: (@Sendable () -> Void)?)>((0, nil))
+    private let state = Locked<(count: Int, wake: (@Sendable () -> Void)?)>((0, nil))
 
     /// One more delivery is wanted.
     func request() {

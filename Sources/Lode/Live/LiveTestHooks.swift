@@ -1,5 +1,4 @@
 import LMDB
-import Synchronization
 
 /// Points where tests step into the live layer to force an interleaving that timing alone makes
 /// rare: a commit that prunes the change log while a live result advances under its lock, a
@@ -8,7 +7,7 @@ import Synchronization
 ///
 /// Lock order: `hooks` is a leaf; a hook runs after it is released.
 final class LiveTestHooks: Sendable {
-    private let hooks = Mutex<Hooks>(Hooks())
+    private let hooks = Locked<Hooks>(Hooks())
 
     private struct Hooks {
         var advance: (@Sendable () -> Void)?

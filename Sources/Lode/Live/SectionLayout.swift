@@ -1,11 +1,10 @@
 import Dispatch
 import Foundation
 import LMDB
-import Synchronization
 
 /// The encoded section keys and their values.
 final class SectionKeyBox<Key: Sendable>: Sendable {
-    private let values = Mutex<[[UInt8]: Key]>([:])
+    private let values = Locked<[[UInt8]: Key]>([:])
 
     func remember(_ key: Key, for encoded: [UInt8]) { values.withLock { $0[encoded] = key } }
     func value(for encoded: [UInt8]) -> Key? { values.withLock { $0[encoded] } }

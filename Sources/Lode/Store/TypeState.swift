@@ -1,5 +1,4 @@
 import LMDB
-import Synchronization
 
 /// Something a write transaction changed provisionally and settles when it ends.
 protocol PendingWriteState: AnyObject {
@@ -23,7 +22,7 @@ final class TypeState<T: Persistable>: Sendable, PendingWriteState {
     /// The committed catalog entry and the one the running write transaction wrote, if any. A write
     /// settles them after its commit, outside the writer lock, while the next write may already read
     /// them: they change together, under the mutex.
-    private let catalog: Mutex<(entry: CatalogEntry, pending: CatalogEntry?)>
+    private let catalog: Locked<(entry: CatalogEntry, pending: CatalogEntry?)>
     /// True when the registration is complete (every schema index built); read-only views of a
     /// store whose catalog lags the schema are not.
     let complete: Bool
@@ -32,7 +31,7 @@ final class TypeState<T: Persistable>: Sendable, PendingWriteState {
         self.schema = schema
         self.records = records
         self.indexes = indexes
-        self.catalog = Mutex((entry, nil))
+        self.catalog = Locked((entry, nil))
         self.complete = complete
     }
 
@@ -48,7 +47,7 @@ final class TypeState<T: Persistable>: Sendable, PendingWriteState {
     /// The entry a write transaction builds on: its own pending one, or the committed one.
     var latestEntry: CatalogEntry { catalog.withLock { $0.pending ?? $0.entry } }
     /// Hashes of top-level field-name sequences whose names are all in the committed catalog entry.
-    private let shapes = Mutex<Set<UInt64>>([])
+    private let shapes = Locked<Set<UInt64>>([])
 
     func knowsShape(_ shape: UInt64) -> Bool { shapes.withLock { $0.contains(shape) } }
     func learnShape(_ shape: UInt64) { _ = shapes.withLock { $0.insert(shape) } }

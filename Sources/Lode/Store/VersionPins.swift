@@ -1,12 +1,10 @@
-import Synchronization
-
 /// The versions that readers above the store (live results) are on, so change-log pruning keeps the
 /// entries they still need.
 ///
 /// Lock order: `versions` is a leaf. Nothing is called while it is held, so a write transaction may
 /// ask for ``oldest`` while a live result that holds its own lock moves its pin.
 final class VersionPins: Sendable {
-    private let versions = Mutex<(next: Int, pinned: [Int: Int])>((0, [:]))
+    private let versions = Locked<(next: Int, pinned: [Int: Int])>((0, [:]))
 
     /// A pin at `version`; it moves with ``VersionPin/move(to:)`` and goes when released.
     func pin(at version: Int) -> VersionPin {

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// What every storage shares: supplementary models with the lineage's routing, and delivery of
 /// updates to a delegate and to ``updates``.
@@ -164,11 +163,14 @@ enum ItemToken {
     }
 }
 
-final class TokenCounter: Sendable {
-    private let value = Mutex<UInt64>(1)
+final class TokenCounter: @unchecked Sendable {
+    // @unchecked: `value` is only touched under `lock` (an NSLock, which ThreadSanitizer sees;
+    // `Synchronization.Mutex` waits on a raw futex it cannot).
+    private let lock = NSLock()
+    private var value: UInt64 = 1
 
     func next(_ count: UInt64) -> UInt64 {
-        value.withLock { value in
+        lock.withLock {
             defer { value += count }
             return value
         }
