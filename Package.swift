@@ -30,7 +30,7 @@ let package = Package(
         .executableTarget(
             name: "lode-demo", dependencies: ["Lode", "ModelStorage"], path: "Tools/lode-demo"),
         .executableTarget(
-            name: "lode-dump", dependencies: ["Lode", "LMDB"], path: "Tools/lode-dump"),
+            name: "lode-dump", dependencies: ["Lode"], path: "Tools/lode-dump"),
         .executableTarget(
             name: "lmdb-test-helper",
             dependencies: ["LMDB", "CLMDB"],

@@ -1,5 +1,4 @@
 import Foundation
-import LMDB
 import Lode
 
 /// `raw`: LMDB's own `mdb_dump` text (byte values), so stock `mdb_load` restores it. Without
@@ -198,27 +197,20 @@ func load(_ path: String, force: Bool) throws {
     }
 }
 
-/// Writes every block of a raw dump into the environment at `path`, in one write transaction.
+/// Writes every block of a raw dump into the store directory at `path`, in one write transaction.
 private func loadRaw(_ blocks: [RawBlock], into path: String, inputSize: Int) throws {
     guard !blocks.isEmpty else { throw DumpError(description: "the dump on standard input is empty") }
     let mapSize = max(blocks.map(\.mapSize).max() ?? 0, inputSize * 4 + (64 << 20))
-    let environment = try Environment.open(
-        at: path, options: EnvironmentOptions(mapSize: mapSize, createDirectory: true))
-    try environment.write { txn in
-        // The main database lists the named ones: LMDB keeps it.
-        for block in blocks {
-            guard let name = block.name else { continue }
-            let kind: Database.Kind
+    try Store.loadRawDump(
+        blocks.map { block in
+            let kind: RawDatabaseKind
             if block.fixed, let width = block.entries.first?.value.count {
                 kind = .fixedDuplicates(width: width)
             } else {
                 kind = block.duplicates ? .duplicates : .plain
             }
-            let database = try txn.database(named: name, kind: kind, create: true)
-            try txn.empty(database)
-            for entry in block.entries { try txn.put(entry.value, forKey: entry.key, in: database) }
-        }
-    }
+            return RawDatabaseDump(name: block.name, kind: kind, entries: block.entries)
+        }, into: path, mapSize: mapSize)
 }
 
 /// `backup` and `compact`: a consistent copy of the store while it stays in use.

@@ -165,3 +165,46 @@ extension Transaction {
         }
     }
 }
+
+/// One database of a raw dump (what `mdb_dump` prints and `lode-dump load` reads back).
+public struct RawDatabaseDump: Sendable {
+    /// The database's name (nil: LMDB's main database, which LMDB maintains itself).
+    public var name: String?
+    /// How it stores values.
+    public var kind: RawDatabaseKind
+    /// Its entries, in any order.
+    public var entries: [(key: [UInt8], value: [UInt8])]
+
+    /// Describes one database of a dump.
+    public init(name: String?, kind: RawDatabaseKind, entries: [(key: [UInt8], value: [UInt8])]) {
+        self.name = name
+        self.kind = kind
+        self.entries = entries
+    }
+}
+
+extension Store {
+    /// Writes the databases of a raw dump into the directory `path` (created when missing), in one
+    /// write transaction, replacing databases of the same names — LMDB's own `mdb_load`, for tools
+    /// that restore a store byte for byte. The result is a store only if the dump was one.
+    public static func loadRawDump(_ databases: [RawDatabaseDump], into path: String, mapSize: Int) throws {
+        try mapStorageErrors {
+            let environment = try Environment.open(
+                at: path, options: EnvironmentOptions(mapSize: mapSize, createDirectory: true))
+            try environment.write { txn in
+                for dump in databases {
+                    guard let name = dump.name else { continue }  // LMDB keeps the main database
+                    let kind: Database.Kind
+                    switch dump.kind {
+                    case .plain: kind = .plain
+                    case .duplicates: kind = .duplicates
+                    case .fixedDuplicates(let width): kind = .fixedDuplicates(width: width)
+                    }
+                    let database = try txn.database(named: name, kind: kind, create: true)
+                    try txn.empty(database)
+                    for entry in dump.entries { try txn.put(entry.value, forKey: entry.key, in: database) }
+                }
+            }
+        }
+    }
+}
