@@ -194,10 +194,10 @@ func ids<Key>(_ sectioned: SectionedResults<Key, Task>) -> [[Int]] {
         let startedCount = Atomic<Int>(0)
         DispatchQueue.global().async { [starts] in
             for _ in 0..<starts {
-                if started.wait(timeout: .now() + 30) == .success { startedCount.add(1, ordering: .relaxed) }
+                if started.wait(timeout: .now() + 120) == .success { startedCount.add(1, ordering: .relaxed) }
             }
         }
-        #expect(await eventually(30) { startedCount.load(ordering: .relaxed) == starts })
+        #expect(await eventually(120) { startedCount.load(ordering: .relaxed) == starts })
 
         // Writers: two other processes and this one, at the same time.
         let helpers = try (0..<2).map { index -> Process in
@@ -241,7 +241,7 @@ func ids<Key>(_ sectioned: SectionedResults<Key, Task>) -> [[Int]] {
         }
         for (replayer, fresh) in replayers {
             #expect(
-                await eventually(30) { replayer.state.withLock { $0.version } == last },
+                await eventually(120) { replayer.state.withLock { $0.version } == last },
                 "\(replayer.name) stopped at v\(replayer.state.withLock { $0.version }), the store is at v\(last)"
             )
             let state = replayer.state.withLock { $0 }
@@ -256,7 +256,7 @@ func ids<Key>(_ sectioned: SectionedResults<Key, Task>) -> [[Int]] {
             }
         for (storage, queue, delegate) in storages {
             #expect(
-                await eventually(30) {
+                await eventually(120) {
                     queue.sync { MirroringStorageDelegate.contents(storage) } == expected
                 },
                 "a storage (delay \(delegate.delay)) never showed the last version")
