@@ -152,6 +152,36 @@ final class MirroringStorageDelegate: StorageUpdating, @unchecked Sendable {
         #expect(sawMoves)
     }
 
+    /// Sections named by the app: a snapshot identifies them by the identifiers the members were
+    /// given (a string, a group key), and follows the store like the rows.
+    @Test func snapshotsUseTheSectionIdentifiersMembersWereGiven() throws {
+        let store = try Store(at: tmp.url, types: [Task.self, Counter.self])
+        try store.write { tx in
+            for id in 0..<4 {
+                try tx.insert(
+                    Task(id: id, title: "t\(id)", rank: id, done: id == 3, group: id < 2 ? "x" : "y"))
+            }
+            try tx.insert(Counter(name: "c", value: 1))
+        }
+        let storage = LiveResultsStorage(store: store, observesCommits: false)
+        try storage.addSection(with: store.objects(Counter.self), sectionIdentifier: "Counters")
+        try storage.addSections(
+            from: store.objects(Task.self).sorted(by: \.rank).sectioned(by: \.group),
+            sectionIdentifier: { SectionIdentifier($0) })
+        var snapshot = try storage.snapshot()
+        #expect(snapshot.sectionIdentifiers == ["Counters", "x", "y"])
+        #expect(
+            try snapshot.itemIdentifiers(inSection: "y") == [
+                try ObjectID(Task.self, key: 2), try ObjectID(Task.self, key: 3),
+            ])
+        try store.write { tx in try tx.update(Task.self, key: 0) { $0.group = "z" } }
+        try storage.refresh()
+        snapshot = try storage.snapshot()
+        #expect(snapshot.sectionIdentifiers == ["Counters", "x", "y", "z"])
+        #expect(try snapshot.itemIdentifiers(inSection: "z") == [try ObjectID(Task.self, key: 0)])
+        #expect(SectionIdentifier(7) != SectionIdentifier("7"))  // compared by value and type
+    }
+
     @Test func headersAreSectionKeysAndDataWaitsForTheDelegate() throws {
         let store = try Store(at: tmp.url, types: [Task.self, Counter.self])
         try store.write { tx in
