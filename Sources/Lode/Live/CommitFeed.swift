@@ -62,7 +62,7 @@ extension Store {
     ) -> ObservationToken {
         let token = ObservationToken()
         let driver = ObservationDriver(
-            store: self, source: CommitFeed(store: self, after: version),
+            source: CommitFeed(store: self, after: version),
             queue: queue ?? DispatchQueue(label: "lode.commits"), token: token
         ) { result in
             switch result {

@@ -123,7 +123,7 @@ public final class LiveGroup: @unchecked Sendable {
     ) -> ObservationToken {
         let token = ObservationToken()
         let driver = ObservationDriver(
-            store: store, source: self, queue: queue ?? DispatchQueue(label: "lode.observation"), token: token
+            source: self, queue: queue ?? DispatchQueue(label: "lode.observation"), token: token
         ) { result in
             switch result {
             case .success(let update): handler(.update(version: update.version, update.changes))

@@ -7,6 +7,9 @@ protocol LiveSource: AnyObject, Sendable {
     /// What a consumer is handed for one advance (made and handed over on the observation's queue).
     associatedtype Update
 
+    /// The store the source follows.
+    var store: Store { get }
+
     /// The version the source is on.
     var version: Int { get }
 

@@ -43,14 +43,13 @@ final class ObservationDriver<Source: LiveSource>: CommitObserver, DeliverySilen
     /// newer one commits, so a consumer asking again is not handed the same error in a loop.
     private var failedVersion: Int?
 
-    /// Follows `store` with `source` (on the version it was made at), delivering to `consumer` on
+    /// Follows the store with `source` (on the version it was made at), delivering to `consumer` on
     /// `queue` until `token` is cancelled — only when `demand` asks, if given.
     init(
-        store: Store, source: Source, queue: DispatchQueue, token: ObservationToken,
-        demand: DeliveryDemand? = nil,
+        source: Source, queue: DispatchQueue, token: ObservationToken, demand: DeliveryDemand? = nil,
         consumer: @escaping @Sendable (Result<Source.Update, LodeError>) -> Void
     ) {
-        self.store = store
+        self.store = source.store
         self.source = source
         self.queue = queue
         self.token = token
@@ -131,5 +130,35 @@ final class ObservationDriver<Source: LiveSource>: CommitObserver, DeliverySilen
             // A closed store stays closed: the observation ends with the error.
             if case .storeClosed = failure { token?.cancel() }
         }
+    }
+
+    /// Starts an observation of a source made on `queue` (by default a serial queue of its own):
+    /// `initial` receives the source as made, then `consumer` every update and error; a source that
+    /// cannot be made is reported to `failed`. Returns the token that keeps it alive.
+    static func observe(
+        on queue: DispatchQueue?, demand: DeliveryDemand? = nil,
+        make: @escaping @Sendable () throws -> Source, initial: @escaping @Sendable (Source) -> Void,
+        failed: @escaping @Sendable (LodeError) -> Void,
+        consumer: @escaping @Sendable (Result<Source.Update, LodeError>) -> Void
+    ) -> ObservationToken {
+        let token = ObservationToken()
+        let queue = queue ?? DispatchQueue(label: "lode.observation")
+        queue.async {
+            guard !token.isCancelled else { return }
+            let source: Source
+            do {
+                source = try make()
+            } catch {
+                failed(LodeError(error))
+                return
+            }
+            let driver = ObservationDriver(
+                source: source, queue: queue, token: token, demand: demand, consumer: consumer)
+            // Registered (and silenceable) before the initial value reaches the app; deliveries it
+            // schedules run on this queue after this block.
+            driver.start()
+            initial(source)
+        }
+        return token
     }
 }

@@ -22,31 +22,17 @@ extension Results {
         keyPaths: [PartialKeyPath<Element>]?, on queue: DispatchQueue?, demand: DeliveryDemand?,
         _ handler: @escaping @Sendable (ResultsChange<Element>) -> Void
     ) -> ObservationToken {
-        let token = ObservationToken()
         let results = self
         let paths = UncheckedKeyPaths(keyPaths)
-        let queue = queue ?? DispatchQueue(label: "lode.observation")
-        queue.async {
-            guard !token.isCancelled else { return }
-            do {
-                let live = try LiveResults(results, keyPaths: paths.value)
-                let driver = ObservationDriver(
-                    store: live.store, source: live, queue: queue, token: token, demand: demand
-                ) { result in
-                    switch result {
-                    case .success(let update): handler(.update(update.results, update.change))
-                    case .failure(let error): handler(.error(error))
-                    }
+        return ObservationDriver.observe(
+            on: queue, demand: demand, make: { try LiveResults(results, keyPaths: paths.value) },
+            initial: { handler(.initial($0.results)) }, failed: { handler(.error($0)) },
+            consumer: { result in
+                switch result {
+                case .success(let update): handler(.update(update.results, update.change))
+                case .failure(let error): handler(.error(error))
                 }
-                // Registered (and silenceable) before the initial results reach the app; deliveries
-                // it schedules run on this queue after this block.
-                driver.start()
-                handler(.initial(live.results))
-            } catch {
-                handler(.error(LodeError(error)))
-            }
-        }
-        return token
+            })
     }
 
     /// The same observation as an asynchronous sequence that advances as fast as it is consumed (a

@@ -21,29 +21,16 @@ extension SectionedResults {
         keyPaths: [PartialKeyPath<Element>]? = nil, on queue: DispatchQueue? = nil,
         _ handler: @escaping @Sendable (SectionedResultsChange<Key, Element>) -> Void
     ) -> ObservationToken {
-        let token = ObservationToken()
         let sectioned = self
         let paths = UncheckedKeyPaths(keyPaths)
-        let queue = queue ?? DispatchQueue(label: "lode.observation")
-        queue.async {
-            guard !token.isCancelled else { return }
-            do {
-                let live = try LiveSectionedResults(sectioned, keyPaths: paths.value)
-                let driver = ObservationDriver(store: live.store, source: live, queue: queue, token: token) {
-                    result in
-                    switch result {
-                    case .success(let update): handler(.update(update.sections, update.change))
-                    case .failure(let error): handler(.error(error))
-                    }
+        return ObservationDriver.observe(
+            on: queue, make: { try LiveSectionedResults(sectioned, keyPaths: paths.value) },
+            initial: { handler(.initial($0.sections)) }, failed: { handler(.error($0)) },
+            consumer: { result in
+                switch result {
+                case .success(let update): handler(.update(update.sections, update.change))
+                case .failure(let error): handler(.error(error))
                 }
-                // Registered (and silenceable) before the initial results reach the app; deliveries
-                // it schedules run on this queue after this block.
-                driver.start()
-                handler(.initial(live.sections))
-            } catch {
-                handler(.error(LodeError(error)))
-            }
-        }
-        return token
+            })
     }
 }

@@ -130,7 +130,7 @@ extension LiveResultsStorage {
         }
         guard let start else { return }
         let driver = ObservationDriver(
-            store: store, source: StorageSource(storage: self), queue: queue, token: start
+            source: StorageSource(storage: self), queue: queue, token: start
         ) { [weak self] result in
             switch result {
             case .success(let update): self?.deliver(update)

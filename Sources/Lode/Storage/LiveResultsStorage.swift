@@ -186,8 +186,12 @@ public final class LiveResultsStorage: BaseStorage, Storage, @unchecked Sendable
 final class StorageSource: LiveSource, @unchecked Sendable {
     // @unchecked: a weak reference set once; the storage is thread-safe.
     private weak var storage: LiveResultsStorage?
+    let store: Store
 
-    init(storage: LiveResultsStorage) { self.storage = storage }
+    init(storage: LiveResultsStorage) {
+        self.storage = storage
+        self.store = storage.store
+    }
 
     var version: Int { storage?.version ?? Int.max }
 
