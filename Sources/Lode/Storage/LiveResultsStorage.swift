@@ -198,6 +198,11 @@ final class StorageSource: LiveSource, @unchecked Sendable {
     func advance(to snapshot: ReadSnapshot) throws -> StorageUpdate? {
         try storage?.advance(to: snapshot)
     }
+
+    /// The view already shows the commit: the data source catches up without an update.
+    func advanceSilently(to snapshot: ReadSnapshot) throws {
+        try storage?.advance(to: snapshot)?.applyDeferredDatasourceUpdates()
+    }
 }
 
 extension Results {
