@@ -426,6 +426,30 @@ func runDump(_ arguments: [String]) throws -> (status: Int32, out: String, err: 
                 == "plan: index Ticket.team+priority: team == \"red\" and priority > 2 and priority <= 4\n")
     }
 
+    /// Hostile `--where` expressions are refused or evaluated without recursing through the stack
+    /// (each of the first two crashed the tool with exit 139 before).
+    @Test func deeplyNestedExpressionsAreRefusedAndLongChainsEvaluated() throws {
+        let path = try makeStore()
+        let parentheses =
+            String(repeating: "(", count: 5000) + "rank == 1" + String(repeating: ")", count: 5000)
+        let nots = String(repeating: "not ", count: 10_000) + "rank == 1"
+        for expression in [parentheses, nots] {
+            let result = try runDump(["dump", path, "Task", "--where", expression])
+            #expect(result.status == 2)
+            #expect(
+                result.err.hasPrefix("lode-dump: --where: parentheses and `not` nest deeper than 100 levels"))
+        }
+        // 8,000 comparisons in one argument (kept under Linux's 128 KiB limit for one argument).
+        let chain = Array(repeating: "rank != -1", count: 8000).joined(separator: " and ")
+        let result = try runDump([
+            "dump", path, "Task", "--where", chain + " and rank < 5", "--format", "ndjson",
+        ])
+        #expect(result.status == 0, "\(result.err)")
+        #expect(result.out.split(separator: "\n").map { $0.hasPrefix(#"{"id":6,"#) } == [true])  // rank 4
+        let nested = String(repeating: "(", count: 100) + "rank < 5" + String(repeating: ")", count: 100)
+        #expect(try runDump(["dump", path, "Task", "--where", nested, "--format", "ndjson"]).status == 0)
+    }
+
     @Test func aStoreLeftByCrashedProcessesIsStillInspected() throws {
         let path = try makeStore()
         // One process killed inside a write transaction, one killed holding a read.

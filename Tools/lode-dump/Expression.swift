@@ -7,8 +7,11 @@ indirect enum Expression: Sendable {
     case membership(field: String, values: [CBORValue])
     case prefixed(field: String, text: String)
     case containing(field: String, text: String)
-    case and(Expression, Expression)
-    case or(Expression, Expression)
+    /// Every one holds (a chain of `and`, kept flat: evaluating 8,000 conjuncts must not recurse 8,000
+    /// deep).
+    case all([Expression])
+    /// At least one holds (a chain of `or`, flat).
+    case any([Expression])
     case not(Expression)
 
     /// True when `record` satisfies the expression. A missing field is null.
@@ -39,8 +42,8 @@ indirect enum Expression: Sendable {
         case .containing(let name, let text):
             guard case .text(let actual)? = record.value(atPath: name) else { return false }
             return actual.contains(text)
-        case .and(let lhs, let rhs): return lhs.matches(record) && rhs.matches(record)
-        case .or(let lhs, let rhs): return lhs.matches(record) || rhs.matches(record)
+        case .all(let terms): return terms.allSatisfy { $0.matches(record) }
+        case .any(let terms): return terms.contains { $0.matches(record) }
         case .not(let inner): return !inner.matches(record)
         }
     }
@@ -172,21 +175,43 @@ indirect enum Expression: Sendable {
             return true
         }
 
+        /// How deep parentheses and `not`s may nest: the parser and the evaluator recurse once per
+        /// level, so a hostile expression must not reach the stack's end.
+        static let maximumDepth = 100
+        var depth = 0
+
         mutating func parseOr() throws -> Expression {
-            var result = try parseAnd()
-            while accept(.word("or")) { result = .or(result, try parseAnd()) }
-            return result
+            var terms = [try parseAnd()]
+            while accept(.word("or")) { terms.append(try parseAnd()) }
+            return terms.count == 1 ? terms[0] : .any(terms)
         }
 
         mutating func parseAnd() throws -> Expression {
-            var result = try parseNot()
-            while accept(.word("and")) { result = .and(result, try parseNot()) }
-            return result
+            var terms = [try parseNot()]
+            while accept(.word("and")) { terms.append(try parseNot()) }
+            return terms.count == 1 ? terms[0] : .all(terms)
+        }
+
+        /// Enters one more level of nesting, or refuses the expression.
+        mutating func nest() throws {
+            depth += 1
+            guard depth <= Self.maximumDepth else {
+                throw UsageError(
+                    description:
+                        "--where: parentheses and `not` nest deeper than \(Self.maximumDepth) levels in the expression"
+                )
+            }
         }
 
         mutating func parseNot() throws -> Expression {
-            if accept(.word("not")) { return .not(try parseNot()) }
+            if accept(.word("not")) {
+                try nest()
+                defer { depth -= 1 }
+                return .not(try parseNot())
+            }
             if accept(.symbol("(")) {
+                try nest()
+                defer { depth -= 1 }
                 let inner = try parseOr()
                 guard accept(.symbol(")")) else { throw fail("\")\"") }
                 return inner

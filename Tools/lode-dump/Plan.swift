@@ -69,9 +69,8 @@ func plan(_ filter: Expression?, type: StoredType, sampleKind: (String) -> Strin
     guard let filter else { return (.scan, "scan every \(type.name) record") }
     var conjuncts: [Expression] = []
     func flatten(_ expression: Expression) {
-        if case .and(let lhs, let rhs) = expression {
-            flatten(lhs)
-            flatten(rhs)
+        if case .all(let terms) = expression {
+            for term in terms { flatten(term) }
         } else {
             conjuncts.append(expression)
         }
