@@ -82,7 +82,9 @@ public final class Environment: @unchecked Sendable {
                 throw LMDBError(.pathNotFound, operation: operation, message: "no such directory: \(path)")
             }
             do {
-                try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+                try FileManager.default.createDirectory(
+                    atPath: path, withIntermediateDirectories: true,
+                    attributes: [.posixPermissions: Int(options.directoryMode)])
             } catch {
                 throw LMDBError(
                     .system(EACCES), operation: operation,
@@ -656,14 +658,18 @@ public final class Environment: @unchecked Sendable {
         }
     }
 
-    /// Copies the environment into `directory` (created when missing; must be empty) while it stays in
-    /// use. A compacting copy leaves out free pages and renumbers the rest, so it is smaller.
+    /// Copies the environment into `directory` (created when missing, with the environment's
+    /// ``EnvironmentOptions/directoryMode``; must be empty) while it stays in use. A compacting copy
+    /// leaves out free pages and renumbers the rest, so it is smaller. The copy's data file gets the
+    /// environment's ``EnvironmentOptions/fileMode`` (LMDB itself would create it world-readable).
     public func copy(to directory: String, compacting: Bool = false) throws {
         let operation = "copy \(path) to \(directory)"
         var info = stat()
         if stat(directory, &info) != 0 {
             do {
-                try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+                try FileManager.default.createDirectory(
+                    atPath: directory, withIntermediateDirectories: true,
+                    attributes: [.posixPermissions: Int(options.directoryMode)])
             } catch {
                 throw LMDBError(
                     .system(EACCES), operation: operation, message: "cannot create \(directory): \(error)")
@@ -679,6 +685,9 @@ public final class Environment: @unchecked Sendable {
         }
         try withMapAccess { _ in
             try check(mdb_env_copy2(handle, directory, compacting ? UInt32(MDB_CP_COMPACT) : 0), operation)
+        }
+        guard chmod(directory + "/data.mdb", mode_t(options.fileMode)) == 0 else {
+            throw LMDBError(returnCode: errno, operation: operation + " (chmod data.mdb)")
         }
     }
 }

@@ -20,8 +20,14 @@ public struct EnvironmentOptions: Sendable, Equatable {
     public var createDirectory: Bool
     /// How many reset read transactions the environment keeps for reuse (each holds a reader slot).
     public var readTransactionPoolSize: Int
-    /// File mode for newly created data and lock files.
+    /// File mode for newly created data and lock files: owner-only (`0o600`) by default, since a store
+    /// holds an app's data. A directory the layer creates gets the same bits plus search (`x`) where
+    /// they can read (``directoryMode``).
     public var fileMode: UInt32
+
+    /// The mode of directories the layer creates: ``fileMode`` with search permission wherever it
+    /// grants reading (`0o600` → `0o700`, `0o644` → `0o755`).
+    public var directoryMode: UInt32 { fileMode | ((fileMode & 0o444) >> 2) }
 
     /// Makes options; every parameter has a sensible default.
     public init(
@@ -33,7 +39,7 @@ public struct EnvironmentOptions: Sendable, Equatable {
         noReadAhead: Bool = false,
         createDirectory: Bool = false,
         readTransactionPoolSize: Int = 8,
-        fileMode: UInt32 = 0o644
+        fileMode: UInt32 = 0o600
     ) {
         self.mapSize = mapSize
         self.maxDatabases = maxDatabases

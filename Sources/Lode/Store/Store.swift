@@ -69,7 +69,9 @@ public final class Store: @unchecked Sendable {
                 options: EnvironmentOptions(
                     mapSize: configuration.initialMapSize, maxReaders: configuration.maxReaders,
                     durability: configuration.durability.lmdb, readOnly: configuration.readOnly,
-                    createDirectory: !configuration.readOnly))
+                    createDirectory: !configuration.readOnly,
+                    readTransactionPoolSize: configuration.readTransactionPoolSize,
+                    fileMode: configuration.fileMode))
         } catch let error as LMDBError {
             if error.code == .notAnEnvironment {
                 throw LodeError.notAStore(path: url.path, reason: "the directory holds no store")

@@ -10,6 +10,15 @@ public struct StoreConfiguration: Sendable, Equatable {
     public var readOnly: Bool
     /// The size of the reader table shared by every process using the store.
     public var maxReaders: Int
+    /// How many idle read transactions this process keeps for reuse. Each holds one of the
+    /// `maxReaders` slots shared by every process even while idle, so many processes with large pools
+    /// can fill the table; reads beyond the pool begin and end a transaction of their own.
+    public var readTransactionPoolSize: Int
+    /// The mode of the files a store creates (`0o600`: only the owner reads and writes); a directory
+    /// the store creates gets the same bits plus search where they grant reading (`0o700`). Widen it
+    /// (`0o640`, `0o644`) to share a store with other users. Copies (`copy(to:)`) and raw loads get it
+    /// too.
+    public var fileMode: UInt32
     /// How often observed stores look for commits of other processes (this process's commits are
     /// seen at once).
     public var notificationPollInterval: Duration
@@ -25,7 +34,8 @@ public struct StoreConfiguration: Sendable, Equatable {
     /// Makes a configuration; every parameter has a default.
     public init(
         durability: Store.Durability = .full, initialMapSize: Int = 256 << 20, readOnly: Bool = false,
-        maxReaders: Int = 126, notificationPollInterval: Duration = .milliseconds(50),
+        maxReaders: Int = 126, readTransactionPoolSize: Int = 4, fileMode: UInt32 = 0o600,
+        notificationPollInterval: Duration = .milliseconds(50),
         changeLogRetention: Duration = .seconds(600), changeLogBulkThreshold: Int = 10_000
     ) {
         self.changeLogBulkThreshold = changeLogBulkThreshold
@@ -35,5 +45,7 @@ public struct StoreConfiguration: Sendable, Equatable {
         self.initialMapSize = initialMapSize
         self.readOnly = readOnly
         self.maxReaders = maxReaders
+        self.readTransactionPoolSize = readTransactionPoolSize
+        self.fileMode = fileMode
     }
 }

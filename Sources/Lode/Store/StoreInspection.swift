@@ -187,10 +187,13 @@ extension Store {
     /// Writes the databases of a raw dump into the directory `path` (created when missing), in one
     /// write transaction, replacing databases of the same names — LMDB's own `mdb_load`, for tools
     /// that restore a store byte for byte. The result is a store only if the dump was one.
-    public static func loadRawDump(_ databases: [RawDatabaseDump], into path: String, mapSize: Int) throws {
+    public static func loadRawDump(
+        _ databases: [RawDatabaseDump], into path: String, mapSize: Int, fileMode: UInt32 = 0o600
+    ) throws {
         try mapStorageErrors {
             let environment = try Environment.open(
-                at: path, options: EnvironmentOptions(mapSize: mapSize, createDirectory: true))
+                at: path,
+                options: EnvironmentOptions(mapSize: mapSize, createDirectory: true, fileMode: fileMode))
             try environment.write { txn in
                 for dump in databases {
                     guard let name = dump.name else { continue }  // LMDB keeps the main database

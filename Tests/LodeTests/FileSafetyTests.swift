@@ -1,0 +1,75 @@
+import Dispatch
+import Foundation
+import Testing
+
+@testable import Lode
+
+@Suite struct FileSafetyTests {
+    let tmp = TemporaryDirectory()
+
+    func mode(_ path: String) throws -> Int {
+        (try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int) ?? -1
+    }
+
+    /// A store, its copies and the stores `lode-dump load` makes are owner-only under the usual umask
+    /// 022 (they were 755 directories of 644 files, readable by every user); a configuration can widen
+    /// them.
+    @Test func storesAndTheirCopiesAreOwnerOnlyByDefault() throws {
+        let previous = umask(0o022)
+        defer { umask(previous) }
+        let path = tmp.url.appendingPathComponent("private").path
+        let store = try Store(atPath: path, types: [Task.self])
+        try store.write { try $0.insert(Task(id: 1, title: "t", rank: 1, done: false, group: "x")) }
+        #expect(try mode(path) == 0o700)
+        #expect(try mode(path + "/data.mdb") == 0o600)
+        #expect(try mode(path + "/lock.mdb") == 0o600)
+        let copy = tmp.url.appendingPathComponent("copy").path
+        try store.copy(to: copy, compacting: true)
+        #expect(try mode(copy) == 0o700)
+        #expect(try mode(copy + "/data.mdb") == 0o600)
+        let backup = tmp.url.appendingPathComponent("backup").path
+        #expect(try runDump(["backup", path, backup]).status == 0)
+        #expect(try mode(backup) == 0o700 && mode(backup + "/data.mdb") == 0o600)
+        let loaded = tmp.url.appendingPathComponent("loaded").path
+        let raw = try shell(
+            "'\(builtTool("lode-dump"))' raw '\(path)' --all | '\(builtTool("lode-dump"))' load '\(loaded)'")
+        #expect(raw.status == 0, "\(raw.err)")
+        #expect(try mode(loaded) == 0o700 && mode(loaded + "/data.mdb") == 0o600)
+        let exported = tmp.url.appendingPathComponent("exported").path
+        let export = try shell(
+            "'\(builtTool("lode-dump"))' export '\(path)' | '\(builtTool("lode-dump"))' load '\(exported)'")
+        #expect(export.status == 0, "\(export.err)")
+        #expect(try mode(exported) == 0o700 && mode(exported + "/data.mdb") == 0o600)
+
+        let shared = tmp.url.appendingPathComponent("shared").path
+        _ = try Store(atPath: shared, configuration: StoreConfiguration(fileMode: 0o640))
+        #expect(try mode(shared) == 0o750 && mode(shared + "/data.mdb") == 0o640)
+    }
+
+    /// Idle pooled read transactions hold reader slots shared by every process: the pool is bounded by
+    /// the configuration, so many concurrent reads leave at most that many slots behind.
+    @Test func idleReadersAreBoundedByThePoolSize() throws {
+        let store = try Store(
+            at: tmp.url, configuration: StoreConfiguration(readTransactionPoolSize: 2), types: [Task.self])
+        try store.write { try $0.insert(Task(id: 1, title: "t", rank: 1, done: false, group: "x")) }
+        let group = DispatchGroup()
+        let inside = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        for _ in 0..<8 {
+            DispatchQueue.global().async(group: group) {
+                _ = try? store.read { tx -> Int in
+                    inside.signal()
+                    release.wait()
+                    return try tx.count(Task.self)
+                }
+            }
+        }
+        for _ in 0..<8 { #expect(inside.wait(timeout: .now() + 10) == .success) }
+        let pid = getpid()
+        #expect(try store.readers().filter { $0.processID == pid && $0.version != nil }.count >= 8)
+        for _ in 0..<8 { release.signal() }
+        #expect(group.wait(timeout: .now() + 10) == .success)
+        let held = try store.readers().filter { $0.processID == pid }.count
+        #expect(held <= 2 + 1, "\(held) reader slots held after the reads")  // the pool and one snapshot
+    }
+}
