@@ -41,13 +41,15 @@ let package = Package(
             dependencies: ["LMDB", "CLMDB", "lmdb-test-helper"],
             path: "Tests/LMDBTests"
         ),
+        .target(name: "LodeTestSupport", path: "Tests/Helpers/LodeTestSupport"),
         .executableTarget(
-            name: "lode-test-helper", dependencies: ["Lode"], path: "Tests/Helpers/lode-test-helper"),
+            name: "lode-test-helper", dependencies: ["Lode", "LodeTestSupport"],
+            path: "Tests/Helpers/lode-test-helper"),
         .testTarget(
             name: "LodeTests",
             dependencies: [
-                "Lode", "LMDB", "ModelStorage", "lode-test-helper", "lode-demo", "lode-dump",
-                "lmdb-test-helper",
+                "Lode", "LMDB", "ModelStorage", "LodeTestSupport", "lode-test-helper", "lode-demo",
+                "lode-dump", "lmdb-test-helper",
             ],
             path: "Tests/LodeTests"),
         .testTarget(

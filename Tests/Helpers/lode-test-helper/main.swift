@@ -4,9 +4,12 @@
 //     updates and deletes some of them.
 //   lode-test-helper readme-observe DIR — the README's observe example, as a plain command-line
 //     program with no main loop.
+//   lode-test-helper crash-writer DIR — commits the deterministic sequence of `CrashPlan` from where
+//     the store is, printing "ack N" after commit N returned, until it is killed.
 import Dispatch
 import Foundation
 import Lode
+import LodeTestSupport
 
 struct Task: Persistable {
     var id: Int
@@ -15,6 +18,37 @@ struct Task: Persistable {
     var done: Bool
     var group: String
     static let schema = Schema<Task>(primaryKey: \.id, indexes: [.on(\.rank), .on(\.done), .on(\.group)])
+}
+
+struct Counter: Persistable {
+    var name: String
+    var value: Int
+    static let schema = Schema<Counter>(primaryKey: \.name)
+}
+
+/// Commits forever, each commit N the one `CrashPlan.commit(N)` describes plus the counter set to N,
+/// starting after the counter the store holds. Starts from a 64 KiB map, so commits grow it.
+func crashWriter(_ path: String) throws {
+    let store = try Store(
+        at: URL(fileURLWithPath: path), configuration: StoreConfiguration(initialMapSize: 64 << 10),
+        types: [Task.self, Counter.self])
+    var next = (try store.read { try $0.object(Counter.self, key: "commits") }?.value ?? 0) + 1
+    while true {
+        let plan = CrashPlan.commit(next)
+        try store.write { tx in
+            for id in plan.deletes { try tx.delete(Task.self, key: id) }
+            for id in plan.upserts {
+                try tx.upsert(
+                    Task(
+                        id: id, title: CrashPlan.title(next, id), rank: next, done: id % 3 == 0,
+                        group: "g\(id % 7)"))
+            }
+            try tx.upsert(Counter(name: "commits", value: next))
+        }
+        print("ack \(next)")
+        fflush(nil)
+        next += 1
+    }
 }
 
 func write(_ path: String, first: Int, count: Int) throws {
@@ -86,9 +120,13 @@ do {
         try write(arguments[2], first: first, count: count)
     } else if arguments.count == 3, arguments[1] == "readme-observe" {
         try readmeObserve(arguments[2])
+    } else if arguments.count == 3, arguments[1] == "crash-writer" {
+        try crashWriter(arguments[2])
     } else {
         FileHandle.standardError.write(
-            Data("usage: lode-test-helper write DIR FIRST COUNT | readme-observe DIR\n".utf8))
+            Data(
+                "usage: lode-test-helper write DIR FIRST COUNT | readme-observe DIR | crash-writer DIR\n".utf8
+            ))
         exit(2)
     }
 } catch {
