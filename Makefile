@@ -5,7 +5,11 @@ APT_PACKAGES := liblmdb-dev lmdb-utils libsqlite3-dev pkg-config
 SUDO := $(shell [ "$$(id -u)" = "0" ] || echo sudo)
 FORMAT_PATHS := Package.swift Sources Tests $(wildcard Tools)
 
-.PHONY: all deps build lint format test bench demo clean
+.PHONY: all deps build lint format test test-tsan bench demo clean
+
+# The suites that exercise locks, queues and delivery across threads: `make test` runs them under
+# ThreadSanitizer too (in their own build directory), and any report fails the run.
+TSAN_SUITES := LiveDeliveryTests|LiveStressTests|LiveResultsTests|LiveResultsStorageTests|SectionedResultsTests|KeyPathFilterTests|LiveGroupTests|CrossProcessLiveResultsTests|ChangeLogTests|WriteGrowthTests|MemoryStorageTests|TransactionTests|MapGrowthTests
 
 all: build
 
@@ -41,7 +45,13 @@ format:
 test: deps lint
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
+	$(MAKE) test-tsan
 	$(SWIFT) run -c release lode-bench --quick
+
+test-tsan:
+	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build-tsan
+	TSAN_OPTIONS="halt_on_error=0 exitcode=66" $(SWIFT) test --skip-build --sanitize=thread \
+		--scratch-path .build-tsan --filter '$(TSAN_SUITES)'
 
 # The live task list, end to end, on lode-demo.store in the working directory.
 demo: deps
