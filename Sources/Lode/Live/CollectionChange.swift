@@ -98,12 +98,22 @@ public struct CollectionChange: Equatable, Sendable, CustomStringConvertible {
         return CollectionDifference(changes)!
     }
 
-    /// Sorts every list the documented way.
+    /// Sorts every list the documented way (and, in debug builds, checks the change is well formed).
     mutating func sort() {
         deletions.sort()
         insertions.sort()
         modifications.sort { $0.old < $1.old }
         moves.sort { $0.from < $1.from }
+        assert(isWellFormed, "CollectionChange: an index is used twice: \(self)")
+    }
+
+    /// No old index is deleted, moved or modified twice, and no new index inserted, moved to or
+    /// modified twice: what a batch update requires.
+    var isWellFormed: Bool {
+        let old = deletions + moves.map(\.from) + modifications.map(\.old)
+        let new = insertions + moves.map(\.to) + modifications.map(\.new)
+        return Set(old).count == old.count && Set(new).count == new.count
+            && old.allSatisfy { $0 >= 0 } && new.allSatisfy { $0 >= 0 }
     }
 
     /// `v3→v4: delete [1], insert [0], modify [2→2], move [0→3]` (a modified move is marked `*`).

@@ -89,7 +89,7 @@ public struct SectionedChange: Equatable, Sendable, CustomStringConvertible {
             && modifications.isEmpty && moves.isEmpty
     }
 
-    /// Sorts every list the documented way.
+    /// Sorts every list the documented way (and, in debug builds, checks the change is well formed).
     mutating func sort() {
         sectionDeletions.sort()
         sectionInsertions.sort()
@@ -97,6 +97,21 @@ public struct SectionedChange: Equatable, Sendable, CustomStringConvertible {
         insertions.sort()
         modifications.sort { $0.old < $1.old }
         moves.sort { $0.from < $1.from }
+        assert(isWellFormed, "SectionedChange: an index is used twice: \(self)")
+    }
+
+    /// No section or row is used twice on either side, and no row is changed inside a section that
+    /// is deleted or inserted: what a batch update requires.
+    var isWellFormed: Bool {
+        let old = deletions + moves.map(\.from) + modifications.map(\.old)
+        let new = insertions + moves.map(\.to) + modifications.map(\.new)
+        let deletedSections = Set(sectionDeletions)
+        let insertedSections = Set(sectionInsertions)
+        return Set(old).count == old.count && Set(new).count == new.count
+            && Set(sectionDeletions).count == sectionDeletions.count
+            && Set(sectionInsertions).count == sectionInsertions.count
+            && !old.contains { deletedSections.contains($0.section) }
+            && !new.contains { insertedSections.contains($0.section) }
     }
 
     /// The change as a ModelStorage update (sections offset by `firstSection`); moved rows whose

@@ -104,6 +104,7 @@ struct RankedKeys {
             if index == chunks[chunk].count - 1 { lastKeys[chunk] = key }
             fenwickAdd(chunk, 1)
         }
+        assert(invariantsHold(around: chunk), "RankedKeys: invariants broken by an insert")
         return rank
     }
 
@@ -124,7 +125,32 @@ struct RankedKeys {
             if index == chunks[chunk].count { lastKeys[chunk] = chunks[chunk].last! }
             fenwickAdd(chunk, -1)
         }
+        assert(invariantsHold(around: chunk), "RankedKeys: invariants broken by a removal")
         return rank
+    }
+
+    /// Checked after every mutation in debug builds, near the chunk it touched (so a check costs a
+    /// chunk, not the whole set): chunks are non-empty and strictly sorted, each last key is recorded,
+    /// neighbouring chunks do not overlap, and the Fenwick tree counts every key.
+    func invariantsHold(around chunk: Int) -> Bool {
+        guard lastKeys.count == chunks.count, fenwick.count == chunks.count + 1 else { return false }
+        guard keysBefore(chunks.count) == count else { return false }
+        guard !chunks.isEmpty else { return count == 0 }
+        let center = Swift.min(Swift.max(chunk, 0), chunks.count - 1)
+        for index in Swift.max(center - 1, 0)...Swift.min(center + 1, chunks.count - 1) {
+            let keys = chunks[index]
+            guard let last = keys.last, lastKeys[index] == last else { return false }
+            for position in keys.indices.dropFirst()
+            where !keys[position - 1].lexicographicallyPrecedes(keys[position]) {
+                return false
+            }
+            if index + 1 < chunks.count, let next = chunks[index + 1].first,
+                !last.lexicographicallyPrecedes(next)
+            {
+                return false
+            }
+        }
+        return true
     }
 
     /// The key at `rank`.
