@@ -658,6 +658,28 @@ public final class Environment: @unchecked Sendable {
         }
     }
 
+    /// The free bytes of the file system holding the environment, if it can say.
+    public var availableDiskSpace: Int? {
+        var info = statvfs()
+        guard statvfs(path, &info) == 0 else { return nil }
+        return Int(info.f_bavail) * Int(info.f_frsize)
+    }
+
+    /// For a commit that failed with `EIO` or `ENOSPC`: a ``LMDBError/Code/diskFull`` error when the
+    /// file system is (nearly) out of room — LMDB turns a short write for lack of space into `EIO`,
+    /// which alone would read as a hardware fault. Nil when there is room (a real I/O error).
+    func diskFullError(operation: String, _ rc: Int32) -> LMDBError? {
+        let available = availableDiskSpace
+        guard rc == ENOSPC || (available.map { $0 < Self.diskFullThreshold } ?? false) else { return nil }
+        return LMDBError(
+            .diskFull, operation: operation,
+            message: "no space left on the device holding \(path)"
+                + (available.map { " (\($0) bytes free)" } ?? "") + "; the commit was not written")
+    }
+
+    /// Below this many free bytes, an I/O error on commit is taken for a full disk.
+    static let diskFullThreshold = 16 << 20
+
     /// Copies the environment into `directory` (created when missing, with the environment's
     /// ``EnvironmentOptions/directoryMode``; must be empty) while it stays in use. A compacting copy
     /// leaves out free pages and renumbers the rest, so it is smaller. The copy's data file gets the

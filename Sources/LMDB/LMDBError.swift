@@ -91,6 +91,9 @@ public struct LMDBError: Error, Equatable, CustomStringConvertible, Sendable {
         case nestedTransactionsUnavailable
         /// An argument the wrapper refuses (bad size, bad name, bad combination of options).
         case invalidArgument
+        /// The file system holding the environment has no room left: a commit could not write its
+        /// pages (LMDB reports it as `EIO`). Nothing of the commit is visible.
+        case diskFull
     }
 
     /// What kind of failure this is.

@@ -305,6 +305,11 @@ public final class WriteTransaction: Transaction {
                 try rebuildAfterMapFull(operation: "mdb_txn_commit", attempt: attempt)
                 continue
             }
+            if rc == EIO || rc == ENOSPC,
+                let full = environment.diskFullError(operation: "mdb_txn_commit", rc)
+            {
+                throw full
+            }
             try check(rc, "mdb_txn_commit")
             return
         }

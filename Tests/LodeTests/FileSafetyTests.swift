@@ -72,4 +72,51 @@ import Testing
         let held = try store.readers().filter { $0.processID == pid }.count
         #expect(held <= 2 + 1, "\(held) reader slots held after the reads")  // the pool and one snapshot
     }
+
+    /// A commit that does not fit on the disk fails as `diskFull` (LMDB reports it as "Input/output
+    /// error"), and the store stays at its last commit, readable and consistent. The disk is a 1 MiB
+    /// tmpfs mounted for the test, which needs root (CI runs as root).
+    @Test(.enabled(if: getuid() == 0, "mounting a small tmpfs needs root"))
+    func aFullDiskIsNamedAndTheStoreKeepsItsLastCommit() throws {
+        let mountPoint = tmp.url.appendingPathComponent("small-disk").path
+        try FileManager.default.createDirectory(atPath: mountPoint, withIntermediateDirectories: true)
+        let mounted = try shell("mount -t tmpfs -o size=1m tmpfs '\(mountPoint)'")
+        try #require(mounted.status == 0, "mount: \(mounted.err)")
+        defer { _ = try? shell("umount '\(mountPoint)'") }
+        let store = try Store(atPath: mountPoint + "/store", types: [Task.self, Counter.self])
+        var committed = 0
+        var failure: LodeError?
+        let title = String(repeating: "t", count: 1000)
+        for round in 1...400 {
+            do {
+                try store.write { tx in
+                    for index in 0..<20 {
+                        let id = round * 100 + index
+                        try tx.insert(Task(id: id, title: title + "\(id)", rank: id, done: false, group: "g"))
+                    }
+                    try tx.upsert(Counter(name: "commits", value: round))
+                }
+                committed = round
+            } catch let error as LodeError {
+                failure = error
+                break
+            }
+        }
+        guard case .storage(let storage)? = failure else {
+            Issue.record(
+                "expected the disk to fill, got \(String(describing: failure)) after \(committed) commits")
+            return
+        }
+        #expect(storage.reason == .diskFull, "\(storage)")
+        #expect(storage.description.contains("no space left"), "\(storage)")
+        let (counter, tasks, report) = try store.read { tx in
+            (
+                try tx.object(Counter.self, key: "commits")?.value, try tx.count(Task.self),
+                try tx.checkIntegrity()
+            )
+        }
+        #expect(counter == committed && tasks == committed * 20)
+        #expect(report.problems.isEmpty, "\(report.problems.prefix(3))")
+        store.close()
+    }
 }

@@ -17,6 +17,9 @@ public struct StorageFailure: Error, Equatable, Sendable, CustomStringConvertibl
         case full
         /// Every reader slot is taken: too many processes or open results hold versions.
         case readersFull
+        /// The disk holding the store is full: the commit was not written and the store stays at its
+        /// last commit.
+        case diskFull
         /// A transaction changed too much at once; split it.
         case transactionTooLarge
         /// Another process committed while this one grew the map in the middle of a write. Nothing
@@ -51,6 +54,7 @@ public struct StorageFailure: Error, Equatable, Sendable, CustomStringConvertibl
         case .notADirectory: reason = .notADirectory
         case .mapFull: reason = .full
         case .readersFull: reason = .readersFull
+        case .diskFull: reason = .diskFull
         case .transactionFull: reason = .transactionTooLarge
         case .writeConflictDuringGrowth: reason = .writeConflictDuringGrowth
         case .incompatibleOptions: reason = .incompatibleOpen
