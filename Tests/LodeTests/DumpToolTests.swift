@@ -450,6 +450,28 @@ func runDump(_ arguments: [String]) throws -> (status: Int32, out: String, err: 
         #expect(try runDump(["dump", path, "Task", "--where", nested, "--format", "ndjson"]).status == 0)
     }
 
+    /// A reader that holds an old version keeps the file from reusing pages: the summary names the
+    /// oldest version held, how far behind it is and which process holds it.
+    @Test func theSummaryNamesTheOldestReaderAndItsProcess() throws {
+        let path = try makeStore()
+        let holder = try ToolProcess(["hold-read", path], tool: "lmdb-test-helper")
+        holder.read(until: "ready")
+        defer {
+            kill(holder.process.processIdentifier, SIGKILL)
+            _ = holder.finish()
+        }
+        let store = try Store(at: tmp.url, types: [Task.self, Counter.self])
+        let held = try store.read { $0.version }
+        for value in 0..<3 { try store.write { try $0.upsert(Counter(name: "visits", value: value)) } }
+        store.close()
+        let summary = try runDump([path])
+        #expect(summary.status == 0, "\(summary.err)")
+        #expect(
+            summary.out.contains(
+                "oldest     version \(held) (3 behind), held by pid \(holder.process.processIdentifier)\n"),
+            "\(summary.out)")
+    }
+
     @Test func aStoreLeftByCrashedProcessesIsStillInspected() throws {
         let path = try makeStore()
         // One process killed inside a write transaction, one killed holding a read.

@@ -109,6 +109,14 @@ func summary(_ path: String) throws {
     print(
         "readers    \(readers.count) of \(info.maxReaders)\(stale > 0 ? " (\(stale) stale: their processes are gone)" : "")"
     )
+    // A reader far behind keeps every page it sees from being reused: the file grows until it lets go.
+    if let oldest = readers.filter({ $0.version != nil }).min(by: { $0.version! < $1.version! }),
+        let version = oldest.version
+    {
+        print(
+            "oldest     version \(version) (\(info.lastCommittedVersion - version) behind), held by pid "
+                + "\(oldest.processID)\(oldest.processIsAlive ? "" : " (gone)")")
+    }
     print("types      \(types.count)")
     for type in types {
         print(
