@@ -46,6 +46,39 @@ import Testing
         #expect(try mode(shared) == 0o750 && mode(shared + "/data.mdb") == 0o640)
     }
 
+    /// A data file cut short (a failed copy, a full disk during a backup) used to crash the library and
+    /// the tools with SIGBUS at the first read of a missing page. It is refused at open, by name, and
+    /// left as it was.
+    @Test func aTruncatedDataFileIsRefusedAtOpen() throws {
+        let path = tmp.url.appendingPathComponent("cut").path
+        do {
+            let store = try Store(atPath: path, types: [Task.self])
+            try store.write { tx in
+                for id in 0..<300 {
+                    try tx.insert(Task(id: id, title: "task \(id)", rank: id, done: false, group: "g"))
+                }
+            }
+            store.close()
+        }
+        let data = path + "/data.mdb"
+        let size = try #require(try FileManager.default.attributesOfItem(atPath: data)[.size] as? Int)
+        let handle = try #require(FileHandle(forWritingAtPath: data))
+        try handle.truncate(atOffset: UInt64(size / 3))
+        try handle.close()
+        let cut = try Data(contentsOf: URL(fileURLWithPath: data))
+        guard case .storage(let failure) = lodeError({ _ = try Store(atPath: path) }) else {
+            Issue.record("a truncated store opened")
+            return
+        }
+        #expect(failure.reason == .damaged)
+        #expect(failure.message.contains("data.mdb is truncated"), "\(failure)")
+        for arguments in [[path], ["check", path], ["dump", path, "Task"]] {
+            let result = try runDump(arguments)
+            #expect(result.status == 1 && result.err.contains("is truncated"), "\(arguments): \(result.err)")
+        }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: data)) == cut)
+    }
+
     /// Idle pooled read transactions hold reader slots shared by every process: the pool is bounded by
     /// the configuration, so many concurrent reads leave at most that many slots behind.
     @Test func idleReadersAreBoundedByThePoolSize() throws {
