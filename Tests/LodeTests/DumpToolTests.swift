@@ -450,6 +450,44 @@ func runDump(_ arguments: [String]) throws -> (status: Int32, out: String, err: 
         #expect(try runDump(["dump", path, "Task", "--where", nested, "--format", "ndjson"]).status == 0)
     }
 
+    /// Records the library would not restore are found by `check` and stop `export` (which used to exit
+    /// 0 on them, making a backup `load` refuses): a repeated field, a field name that is not text, a
+    /// record stored under another key than its primary key, a record that is not a map.
+    @Test func recordsThatCannotBeRestoredAreReportedAndStopAnExport() throws {
+        let path = try makeStore()
+        let encoder = CBOREncoder()
+        // {"id": 2, "id": 2, …}, {1: "x", "id": 3}, the record of 5 stored under 6's key, a bare number.
+        let repeated: [UInt8] = [0xa2, 0x62, 0x69, 0x64, 0x02, 0x62, 0x69, 0x64, 0x02]
+        let numericName: [UInt8] = [0xa2, 0x01, 0x61, 0x78, 0x62, 0x69, 0x64, 0x03]
+        do {
+            let environment = try LMDB.Environment.open(at: path)
+            let records = try environment.database(named: "Task", create: false)
+            try environment.write { txn in
+                let key = KeyEncoder()
+                try txn.put(repeated, forKey: try key.encode(2), in: records)
+                try txn.put(numericName, forKey: try key.encode(3), in: records)
+                let five = try #require(try txn.get(try key.encode(5), in: records))
+                try txn.put(five, forKey: try key.encode(6), in: records)
+                try txn.put(try encoder.encode(7), forKey: try key.encode(1), in: records)
+            }
+        }
+        let check = try runDump(["check", path])
+        #expect(check.status == 1)
+        let lines = check.out.split(separator: "\n").map(String.init)
+        for expected in [
+            "Task 1: the record is not a CBOR map",
+            "Task 2: field \"id\": the field appears twice in the record",
+            "Task 3: field \"1\": a field name is not text",
+            "Task 6: stored under another key than its id 5",
+        ] {
+            #expect(lines.contains(expected), "missing \"\(expected)\" in \(check.out)")
+        }
+        let export = try runDump(["export", path])
+        #expect(export.status == 1)
+        #expect(export.err.contains("Task 1"), "\(export.err)")
+        #expect(!export.out.contains(#"{"end""#))
+    }
+
     /// A reader that holds an old version keeps the file from reusing pages: the summary names the
     /// oldest version held, how far behind it is and which process holds it.
     @Test func theSummaryNamesTheOldestReaderAndItsProcess() throws {

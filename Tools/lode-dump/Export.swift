@@ -31,7 +31,10 @@ func export(_ path: String, types names: [String]) throws {
             while true {
                 let batch = try tx.storedRecords(of: type.name, from: start, limit: 1000)
                 for record in batch {
-                    let readable = (try? record.value(type: type.name).json) ?? "null"
+                    // An export that `load` would refuse is no backup: stop at the first such record
+                    // (the export then has no end line, so `load` refuses it whole).
+                    try record.checkRestorable(as: type)
+                    let readable = try record.value(type: type.name).json
                     output.write(
                         "{\"record\":\"\(Data(record.bytes).base64EncodedString())\",\"object\":\(readable)}\n"
                     )

@@ -13,84 +13,6 @@ public struct IntegrityReport: Sendable {
     public var types = 0
 }
 
-extension CBORValue: Encodable {
-    /// Encodes the value as the Swift value that wrote it would encode: so ``KeyEncoder`` gives a
-    /// record's fields the key bytes the library gave them (dates, UUIDs, URLs and decimals included).
-    public func encode(to encoder: any Encoder) throws {
-        switch self {
-        case .unsigned(let value):
-            var container = encoder.singleValueContainer()
-            try container.encode(value)
-        case .negative(let value):
-            var container = encoder.singleValueContainer()
-            guard value <= UInt64(Int64.max) else {
-                throw EncodingError.invalidValue(
-                    self, .init(codingPath: encoder.codingPath, debugDescription: "below Int64.min"))
-            }
-            try container.encode(-1 - Int64(value))
-        case .bytes(let bytes):
-            var container = encoder.singleValueContainer()
-            try container.encode(Data(bytes))
-        case .text(let text):
-            var container = encoder.singleValueContainer()
-            try container.encode(text)
-        case .array(let items):
-            var container = encoder.unkeyedContainer()
-            for item in items { try container.encode(item) }
-        case .map(let entries):
-            var container = encoder.container(keyedBy: FieldKey.self)
-            for entry in entries {
-                let name: String
-                if case .text(let text) = entry.key { name = text } else { name = entry.key.json }
-                try container.encode(entry.value, forKey: FieldKey(stringValue: name))
-            }
-        case .tagged(let tag, let value):
-            var container = encoder.singleValueContainer()
-            switch (tag, value) {
-            case (1, _) where value.number != nil:
-                try container.encode(Date(timeIntervalSince1970: value.number!))
-            case (40001, _) where value.number != nil:
-                try container.encode(Date(timeIntervalSinceReferenceDate: value.number!))
-            case (37, .bytes(let bytes)) where bytes.count == 16:
-                try container.encode(UUID(uuidString: String(json.dropFirst().dropLast()))!)
-            case (32, .text(let text)):
-                try container.encode(text)
-            case (4, _):
-                guard let decimal = Decimal(string: json) else {
-                    throw EncodingError.invalidValue(
-                        self, .init(codingPath: encoder.codingPath, debugDescription: "a malformed decimal"))
-                }
-                try container.encode(decimal)
-            default:
-                try container.encode(value)
-            }
-        case .bool(let value):
-            var container = encoder.singleValueContainer()
-            try container.encode(value)
-        case .null, .simple:
-            var container = encoder.singleValueContainer()
-            try container.encodeNil()
-        case .float(let value):
-            var container = encoder.singleValueContainer()
-            try container.encode(value)
-        }
-    }
-
-    /// The value at a dotted field path (`address.city`), or nil.
-    public func value(atPath path: String) -> CBORValue? {
-        var current: CBORValue? = self
-        for part in path.split(separator: ".") { current = current?[String(part)] }
-        return current
-    }
-}
-
-private struct FieldKey: CodingKey {
-    var stringValue: String
-    var intValue: Int? { nil }
-    init(stringValue: String) { self.stringValue = stringValue }
-    init?(intValue: Int) { nil }
-}
-
 extension Transaction {
     /// Checks the store without the app's types: every record decodes as CBOR and is stored under its
     /// own primary key; every index entry points at a record that has that value and every record is
@@ -102,30 +24,24 @@ extension Transaction {
         var expectedDatabases: Set<String> = [StoreLayout.meta, StoreLayout.catalog, StoreLayout.changes]
         for type in types {
             expectedDatabases.insert(type.name)
-            var values: [[UInt8]: CBORValue] = [:]
+            var records: [[UInt8]: UntypedRecord] = [:]
             for record in try storedRecords(of: type.name) {
                 report.records += 1
                 let label = "\(type.name) \(KeyDescription.describe(record.key))"
-                let value: CBORValue
+                let untyped: UntypedRecord
                 do {
-                    value = try CBORValue(decoding: record.bytes)
+                    untyped = try UntypedRecord(bytes: record.bytes, type: type)
                 } catch {
-                    report.problems.append("\(label): the record is not CBOR: \(error.reason)")
-                    continue
-                }
-                guard case .map = value else {
-                    report.problems.append("\(label): the record is not a CBOR map")
-                    continue
-                }
-                values[record.key] = value
-                guard let primaryKey = value.value(atPath: type.primaryKey) else {
                     report.problems.append(
-                        "\(label): the record has no primary key field \"\(type.primaryKey)\"")
+                        "\(label): " + (error.field.isEmpty ? "" : "field \"\(error.field)\": ")
+                            + error.reason)
                     continue
                 }
-                if let encoded = try? KeyEncoder().encode(primaryKey), encoded != record.key {
+                records[record.key] = untyped
+                if untyped.primaryKey != record.key {
                     report.problems.append(
-                        "\(label): stored under another key than its \(type.primaryKey) \(primaryKey.json)")
+                        "\(label): stored under another key than its \(type.primaryKey) \(untyped.primaryKeyValue.json)"
+                    )
                 }
             }
             for index in type.indexes {
@@ -133,19 +49,14 @@ extension Transaction {
                 expectedDatabases.insert(databaseName)
                 let database = try openDatabase(databaseName, kind: index.isUnique ? .plain : .duplicates)
                 var expected: [[UInt8]: [[UInt8]]] = [:]
-                for (key, value) in values {
-                    var bytes: [UInt8] = []
+                for (key, record) in records {
                     do {
-                        for field in index.fields {
-                            try KeyEncoder().append(value.value(atPath: field) ?? .null, to: &bytes)
-                        }
+                        expected[try record.indexKey(index), default: []].append(key)
                     } catch {
                         report.problems.append(
-                            "\(type.name) \(KeyDescription.describe(key)): its \(index.name) value does not encode: \(error)"
+                            "\(type.name) \(KeyDescription.describe(key)): its \(index.name) value does not encode: \(error.reason)"
                         )
-                        continue
                     }
-                    expected[IndexKeyLimit.stored(bytes), default: []].append(key)
                 }
                 for entry in try lmdb.entries(in: database) {
                     report.indexEntries += 1
@@ -153,7 +64,7 @@ extension Transaction {
                     if var keys = expected[entry.key], let found = keys.firstIndex(of: entry.value) {
                         keys.remove(at: found)
                         expected[entry.key] = keys.isEmpty ? nil : keys
-                    } else if values[entry.value] == nil {
+                    } else if records[entry.value] == nil {
                         report.problems.append(
                             "index \(databaseName): entry \(KeyDescription.describe(entry.key)) points at \(target), which does not exist"
                         )

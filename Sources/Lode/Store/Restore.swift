@@ -41,48 +41,35 @@ extension WriteTransaction {
         for record in records {
             count += 1
             let label = "record \(count)"
-            let value: CBORValue
+            let untyped: UntypedRecord
             do {
-                value = try CBORValue(decoding: record)
+                untyped = try UntypedRecord(bytes: record, type: type)
             } catch {
-                throw LodeError.recordDoesNotDecode(type: name, key: label, field: "", reason: error.reason)
-            }
-            guard case .map(let entries) = value else {
+                if let length = error.keyLength { throw LodeError.keyTooLong(type: name, bytes: length) }
                 throw LodeError.recordDoesNotDecode(
-                    type: name, key: label, field: "", reason: "the record is not a CBOR map")
+                    type: name, key: label, field: error.field, reason: error.reason)
             }
-            for entry in entries { if case .text(let field) = entry.key { fields.insert(field) } }
-            guard let primaryKey = value.value(atPath: type.primaryKey) else {
-                throw LodeError.recordDoesNotDecode(
-                    type: name, key: label, field: type.primaryKey, reason: "the primary-key field is missing"
-                )
-            }
-            let key = try restoredKey(of: primaryKey, type: name, label: label, field: type.primaryKey)
-            guard key.count <= IndexKeyLimit.maximum else {
-                throw LodeError.keyTooLong(type: name, bytes: key.count)
-            }
+            fields.formUnion(untyped.fieldNames)
+            let primaryKey = untyped.primaryKeyValue
+            let key = untyped.primaryKey
             do {
                 try lmdbWrite.put(record, forKey: key, in: recordsDatabase, flags: .noOverwrite)
             } catch let error as LMDBError where error.code == .keyExists {
                 throw LodeError.duplicateKey(type: name, key: primaryKey.json)
             }
             for (index, database) in zip(type.indexes, indexDatabases) {
-                var bytes: [UInt8] = []
-                for field in index.fields {
-                    do {
-                        try KeyEncoder().append(value.value(atPath: field) ?? .null, to: &bytes)
-                    } catch {
-                        throw LodeError.recordDoesNotDecode(
-                            type: name, key: primaryKey.json, field: field,
-                            reason: "the value cannot be an index key: \(error)")
-                    }
+                let indexKey: [UInt8]
+                do {
+                    indexKey = try untyped.indexKey(index)
+                } catch {
+                    throw LodeError.recordDoesNotDecode(
+                        type: name, key: primaryKey.json, field: error.field, reason: error.reason)
                 }
-                let indexKey = IndexKeyLimit.stored(bytes)
                 do {
                     try lmdbWrite.put(
                         key, forKey: indexKey, in: database, flags: index.isUnique ? .noOverwrite : [])
                 } catch let error as LMDBError where error.code == .keyExists {
-                    let values = index.fields.map { value.value(atPath: $0)?.json ?? "null" }
+                    let values = index.fields.map { untyped.value.value(atPath: $0)?.json ?? "null" }
                     throw LodeError.uniqueViolation(
                         type: name, index: index.name, value: values.joined(separator: ", "))
                 }
@@ -113,17 +100,6 @@ extension WriteTransaction {
                 throw refuse("index names must be non-empty and distinct (\"\(index.name)\")")
             }
             guard !index.fields.isEmpty else { throw refuse("index \"\(index.name)\" has no fields") }
-        }
-    }
-
-    private func restoredKey(of value: CBORValue, type: String, label: String, field: String) throws
-        -> [UInt8]
-    {
-        do {
-            return try KeyEncoder().encode(value)
-        } catch {
-            throw LodeError.recordDoesNotDecode(
-                type: type, key: label, field: field, reason: "the value cannot be a primary key: \(error)")
         }
     }
 }

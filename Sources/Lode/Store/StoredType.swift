@@ -101,6 +101,29 @@ public struct StoredRecord: Sendable, Equatable {
     /// The record's bytes as stored.
     public var bytes: [UInt8]
 
+    /// Checks that `lode-dump load` (``WriteTransaction/restore(_:records:)``) would restore the record
+    /// as it is: one CBOR map with text field names each used once, holding the primary-key field of
+    /// `type`, whose key encoding is the key the record is stored under, and with every index value
+    /// encodable.
+    /// - Throws: ``LodeError/recordDoesNotDecode(type:key:field:reason:)`` naming what is wrong.
+    public func checkRestorable(as type: StoredType) throws {
+        let label = KeyDescription.describe(key)
+        do throws(UntypedRecord.Problem) {
+            let record = try UntypedRecord(bytes: bytes, type: type)
+            guard record.primaryKey == key else {
+                throw UntypedRecord.Problem(
+                    field: type.primaryKey,
+                    reason:
+                        "the record is stored under another key than its \(type.primaryKey) \(record.primaryKeyValue.json)"
+                )
+            }
+            for index in type.indexes { _ = try record.indexKey(index) }
+        } catch {
+            throw LodeError.recordDoesNotDecode(
+                type: type.name, key: label, field: error.field, reason: error.reason)
+        }
+    }
+
     /// The record decoded as a CBOR value.
     /// - Throws: ``LodeError/recordDoesNotDecode(type:key:field:reason:)`` for bytes that are not one
     ///   CBOR item.

@@ -1,0 +1,80 @@
+import Foundation
+
+/// A stored record read without its Swift type and checked the way `lode-dump load` restores it:
+/// one CBOR map whose field names are text, each used once, holding the primary-key field. Its
+/// primary key and index keys come from this one untyped derivation (the key encoding of the value
+/// the app wrote, through `CBORValue`'s `Encodable` form), used by `checkIntegrity()`, the export and
+/// `restore` alike, so what one accepts the others accept.
+struct UntypedRecord {
+    /// What is wrong with a record: the field (empty for the whole record) and why.
+    struct Problem: Error {
+        var field: String
+        var reason: String
+        /// For a primary key over the limit: its length.
+        var keyLength: Int?
+    }
+
+    /// The decoded record.
+    let value: CBORValue
+    /// The primary-key field's value.
+    let primaryKeyValue: CBORValue
+    /// The primary key, key-encoded: where the record must be stored.
+    let primaryKey: [UInt8]
+
+    /// Reads `bytes` as a record of `type`.
+    init(bytes: [UInt8], type: StoredType) throws(Problem) {
+        let value: CBORValue
+        do {
+            value = try CBORValue(decoding: bytes)
+        } catch {
+            throw Problem(field: "", reason: "the record is not CBOR: \(error.reason)")
+        }
+        guard case .map(let entries) = value else {
+            throw Problem(field: "", reason: "the record is not a CBOR map")
+        }
+        var names = Set<String>()
+        for entry in entries {
+            guard case .text(let name) = entry.key else {
+                throw Problem(field: entry.key.json, reason: "a field name is not text")
+            }
+            guard names.insert(name).inserted else {
+                throw Problem(field: name, reason: "the field appears twice in the record")
+            }
+        }
+        guard let primaryKeyValue = value.value(atPath: type.primaryKey) else {
+            throw Problem(field: type.primaryKey, reason: "the primary-key field is missing")
+        }
+        do {
+            primaryKey = try KeyEncoder().encode(primaryKeyValue)
+        } catch {
+            throw Problem(field: type.primaryKey, reason: "the value cannot be a primary key: \(error)")
+        }
+        guard primaryKey.count <= IndexKeyLimit.maximum else {
+            throw Problem(
+                field: type.primaryKey,
+                reason: "the primary key is \(primaryKey.count) bytes; primary keys are limited to 511",
+                keyLength: primaryKey.count)
+        }
+        self.value = value
+        self.primaryKeyValue = primaryKeyValue
+    }
+
+    /// The field names, in record order.
+    var fieldNames: [String] {
+        guard case .map(let entries) = value else { return [] }
+        return entries.compactMap { if case .text(let name) = $0.key { return name } else { return nil } }
+    }
+
+    /// The key the record has in `index` (as stored: long values cut to 500 bytes and a hash).
+    func indexKey(_ index: StoredIndex) throws(Problem) -> [UInt8] {
+        var bytes: [UInt8] = []
+        for field in index.fields {
+            do {
+                try KeyEncoder().append(value.value(atPath: field) ?? .null, to: &bytes)
+            } catch {
+                throw Problem(field: field, reason: "the value cannot be an index key: \(error)")
+            }
+        }
+        return IndexKeyLimit.stored(bytes)
+    }
+}
