@@ -381,6 +381,8 @@ final class CBORMapIndex: ManagedBuffer<CBORMapIndex.Header, CBORMapIndex.Entry>
         var scanOffset: Int
         /// Where the next lookup starts looking.
         var cursor = 0
+        /// 1 for an indefinite-length map: the break byte that ends it after the last entry.
+        var trailer = 0
     }
 
     struct Entry {
@@ -408,18 +410,20 @@ final class CBORMapIndex: ManagedBuffer<CBORMapIndex.Header, CBORMapIndex.Entry>
         if let spare, spare.capacity >= entries {
             // Entries are plain integers: the old ones need no deinitializing.
             spare.withUnsafeMutablePointerToHeader {
-                $0.pointee = Header(count: entries, scanOffset: firstEntry)
+                $0.pointee = Header(count: entries, scanOffset: firstEntry, trailer: count == nil ? 1 : 0)
             }
             return spare
         }
-        let buffer = create(minimumCapacity: entries) { _ in Header(count: entries, scanOffset: firstEntry) }
+        let buffer = create(minimumCapacity: entries) { _ in
+            Header(count: entries, scanOffset: firstEntry, trailer: count == nil ? 1 : 0)
+        }
         return unsafeDowncast(buffer, to: CBORMapIndex.self)
     }
 
-    /// Where the map ends, once every entry has been scanned.
+    /// Where the map ends (after its break byte, if indefinite), once every entry has been scanned.
     var end: Int? {
         withUnsafeMutablePointerToHeader {
-            $0.pointee.known == $0.pointee.count ? $0.pointee.scanOffset : nil
+            $0.pointee.known == $0.pointee.count ? $0.pointee.scanOffset + $0.pointee.trailer : nil
         }
     }
 
@@ -437,6 +441,11 @@ final class CBORMapIndex: ManagedBuffer<CBORMapIndex.Header, CBORMapIndex.Entry>
         if let text = try reader.readStringBytes(major: 3) {
             keyStart = text.baseAddress! - bytes.baseAddress!
             keyLength = text.count
+            // Field names are nearly always ASCII; anything else must be UTF-8, or no field could
+            // ever match it and the decode would report a missing field instead of the bad name.
+            if !text.allSatisfy({ $0 < 0x80 }), String(validating: text, as: UTF8.self) == nil {
+                throw .malformed("the field name at byte \(keyStart) is not valid UTF-8", at: keyStart)
+            }
         } else {
             try reader.skipItem()
             keyStart = 0
