@@ -1,11 +1,18 @@
 # Lode — the commands a user runs. `make test` is the one test command (CI runs it too).
 
 SWIFT ?= swift
+SHELL := /bin/bash
 APT_PACKAGES := liblmdb-dev lmdb-utils libsqlite3-dev pkg-config
 SUDO := $(shell [ "$$(id -u)" = "0" ] || echo sudo)
 FORMAT_PATHS := Package.swift Sources Tests $(wildcard Tools)
 
-.PHONY: all deps build lint format test test-tsan bench demo clean
+.PHONY: all deps build lint format test test-tsan fuzz-build fuzz-quick fuzz bench demo clean
+
+# libFuzzer targets (Fuzz/README.md): each harness is compiled with the library sources it exercises.
+FUZZ_TARGETS := cbor keys expression
+FUZZ_SOURCES := $(wildcard Sources/Lode/Codec/*.swift) $(wildcard Sources/Lode/Keys/*.swift)
+FUZZ_SECONDS ?= 10
+FUZZ_LONG_SECONDS ?= 600
 
 # The suites that exercise locks, queues and delivery across threads: `make test` runs them under
 # ThreadSanitizer too (in their own build directory), and any report fails the run.
@@ -46,12 +53,37 @@ test: deps lint
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
 	$(MAKE) test-tsan
+	$(MAKE) fuzz-quick
 	$(SWIFT) run -c release lode-bench --quick
 
 test-tsan:
 	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build-tsan
 	TSAN_OPTIONS="halt_on_error=0 exitcode=66" $(SWIFT) test --skip-build --sanitize=thread \
 		--scratch-path .build-tsan --filter '$(TSAN_SUITES)'
+
+fuzz-build:
+	mkdir -p .build-fuzz
+	sed '/^import Lode$$/d' Tools/lode-dump/Expression.swift > .build-fuzz/Expression.swift
+	swiftc -O -sanitize=fuzzer,address -parse-as-library -module-name FuzzCBOR $(FUZZ_SOURCES) \
+		Fuzz/cbor.swift -o .build-fuzz/fuzz-cbor
+	swiftc -O -sanitize=fuzzer,address -parse-as-library -module-name FuzzKeys $(FUZZ_SOURCES) \
+		Fuzz/keys.swift -o .build-fuzz/fuzz-keys
+	swiftc -O -sanitize=fuzzer,address -parse-as-library -module-name FuzzExpression $(FUZZ_SOURCES) \
+		.build-fuzz/Expression.swift Fuzz/expression.swift -o .build-fuzz/fuzz-expression
+
+# Each target for FUZZ_SECONDS on its seed corpus (what make test runs); a crash fails the run.
+fuzz-quick: fuzz-build
+	for target in $(FUZZ_TARGETS); do \
+		mkdir -p .build-fuzz/corpus/$$target && \
+		.build-fuzz/fuzz-$$target -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=2048 \
+			-artifact_prefix=.build-fuzz/crash-$$target- .build-fuzz/corpus/$$target Fuzz/corpus/$$target \
+			2>&1 | grep -E "^Done|ERROR|SUMMARY" | sed "s/^/fuzz $$target: /"; \
+		test $${PIPESTATUS[0]} -eq 0 || exit 1; \
+	done
+
+# The long run: FUZZ_LONG_SECONDS per target, keeping the corpus it grows.
+fuzz:
+	$(MAKE) fuzz-quick FUZZ_SECONDS=$(FUZZ_LONG_SECONDS)
 
 # The live task list, end to end, on lode-demo.store in the working directory.
 demo: deps
@@ -62,4 +94,4 @@ bench: deps
 	$(SWIFT) run -c release lode-bench
 
 clean:
-	rm -rf .build
+	rm -rf .build .build-tsan .build-fuzz

@@ -256,31 +256,6 @@ func dump(_ path: String, type: String, arguments: Arguments) throws {
     }
 }
 
-/// Orders two field values: missing and null first, then numbers, text, others by their JSON.
-func compare(_ lhs: CBORValue?, _ rhs: CBORValue?) -> Int {
-    func rank(_ value: CBORValue?) -> Int {
-        switch value {
-        case nil, .null?: return 0
-        case .bool?: return 1
-        case .unsigned?, .negative?, .float?: return 2
-        case .text?: return 3
-        default: return 4
-        }
-    }
-    let (left, right) = (rank(lhs), rank(rhs))
-    if left != right { return left < right ? -1 : 1 }
-    switch (lhs, rhs) {
-    case (.text(let a)?, .text(let b)?): return a == b ? 0 : (a < b ? -1 : 1)
-    case (.bool(let a)?, .bool(let b)?): return a == b ? 0 : (!a ? -1 : 1)
-    default:
-        if let a = lhs?.number, let b = rhs?.number {
-            return a == b ? 0 : (a < b ? -1 : 1)
-        }
-        let (a, b) = (lhs?.json ?? "", rhs?.json ?? "")
-        return a == b ? 0 : (a < b ? -1 : 1)
-    }
-}
-
 /// `check`: prints each problem; exit status 0 only when there are none.
 func check(_ path: String) throws -> Int32 {
     let store = try openStore(path)

@@ -1,0 +1,33 @@
+import Foundation
+
+/// Record shapes the typed decoder is driven through: scalars, optionals, arrays, nested maps, dates,
+/// UUIDs, data and an enum with associated values.
+struct FuzzRecord: Codable {
+    var id: Int
+    var title: String
+    var tags: [String]
+    var due: Date?
+    var score: Double
+    var nested: [String: Int]
+    var owner: UUID?
+    var blob: Data?
+    var state: FuzzState?
+}
+
+enum FuzzState: Codable {
+    case open
+    case assigned(to: String, priority: Int8)
+}
+
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzCBOR(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
+    let bytes = Array(UnsafeRawBufferPointer(start: start, count: count))
+    if let value = try? CBORValue(decoding: bytes) {
+        _ = value.json
+        _ = try? KeyEncoder().encode(value)
+    }
+    _ = try? CBORDecoder().decode(FuzzRecord.self, from: bytes)
+    _ = try? CBORDecoder().decode([Int64].self, from: bytes)
+    _ = try? CBORDecoder().decode(String.self, from: bytes)
+    return 0
+}
