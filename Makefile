@@ -4,7 +4,7 @@ SWIFT ?= swift
 SHELL := /bin/bash
 APT_PACKAGES := liblmdb-dev lmdb-utils libsqlite3-dev pkg-config
 SUDO := $(shell [ "$$(id -u)" = "0" ] || echo sudo)
-FORMAT_PATHS := Package.swift Sources Tests $(wildcard Tools)
+FORMAT_PATHS := Package.swift Sources Tests $(wildcard Tools) Fuzz
 
 .PHONY: all deps build lint format test test-tsan fuzz-build fuzz-quick fuzz bench demo clean
 

@@ -19,6 +19,7 @@ enum FuzzState: Codable {
     case assigned(to: String, priority: Int8)
 }
 
+/// One libFuzzer input: decoded as an untyped CBOR value and as typed records; nothing may crash.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzCBOR(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
     let bytes = Array(UnsafeRawBufferPointer(start: start, count: count))

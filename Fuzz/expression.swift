@@ -3,6 +3,7 @@ import Foundation
 /// `lode-dump`'s own error types, as its `main.swift` defines them (the harness does not compile it).
 struct UsageError: Error, CustomStringConvertible { var description: String }
 
+/// One libFuzzer input: parsed as a `--where` expression and, if it parses, evaluated on a record.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzExpression(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
     let text = String(decoding: UnsafeRawBufferPointer(start: start, count: count), as: UTF8.self)

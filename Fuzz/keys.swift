@@ -1,5 +1,6 @@
 import Foundation
 
+/// One libFuzzer input: decoded as a key for display, and (as text) encoded and described again.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzKeys(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
     let bytes = Array(UnsafeRawBufferPointer(start: start, count: count))
