@@ -14,6 +14,8 @@ func export(_ path: String, types names: [String]) throws {
     let format = try meta(store)["format"]?.number.map { Int($0) } ?? 0
     var output = Output()
     defer { output.flush() }
+    var progress = Progress("exporting")
+    defer { progress.finish() }
     try store.read { tx in
         let all = try tx.storedTypes()
         for name in names where !all.contains(where: { $0.name == name }) {
@@ -34,6 +36,7 @@ func export(_ path: String, types names: [String]) throws {
                     // An export that `load` would refuse is no backup: stop at the first such record
                     // (the export then has no end line, so `load` refuses it whole).
                     try record.checkRestorable(as: type)
+                    progress.advance()
                     let readable = try record.value(type: type.name).json
                     output.write(
                         "{\"record\":\"\(Data(record.bytes).base64EncodedString())\",\"object\":\(readable)}\n"
@@ -63,69 +66,142 @@ private struct Output {
     }
 }
 
-/// One type of an export with its records, as read back.
-struct ExportedType {
-    var type: StoredType
-    var records: [[UInt8]] = []
+/// Standard input read a line at a time, so a load holds one line in memory, not the export.
+final class LineReader {
+    private let handle: FileHandle
+    private var buffer: [UInt8]
+    private var start = 0
+    private var ended = false
+    /// The number of the line `next()` returned last.
+    private(set) var number = 0
+
+    /// Reads from `handle`, after the `prefix` already read from it.
+    init(_ handle: FileHandle, prefix: [UInt8]) {
+        self.handle = handle
+        self.buffer = prefix
+    }
+
+    /// The next line without its newline, or nil at the end.
+    func next() -> Substring? {
+        while true {
+            if let newline = buffer[start...].firstIndex(of: 0x0a) {
+                defer { start = newline + 1 }
+                number += 1
+                return Substring(decoding: buffer[start..<newline], as: UTF8.self)
+            }
+            if ended {
+                guard start < buffer.count else { return nil }
+                defer { start = buffer.count }
+                number += 1
+                return Substring(decoding: buffer[start...], as: UTF8.self)
+            }
+            buffer.removeSubrange(0..<start)
+            start = 0
+            let chunk = handle.availableData
+            if chunk.isEmpty { ended = true } else { buffer.append(contentsOf: chunk) }
+        }
+    }
 }
 
-/// Reads an ndjson export, checking its header, every line and the totals.
-func parseExport(_ text: Substring) throws -> [ExportedType] {
-    var types: [ExportedType] = []
-    var sawHeader = false
-    var sawEnd = false
-    for (offset, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
-        let number = offset + 1
-        func fail(_ what: String) -> DumpError { DumpError(description: "export line \(number): \(what)") }
-        if line.allSatisfy(\.isWhitespace) { continue }
-        guard !sawEnd else { throw fail("text after the end line") }
-        guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else {
-            throw fail("not a JSON object")
-        }
-        if !sawHeader {
-            guard object["lode"] as? String == "export" else {
-                throw fail(
-                    "not a Lode export (the output of `dump --format ndjson` is for reading; make a loadable one with `lode-dump export STORE`)"
-                )
-            }
-            guard object["exportVersion"] as? Int == exportVersion else {
-                throw fail(
-                    "export version \(object["exportVersion"] ?? "none"); this tool reads \(exportVersion)")
-            }
-            guard let format = object["format"] as? Int, Store.supportedFormatVersions.contains(format) else {
-                throw fail(
-                    "store format \(object["format"] ?? "none"); this tool reads formats "
-                        + "\(Store.supportedFormatVersions.lowerBound)–\(Store.supportedFormatVersions.upperBound)"
-                )
-            }
-            sawHeader = true
-        } else if let type = object["type"] as? [String: Any] {
-            types.append(ExportedType(type: try storedType(from: type, fail: fail)))
-        } else if let encoded = object["record"] as? String {
-            guard !types.isEmpty else { throw fail("a record before any type line") }
-            guard let bytes = Data(base64Encoded: encoded) else { throw fail("the record is not base64") }
-            types[types.count - 1].records.append(Array(bytes))
-        } else if let end = object["end"] as? [String: Any] {
-            let records = types.reduce(0) { $0 + $1.records.count }
-            guard end["types"] as? Int == types.count, end["records"] as? Int == records else {
-                throw fail(
-                    "the end line counts \(end["types"] ?? "?") types and \(end["records"] ?? "?") records; the export holds \(types.count) and \(records)"
-                )
-            }
-            sawEnd = true
-        } else {
-            throw fail("neither a type, a record nor the end line")
+/// Progress on standard error when it is a terminal (quiet in a pipe or a file).
+struct Progress {
+    let verb: String
+    private let shown = isatty(2) == 1
+    private var count = 0
+
+    init(_ verb: String) { self.verb = verb }
+
+    mutating func advance() {
+        count += 1
+        if shown && count % 10_000 == 0 {
+            FileHandle.standardError.write(Data("\r\(verb) \(count) objects…".utf8))
         }
     }
-    guard sawHeader else { throw DumpError(description: "the export on standard input is empty") }
-    for exported in types where exported.records.count != exported.type.objectCount {
-        throw DumpError(
-            description:
-                "the export is incomplete: \(exported.type.name) has \(exported.records.count) of \(exported.type.objectCount) records"
-        )
+
+    func finish() {
+        if shown && count >= 10_000 { FileHandle.standardError.write(Data("\r\u{1b}[K".utf8)) }
     }
-    guard sawEnd else { throw DumpError(description: "the export is truncated: it has no end line") }
-    return types
+}
+
+/// One line of an export, decoded.
+private enum ExportLine {
+    case header(format: Int)
+    case type(StoredType)
+    case record([UInt8])
+    case end(types: Int, records: Int)
+}
+
+private func decode(_ line: Substring, number: Int) throws -> ExportLine {
+    func fail(_ what: String) -> DumpError { DumpError(description: "export line \(number): \(what)") }
+    guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else {
+        throw fail("not a JSON object")
+    }
+    if object["lode"] != nil {
+        guard object["lode"] as? String == "export" else { throw fail("not a Lode export header") }
+        guard object["exportVersion"] as? Int == exportVersion else {
+            throw fail(
+                "export version \(object["exportVersion"] ?? "none"); this tool reads \(exportVersion)")
+        }
+        guard let format = object["format"] as? Int, Store.supportedFormatVersions.contains(format) else {
+            throw fail(
+                "store format \(object["format"] ?? "none"); this tool reads formats "
+                    + "\(Store.supportedFormatVersions.lowerBound)–\(Store.supportedFormatVersions.upperBound)"
+            )
+        }
+        return .header(format: format)
+    }
+    if let type = object["type"] as? [String: Any] { return .type(try storedType(from: type, fail: fail)) }
+    if let encoded = object["record"] as? String {
+        guard let bytes = Data(base64Encoded: encoded) else { throw fail("the record is not base64") }
+        return .record(Array(bytes))
+    }
+    if let end = object["end"] as? [String: Any] {
+        guard let types = end["types"] as? Int, let records = end["records"] as? Int else {
+            throw fail("the end line needs types and records")
+        }
+        return .end(types: types, records: records)
+    }
+    throw fail("neither a type, a record nor the end line")
+}
+
+/// The record lines after a type line, read as `restore` asks for them. A line that is not a record
+/// ends them and is kept for the caller; a line that does not decode stops them with the error
+/// kept (a sequence cannot throw), which the caller throws so the write rolls back.
+private final class RecordLines: Sequence, IteratorProtocol {
+    private let lines: LineReader
+    private var progress: Progress
+    var following: ExportLine?
+    var failure: (any Error)?
+    private(set) var count = 0
+
+    init(_ lines: LineReader, progress: Progress) {
+        self.lines = lines
+        self.progress = progress
+    }
+
+    func next() -> [UInt8]? {
+        guard following == nil, failure == nil else { return nil }
+        while let line = lines.next() {
+            if line.allSatisfy(\.isWhitespace) { continue }
+            do {
+                switch try decode(line, number: lines.number) {
+                case .record(let bytes):
+                    count += 1
+                    progress.advance()
+                    return bytes
+                case let other:
+                    following = other
+                    return nil
+                }
+            } catch {
+                failure = error
+                return nil
+            }
+        }
+        return nil
+    }
+
+    var progressState: Progress { progress }
 }
 
 /// A catalog entry from its export line.
@@ -145,9 +221,11 @@ private func storedType(from object: [String: Any], fail: (String) -> DumpError)
         objectCount: objects)
 }
 
-/// Restores an export into the store at `path` in one write transaction: every type is complete,
-/// with its indexes built from its records, or nothing is written.
-func loadExport(_ types: [ExportedType], into path: String) throws -> Int {
+/// Restores an export read from `lines` into the store at `path`, streaming: one write transaction
+/// in which each type's records are restored as they are read, checked against the header, each
+/// type's count and the end line — every type is complete, with its indexes built from its records,
+/// or nothing is written. Returns how many types and objects were loaded.
+func loadExport(from lines: LineReader, into path: String) throws -> (types: Int, objects: Int) {
     let store: Store
     do {
         store = try Store(atPath: path)
@@ -155,9 +233,70 @@ func loadExport(_ types: [ExportedType], into path: String) throws -> Int {
         throw DumpError(description: "\(path) is not a Lode store (\(reason)); an export loads into a store")
     }
     defer { store.close() }
+    var progress = Progress("loading")
+    defer { progress.finish() }
     return try store.write { tx in
-        try types.reduce(0) { total, exported in
-            total + (try tx.restore(exported.type, records: exported.records))
+        func nextLine() throws -> ExportLine? {
+            while let line = lines.next() {
+                if !line.allSatisfy(\.isWhitespace) { return try decode(line, number: lines.number) }
+            }
+            return nil
+        }
+        var firstLine: Substring?
+        while firstLine == nil, let line = lines.next() {
+            if !line.allSatisfy(\.isWhitespace) { firstLine = line }
+        }
+        let object = firstLine.flatMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }
+        guard let firstLine, object?["lode"] != nil,
+            case .header = try decode(firstLine, number: lines.number)
+        else {
+            throw DumpError(
+                description:
+                    "export line \(lines.number): not a Lode export (the output of `dump --format ndjson` is for reading; make a loadable one with `lode-dump export STORE`)"
+            )
+        }
+        var types = 0
+        var objects = 0
+        var line = try nextLine()
+        while true {
+            switch line {
+            case .type(let type)?:
+                let records = RecordLines(lines, progress: progress)
+                let restored = try tx.restore(type, records: records)
+                progress = records.progressState
+                if let failure = records.failure { throw failure }
+                guard restored == type.objectCount else {
+                    throw DumpError(
+                        description:
+                            "the export is incomplete: \(type.name) has \(restored) of \(type.objectCount) records"
+                    )
+                }
+                types += 1
+                objects += restored
+                line = records.following
+                if line == nil, records.failure == nil { line = nil }
+            case .end(let countedTypes, let countedRecords)?:
+                guard countedTypes == types, countedRecords == objects else {
+                    throw DumpError(
+                        description:
+                            "export line \(lines.number): the end line counts \(countedTypes) types and \(countedRecords) records; the export holds \(types) and \(objects)"
+                    )
+                }
+                while let rest = lines.next() {
+                    guard rest.allSatisfy(\.isWhitespace) else {
+                        throw DumpError(description: "export line \(lines.number): text after the end line")
+                    }
+                }
+                return (types, objects)
+            case .record?:
+                throw DumpError(description: "export line \(lines.number): a record before any type line")
+            case .header?:
+                throw DumpError(description: "export line \(lines.number): a second header")
+            case nil:
+                throw DumpError(description: "the export is truncated: it has no end line")
+            }
         }
     }
 }

@@ -148,10 +148,17 @@ func unhex(_ text: Substring) -> [UInt8]? {
 /// `path`, in one transaction: the store is complete or not there at all (a directory this command
 /// created is removed again when the load fails).
 func load(_ path: String, force: Bool) throws {
-    let input = FileHandle.standardInput.readDataToEndOfFile()
-    let text = String(decoding: input, as: UTF8.self)
-    let body = text.drop(while: \.isWhitespace)
-    guard !body.isEmpty else { throw DumpError(description: "the dump on standard input is empty") }
+    // Read until the first byte that is not white space says which kind of input this is: an export
+    // is then streamed a line at a time, a raw dump read whole.
+    var head: [UInt8] = []
+    var first: UInt8?
+    while first == nil {
+        let chunk = FileHandle.standardInput.availableData
+        if chunk.isEmpty { break }
+        head.append(contentsOf: chunk)
+        first = head.first { !(Character(UnicodeScalar($0)).isWhitespace) }
+    }
+    guard let first else { throw DumpError(description: "the dump on standard input is empty") }
     let manager = FileManager.default
     var isDirectory: ObjCBool = false
     let existed = manager.fileExists(atPath: path, isDirectory: &isDirectory)
@@ -174,13 +181,13 @@ func load(_ path: String, force: Bool) throws {
         }
     }
     do {
-        if body.hasPrefix("{") {
-            let types = try parseExport(body)
-            let count = try loadExport(types, into: path)
-            print(
-                "loaded \(types.count) \(types.count == 1 ? "type" : "types"), \(count) objects into \(path)")
+        if first == UInt8(ascii: "{") {
+            let (types, count) = try loadExport(
+                from: LineReader(FileHandle.standardInput, prefix: head), into: path)
+            print("loaded \(types) \(types == 1 ? "type" : "types"), \(count) objects into \(path)")
         } else {
-            let blocks = try parseRawDump(text)
+            let input = head + FileHandle.standardInput.readDataToEndOfFile()
+            let blocks = try parseRawDump(String(decoding: input, as: UTF8.self))
             try loadRaw(blocks, into: path, inputSize: input.count)
             let count = blocks.reduce(0) { $0 + $1.entries.count }
             print("loaded \(blocks.count) databases, \(count) entries into \(path)")
