@@ -224,6 +224,40 @@ final class MirroringStorageDelegate: StorageUpdating, @unchecked Sendable {
         }
     }
 
+    /// A view may apply updates later than they are delivered (between its own batches): each update
+    /// is relative to the one before it, not to what the view has applied so far. Members added while
+    /// earlier updates wait used to index the applied views past their end.
+    @Test func updatesStayConsistentWhileTheViewHasNotAppliedThemYet() throws {
+        let store = try Store(at: tmp.url, types: [Task.self, Counter.self])
+        try store.write { tx in
+            for id in 0..<4 {
+                try tx.insert(Task(id: id, title: "t\(id)", rank: id, done: false, group: "g\(id % 2)"))
+            }
+            try tx.insert(Counter(name: "c", value: 1))
+        }
+        final class Later: StorageUpdating {
+            var held: [StorageUpdate] = []
+            func storageDidPerformUpdate(_ update: StorageUpdate) { held.append(update) }
+            func storageNeedsReloading() {}
+        }
+        let storage = LiveResultsStorage(store: store, observesCommits: false)
+        let later = Later()
+        storage.delegate = later
+        var mirror = ListMirror<ObjectID>(sections: [])
+        try storage.addSection(with: store.objects(Counter.self))
+        try storage.addSections(from: store.objects(Task.self).sorted(by: \.rank).sectioned(by: \.group))
+        try store.write { tx in try tx.update(Task.self, key: 0) { $0.group = "g1" } }
+        try storage.refresh()
+        try storage.removeSection(at: 0)
+        #expect(later.held.count == 4)
+        for update in later.held {
+            update.applyDeferredDatasourceUpdates()
+            try mirror.apply(update, dataSource: MirroringStorageDelegate.contents(storage))
+        }
+        #expect(mirror.sections == MirroringStorageDelegate.contents(storage))
+        #expect(mirror.sections.count == 2)
+    }
+
     @Test func commitsAreDeliveredOnTheQueueAsOneUpdatePerVersion() throws {
         let store = try Store(at: tmp.url, types: [Task.self, Counter.self])
         let queue = DispatchQueue(label: "storage updates")

@@ -33,14 +33,16 @@ extension LiveResultsStorage {
         let update = StorageUpdate()
         var oldStarts: [ObjectIdentifier: Int] = [:]
         var oldStart = 0
-        for (index, member) in old.enumerated() {
+        // The old side is what the previous update led to (`composedSections`), whether or not the
+        // delegate has applied it yet.
+        for member in old {
             oldStarts[ObjectIdentifier(member)] = oldStart
-            oldStart += visible[index].sectionCount
+            oldStart += member.composedSections
         }
         let kept = Set(new.map(ObjectIdentifier.init))
-        for (index, member) in old.enumerated() where !kept.contains(ObjectIdentifier(member)) {
+        for member in old where !kept.contains(ObjectIdentifier(member)) {
             let start = oldStarts[ObjectIdentifier(member)]!
-            for section in 0..<visible[index].sectionCount {
+            for section in 0..<member.composedSections {
                 update.sectionChanges.append((.delete, [start + section]))
             }
         }
@@ -63,6 +65,7 @@ extension LiveResultsStorage {
             newStart += view.sectionCount
         }
         members = new
+        for member in new { member.composedSections = member.view.sectionCount }
         let views = new.map(\.view)
         guard !update.objectChanges.isEmpty || !update.sectionChanges.isEmpty else {
             visible = views

@@ -55,6 +55,8 @@ public final class LiveResultsStorage: BaseStorage, Storage, @unchecked Sendable
         /// The view at the member's version, made after each advance.
         private let makeView: () -> View
         private(set) var view: View
+        /// How many sections the last composed update gave the member (0 before it was shown).
+        var composedSections = 0
 
         init(live: any LiveGroupMember, makeView: @escaping () -> View) {
             self.live = live
