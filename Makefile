@@ -6,7 +6,7 @@ APT_PACKAGES := liblmdb-dev lmdb-utils libsqlite3-dev pkg-config
 SUDO := $(shell [ "$$(id -u)" = "0" ] || echo sudo)
 FORMAT_PATHS := Package.swift Sources Tests $(wildcard Tools) Fuzz
 
-.PHONY: all deps build lint format test test-tsan fuzz-build fuzz-quick fuzz bench demo clean
+.PHONY: all deps build lint format test test-tsan fuzz-build fuzz-quick fuzz soak bench demo clean
 
 # libFuzzer targets (Fuzz/README.md): each harness is compiled with the library sources it exercises.
 FUZZ_TARGETS := cbor keys expression
@@ -84,6 +84,14 @@ fuzz-quick: fuzz-build
 # The long run: FUZZ_LONG_SECONDS per target, keeping the corpus it grows.
 fuzz:
 	$(MAKE) fuzz-quick FUZZ_SECONDS=$(FUZZ_LONG_SECONDS)
+
+# The long runs: 1,000 kills of the crash-durability writer, the stress test under ThreadSanitizer,
+# and every fuzz target for FUZZ_LONG_SECONDS.
+soak: deps
+	$(SWIFT) build --build-tests
+	LODE_CRASH_KILLS=1000 $(SWIFT) test --skip-build --filter CrashDurabilityTests
+	$(MAKE) test-tsan
+	$(MAKE) fuzz
 
 # The live task list, end to end, on lode-demo.store in the working directory.
 demo: deps
