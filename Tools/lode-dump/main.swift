@@ -447,4 +447,4 @@ func main() -> Int32 {
     }
 }
 
-exit(main())
+exit(Supervisor.isWorker ? main() : Supervisor.run())
