@@ -44,17 +44,7 @@ struct CrashModel {
         let observed = store.objects(Task.self).filter(#Predicate { $0.group == "g0" }).sorted(by: \.rank)
         let replayer = ListReplayer("observer across kills")
         let started = DispatchSemaphore(value: 0)
-        let token = observed.observe { change in
-            switch change {
-            case .initial(let results):
-                replayer.initial([ids(results)])
-                started.signal()
-            case .update(let results, let change):
-                let new = [ids(results)]
-                replayer.apply(change.storageUpdate { new[0][$0] }, new: new, version: change.toVersion)
-            case .error(let error): replayer.fail("\(error)")
-            }
-        }
+        let token = observed.observe { replayer.follow($0, started: started) }
         #expect(started.wait(timeout: .now() + 10) == .success)
 
         // `make soak` raises the number of kills (LODE_CRASH_KILLS); `make test` runs 50.

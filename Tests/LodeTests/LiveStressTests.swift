@@ -45,6 +45,20 @@ final class ListReplayer: Sendable {
     }
 
     func fail(_ text: String) { state.withLock { $0.failures.append(text) } }
+
+    /// Follows a `ResultsChange` of tasks: the initial list (then signals `started`), each update
+    /// replayed, each error recorded.
+    func follow(_ change: ResultsChange<Task>, started: DispatchSemaphore) {
+        switch change {
+        case .initial(let results):
+            initial([ids(results)])
+            started.signal()
+        case .update(let results, let change):
+            let new = [ids(results)]
+            apply(change.storageUpdate { new[0][$0] }, new: new, version: change.toVersion)
+        case .error(let error): fail("\(error)")
+        }
+    }
 }
 
 func ids(_ results: Results<Task>) -> [Int] { (try? results.fetch().map(\.id)) ?? [-1] }
@@ -80,19 +94,7 @@ func ids<Key>(_ sectioned: SectionedResults<Key, Task>) -> [[Int]] {
         for (name, query, delay) in [("observe", byRank, 0.0), ("observe slow", openByRankDown, 0.015)] {
             let replayer = ListReplayer(name, delay: delay)
             replayers.append((replayer, { [ids(query.copyingQuery(of: query))] }))
-            tokens.append(
-                query.observe { change in
-                    switch change {
-                    case .initial(let results):
-                        replayer.initial([ids(results)])
-                        started.signal()
-                    case .update(let results, let change):
-                        let new = [ids(results)]
-                        replayer.apply(
-                            change.storageUpdate { new[0][$0] }, new: new, version: change.toVersion)
-                    case .error(let error): replayer.fail("\(error)")
-                    }
-                })
+            tokens.append(query.observe { replayer.follow($0, started: started) })
             starts += 1
         }
         for (name, sectioned, delay) in [("sectioned", byGroup, 0.0), ("sectioned slow", byDone, 0.015)] {
@@ -165,18 +167,7 @@ func ids<Key>(_ sectioned: SectionedResults<Key, Task>) -> [[Int]] {
         let asyncReplayer = ListReplayer("changes")
         replayers.append((asyncReplayer, { [ids(byTitle.copyingQuery(of: byTitle))] }))
         let asyncTask = _Concurrency.Task {
-            for await change in byTitle.changes {
-                switch change {
-                case .initial(let results):
-                    asyncReplayer.initial([ids(results)])
-                    started.signal()
-                case .update(let results, let change):
-                    let new = [ids(results)]
-                    asyncReplayer.apply(
-                        change.storageUpdate { new[0][$0] }, new: new, version: change.toVersion)
-                case .error(let error): asyncReplayer.fail("\(error)")
-                }
-            }
+            for await change in byTitle.changes { asyncReplayer.follow(change, started: started) }
         }
         starts += 1
         // Storages, with a delegate that replays on the list mirror.
