@@ -46,6 +46,13 @@ final class MirroringStorageDelegate: StorageUpdating, @unchecked Sendable {
     func storageDidFail(_ error: any Error) { failures.append("failure: \(error)") }
 }
 
+/// Holds updates without applying them, as a view between its batch updates would.
+final class HoldingDelegate: StorageUpdating {
+    var held: [StorageUpdate] = []
+    func storageDidPerformUpdate(_ update: StorageUpdate) { held.append(update) }
+    func storageNeedsReloading() {}
+}
+
 @Suite struct LiveResultsStorageTests {
     let tmp = TemporaryDirectory()
 
@@ -198,13 +205,7 @@ final class MirroringStorageDelegate: StorageUpdating, @unchecked Sendable {
         #expect(storage.item(at: IndexPath(item: 5, section: 1)) == nil)
         #expect(storage.item(at: IndexPath(item: 0, section: 9)) == nil)
 
-        /// Holds updates without applying them, as a view between batch updates would.
-        final class Holding: StorageUpdating {
-            var held: [StorageUpdate] = []
-            func storageDidPerformUpdate(_ update: StorageUpdate) { held.append(update) }
-            func storageNeedsReloading() {}
-        }
-        let holding = Holding()
+        let holding = HoldingDelegate()
         storage.delegate = holding
         try store.write { tx in try tx.insert(Task(id: 2, title: "b", rank: 0, done: false, group: "a")) }
         try storage.refresh()
@@ -235,13 +236,8 @@ final class MirroringStorageDelegate: StorageUpdating, @unchecked Sendable {
             }
             try tx.insert(Counter(name: "c", value: 1))
         }
-        final class Later: StorageUpdating {
-            var held: [StorageUpdate] = []
-            func storageDidPerformUpdate(_ update: StorageUpdate) { held.append(update) }
-            func storageNeedsReloading() {}
-        }
         let storage = LiveResultsStorage(store: store, observesCommits: false)
-        let later = Later()
+        let later = HoldingDelegate()
         storage.delegate = later
         var mirror = ListMirror<ObjectID>(sections: [])
         try storage.addSection(with: store.objects(Counter.self))

@@ -35,9 +35,8 @@ func export(_ path: String, types names: [String]) throws {
                 for record in batch {
                     // An export that `load` would refuse is no backup: stop at the first such record
                     // (the export then has no end line, so `load` refuses it whole).
-                    try record.checkRestorable(as: type)
+                    let readable = try record.checkRestorable(as: type).json
                     progress.advance()
-                    let readable = try record.value(type: type.name).json
                     output.write(
                         "{\"record\":\"\(Data(record.bytes).base64EncodedString())\",\"object\":\(readable)}\n"
                     )

@@ -27,6 +27,8 @@ protocol DeliverySilencing: AnyObject, Sendable {
 final class ObservationDriver<Source: LiveSource>: CommitObserver, DeliverySilencing, @unchecked Sendable {
     // @unchecked: `scheduled`, `target` and `silenced` are guarded by `lock`; the rest is immutable.
     private let store: Store
+    /// The store's live context, looked up once (not at every delivery).
+    private let context: LiveContext
     private let source: Source
     private let queue: DispatchQueue
     /// Weak: the token's owner keeps the observation alive (the token holds the driver through its
@@ -50,6 +52,7 @@ final class ObservationDriver<Source: LiveSource>: CommitObserver, DeliverySilen
         consumer: @escaping @Sendable (Result<Source.Update, LodeError>) -> Void
     ) {
         self.store = source.store
+        self.context = LiveContext.of(source.store)
         self.source = source
         self.queue = queue
         self.token = token
@@ -62,7 +65,7 @@ final class ObservationDriver<Source: LiveSource>: CommitObserver, DeliverySilen
     func start() {
         guard let token else { return }
         token.silencer = self
-        let notifier = LiveContext.of(store).makeNotifier(for: store)
+        let notifier = context.makeNotifier(for: store)
         notifier.add(self)
         token.onCancel { [weak notifier, self] in notifier?.remove(self) }
         demand?.onRequest { [weak self] in self?.schedule(nil) }
@@ -105,7 +108,7 @@ final class ObservationDriver<Source: LiveSource>: CommitObserver, DeliverySilen
         guard !isCancelled, demand?.isWanted ?? true else { return }
         var attempted: Int?
         do {
-            var next = LiveContext.of(store).hooks.deliverySnapshot(try store.currentSnapshot())
+            var next = context.hooks.deliverySnapshot(try store.currentSnapshot())
             if let wanted, wanted.transactionID > next.transactionID { next = wanted }
             let from = source.version
             guard next.transactionID > from, next.transactionID != failedVersion else { return }

@@ -105,8 +105,10 @@ public struct StoredRecord: Sendable, Equatable {
     /// as it is: one CBOR map with text field names each used once, holding the primary-key field of
     /// `type`, whose key encoding is the key the record is stored under, and with every index value
     /// encodable.
+    /// Returns the record decoded, so a caller that checks it need not decode it again.
     /// - Throws: ``LodeError/recordDoesNotDecode(type:key:field:reason:)`` naming what is wrong.
-    public func checkRestorable(as type: StoredType) throws {
+    @discardableResult
+    public func checkRestorable(as type: StoredType) throws -> CBORValue {
         let label = KeyDescription.describe(key)
         do throws(UntypedRecord.Problem) {
             let record = try UntypedRecord(bytes: bytes, type: type)
@@ -118,6 +120,7 @@ public struct StoredRecord: Sendable, Equatable {
                 )
             }
             for index in type.indexes { _ = try record.indexKey(index) }
+            return record.value
         } catch {
             throw LodeError.recordDoesNotDecode(
                 type: type.name, key: label, field: error.field, reason: error.reason)
