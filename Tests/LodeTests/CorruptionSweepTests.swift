@@ -10,8 +10,15 @@ import Testing
     func dump(_ arguments: [String], environment: [String: String] = [:]) throws -> (
         status: Int32, reason: Process.TerminationReason, err: String
     )? {
+        try run("lode-dump", arguments, environment: environment)
+    }
+
+    /// Runs a built tool with a time limit; nil when it had to be killed (a hang).
+    func run(_ tool: String, _ arguments: [String], environment: [String: String] = [:]) throws -> (
+        status: Int32, reason: Process.TerminationReason, err: String
+    )? {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: builtTool("lode-dump"))
+        process.executableURL = URL(fileURLWithPath: builtTool(tool))
         process.arguments = arguments
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         process.standardOutput = FileHandle.nullDevice
@@ -33,9 +40,11 @@ import Testing
     }
 
     /// A seeded sweep of damaged copies of a real store — zeroed pages, random pages, flipped bytes,
-    /// cut files — through `check`, the summary and `dump`: every run ends by itself with status 0 or
-    /// 1 and, when 1, a one-line error; none crashes, none hangs.
-    @Test func damagedCopiesNeverCrashOrHangTheTool() throws {
+    /// cut files — through `check`, the summary and `dump`, and through an app's reads in a process
+    /// of its own (a store opened with `checksPagesAtOpen`, every object, an index range, the integrity
+    /// walk): every run ends by itself with status 0 or 1 and, when 1, a one-line error; none crashes,
+    /// none hangs.
+    @Test func damagedCopiesNeverCrashOrHangTheToolOrTheLibrary() throws {
         let original = tmp.url.appendingPathComponent("original")
         do {
             let store = try Store(at: original, types: [Task.self, Counter.self, Todo.self])
@@ -57,7 +66,11 @@ import Testing
         var failures = 0
         var hardFailures = 0
         var runs = 0
-        for damage in 0..<40 {
+        var libraryRuns = 0
+        var libraryRefusals = 0
+        let copies = ProcessInfo.processInfo.environment["LODE_SWEEP_COPIES"].flatMap(Int.init) ?? 40
+        var uncheckedCrashes = 0
+        for damage in 0..<copies {
             var bytes = [UInt8](data)
             let page = Int.random(in: 2..<pages, using: &rng)  // the two meta pages are LMDB's own check
             switch damage % 4 {
@@ -100,11 +113,35 @@ import Testing
                     if last.contains("failed hard") { hardFailures += 1 }
                 }
             }
+            libraryRuns += 1
+            guard let read = try run("lode-test-helper", ["read-all", copy.path]) else {
+                Issue.record("damage \(damage) (\(damage % 4)): the library read hung")
+                continue
+            }
+            #expect(
+                read.reason == .exit && [0, 1].contains(read.status),
+                "damage \(damage) (\(damage % 4)): the library read ended with \(read)")
+            if read.status == 1 {
+                libraryRefusals += 1
+                #expect(read.err.hasPrefix("error: "), "\(read.err)")
+            }
+            // The same reads without the page check, to show what it prevents (not asserted: LMDB
+            // may or may not survive a given damage).
+            if let unchecked = try run("lode-test-helper", ["read-all", copy.path, "--no-page-check"]),
+                unchecked.reason == .exit
+            {
+                if ![0, 1].contains(unchecked.status) { uncheckedCrashes += 1 }
+            } else {
+                uncheckedCrashes += 1
+            }
         }
         #expect(failures > 0, "no damage was noticed at all")
+        #expect(hardFailures == 0, "the page check let LMDB read a page it could not")
         print(
-            "corruption sweep: \(runs) runs over 40 damaged copies, \(failures) ended with a named error "
-                + "(\(hardFailures) of them a worker LMDB crashed), none crashed the tool or hung")
+            "corruption sweep: \(runs) tool runs over \(copies) damaged copies, \(failures) ended with a named error "
+                + "(\(hardFailures) of them a worker LMDB crashed), none crashed the tool or hung; "
+                + "\(libraryRuns) library reads, \(libraryRefusals) refused with an error, none crashed or hung "
+                + "(without the page check \(uncheckedCrashes) crashed or hung)")
     }
 
     /// When LMDB itself aborts on a damaged page (forced here), the tool reports the store as damaged

@@ -260,6 +260,41 @@ func runDump(_ arguments: [String]) throws -> (status: Int32, out: String, err: 
         #expect(versions == versions.sorted())
     }
 
+    /// A damaged page is reported by the page check, page by page, before LMDB reads anything; the
+    /// summary and `dump` refuse the file with the first problem; the library refuses it at open when
+    /// asked to check pages.
+    @Test func checkReportsDamagedPagesWithoutLettingLMDBReadThem() throws {
+        let path = try makeStore()
+        let healthy = try runDump(["check", path])
+        #expect(healthy.status == 0, "\(healthy.out)")
+        // Zero every leaf page (the page type is at byte 10 of each page).
+        let file = URL(fileURLWithPath: path + "/data.mdb")
+        var bytes = [UInt8](try Data(contentsOf: file))
+        let pageSize = 4096
+        for page in 2..<(bytes.count / pageSize) where bytes[page * pageSize + 10] == 0x02 {
+            for index in (page * pageSize)..<((page + 1) * pageSize) { bytes[index] = 0 }
+        }
+        try Data(bytes).write(to: file)
+        let broken = try runDump(["check", path])
+        #expect(broken.status == 1)
+        let lines = broken.out.split(separator: "\n").map(String.init)
+        #expect(lines.first?.hasPrefix("data.mdb: page ") == true, "\(broken.out)")
+        #expect(
+            lines.last?.hasSuffix("the file is damaged; its records were not read") == true, "\(broken.out)")
+        for arguments in [[path], ["dump", path, "Task"]] {
+            let refused = try runDump(arguments)
+            #expect(refused.status == 1)
+            #expect(refused.err.hasPrefix("lode-dump: check pages of "), "\(refused.err)")
+            #expect(!refused.err.contains("failed hard"), "\(refused.err)")
+        }
+        #expect {
+            _ = try Store(at: tmp.url, configuration: StoreConfiguration(checksPagesAtOpen: true))
+        } throws: { error in
+            guard case .storage(let failure) = error as? LodeError else { return false }
+            return failure.reason == .damaged && failure.message.hasPrefix("page ")
+        }
+    }
+
     @Test func checkPassesAHealthyStoreAndReportsBrokenIndexesAndRecords() throws {
         let path = try makeStore()
         let store = try Store(at: tmp.url, types: [Task.self, Counter.self, Todo.self])

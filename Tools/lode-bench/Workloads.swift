@@ -44,7 +44,7 @@ enum Workloads {
         ("range-query", rangeQuery), ("durable-commits", durableCommits), ("update-10pct", updateTenPercent),
         ("live-sorted", liveSorted), ("live-sectioned", liveSectioned),
         ("live-many-queries", liveManyQueries),
-        ("differs", differs), ("live-memory", liveMemory),
+        ("differs", differs), ("live-memory", liveMemory), ("page-check", pageCheck),
     ]
 
     static func bulkInsert(_ settings: Settings) throws -> [Figure] {
@@ -215,6 +215,53 @@ enum Workloads {
                     Timing(system: "raw LMDB", runs: rawTimes, operations: slice),
                     Timing(system: "SQLite", runs: sqliteTimes, operations: slice),
                 ])
+        ]
+    }
+
+    /// The structural check of every page (`checksPagesAtOpen`, `lode-dump check`) against SQLite's
+    /// own structural check (`PRAGMA quick_check`) and against reading the file once, the floor for
+    /// any check that looks at every page. Systems take turns run by run.
+    static func pageCheck(_ settings: Settings) throws -> [Figure] {
+        let fixture = try Fixture(count: settings.size(1_000_000))
+        let file = fixture.store.path + "/data.mdb"
+        var lode: [Double] = []
+        var sqlite: [Double] = []
+        var read: [Double] = []
+        var sink = 0
+        for _ in 0..<Swift.max(settings.runs, 3) {
+            lode += try measure(runs: 1) {
+                let report = try fixture.store.checkPages()
+                guard report.isClean else { throw BenchError.sqlite("page check: \(report.problems)") }
+                sink &+= report.pagesInUse
+            }
+            sqlite += try measure(runs: 1) { try fixture.sqlite.exec("PRAGMA quick_check") }
+            read += measure(runs: 1) {
+                let descriptor = open(file, O_RDONLY)
+                defer { close(descriptor) }
+                var buffer = [UInt8](repeating: 0, count: 1 << 20)
+                var offset = 0
+                while true {
+                    let count = buffer.withUnsafeMutableBytes {
+                        pread(descriptor, $0.baseAddress, 1 << 20, off_t(offset))
+                    }
+                    guard count > 0 else { break }
+                    sink &+= Int(buffer[0])
+                    offset += count
+                }
+            }
+        }
+        _ = sink
+        let info = try fixture.store.fileInfo()
+        return [
+            Figure(
+                workload: "structural check of every page", size: fixture.rows.count,
+                timings: [
+                    Timing(system: "Lode (checkPages)", runs: lode, operations: fixture.rows.count),
+                    Timing(
+                        system: "SQLite (PRAGMA quick_check)", runs: sqlite, operations: fixture.rows.count),
+                    Timing(system: "reading data.mdb once", runs: read, operations: fixture.rows.count),
+                ],
+                notes: ["data.mdb uses \(info.usedBytes >> 20) MiB"])
         ]
     }
 

@@ -68,7 +68,16 @@ struct Arguments {
     }
 }
 
-func openStore(_ path: String) throws -> Store {
+/// Opens the store read-only; unless `checkingPages` is off, its pages are checked first, so a
+/// damaged file is refused by name before LMDB reads it.
+func openStore(_ path: String, checkingPages: Bool = true) throws -> Store {
+    try requireDirectory(path)
+    return try Store(
+        atPath: path, configuration: StoreConfiguration(readOnly: true, checksPagesAtOpen: checkingPages))
+}
+
+/// Throws a one-line error unless `path` is an existing directory.
+func requireDirectory(_ path: String) throws {
     var isDirectory: ObjCBool = false
     guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
         throw DumpError(description: "\(path): no such file or directory")
@@ -76,7 +85,6 @@ func openStore(_ path: String) throws -> Store {
     guard isDirectory.boolValue else {
         throw DumpError(description: "\(path): not a directory (a store is a directory)")
     }
-    return try Store(atPath: path, configuration: StoreConfiguration(readOnly: true))
 }
 
 func byteCount(_ bytes: Int) -> String {
@@ -258,7 +266,17 @@ func dump(_ path: String, type: String, arguments: Arguments) throws {
 
 /// `check`: prints each problem; exit status 0 only when there are none.
 func check(_ path: String) throws -> Int32 {
-    let store = try openStore(path)
+    // The pages first, read by the check itself: LMDB would walk a damaged page blindly.
+    try requireDirectory(path)
+    let pages = try Store.checkPages(atPath: path)
+    if !pages.isClean {
+        for problem in pages.problems { print("data.mdb: \(problem)") }
+        print(
+            "\(pages.problems.count)\(pages.truncated ? "+" : "") page \(pages.problems.count == 1 ? "problem" : "problems"): the file is damaged; its records were not read"
+        )
+        return 1
+    }
+    let store = try openStore(path, checkingPages: false)
     let report = try store.read { tx in try tx.checkIntegrity() }
     for problem in report.problems { print(problem) }
     let summary =

@@ -44,6 +44,12 @@ public struct StorageFailure: Error, Equatable, Sendable, CustomStringConvertibl
     /// `operation: message`.
     public var description: String { "\(operation): \(message)" }
 
+    init(reason: Reason, operation: String, message: String) {
+        self.reason = reason
+        self.operation = operation
+        self.message = message
+    }
+
     init(_ error: LMDBError) {
         operation = error.operation
         message = error.message

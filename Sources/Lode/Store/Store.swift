@@ -78,6 +78,7 @@ public final class Store: @unchecked Sendable {
             }
             throw LodeError.storage(StorageFailure(error))
         }
+        if configuration.checksPagesAtOpen { try Store.refuseDamagedPages(environment) }
         let (meta, catalog, changeLog) = try Store.prepare(
             environment, path: url.path, readOnly: configuration.readOnly)
         self.meta = meta

@@ -30,14 +30,21 @@ public struct StoreConfiguration: Sendable, Equatable {
     /// the count) instead of one by one, so its change-log entry stays small; live results of the type
     /// then evaluate their query again for that commit.
     public var changeLogBulkThreshold: Int
+    /// Checks the structure of every page of the data file before the first read (see
+    /// ``Store/checkPages()``) and refuses a damaged file with ``StorageFailure/Reason/damaged``
+    /// instead of letting LMDB walk a page it cannot trust (LMDB has no checksums; a damaged page can
+    /// make it abort or fault). Reads the whole file once at open.
+    public var checksPagesAtOpen: Bool
 
     /// Makes a configuration; every parameter has a default.
     public init(
         durability: Store.Durability = .full, initialMapSize: Int = 256 << 20, readOnly: Bool = false,
         maxReaders: Int = 126, readTransactionPoolSize: Int = 4, fileMode: UInt32 = 0o600,
         notificationPollInterval: Duration = .milliseconds(50),
-        changeLogRetention: Duration = .seconds(600), changeLogBulkThreshold: Int = 10_000
+        changeLogRetention: Duration = .seconds(600), changeLogBulkThreshold: Int = 10_000,
+        checksPagesAtOpen: Bool = false
     ) {
+        self.checksPagesAtOpen = checksPagesAtOpen
         self.changeLogBulkThreshold = changeLogBulkThreshold
         self.changeLogRetention = changeLogRetention
         self.notificationPollInterval = notificationPollInterval

@@ -211,3 +211,70 @@ extension Store {
         }
     }
 }
+
+/// What ``Store/checkPages(maxProblems:)`` found.
+public struct PageReport: Sendable, Equatable {
+    /// Each problem: the page, the database whose tree holds it, and what is wrong.
+    public var problems: [String]
+    /// True when more problems were found than kept.
+    public var truncated: Bool
+    /// The version checked.
+    public var version: Int
+    /// Pages read in the trees (branch, leaf and overflow pages).
+    public var pagesInUse: Int
+    /// Pages on the free list.
+    public var freePages: Int
+    /// Named databases and entries seen.
+    public var databases: Int, entries: Int
+
+    /// True when nothing was found.
+    public var isClean: Bool { problems.isEmpty }
+
+    init(_ check: PageCheck) {
+        problems = check.problems.map(\.description)
+        truncated = check.truncated
+        version = check.version
+        pagesInUse = check.pagesInUse
+        freePages = check.freePages
+        databases = check.databases
+        entries = check.entries
+    }
+}
+
+extension Store {
+    /// Checks the structure of every page of the store's current version with reads of its own,
+    /// never through LMDB's map (see `PageCheck` in the LMDB module): a page a tree names that is
+    /// missing, of the wrong type or malformed, keys out of order, counts that do not match, pages used
+    /// twice or lost. Run it (or open with ``StoreConfiguration/checksPagesAtOpen``) before reading a
+    /// file you do not trust: LMDB itself trusts every page and may abort or fault on a damaged one.
+    /// Reads the whole file once.
+    ///
+    /// - Throws: ``LodeError/storage(_:)`` when the file cannot be read.
+    public func checkPages(maxProblems: Int = 100) throws -> PageReport {
+        let environment = try environment()
+        return PageReport(try mapStorageErrors { try environment.checkPages(maxProblems: maxProblems) })
+    }
+
+    /// Checks the pages of the store in the directory at `path` without opening it as a store (so
+    /// without reading any of its databases through LMDB first), as ``checkPages(maxProblems:)`` does.
+    ///
+    /// - Throws: ``LodeError/storage(_:)`` when the directory holds no LMDB file or it cannot be read.
+    public static func checkPages(atPath path: String, maxProblems: Int = 100) throws -> PageReport {
+        try mapStorageErrors {
+            let environment = try Environment.open(at: path, options: EnvironmentOptions(readOnly: true))
+            return PageReport(try environment.checkPages(maxProblems: maxProblems))
+        }
+    }
+
+    /// Throws ``StorageFailure/Reason/damaged`` naming the first problem when the pages are not sound.
+    static func refuseDamagedPages(_ environment: Environment) throws {
+        let report = try mapStorageErrors { try environment.checkPages(maxProblems: 10) }
+        guard let first = report.problems.first else { return }
+        let more = report.problems.count - 1
+        throw LodeError.storage(
+            StorageFailure(
+                reason: .damaged, operation: "check pages of \(environment.path)/data.mdb",
+                message: "\(first)"
+                    + (more > 0 ? " (and \(more)\(report.truncated ? "+" : "") more problems)" : "")))
+    }
+}

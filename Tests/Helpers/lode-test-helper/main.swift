@@ -4,6 +4,8 @@
 //     updates and deletes some of them.
 //   lode-test-helper readme-observe DIR — the README's observe example, as a plain command-line
 //     program with no main loop.
+//   lode-test-helper read-all DIR [--no-page-check] — opens the store read-only (checking its pages
+//     first) and reads every object, an index range and the integrity walk.
 //   lode-test-helper crash-writer DIR — commits the deterministic sequence of `CrashPlan` from where
 //     the store is, printing "ack N" after commit N returned, until it is killed.
 import Dispatch
@@ -112,6 +114,22 @@ func readmeObserve(_ path: String) throws {
     print("done")
 }
 
+/// Opens the store read-only (checking its pages first unless told not to) and reads everything an
+/// app would: every task and counter, an index range, and the untyped integrity walk.
+func readAll(_ path: String, checkingPages: Bool) throws {
+    let store = try Store(
+        atPath: path, configuration: StoreConfiguration(readOnly: true, checksPagesAtOpen: checkingPages))
+    let (tasks, ranked, counters, report) = try store.read { tx in
+        (
+            try tx.objects(Task.self).fetch().count,
+            try tx.objects(Task.self).filter(#Predicate { $0.rank >= 5 && $0.rank < 20 }).fetch().count,
+            try tx.objects(Counter.self).fetch().count,
+            try tx.checkIntegrity()
+        )
+    }
+    print("read \(tasks) tasks, \(ranked) ranked, \(counters) counters, \(report.problems.count) problems")
+}
+
 let arguments = CommandLine.arguments
 do {
     if arguments.count == 5, arguments[1] == "write", let first = Int(arguments[3]),
@@ -120,12 +138,15 @@ do {
         try write(arguments[2], first: first, count: count)
     } else if arguments.count == 3, arguments[1] == "readme-observe" {
         try readmeObserve(arguments[2])
+    } else if arguments.count >= 3, arguments[1] == "read-all" {
+        try readAll(arguments[2], checkingPages: !arguments.contains("--no-page-check"))
     } else if arguments.count == 3, arguments[1] == "crash-writer" {
         try crashWriter(arguments[2])
     } else {
         FileHandle.standardError.write(
             Data(
-                "usage: lode-test-helper write DIR FIRST COUNT | readme-observe DIR | crash-writer DIR\n".utf8
+                "usage: lode-test-helper write DIR FIRST COUNT | readme-observe DIR | crash-writer DIR | read-all DIR [--no-page-check]\n"
+                    .utf8
             ))
         exit(2)
     }
