@@ -54,7 +54,9 @@ public final class LiveResults<Element: Persistable>: @unchecked Sendable {
         try store.prepareForResults(Element.self)
         let snapshot = try store.currentSnapshot()
         self.snapshot = snapshot
-        self.pin = store.pins.pin(at: snapshot.transactionID)
+        self.pin = store.pins.pin(
+            at: snapshot.transactionID, owner: "LiveResults<\(Element.schema.typeName)>", needsChangeLog: true
+        )
         if let sortKey = LiveResults.sortKeyEncoder(for: results.sortDescriptors) {
             let engine = try LiveQueryEngine(
                 store: store, context: context, template: template, sortKey: sortKey, sectionKey: nil,

@@ -51,7 +51,9 @@ public final class LiveSectionedResults<Key: Hashable & Encodable & Sendable, El
         let keyFunction = sectioned.keyFunction
         try store.prepareForResults(Element.self)
         let snapshot = try store.currentSnapshot()
-        pin = store.pins.pin(at: snapshot.transactionID)
+        pin = store.pins.pin(
+            at: snapshot.transactionID, owner: "LiveSectionedResults<\(Element.schema.typeName)>",
+            needsChangeLog: true)
         engine = try LiveQueryEngine(
             store: store, context: context,
             template: Results<Element>(source: .store(store)).copyingQuery(of: results),

@@ -35,8 +35,20 @@ public struct Results<Element: Persistable>: RandomAccessCollection, @unchecked 
     /// The same query, already evaluated (live results hand out their current version this way).
     func withEvaluation(_ evaluation: Evaluation<Element>) -> Results {
         let next = copy { _ in }
-        next.cache.store(evaluation)
+        next.cache.store(pinned(evaluation))
         return next
+    }
+
+    /// `evaluation`, holding a place among the store's held versions when it holds a snapshot.
+    private func pinned(_ evaluation: Evaluation<Element>) -> Evaluation<Element> {
+        guard case .store(let store) = source, let snapshot = evaluation.snapshot, evaluation.pin == nil
+        else {
+            return evaluation
+        }
+        var pinned = evaluation
+        pinned.pin = store.pins.pin(
+            at: snapshot.transactionID, owner: "Results<\(Element.schema.typeName)>", needsChangeLog: false)
+        return pinned
     }
 
     private func copy(_ change: (inout Results) -> Void) -> Results {
@@ -112,11 +124,12 @@ public struct Results<Element: Persistable>: RandomAccessCollection, @unchecked 
             case .store(let store):
                 try store.prepareForResults(Element.self)
                 let snapshot = try store.currentSnapshot()
-                return try mapStorageErrors {
-                    try snapshot.read { txn in
-                        try evaluate(in: Transaction(store: store, lmdb: txn), snapshot: snapshot)
-                    }
-                }
+                return pinned(
+                    try mapStorageErrors {
+                        try snapshot.read { txn in
+                            try evaluate(in: Transaction(store: store, lmdb: txn), snapshot: snapshot)
+                        }
+                    })
             }
         }
     }
@@ -400,6 +413,8 @@ struct Evaluation<Element> {
     var objects: [Element]?
     /// The pinned version, for results read outside a transaction.
     var snapshot: ReadSnapshot?
+    /// The snapshot's place among the store's held versions (released with the evaluation).
+    var pin: VersionPin?
 }
 
 /// Evaluates once and remembers the outcome, for every copy of the same results.

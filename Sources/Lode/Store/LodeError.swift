@@ -43,6 +43,9 @@ public enum LodeError: Error, Equatable, CustomStringConvertible, Sendable {
     case insideTransaction(operation: String)
     /// An observation failed for a reason outside the store's own errors.
     case observationFailed(reason: String)
+    /// A write was refused: a version this process holds is further behind than
+    /// ``StoreConfiguration/maxVersionLag`` allows (release or refresh its holders).
+    case versionHeldTooLong(HeldVersion, limit: Int)
 
     /// Another process committed while a write grew the map: nothing was written, the write may run
     /// again.
@@ -96,6 +99,9 @@ public enum LodeError: Error, Equatable, CustomStringConvertible, Sendable {
         case .insideTransaction(let operation):
             return "\(operation) is not allowed inside a transaction of the store on the same thread"
         case .observationFailed(let reason): return "observation failed: \(reason)"
+        case .versionHeldTooLong(let held, let limit):
+            return
+                "write refused: \(held), more than the limit of \(limit) (release or refresh what holds it; the file cannot reuse pages while it is held)"
         }
     }
 }

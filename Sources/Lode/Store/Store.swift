@@ -42,6 +42,8 @@ public final class Store: @unchecked Sendable {
         var attachments: [ObjectIdentifier: AnyObject] = [:]
         /// Told after each commit of this process.
         var listeners: [WeakListener] = []
+        /// Told when a held version falls `versionLagWarning` versions behind.
+        var versionLagHandler: (@Sendable (HeldVersion) -> Void)? = Store.logVersionLag
     }
 
     let meta: Database
@@ -257,6 +259,7 @@ public final class Store: @unchecked Sendable {
                 do {
                     result = try mapStorageErrors {
                         try environment.write { txn in
+                            try self.refuseIfVersionHeldTooLong(committing: txn.id)
                             let tx = WriteTransaction(store: self, lmdb: txn)
                             transaction = tx
                             let result = try body(tx)
@@ -288,6 +291,50 @@ public final class Store: @unchecked Sendable {
         if let version = transaction?.committingVersion { noteCommit(version: version, in: environment) }
         if let transaction { publish(transaction.registeredTypes) }
         didCommit()
+        if let version = transaction?.committingVersion { warnAboutHeldVersions(latest: version) }
+    }
+
+    // MARK: Held versions
+
+    /// Told, on a background queue, about each version this process holds that fell
+    /// ``StoreConfiguration/versionLagWarning`` versions behind the last commit (once per holder and
+    /// version). By default a one-line warning on standard error; nil silences it.
+    public var versionLagHandler: (@Sendable (HeldVersion) -> Void)? {
+        get { withState { $0.versionLagHandler } }
+        set { withState { $0.versionLagHandler = newValue } }
+    }
+
+    /// The default ``versionLagHandler``: one line on standard error.
+    @Sendable public static func logVersionLag(_ held: HeldVersion) {
+        FileHandle.standardError.write(
+            Data(
+                "lode: warning: \(held); the data file cannot reuse the pages later commits replaced until it is released or refreshed\n"
+                    .utf8))
+    }
+
+    /// The versions objects of this process hold (results read outside a transaction, live results),
+    /// oldest first, with what holds each and how far behind the last commit it is.
+    public func heldVersions() throws -> [HeldVersion] {
+        pins.held(latest: try environment().info.lastTransactionID)
+    }
+
+    /// Throws when a held version would fall further behind than ``StoreConfiguration/maxVersionLag``.
+    private func refuseIfVersionHeldTooLong(committing version: Int) throws {
+        guard let limit = configuration.maxVersionLag, let oldest = pins.oldestHeld,
+            version - oldest > limit, let held = pins.held(latest: version).first
+        else { return }
+        throw LodeError.versionHeldTooLong(held, limit: limit)
+    }
+
+    /// Hands the versions that just fell too far behind to the handler, off the writing thread.
+    private func warnAboutHeldVersions(latest: Int) {
+        let threshold = configuration.versionLagWarning
+        guard threshold > 0, let oldest = pins.oldestHeld, latest - oldest >= threshold,
+            let handler = versionLagHandler
+        else { return }
+        let lagging = pins.newlyLagging(latest: latest, threshold: threshold)
+        guard !lagging.isEmpty else { return }
+        DispatchQueue.global().async { for held in lagging { handler(held) } }
     }
 
     /// Runs `body` in a write transaction on the store's writer thread (run again from the start in
@@ -307,6 +354,7 @@ public final class Store: @unchecked Sendable {
                 do {
                     result = try await mapStorageErrorsAsync {
                         try await environment.write { txn in
+                            try self.refuseIfVersionHeldTooLong(committing: txn.id)
                             let tx = WriteTransaction(store: self, lmdb: txn)
                             holder.transaction = tx
                             let result = try body(tx)

@@ -35,6 +35,15 @@ public struct StoreConfiguration: Sendable, Equatable {
     /// instead of letting LMDB walk a page it cannot trust (LMDB has no checksums; a damaged page can
     /// make it abort or fault). Reads the whole file once at open.
     public var checksPagesAtOpen: Bool
+    /// How many versions a version held by this process (unrefreshed live results, results kept
+    /// around) may fall behind the last commit before ``Store/versionLagHandler`` is told, once per
+    /// holder and version. LMDB cannot reuse a page a held version still sees, so the data file grows
+    /// with every commit made while it is held. 0 turns the warning off.
+    public var versionLagWarning: Int
+    /// How many versions a held version may fall behind before this process's writes are refused
+    /// with ``LodeError/versionHeldTooLong(_:limit:)`` (nil: no limit), in the spirit of Realm's
+    /// maximum number of active versions: a bound on the file's growth instead of a full disk.
+    public var maxVersionLag: Int?
 
     /// Makes a configuration; every parameter has a default.
     public init(
@@ -42,8 +51,10 @@ public struct StoreConfiguration: Sendable, Equatable {
         maxReaders: Int = 126, readTransactionPoolSize: Int = 4, fileMode: UInt32 = 0o600,
         notificationPollInterval: Duration = .milliseconds(50),
         changeLogRetention: Duration = .seconds(600), changeLogBulkThreshold: Int = 10_000,
-        checksPagesAtOpen: Bool = false
+        checksPagesAtOpen: Bool = false, versionLagWarning: Int = 1_000, maxVersionLag: Int? = nil
     ) {
+        self.versionLagWarning = versionLagWarning
+        self.maxVersionLag = maxVersionLag
         self.checksPagesAtOpen = checksPagesAtOpen
         self.changeLogBulkThreshold = changeLogBulkThreshold
         self.changeLogRetention = changeLogRetention
