@@ -178,8 +178,13 @@ private final class RecordLines: Sequence, IteratorProtocol {
         self.progress = progress
     }
 
+    /// True once the type's records ended (at the next line that is not a record, an error, or the
+    /// end of the input).
+    private(set) var isFinished = false
+
     func next() -> [UInt8]? {
-        guard following == nil, failure == nil else { return nil }
+        guard following == nil, failure == nil, !isFinished else { return nil }
+        defer { if following != nil || failure != nil { isFinished = true } }
         while let line = lines.next() {
             if line.allSatisfy(\.isWhitespace) { continue }
             do {
@@ -197,6 +202,7 @@ private final class RecordLines: Sequence, IteratorProtocol {
                 return nil
             }
         }
+        isFinished = true
         return nil
     }
 
@@ -220,11 +226,23 @@ private func storedType(from object: [String: Any], fail: (String) -> DumpError)
         objectCount: objects)
 }
 
-/// Restores an export read from `lines` into the store at `path`, streaming: one write transaction
-/// in which each type's records are restored as they are read, checked against the header, each
-/// type's count and the end line — every type is complete, with its indexes built from its records,
-/// or nothing is written. Returns how many types and objects were loaded.
-func loadExport(from lines: LineReader, into path: String) throws -> (types: Int, objects: Int) {
+/// How many records of an export or entries of a raw dump one transaction of `load` writes: memory
+/// stays bounded by a batch, whatever the size of the input. `LODE_DUMP_LOAD_BATCH` sets it (tests
+/// use small batches).
+let loadBatchSize =
+    ProcessInfo.processInfo.environment["LODE_DUMP_LOAD_BATCH"].flatMap(Int.init).map {
+        max(1, $0)
+    } ?? 20_000
+
+/// Restores an export read from `lines` into the store at `path`, streaming, checked against the
+/// header, each type's count and the end line. `inPlace`: one write transaction, all or nothing in
+/// the store as it is (types in the export replace those of the same name, others stay; memory grows
+/// with the export). Otherwise a new store (`load` builds it in a staging directory) filled a batch
+/// of records per transaction, so memory stays bounded. Returns how many types and objects were
+/// loaded.
+func loadExport(from lines: LineReader, into path: String, inPlace: Bool) throws -> (
+    types: Int, objects: Int
+) {
     let store: Store
     do {
         store = try Store(atPath: path)
@@ -232,70 +250,109 @@ func loadExport(from lines: LineReader, into path: String) throws -> (types: Int
         throw DumpError(description: "\(path) is not a Lode store (\(reason)); an export loads into a store")
     }
     defer { store.close() }
+    if inPlace {
+        return try store.write { tx in
+            try restoreExport(from: lines) { type, records, _ in try tx.restore(type, records: records) }
+        }
+    }
+    return try restoreExport(from: lines) { type, records, appending in
+        try store.write { tx in try tx.restore(type, records: records, appending: appending) }
+    }
+}
+
+/// Reads an export from `lines`, handing each type's records to `restore` in batches (a batch, and
+/// whether earlier batches of the type came before it); returns the types and objects restored.
+private func restoreExport(
+    from lines: LineReader, restore: (StoredType, RecordBatch, Bool) throws -> Int
+) throws -> (types: Int, objects: Int) {
     var progress = Progress("loading")
     defer { progress.finish() }
-    return try store.write { tx in
-        func nextLine() throws -> ExportLine? {
-            while let line = lines.next() {
-                if !line.allSatisfy(\.isWhitespace) { return try decode(line, number: lines.number) }
-            }
-            return nil
+    func nextLine() throws -> ExportLine? {
+        while let line = lines.next() {
+            if !line.allSatisfy(\.isWhitespace) { return try decode(line, number: lines.number) }
         }
-        var firstLine: Substring?
-        while firstLine == nil, let line = lines.next() {
-            if !line.allSatisfy(\.isWhitespace) { firstLine = line }
-        }
-        let object = firstLine.flatMap {
-            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
-        }
-        guard let firstLine, object?["lode"] != nil,
-            case .header = try decode(firstLine, number: lines.number)
-        else {
-            throw DumpError(
-                description:
-                    "export line \(lines.number): not a Lode export (the output of `dump --format ndjson` is for reading; make a loadable one with `lode-dump export STORE`)"
-            )
-        }
-        var types = 0
-        var objects = 0
-        var line = try nextLine()
-        while true {
-            switch line {
-            case .type(let type)?:
-                let records = RecordLines(lines, progress: progress)
-                let restored = try tx.restore(type, records: records)
-                progress = records.progressState
+        return nil
+    }
+    var firstLine: Substring?
+    while firstLine == nil, let line = lines.next() {
+        if !line.allSatisfy(\.isWhitespace) { firstLine = line }
+    }
+    let object = firstLine.flatMap {
+        try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+    }
+    guard let firstLine, object?["lode"] != nil,
+        case .header = try decode(firstLine, number: lines.number)
+    else {
+        throw DumpError(
+            description:
+                "export line \(lines.number): not a Lode export (the output of `dump --format ndjson` is for reading; make a loadable one with `lode-dump export STORE`)"
+        )
+    }
+    var types = 0
+    var objects = 0
+    var line = try nextLine()
+    while true {
+        switch line {
+        case .type(let type)?:
+            let records = RecordLines(lines, progress: progress)
+            var restored = 0
+            var batches = 0
+            repeat {
+                let batch = RecordBatch(records, limit: loadBatchSize)
+                do {
+                    restored += try restore(type, batch, batches > 0)
+                } catch let error as LodeError {
+                    throw DumpError(description: "export line \(lines.number): \(error)")
+                }
+                batches += 1
                 if let failure = records.failure { throw failure }
-                guard restored == type.objectCount else {
-                    throw DumpError(
-                        description:
-                            "the export is incomplete: \(type.name) has \(restored) of \(type.objectCount) records"
-                    )
-                }
-                types += 1
-                objects += restored
-                line = records.following
-                if line == nil, records.failure == nil { line = nil }
-            case .end(let countedTypes, let countedRecords)?:
-                guard countedTypes == types, countedRecords == objects else {
-                    throw DumpError(
-                        description:
-                            "export line \(lines.number): the end line counts \(countedTypes) types and \(countedRecords) records; the export holds \(types) and \(objects)"
-                    )
-                }
-                while let rest = lines.next() {
-                    guard rest.allSatisfy(\.isWhitespace) else {
-                        throw DumpError(description: "export line \(lines.number): text after the end line")
-                    }
-                }
-                return (types, objects)
-            case .record?:
-                throw DumpError(description: "export line \(lines.number): a record before any type line")
-            case .header?:
-                throw DumpError(description: "export line \(lines.number): a second header")
-            case nil:
-                throw DumpError(description: "the export is truncated: it has no end line")
+            } while !records.isFinished
+            progress = records.progressState
+            guard restored == type.objectCount else {
+                throw DumpError(
+                    description:
+                        "the export is incomplete: \(type.name) has \(restored) of \(type.objectCount) records"
+                )
             }
+            types += 1
+            objects += restored
+            line = records.following
+        case .end(let countedTypes, let countedRecords)?:
+            guard countedTypes == types, countedRecords == objects else {
+                throw DumpError(
+                    description:
+                        "export line \(lines.number): the end line counts \(countedTypes) types and \(countedRecords) records; the export holds \(types) and \(objects)"
+                )
+            }
+            while let rest = lines.next() {
+                guard rest.allSatisfy(\.isWhitespace) else {
+                    throw DumpError(description: "export line \(lines.number): text after the end line")
+                }
+            }
+            return (types, objects)
+        case .record?:
+            throw DumpError(description: "export line \(lines.number): a record before any type line")
+        case .header?:
+            throw DumpError(description: "export line \(lines.number): a second header")
+        case nil:
+            throw DumpError(description: "the export is truncated: it has no end line")
         }
+    }
+}
+
+/// At most `limit` records of a type, for one transaction.
+private struct RecordBatch: Sequence, IteratorProtocol {
+    let records: RecordLines
+    var limit: Int
+
+    init(_ records: RecordLines, limit: Int) {
+        self.records = records
+        self.limit = limit
+    }
+
+    mutating func next() -> [UInt8]? {
+        guard limit > 0 else { return nil }
+        limit -= 1
+        return records.next()
     }
 }

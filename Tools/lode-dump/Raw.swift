@@ -55,30 +55,40 @@ func hex(_ bytes: [UInt8]) -> String {
     return String(decoding: text, as: UTF8.self)
 }
 
-/// One database of a raw dump.
-struct RawBlock {
+/// Reads `mdb_dump` byte-value text a line at a time and hands each database and entry to `loader`
+/// as it goes; a malformed dump is an error naming the line. Returns the databases and entries read.
+func loadRawDump(from lines: LineReader, into loader: RawDumpLoader) throws -> (databases: Int, entries: Int)
+{
     var name: String?
     var duplicates = false
     var fixed = false
-    var mapSize = 0
-    var entries: [(key: [UInt8], value: [UInt8])] = []
-}
-
-/// Parses `mdb_dump` byte-value text; a malformed dump is an error naming the line.
-func parseRawDump(_ text: String) throws -> [RawBlock] {
-    var blocks: [RawBlock] = []
-    var current: RawBlock?
+    var inHeader = false
     var inData = false
+    var begun = false
     var pendingKey: [UInt8]?
-    for (number, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+    var databases = 0
+    var entries = 0
+    var progress = Progress("loading")
+    defer { progress.finish() }
+    func begin(width: Int?) throws {
+        let kind: RawDatabaseKind
+        if fixed, let width {
+            kind = .fixedDuplicates(width: width)
+        } else {
+            kind = duplicates ? .duplicates : .plain
+        }
+        try loader.beginDatabase(named: name, kind: kind)
+        begun = true
+    }
+    while let line = lines.next() {
         func fail(_ what: String) -> DumpError {
-            DumpError(description: "the dump, line \(number + 1): \(what)")
+            DumpError(description: "the dump, line \(lines.number): \(what)")
         }
         if inData {
             if line == "DATA=END" {
                 guard pendingKey == nil else { throw fail("a key without a value") }
-                blocks.append(current!)
-                current = nil
+                if !begun { try begin(width: nil) }
+                databases += 1
                 inData = false
                 continue
             }
@@ -86,7 +96,10 @@ func parseRawDump(_ text: String) throws -> [RawBlock] {
                 throw fail("expected a hex line")
             }
             if let key = pendingKey {
-                current!.entries.append((key, bytes))
+                if !begun { try begin(width: bytes.count) }
+                try loader.put(key: key, value: bytes)
+                entries += 1
+                progress.advance()
                 pendingKey = nil
             } else {
                 pendingKey = bytes
@@ -95,31 +108,32 @@ func parseRawDump(_ text: String) throws -> [RawBlock] {
         }
         if line.isEmpty { continue }
         guard let equals = line.firstIndex(of: "=") else { throw fail("expected NAME=VALUE") }
-        let name = line[..<equals]
+        let header = line[..<equals]
         let value = String(line[line.index(after: equals)...])
-        switch name {
+        switch header {
         case "VERSION":
             guard value == "3" else { throw fail("only VERSION=3 dumps are read") }
-            current = RawBlock()
+            (name, duplicates, fixed, begun, inHeader) = (nil, false, false, false, true)
         case "format":
             guard value == "bytevalue" else {
                 throw fail("only format=bytevalue is read (write it with lode-dump raw)")
             }
-        case "database": current?.name = value
-        case "mapsize": current?.mapSize = Int(value) ?? 0
-        case "duplicates", "dupsort": current?.duplicates = value == "1"
-        case "dupfixed": current?.fixed = value == "1"
+        case "database": name = value
+        case "duplicates", "dupsort": duplicates = value == "1"
+        case "dupfixed": fixed = value == "1"
         case "HEADER":
-            guard current != nil else { throw fail("HEADER=END before VERSION") }
+            guard inHeader else { throw fail("HEADER=END before VERSION") }
+            inHeader = false
             inData = true
-        case "type", "maxreaders", "db_pagesize", "mapaddr": break
-        default: throw fail("unsupported header \(name)")
+        case "type", "maxreaders", "db_pagesize", "mapaddr", "mapsize": break
+        default: throw fail("unsupported header \(header)")
         }
     }
-    guard current == nil, !inData else {
+    guard !inData, !inHeader else {
         throw DumpError(description: "the dump ends inside a database (no DATA=END)")
     }
-    return blocks
+    try loader.finish()
+    return (databases, entries)
 }
 
 func unhex(_ text: Substring) -> [UInt8]? {
@@ -144,12 +158,15 @@ func unhex(_ text: Substring) -> [UInt8]? {
     return bytes
 }
 
-/// `load`: restores a raw dump or a Lode ndjson export read from standard input into a new store at
-/// `path`, in one transaction: the store is complete or not there at all (a directory this command
-/// created is removed again when the load fails).
+/// `load`: restores a raw dump or a Lode ndjson export read from standard input, streaming. A new
+/// store (a missing or empty directory) is built in batches of transactions in a staging directory
+/// beside it that is renamed into place at the end — memory stays bounded, and the store is
+/// complete or not there at all, also when the load is killed (a staging directory
+/// `.NAME.loading-PID` may then be left behind). An existing store — one without objects, or any
+/// with `--force` — is loaded in place in one transaction: what the input holds replaces what has
+/// the same name, the rest stays.
 func load(_ path: String, force: Bool) throws {
-    // Read until the first byte that is not white space says which kind of input this is: an export
-    // is then streamed a line at a time, a raw dump read whole.
+    // Read until the first byte that is not white space says which kind of input this is.
     var head: [UInt8] = []
     var first: UInt8?
     while first == nil {
@@ -160,15 +177,15 @@ func load(_ path: String, force: Bool) throws {
     }
     guard let first else { throw DumpError(description: "the dump on standard input is empty") }
     let manager = FileManager.default
+    let target = URL(fileURLWithPath: path).standardizedFileURL
     var isDirectory: ObjCBool = false
-    let existed = manager.fileExists(atPath: path, isDirectory: &isDirectory)
+    let existed = manager.fileExists(atPath: target.path, isDirectory: &isDirectory)
     if existed && !isDirectory.boolValue {
         throw DumpError(description: "\(path): not a directory (a store is a directory)")
     }
-    let before = Set((try? manager.contentsOfDirectory(atPath: path)) ?? [])
-    if !before.isEmpty {
+    if existed, !((try? manager.contentsOfDirectory(atPath: target.path)) ?? []).isEmpty {
         let isEmptyStore =
-            (try? Store(atPath: path, configuration: StoreConfiguration(readOnly: true)))
+            (try? Store(atPath: target.path, configuration: StoreConfiguration(readOnly: true)))
             .map { store in
                 defer { store.close() }
                 return (try? store.read { tx in try tx.storedTypes() })?.allSatisfy { $0.objectCount == 0 }
@@ -180,44 +197,63 @@ func load(_ path: String, force: Bool) throws {
                 description: "\(path) already holds data; load into a new directory or pass --force")
         }
     }
+    // A store with objects (with --force) or without is loaded in place, in one transaction; any
+    // other target is built beside it and renamed into place — never over files that are not a store.
+    let inPlace = existed && manager.fileExists(atPath: target.appendingPathComponent("data.mdb").path)
+    if existed && !inPlace && !((try? manager.contentsOfDirectory(atPath: target.path)) ?? []).isEmpty {
+        throw DumpError(description: "\(path) holds files that are not a store; load into a new directory")
+    }
+    let parent = target.deletingLastPathComponent()
+    guard manager.fileExists(atPath: parent.path) else {
+        throw DumpError(description: "\(parent.path): no such directory")
+    }
+    let staging = parent.appendingPathComponent(".\(target.lastPathComponent).loading-\(getpid())")
+    let destination = inPlace ? target : staging
+    if !inPlace { try? manager.removeItem(at: staging) }
+    let summary: String
     do {
+        let lines = LineReader(FileHandle.standardInput, prefix: head)
         if first == UInt8(ascii: "{") {
-            let (types, count) = try loadExport(
-                from: LineReader(FileHandle.standardInput, prefix: head), into: path)
-            print("loaded \(types) \(types == 1 ? "type" : "types"), \(count) objects into \(path)")
+            let (types, count) = try loadExport(from: lines, into: destination.path, inPlace: inPlace)
+            summary = "loaded \(types) \(types == 1 ? "type" : "types"), \(count) objects into \(path)"
         } else {
-            let input = head + FileHandle.standardInput.readDataToEndOfFile()
-            let blocks = try parseRawDump(String(decoding: input, as: UTF8.self))
-            try loadRaw(blocks, into: path, inputSize: input.count)
-            let count = blocks.reduce(0) { $0 + $1.entries.count }
-            print("loaded \(blocks.count) databases, \(count) entries into \(path)")
+            let loader = try RawDumpLoader(into: destination.path, batchSize: inPlace ? nil : loadBatchSize)
+            let (databases, count) = try loadRawDump(from: lines, into: loader)
+            guard databases > 0 else { throw DumpError(description: "the dump on standard input is empty") }
+            summary = "loaded \(databases) databases, \(count) entries into \(path)"
+        }
+        if !inPlace {
+            // The staging directory's lock file belongs to it alone; the new store makes its own.
+            try? manager.removeItem(at: staging.appendingPathComponent("lock.mdb"))
+            try replace(target, with: staging, existed: existed)
         }
     } catch {
-        // Leave the target as it was: remove what this load created.
-        if !existed {
-            try? manager.removeItem(atPath: path)
-        } else {
-            let created = Set((try? manager.contentsOfDirectory(atPath: path)) ?? []).subtracting(before)
-            for name in created { try? manager.removeItem(atPath: path + "/" + name) }
-        }
+        if !inPlace { try? manager.removeItem(at: staging) }
         throw error
     }
+    print(summary)
 }
 
-/// Writes every block of a raw dump into the store directory at `path`, in one write transaction.
-private func loadRaw(_ blocks: [RawBlock], into path: String, inputSize: Int) throws {
-    guard !blocks.isEmpty else { throw DumpError(description: "the dump on standard input is empty") }
-    let mapSize = max(blocks.map(\.mapSize).max() ?? 0, inputSize * 4 + (64 << 20))
-    try Store.loadRawDump(
-        blocks.map { block in
-            let kind: RawDatabaseKind
-            if block.fixed, let width = block.entries.first?.value.count {
-                kind = .fixedDuplicates(width: width)
-            } else {
-                kind = block.duplicates ? .duplicates : .plain
-            }
-            return RawDatabaseDump(name: block.name, kind: kind, entries: block.entries)
-        }, into: path, mapSize: mapSize)
+/// Moves the finished staging directory to `target`: a rename when the target is missing or an
+/// empty directory; otherwise the old directory is renamed aside first and removed after.
+private func replace(_ target: URL, with staging: URL, existed: Bool) throws {
+    if rename(staging.path, target.path) == 0 { return }
+    guard existed, errno == ENOTEMPTY || errno == EEXIST else {
+        throw DumpError(
+            description: "cannot move the loaded store to \(target.path): \(String(cString: strerror(errno)))"
+        )
+    }
+    let aside = target.deletingLastPathComponent().appendingPathComponent(
+        ".\(target.lastPathComponent).replaced-\(getpid())")
+    guard rename(target.path, aside.path) == 0 else {
+        throw DumpError(description: "cannot replace \(target.path): \(String(cString: strerror(errno)))")
+    }
+    guard rename(staging.path, target.path) == 0 else {
+        let reason = String(cString: strerror(errno))
+        _ = rename(aside.path, target.path)
+        throw DumpError(description: "cannot move the loaded store to \(target.path): \(reason)")
+    }
+    try? FileManager.default.removeItem(at: aside)
 }
 
 /// `backup` and `compact`: a consistent copy of the store while it stays in use.

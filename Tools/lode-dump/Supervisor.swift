@@ -12,11 +12,20 @@ let workerProcessID = Atomic<Int32>(0)
 enum Supervisor {
     static let childVariable = "LODE_DUMP_WORKER"
 
-    /// True in the child that does the work.
+    /// True in the child that does the work. The worker stops when its supervisor is gone (killed
+    /// by SIGKILL, which it cannot forward): a load must not go on and rename a store into place
+    /// after the user's command was killed.
     static var isWorker: Bool {
-        guard ProcessInfo.processInfo.environment[childVariable] != nil else { return false }
+        guard let supervisor = ProcessInfo.processInfo.environment[childVariable].flatMap(Int32.init) else {
+            return false
+        }
         // The tests make the worker die the way LMDB would on a damaged page, to prove the report.
         if ProcessInfo.processInfo.environment["LODE_DUMP_TEST_ABORT"] != nil { abort() }
+        let watcher = Thread {
+            while getppid() == supervisor { usleep(20_000) }
+            _exit(128 + SIGKILL)
+        }
+        watcher.start()
         return true
     }
 
@@ -28,7 +37,7 @@ enum Supervisor {
         worker.arguments = Array(CommandLine.arguments.dropFirst())
         // No Swift backtrace on the user's terminal: the supervisor says what happened in one line.
         worker.environment = ProcessInfo.processInfo.environment.merging(
-            [childVariable: "1", "SWIFT_BACKTRACE": "enable=no"]) { $1 }
+            [childVariable: "\(getpid())", "SWIFT_BACKTRACE": "enable=no"]) { $1 }
         worker.standardInput = FileHandle.standardInput
         worker.standardOutput = FileHandle.standardOutput
         worker.standardError = FileHandle.standardError

@@ -6,8 +6,10 @@ extension WriteTransaction {
     /// field encodes to, and builds every index from the records exactly as the library would have.
     ///
     /// A type already in the catalog is replaced: its records and index databases are emptied first
-    /// (watchers see the type cleared, then the restored objects inserted). The object and entry
-    /// counts of `type` are ignored. Returns the number of records stored.
+    /// (watchers see the type cleared, then the restored objects inserted). With `appending`, the
+    /// records are added to the ones an earlier `restore` of the same description stored instead (a
+    /// loader restores a large type in several transactions this way, so none holds it all). The
+    /// object and entry counts of `type` are ignored. Returns the number of records stored.
     /// - Throws: ``LodeError/recordDoesNotDecode(type:key:field:reason:)`` for a record that is not a
     ///   CBOR map holding the primary-key field; ``LodeError/duplicateKey(type:key:)``,
     ///   ``LodeError/uniqueViolation(type:index:value:)`` and ``LodeError/keyTooLong(type:bytes:)`` as
@@ -15,13 +17,27 @@ extension WriteTransaction {
     ///   registered (its cached schema would go stale) or the description is not a valid schema. Like
     ///   every error that leaves the write, each rolls the whole transaction back.
     @discardableResult
-    public func restore(_ type: StoredType, records: some Sequence<[UInt8]>) throws -> Int {
+    public func restore(_ type: StoredType, records: some Sequence<[UInt8]>, appending: Bool = false) throws
+        -> Int
+    {
         let name = type.name
         try validate(type)
         if registeredTypes[name] != nil || store.hasRegisteredType(named: name) {
             throw LodeError.typeInUse(type: name)
         }
-        if let existing = try catalogEntry(named: name) {
+        var fields = Set(type.fields)
+        let existing = try catalogEntry(named: name)
+        if appending {
+            guard let existing, existing.primaryKey == type.primaryKey,
+                existing.indexes.map({ [$0.name, $0.fields.joined(separator: ","), "\($0.unique)"] })
+                    == type.indexes.map({ [$0.name, $0.fields.joined(separator: ","), "\($0.isUnique)"] })
+            else {
+                throw LodeError.invalidTypeDescription(
+                    type: name,
+                    reason: "records can only be appended to a type restored with the same description")
+            }
+            fields.formUnion(existing.fields)
+        } else if let existing {
             let old = try lmdbWrite.database(named: name, kind: .plain, create: false)
             try lmdbWrite.empty(old)
             for index in existing.indexes {
@@ -36,7 +52,6 @@ extension WriteTransaction {
                 named: CatalogEntry.databaseName(type: name, index: index.name),
                 kind: index.isUnique ? .plain : .duplicates)
         }
-        var fields = Set(type.fields)
         var count = 0
         for record in records {
             count += 1

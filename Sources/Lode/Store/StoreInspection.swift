@@ -166,49 +166,82 @@ extension Transaction {
     }
 }
 
-/// One database of a raw dump (what `mdb_dump` prints and `lode-dump load` reads back).
-public struct RawDatabaseDump: Sendable {
-    /// The database's name (nil: LMDB's main database, which LMDB maintains itself).
-    public var name: String?
-    /// How it stores values.
-    public var kind: RawDatabaseKind
-    /// Its entries, in any order.
-    public var entries: [(key: [UInt8], value: [UInt8])]
+/// Writes raw databases — what `mdb_dump` prints and `lode-dump load` reads back — into a directory
+/// (created when missing), LMDB's own `mdb_load` for tools that restore a store byte for byte. A
+/// database that already exists is emptied and refilled; others are left alone. The result is a
+/// store only if the dump was one.
+///
+/// With a `batchSize`, entries are written as they come in, that many per transaction, so memory
+/// stays bounded whatever the size of the dump (a loader that must be all or nothing builds into a
+/// staging directory and renames it into place, as `lode-dump load` does). Without one, everything
+/// is kept until ``finish()`` and written in one transaction: all or nothing in place, memory
+/// growing with the dump.
+public final class RawDumpLoader {
+    private let environment: Environment
+    private let batchSize: Int?
+    private var current: (name: String, kind: Database.Kind)?
+    /// Databases emptied already (each is emptied once, before its first entries).
+    private var emptied: Set<String> = []
+    private var pending: [(name: String, kind: Database.Kind, entries: [(key: [UInt8], value: [UInt8])])] = []
+    /// Entries written so far, over every database.
+    public private(set) var entriesWritten = 0
 
-    /// Describes one database of a dump.
-    public init(name: String?, kind: RawDatabaseKind, entries: [(key: [UInt8], value: [UInt8])]) {
-        self.name = name
-        self.kind = kind
-        self.entries = entries
+    /// Opens (or creates) the environment at `path` with files of mode `fileMode`.
+    public init(into path: String, fileMode: UInt32 = 0o600, batchSize: Int? = 20_000) throws {
+        environment = try mapStorageErrors {
+            try Environment.open(
+                at: path, options: EnvironmentOptions(createDirectory: true, fileMode: fileMode))
+        }
+        self.batchSize = batchSize.map { max(1, $0) }
     }
-}
 
-extension Store {
-    /// Writes the databases of a raw dump into the directory `path` (created when missing), in one
-    /// write transaction, replacing databases of the same names — LMDB's own `mdb_load`, for tools
-    /// that restore a store byte for byte. The result is a store only if the dump was one.
-    public static func loadRawDump(
-        _ databases: [RawDatabaseDump], into path: String, mapSize: Int, fileMode: UInt32 = 0o600
-    ) throws {
+    /// Starts the database `name` (nil: LMDB's main database, whose entries LMDB maintains itself —
+    /// they are skipped).
+    public func beginDatabase(named name: String?, kind: RawDatabaseKind) throws {
+        if batchSize != nil { try flush() }
+        guard let name else {
+            current = nil
+            return
+        }
+        let lmdbKind: Database.Kind
+        switch kind {
+        case .plain: lmdbKind = .plain
+        case .duplicates: lmdbKind = .duplicates
+        case .fixedDuplicates(let width): lmdbKind = .fixedDuplicates(width: width)
+        }
+        current = (name, lmdbKind)
+        pending.append((name, lmdbKind, []))
+    }
+
+    /// Adds one entry to the current database.
+    public func put(key: [UInt8], value: [UInt8]) throws {
+        guard current != nil else { return }
+        pending[pending.count - 1].entries.append((key, value))
+        if let batchSize, pending[pending.count - 1].entries.count >= batchSize { try flush() }
+    }
+
+    /// Writes what is still pending.
+    public func finish() throws { try flush() }
+
+    /// Writes the pending databases and entries in one transaction; a database met for the first
+    /// time is emptied first.
+    private func flush() throws {
+        guard !pending.isEmpty else { return }
+        let work = pending
+        let emptied = self.emptied
         try mapStorageErrors {
-            let environment = try Environment.open(
-                at: path,
-                options: EnvironmentOptions(mapSize: mapSize, createDirectory: true, fileMode: fileMode))
             try environment.write { txn in
-                for dump in databases {
-                    guard let name = dump.name else { continue }  // LMDB keeps the main database
-                    let kind: Database.Kind
-                    switch dump.kind {
-                    case .plain: kind = .plain
-                    case .duplicates: kind = .duplicates
-                    case .fixedDuplicates(let width): kind = .fixedDuplicates(width: width)
-                    }
-                    let database = try txn.database(named: name, kind: kind, create: true)
-                    try txn.empty(database)
-                    for entry in dump.entries { try txn.put(entry.value, forKey: entry.key, in: database) }
+                for part in work {
+                    let database = try txn.database(named: part.name, kind: part.kind, create: true)
+                    if !emptied.contains(part.name) { try txn.empty(database) }
+                    for entry in part.entries { try txn.put(entry.value, forKey: entry.key, in: database) }
                 }
             }
         }
+        self.emptied.formUnion(work.map(\.name))
+        entriesWritten += work.reduce(0) { $0 + $1.entries.count }
+        pending.removeAll()
+        if let current { pending.append((current.name, current.kind, [])) }
     }
 }
 
