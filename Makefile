@@ -9,8 +9,9 @@ FORMAT_PATHS := Package.swift Sources Tests $(wildcard Tools) Fuzz
 .PHONY: all deps build lint format test test-tsan fuzz-build fuzz-quick fuzz soak bench demo clean
 
 # libFuzzer targets (Fuzz/README.md): each harness is compiled with the library sources it exercises.
-FUZZ_TARGETS := cbor keys expression
+FUZZ_TARGETS := cbor keys expression loader
 FUZZ_SOURCES := $(wildcard Sources/Lode/Codec/*.swift) $(wildcard Sources/Lode/Keys/*.swift)
+LOADER_SOURCES := $(addprefix Sources/Lode/Store/,UntypedRecord.swift StoredType.swift RawDatabaseKind.swift)
 FUZZ_SECONDS ?= 10
 FUZZ_LONG_SECONDS ?= 600
 
@@ -70,6 +71,11 @@ fuzz-build:
 		Fuzz/keys.swift -o .build-fuzz/fuzz-keys
 	swiftc -O -sanitize=fuzzer,address -parse-as-library -module-name FuzzExpression $(FUZZ_SOURCES) \
 		.build-fuzz/Expression.swift Fuzz/expression.swift -o .build-fuzz/fuzz-expression
+	for file in Input ExportFormat RawFormat; do \
+		sed '/^import Lode$$/d' Tools/lode-dump/$$file.swift > .build-fuzz/$$file.swift; done
+	swiftc -O -sanitize=fuzzer,address -parse-as-library -module-name FuzzLoader $(FUZZ_SOURCES) \
+		$(LOADER_SOURCES) .build-fuzz/Input.swift .build-fuzz/ExportFormat.swift \
+		.build-fuzz/RawFormat.swift Fuzz/loader.swift -o .build-fuzz/fuzz-loader
 
 # Each target for FUZZ_SECONDS on its seed corpus (what make test runs); a crash fails the run.
 fuzz-quick: fuzz-build

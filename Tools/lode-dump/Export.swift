@@ -3,7 +3,8 @@ import Foundation
 import Lode
 
 /// The version of the ndjson export layout this tool writes and reads.
-let exportVersion = 1
+/// The store formats an export may carry (the library reads them).
+let readableFormats = Store.supportedFormatVersions
 
 /// `export`: the store (or the named types) as ndjson, from one snapshot: a header line, then per
 /// type a `{"type": …}` line with its catalog entry followed by one line per object carrying the
@@ -65,104 +66,6 @@ private struct Output {
     }
 }
 
-/// Standard input read a line at a time, so a load holds one line in memory, not the export.
-final class LineReader {
-    private let handle: FileHandle
-    private var buffer: [UInt8]
-    private var start = 0
-    private var ended = false
-    /// The number of the line `next()` returned last.
-    private(set) var number = 0
-
-    /// Reads from `handle`, after the `prefix` already read from it.
-    init(_ handle: FileHandle, prefix: [UInt8]) {
-        self.handle = handle
-        self.buffer = prefix
-    }
-
-    /// The next line without its newline, or nil at the end.
-    func next() -> Substring? {
-        while true {
-            if let newline = buffer[start...].firstIndex(of: 0x0a) {
-                defer { start = newline + 1 }
-                number += 1
-                return Substring(decoding: buffer[start..<newline], as: UTF8.self)
-            }
-            if ended {
-                guard start < buffer.count else { return nil }
-                defer { start = buffer.count }
-                number += 1
-                return Substring(decoding: buffer[start...], as: UTF8.self)
-            }
-            buffer.removeSubrange(0..<start)
-            start = 0
-            let chunk = handle.availableData
-            if chunk.isEmpty { ended = true } else { buffer.append(contentsOf: chunk) }
-        }
-    }
-}
-
-/// Progress on standard error when it is a terminal (quiet in a pipe or a file).
-struct Progress {
-    let verb: String
-    private let shown = isatty(2) == 1
-    private var count = 0
-
-    init(_ verb: String) { self.verb = verb }
-
-    mutating func advance() {
-        count += 1
-        if shown && count % 10_000 == 0 {
-            FileHandle.standardError.write(Data("\r\(verb) \(count) objects…".utf8))
-        }
-    }
-
-    func finish() {
-        if shown && count >= 10_000 { FileHandle.standardError.write(Data("\r\u{1b}[K".utf8)) }
-    }
-}
-
-/// One line of an export, decoded.
-private enum ExportLine {
-    case header(format: Int)
-    case type(StoredType)
-    case record([UInt8])
-    case end(types: Int, records: Int)
-}
-
-private func decode(_ line: Substring, number: Int) throws -> ExportLine {
-    func fail(_ what: String) -> DumpError { DumpError(description: "export line \(number): \(what)") }
-    guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else {
-        throw fail("not a JSON object")
-    }
-    if object["lode"] != nil {
-        guard object["lode"] as? String == "export" else { throw fail("not a Lode export header") }
-        guard object["exportVersion"] as? Int == exportVersion else {
-            throw fail(
-                "export version \(object["exportVersion"] ?? "none"); this tool reads \(exportVersion)")
-        }
-        guard let format = object["format"] as? Int, Store.supportedFormatVersions.contains(format) else {
-            throw fail(
-                "store format \(object["format"] ?? "none"); this tool reads formats "
-                    + "\(Store.supportedFormatVersions.lowerBound)–\(Store.supportedFormatVersions.upperBound)"
-            )
-        }
-        return .header(format: format)
-    }
-    if let type = object["type"] as? [String: Any] { return .type(try storedType(from: type, fail: fail)) }
-    if let encoded = object["record"] as? String {
-        guard let bytes = Data(base64Encoded: encoded) else { throw fail("the record is not base64") }
-        return .record(Array(bytes))
-    }
-    if let end = object["end"] as? [String: Any] {
-        guard let types = end["types"] as? Int, let records = end["records"] as? Int else {
-            throw fail("the end line needs types and records")
-        }
-        return .end(types: types, records: records)
-    }
-    throw fail("neither a type, a record nor the end line")
-}
-
 /// The record lines after a type line, read as `restore` asks for them. A line that is not a record
 /// ends them and is kept for the caller; a line that does not decode stops them with the error
 /// kept (a sequence cannot throw), which the caller throws so the write rolls back.
@@ -207,23 +110,6 @@ private final class RecordLines: Sequence, IteratorProtocol {
     }
 
     var progressState: Progress { progress }
-}
-
-/// A catalog entry from its export line.
-private func storedType(from object: [String: Any], fail: (String) -> DumpError) throws -> StoredType {
-    guard let name = object["name"] as? String, let primaryKey = object["primaryKey"] as? String,
-        let version = object["version"] as? Int, let objects = object["objects"] as? Int,
-        let fields = object["fields"] as? [String], let indexes = object["indexes"] as? [[String: Any]]
-    else { throw fail("a type line needs name, primaryKey, version, objects, fields and indexes") }
-    let stored = try indexes.map { index in
-        guard let indexName = index["name"] as? String, let indexFields = index["fields"] as? [String],
-            let unique = index["unique"] as? Bool
-        else { throw fail("an index of \(name) needs name, fields and unique") }
-        return StoredIndex(name: indexName, fields: indexFields, isUnique: unique)
-    }
-    return StoredType(
-        name: name, primaryKey: primaryKey, indexes: stored, fields: fields, version: version,
-        objectCount: objects)
 }
 
 /// How many records of an export or entries of a raw dump one transaction of `load` writes: memory

@@ -51,16 +51,6 @@ public struct StoreDatabaseStatistics: Sendable, Equatable {
     public var bytes: Int { (branchPages + leafPages + overflowPages) * pageSize }
 }
 
-/// How a database stores values.
-public enum RawDatabaseKind: Sendable, Equatable {
-    /// One value per key.
-    case plain
-    /// Several sorted values per key (`MDB_DUPSORT`).
-    case duplicates
-    /// Several sorted values of one width per key (`MDB_DUPSORT | MDB_DUPFIXED`).
-    case fixedDuplicates(width: Int)
-}
-
 extension Store {
     /// The store's files and reader table.
     public func fileInfo() throws -> StoreFileInfo {
