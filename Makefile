@@ -96,6 +96,7 @@ fuzz:
 soak: deps
 	$(SWIFT) build --build-tests
 	LODE_CRASH_KILLS=1000 $(SWIFT) test --skip-build --filter CrashDurabilityTests
+	LODE_SWEEP_COPIES=400 $(SWIFT) test --skip-build --filter CorruptionSweepTests
 	$(MAKE) test-tsan
 	$(MAKE) fuzz
 
