@@ -48,4 +48,8 @@ enum StoreLayout {
     static let formatVersion = 2
     static let formatVersionKey = "format"
     static let createdKey = "created"
+    /// The names of the migrations the store ran, in order (a CBOR array of text).
+    static let migrationsKey = "migrations"
+    /// How many migrations ran (an integer, beside their names).
+    static let schemaVersionKey = "schemaVersion"
 }

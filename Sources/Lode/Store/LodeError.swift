@@ -46,6 +46,15 @@ public enum LodeError: Error, Equatable, CustomStringConvertible, Sendable {
     /// A write was refused: a version this process holds is further behind than
     /// ``StoreConfiguration/maxVersionLag`` allows (release or refresh its holders).
     case versionHeldTooLong(HeldVersion, limit: Int)
+    /// The store has run migrations this code does not list: a newer version of the app wrote it.
+    case storeNewerThanCode(path: String, unknownMigrations: [String])
+    /// The migrations given at open and those the store ran differ at `position`.
+    case migrationsDiffer(path: String, position: Int, stored: String, given: String)
+    /// A migration threw; the store stays at the version before it.
+    case migrationFailed(name: String, reason: String)
+    /// Found at open: a stored record of a registered type does not decode as the type declares it
+    /// (a field was added without a default, renamed, or changed its type) — add a migration.
+    case typeChangedWithoutMigration(type: String, key: String, field: String, reason: String)
 
     /// Another process committed while a write grew the map: nothing was written, the write may run
     /// again.
@@ -99,6 +108,17 @@ public enum LodeError: Error, Equatable, CustomStringConvertible, Sendable {
         case .insideTransaction(let operation):
             return "\(operation) is not allowed inside a transaction of the store on the same thread"
         case .observationFailed(let reason): return "observation failed: \(reason)"
+        case .storeNewerThanCode(let path, let unknown):
+            return
+                "the store at \(path) has run migrations this code does not know (\(unknown.joined(separator: ", "))): it was written by a newer version of the app"
+        case .migrationsDiffer(let path, let position, let stored, let given):
+            return
+                "the migrations given for \(path) differ from the ones it ran: number \(position + 1) is \"\(given)\" here and \"\(stored)\" in the store (migrations are only ever added at the end)"
+        case .migrationFailed(let name, let reason):
+            return "migration \"\(name)\" failed, nothing of it was written: \(reason)"
+        case .typeChangedWithoutMigration(let type, let key, let field, let reason):
+            return
+                "\(type) \(key)\(field.isEmpty ? "" : ", field \"\(field)\"")\(": ")\(reason) — the stored records no longer decode as the type declares; add a migration (or a default for a new field)"
         case .versionHeldTooLong(let held, let limit):
             return
                 "write refused: \(held), more than the limit of \(limit) (release or refresh what holds it; the file cannot reuse pages while it is held)"

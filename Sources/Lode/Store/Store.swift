@@ -55,12 +55,20 @@ public final class Store: @unchecked Sendable {
     /// catalog entries are written and indexes added to or removed from their schemas are built or
     /// dropped, all in one transaction.
     ///
+    /// With `migrations` (see ``Migration``), the ones the store has not run yet run first, in order,
+    /// each in its own write transaction; then every type in `types` is checked against its stored
+    /// records (see ``checkTypes(_:)``) before anything reads them. Without it (nil) the store's
+    /// schema history is left alone (tools open stores so).
+    ///
     /// - Throws: ``LodeError/notAStore(path:reason:)`` for a directory that holds another kind of
     ///   LMDB environment or no store (read-only), ``LodeError/storage(_:)`` for LMDB failures (a file
-    ///   that is not LMDB, a missing directory in read-only mode).
+    ///   that is not LMDB, a missing directory in read-only mode); ``LodeError/storeNewerThanCode(path:unknownMigrations:)``,
+    ///   ``LodeError/migrationsDiffer(path:position:stored:given:)``,
+    ///   ``LodeError/migrationFailed(name:reason:)`` and
+    ///   ``LodeError/typeChangedWithoutMigration(type:key:field:reason:)`` as their names say.
     public init(
         at url: URL, configuration: StoreConfiguration = StoreConfiguration(),
-        types: [any Persistable.Type] = []
+        types: [any Persistable.Type] = [], migrations: [Migration]? = nil
     ) throws {
         self.path = url.path
         self.configuration = configuration
@@ -87,6 +95,8 @@ public final class Store: @unchecked Sendable {
         self.catalog = catalog
         self.changeLog = changeLog
         self.guarded = State(environment: environment)
+        if let migrations { try migrate(migrations) }
+        if configuration.checksTypesAtOpen { try checkTypesAtOpen(types) }
         if !types.isEmpty { try register(types) }
         try openCatalogDatabases()
     }
@@ -94,9 +104,10 @@ public final class Store: @unchecked Sendable {
     /// Opens (or creates) the store in the directory at `path`.
     public convenience init(
         atPath path: String, configuration: StoreConfiguration = StoreConfiguration(),
-        types: [any Persistable.Type] = []
+        types: [any Persistable.Type] = [], migrations: [Migration]? = nil
     ) throws {
-        try self.init(at: URL(fileURLWithPath: path), configuration: configuration, types: types)
+        try self.init(
+            at: URL(fileURLWithPath: path), configuration: configuration, types: types, migrations: migrations)
     }
 
     /// Checks (or, for a new store, writes) `@meta` and `@catalog`.

@@ -44,6 +44,15 @@ public struct StoreConfiguration: Sendable, Equatable {
     /// with ``LodeError/versionHeldTooLong(_:limit:)`` (nil: no limit), in the spirit of Realm's
     /// maximum number of active versions: a bound on the file's growth instead of a full disk.
     public var maxVersionLag: Int?
+    /// At open, checks that the stored records of every type passed in `types:` still decode as the
+    /// type declares (one record of each distinct shape — field names and value kinds — is decoded), so a
+    /// change that needs a migration is reported by name before anything reads the records
+    /// (``LodeError/typeChangedWithoutMigration(type:key:field:reason:)``). Reads the field names of
+    /// every record of those types once.
+    public var checksTypesAtOpen: Bool
+    /// For development only: when the check at open finds records of a type that no longer decode,
+    /// erase every record of that type (loudly, on standard error) instead of failing the open.
+    public var erasesIncompatibleTypes: Bool
 
     /// Makes a configuration; every parameter has a default.
     public init(
@@ -51,8 +60,11 @@ public struct StoreConfiguration: Sendable, Equatable {
         maxReaders: Int = 126, readTransactionPoolSize: Int = 4, fileMode: UInt32 = 0o600,
         notificationPollInterval: Duration = .milliseconds(50),
         changeLogRetention: Duration = .seconds(600), changeLogBulkThreshold: Int = 10_000,
-        checksPagesAtOpen: Bool = false, versionLagWarning: Int = 1_000, maxVersionLag: Int? = nil
+        checksPagesAtOpen: Bool = false, versionLagWarning: Int = 1_000, maxVersionLag: Int? = nil,
+        checksTypesAtOpen: Bool = true, erasesIncompatibleTypes: Bool = false
     ) {
+        self.checksTypesAtOpen = checksTypesAtOpen
+        self.erasesIncompatibleTypes = erasesIncompatibleTypes
         self.versionLagWarning = versionLagWarning
         self.maxVersionLag = maxVersionLag
         self.checksPagesAtOpen = checksPagesAtOpen

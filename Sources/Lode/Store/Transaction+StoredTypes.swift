@@ -114,7 +114,7 @@ extension Transaction {
 
     /// The records database of a cataloged type: looked up without counting anything, as these
     /// accessors run once per record a tool reads.
-    private func recordsDatabase(of type: String) throws -> Database {
+    func recordsDatabase(of type: String) throws -> Database {
         guard let entry = try catalogEntry(named: type) else { throw LodeError.typeNotFound(type) }
         return try database(named: entry.name, kind: .plain)
     }

@@ -1,0 +1,157 @@
+import Foundation
+import LMDB
+
+extension Transaction {
+    /// The migrations this store has run (see ``Migration``).
+    public func schemaHistory() throws -> SchemaHistory {
+        guard let bytes = try lmdb.get(Array(StoreLayout.migrationsKey.utf8), in: store.meta) else {
+            return SchemaHistory(migrations: [])
+        }
+        do {
+            return SchemaHistory(migrations: try CBORDecoder().decode([String].self, from: bytes))
+        } catch {
+            throw LodeError.notAStore(path: store.path, reason: "its list of migrations does not decode: \(error)")
+        }
+    }
+
+    /// The first record of `T`'s stored type that does not decode as `T`, looking at one record of each
+    /// distinct shape (the field names and the kinds of their values, nested maps included): the
+    /// record's key and the decoding error. Nil when every shape decodes or nothing is stored.
+    func firstIncompatibleRecord<T: Persistable>(of type: T.Type) throws -> LodeError? {
+        guard try catalogEntry(named: T.schema.typeName) != nil else { return nil }
+        let records = try recordsDatabase(of: T.schema.typeName)
+        var shapes: Set<UInt64> = []
+        for entry in try lmdb.entries(in: records) {
+            let shape = entry.value.withUnsafeBytes { RecordShape.of($0) }
+            guard shapes.insert(shape).inserted else { continue }
+            do {
+                _ = try entry.value.withUnsafeBytes { try decode(T.self, from: $0, key: entry.key) }
+            } catch LodeError.recordDoesNotDecode(let type, let key, let field, let reason) {
+                return .typeChangedWithoutMigration(type: type, key: key, field: field, reason: reason)
+            }
+        }
+        return nil
+    }
+}
+
+/// A record's shape for the check at open: a hash of its field names and the kind of each value
+/// (major type, tag number), into nested maps and the first element of arrays. Records of one
+/// shape decode alike unless a value is out of range for its field, so one decode per shape finds
+/// a change of fields or of their types.
+enum RecordShape {
+    static func of(_ bytes: UnsafeRawBufferPointer) -> UInt64 {
+        var reader = CBORReader(bytes)
+        return (try? hash(&reader, depth: 0)) ?? 0
+    }
+
+    private static func hash(_ reader: inout CBORReader, depth: Int) throws(CBORReader.Failure) -> UInt64 {
+        let start = reader.offset
+        let head = try reader.readHead()
+        var hash = FieldShape.adding(CollectionOfOne(head.major), to: FieldShape.basis)
+        switch head.major {
+        case 5 where head.info != 31 && depth < 8:
+            for _ in 0..<Int(head.argument) {
+                guard let name = try reader.readStringBytes(major: 3) else { return hash }
+                hash = FieldShape.adding(name, to: hash)
+                hash = hash &* 31 &+ (try Self.hash(&reader, depth: depth + 1))
+            }
+        case 4 where head.info != 31 && depth < 8:
+            for index in 0..<Int(head.argument) {
+                if index == 0 {
+                    hash = hash &* 31 &+ (try Self.hash(&reader, depth: depth + 1))
+                } else {
+                    try reader.skipItem()
+                }
+            }
+        case 6:
+            hash = hash &* 31 &+ head.argument
+            hash = hash &* 31 &+ (try Self.hash(&reader, depth: depth + 1))
+        case 7:
+            // true/false and null are different kinds for a decoder (a Bool field cannot be null).
+            hash = hash &* 31 &+ UInt64(head.info == 22 ? 1 : head.info == 20 || head.info == 21 ? 2 : 3)
+        default:
+            reader = CBORReader(reader.bytes, offset: start)
+            try reader.skipItem()
+        }
+        return hash
+    }
+}
+
+extension Store {
+    /// Runs the migrations the store has not run yet, each in its own write transaction with the
+    /// schema version going up; checks first that the store ran a prefix of `migrations`.
+    func migrate(_ migrations: [Migration]) throws {
+        let names = migrations.map(\.name)
+        if let repeated = names.first(where: { name in names.filter { $0 == name }.count > 1 }) {
+            throw LodeError.migrationFailed(name: repeated, reason: "the list names it twice")
+        }
+        let applied = try read { try $0.schemaHistory() }.migrations
+        try Self.compare(applied: applied, given: names, path: path)
+        guard applied.count < names.count else { return }
+        guard !configuration.readOnly else {
+            throw LodeError.readOnly(path: path)
+        }
+        for migration in migrations[applied.count...] {
+            try write { tx in
+                // Another process may have run it between the read above and this write.
+                let now = try tx.schemaHistory().migrations
+                try Self.compare(applied: now, given: names, path: path)
+                guard !now.contains(migration.name) else { return }
+                let context = MigrationContext(tx)
+                do {
+                    try migration.body(context)
+                    try context.finish()
+                } catch {
+                    throw LodeError.migrationFailed(name: migration.name, reason: "\(error)")
+                }
+                let history = now + [migration.name]
+                try tx.lmdbWrite.put(
+                    try CBOREncoder().encode(history), forKey: Array(StoreLayout.migrationsKey.utf8), in: meta)
+                try tx.lmdbWrite.put(
+                    try CBOREncoder().encode(history.count), forKey: Array(StoreLayout.schemaVersionKey.utf8),
+                    in: meta)
+            }
+        }
+    }
+
+    private static func compare(applied: [String], given: [String], path: String) throws {
+        for (position, name) in applied.enumerated() {
+            guard position < given.count else {
+                throw LodeError.storeNewerThanCode(path: path, unknownMigrations: Array(applied[given.count...]))
+            }
+            guard given[position] == name else {
+                throw LodeError.migrationsDiffer(
+                    path: path, position: position, stored: name, given: given[position])
+            }
+        }
+    }
+
+    /// The check at open (``StoreConfiguration/checksTypesAtOpen``): throws for the first type whose
+    /// stored records no longer decode, or erases them when the configuration says so.
+    func checkTypesAtOpen(_ types: [any Persistable.Type]) throws {
+        for type in types {
+            guard let problem = try checkType(type) else { continue }
+            guard configuration.erasesIncompatibleTypes, !configuration.readOnly else { throw problem }
+            try erase(type, because: problem)
+        }
+    }
+
+    /// The first record of `type` that does not decode, as an error; nil when all decode.
+    func checkType(_ type: any Persistable.Type) throws -> LodeError? {
+        func check<T: Persistable>(_ type: T.Type) throws -> LodeError? {
+            try read { tx in try tx.firstIncompatibleRecord(of: T.self) }
+        }
+        return try check(type)
+    }
+
+    /// Deletes every record of `type` (development only), saying so on standard error.
+    private func erase(_ type: any Persistable.Type, because problem: LodeError) throws {
+        func name<T: Persistable>(_ type: T.Type) -> String { T.schema.typeName }
+        let typeName = name(type)
+        let count = try write { tx in try MigrationContext(tx).deleteAllRecords(of: typeName) }
+        FileHandle.standardError.write(
+            Data(
+                "lode: WARNING: erased all \(count) stored \(typeName) objects because erasesIncompatibleTypes is on: \(problem)\n"
+                    .utf8))
+    }
+}
