@@ -9,7 +9,8 @@ public struct DynamicRecord: Sendable, Equatable, CustomStringConvertible {
     /// A record holding `value`, which must be a map whose keys are text.
     /// - Throws: ``LodeError/recordDoesNotDecode(type:key:field:reason:)`` otherwise.
     public init(_ value: CBORValue) throws {
-        guard case .map(let entries) = value, entries.allSatisfy({ if case .text = $0.key { true } else { false } })
+        guard case .map(let entries) = value,
+            entries.allSatisfy({ if case .text = $0.key { true } else { false } })
         else {
             throw LodeError.recordDoesNotDecode(
                 type: "", key: "", field: "", reason: "a record is a CBOR map keyed by field names")

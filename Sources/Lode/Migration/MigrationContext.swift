@@ -70,7 +70,8 @@ public final class MigrationContext {
         var written: [[UInt8]: [UInt8]] = [:]
         for record in rewritten {
             do {
-                try transaction.lmdbWrite.put(record.bytes, forKey: record.key, in: database, flags: .noOverwrite)
+                try transaction.lmdbWrite.put(
+                    record.bytes, forKey: record.key, in: database, flags: .noOverwrite)
             } catch let error as LMDBError where error.code == .keyExists {
                 let other = written[record.key] ?? record.key
                 throw LodeError.duplicateKey(
@@ -90,7 +91,8 @@ public final class MigrationContext {
         let stored = storedType(try entry(type))
         let key = try primaryKey(of: record, stored: stored, oldKey: nil)
         do {
-            try transaction.lmdbWrite.put(record.bytes, forKey: key, in: try recordsDatabase(type), flags: .noOverwrite)
+            try transaction.lmdbWrite.put(
+                record.bytes, forKey: key, in: try recordsDatabase(type), flags: .noOverwrite)
         } catch let error as LMDBError where error.code == .keyExists {
             throw LodeError.duplicateKey(type: type, key: KeyDescription.describe(key))
         }
@@ -149,7 +151,8 @@ public final class MigrationContext {
         try write.drop(from)
         for index in entry.indexes {
             try write.drop(
-                try write.database(named: CatalogEntry.databaseName(type: old, index: index.name), create: false))
+                try write.database(
+                    named: CatalogEntry.databaseName(type: old, index: index.name), create: false))
         }
         try write.delete(Array(old.utf8), in: transaction.store.catalog)
         entry.name = new
@@ -166,7 +169,8 @@ public final class MigrationContext {
         try write.drop(try recordsDatabase(name))
         for index in entry.indexes {
             try write.drop(
-                try write.database(named: CatalogEntry.databaseName(type: name, index: index.name), create: false))
+                try write.database(
+                    named: CatalogEntry.databaseName(type: name, index: index.name), create: false))
         }
         try write.delete(Array(name.utf8), in: transaction.store.catalog)
         transaction.pendingChanges.recordClear(type: name)
@@ -279,7 +283,8 @@ public final class MigrationContext {
                     indexKey = try record.indexKey(index)
                 } catch {
                     throw LodeError.recordDoesNotDecode(
-                        type: type, key: KeyDescription.describe(key), field: error.field, reason: error.reason)
+                        type: type, key: KeyDescription.describe(key), field: error.field,
+                        reason: error.reason)
                 }
                 if index.isUnique, let other = holders[position][indexKey] {
                     throw LodeError.uniqueViolation(
@@ -325,7 +330,9 @@ public final class MigrationContext {
     // MARK: Plumbing
 
     private func entry(_ type: String) throws -> CatalogEntry {
-        guard let entry = try transaction.catalogEntry(named: type) else { throw LodeError.typeNotFound(type) }
+        guard let entry = try transaction.catalogEntry(named: type) else {
+            throw LodeError.typeNotFound(type)
+        }
         return entry
     }
 
@@ -350,17 +357,20 @@ public final class MigrationContext {
             value = try CBORValue(decoding: bytes)
         } catch {
             throw LodeError.recordDoesNotDecode(
-                type: type, key: KeyDescription.describe(key), field: "", reason: "the record is not CBOR: \(error.reason)")
+                type: type, key: KeyDescription.describe(key), field: "",
+                reason: "the record is not CBOR: \(error.reason)")
         }
         do {
             return try DynamicRecord(value)
         } catch {
             throw LodeError.recordDoesNotDecode(
-                type: type, key: KeyDescription.describe(key), field: "", reason: "the record is not a map of fields")
+                type: type, key: KeyDescription.describe(key), field: "",
+                reason: "the record is not a map of fields")
         }
     }
 
-    private func primaryKey(of record: DynamicRecord, stored: StoredType, oldKey: [UInt8]?) throws -> [UInt8] {
+    private func primaryKey(of record: DynamicRecord, stored: StoredType, oldKey: [UInt8]?) throws -> [UInt8]
+    {
         do {
             return try UntypedRecord(bytes: record.bytes, type: stored).primaryKey
         } catch {

@@ -10,7 +10,8 @@ extension Transaction {
         do {
             return SchemaHistory(migrations: try CBORDecoder().decode([String].self, from: bytes))
         } catch {
-            throw LodeError.notAStore(path: store.path, reason: "its list of migrations does not decode: \(error)")
+            throw LodeError.notAStore(
+                path: store.path, reason: "its list of migrations does not decode: \(error)")
         }
     }
 
@@ -106,7 +107,8 @@ extension Store {
                 }
                 let history = now + [migration.name]
                 try tx.lmdbWrite.put(
-                    try CBOREncoder().encode(history), forKey: Array(StoreLayout.migrationsKey.utf8), in: meta)
+                    try CBOREncoder().encode(history), forKey: Array(StoreLayout.migrationsKey.utf8), in: meta
+                )
                 try tx.lmdbWrite.put(
                     try CBOREncoder().encode(history.count), forKey: Array(StoreLayout.schemaVersionKey.utf8),
                     in: meta)
@@ -117,7 +119,8 @@ extension Store {
     private static func compare(applied: [String], given: [String], path: String) throws {
         for (position, name) in applied.enumerated() {
             guard position < given.count else {
-                throw LodeError.storeNewerThanCode(path: path, unknownMigrations: Array(applied[given.count...]))
+                throw LodeError.storeNewerThanCode(
+                    path: path, unknownMigrations: Array(applied[given.count...]))
             }
             guard given[position] == name else {
                 throw LodeError.migrationsDiffer(

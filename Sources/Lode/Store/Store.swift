@@ -107,7 +107,8 @@ public final class Store: @unchecked Sendable {
         types: [any Persistable.Type] = [], migrations: [Migration]? = nil
     ) throws {
         try self.init(
-            at: URL(fileURLWithPath: path), configuration: configuration, types: types, migrations: migrations)
+            at: URL(fileURLWithPath: path), configuration: configuration, types: types, migrations: migrations
+        )
     }
 
     /// Checks (or, for a new store, writes) `@meta` and `@catalog`.
