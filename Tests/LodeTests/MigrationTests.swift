@@ -261,3 +261,128 @@ enum ContactMigrations {
         #expect(throws: LodeError.self) { try record.rename("f", to: "a") }
     }
 }
+
+@Suite struct MigrationObserverTests {
+    let tmp = TemporaryDirectory()
+
+    /// A migration run by another opening of the store reaches live results as one full change (and
+    /// says so) that replays exactly on the list mirror.
+    @Test func observersOfAMigratedTypeReceiveAFullChange() throws {
+        let store = try Store(at: tmp.url, types: [Task.self], migrations: [])
+        try store.write { tx in
+            for id in 0..<60 {
+                try tx.insert(Task(id: id, title: "t\(id)", rank: id, done: id % 2 == 0, group: "g\(id % 4)"))
+            }
+        }
+        let query = store.objects(Task.self).filter(#Predicate { $0.done == false }).sorted(by: \.rank)
+        let replayer = ListReplayer("migration")
+        let started = DispatchSemaphore(value: 0)
+        let full = Locked(false)
+        let token = query.observe { change in
+            if case .update(_, let collection) = change, collection.wasFullyReevaluated {
+                full.withLock { $0 = true }
+            }
+            replayer.follow(change, started: started)
+        }
+        defer { token.cancel() }
+        #expect(started.wait(timeout: .now() + 10) == .success)
+        let reshuffle = Migration("2: ranks reversed, some done, some gone, one new") { context in
+            try context.updateRecords(of: "Task") { record in
+                guard case .unsigned(let id) = record["id"] else { return .keep }
+                if id % 7 == 0 { return .delete }
+                record["rank"] = .unsigned(1000 - id)
+                if id % 5 == 0 { record["done"] = .bool(false) }
+                return .keep
+            }
+            var added = DynamicRecord()
+            added["id"] = .unsigned(500)
+            added["title"] = .text("new")
+            added["rank"] = .unsigned(1)
+            added["done"] = .bool(false)
+            added["group"] = .text("g0")
+            try context.insert(added, into: "Task")
+        }
+        let other = try Store(at: tmp.url, types: [Task.self], migrations: [reshuffle])
+        let last = try other.read { $0.version }
+        let deadline = Date().addingTimeInterval(10)
+        while replayer.state.withLock({ $0.version }) < last && Date() < deadline {
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+        let state = replayer.state.withLock { $0 }
+        #expect(state.version == last)
+        #expect(state.failures.isEmpty, "\(state.failures)")
+        #expect(full.withLock { $0 }, "the change does not say it is a full re-evaluation")
+        let fresh = try other.read { tx in
+            try tx.objects(Task.self).filter(#Predicate { $0.done == false }).sorted(by: \.rank).fetch().map(
+                \.id)
+        }
+        #expect(state.sections == [fresh])
+        #expect(fresh.first == 500)
+    }
+}
+
+@Suite struct MigrationCrashTests {
+    let tmp = TemporaryDirectory()
+
+    /// Every item as stored, read without Swift types: id → (fields, name or title, value).
+    func items() throws -> [Int: CBORValue] {
+        let store = try Store(at: tmp.url, configuration: StoreConfiguration(readOnly: true))
+        defer { store.close() }
+        var result: [Int: CBORValue] = [:]
+        for record in try store.read({ try $0.storedRecords(of: "Item") }) {
+            let value = try CBORValue(decoding: record.bytes)
+            guard case .unsigned(let id) = value["id"] else { continue }
+            result[Int(id)] = value
+        }
+        return result
+    }
+
+    func history() throws -> Int {
+        let store = try Store(at: tmp.url, configuration: StoreConfiguration(readOnly: true))
+        defer { store.close() }
+        return try store.read { try $0.schemaHistory() }.version
+    }
+
+    /// A process SIGKILLed in the middle of a large migration leaves the store exactly at its old
+    /// version with every record as it was; the next open runs the migration again, to its end.
+    @Test func aMigrationKilledHalfwayLeavesTheOldVersionAndRunsAgain() throws {
+        let helper = builtTool("lode-test-helper")
+        let count = 20_000
+        #expect(try shell("'\(helper)' migration-seed '\(tmp.path)' \(count)").status == 0)
+        var kills = 0
+        for delay in [0.02, 0.1, 0.3] {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: helper)
+            process.arguments = ["migration-run", tmp.path]
+            let output = Pipe()
+            process.standardOutput = output
+            try process.run()
+            var seen = Data()
+            while !String(decoding: seen, as: UTF8.self).contains("migrating") {
+                let chunk = output.fileHandleForReading.availableData
+                if chunk.isEmpty { break }
+                seen.append(chunk)
+            }
+            Thread.sleep(forTimeInterval: delay)
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            guard process.terminationReason == .uncaughtSignal else { continue }  // it finished first
+            kills += 1
+            #expect(try history() == 0)
+            let stored = try items()
+            #expect(stored.count == count)
+            #expect(stored.values.allSatisfy { $0["title"] == nil && $0["note"] == nil })
+            #expect(stored[77]?["name"] == .text("item 77") && stored[77]?["value"] == .unsigned(77))
+        }
+        #expect(kills > 0, "every run finished before the kill")
+        let finished = try shell("'\(helper)' migration-run '\(tmp.path)'")
+        #expect(finished.status == 0 && finished.out.contains("done"), "\(finished.err)")
+        #expect(try history() == 1)
+        let stored = try items()
+        #expect(stored.count == count)
+        #expect(stored[77]?["title"] == .text("item 77") && stored[77]?["value"] == .unsigned(154))
+        #expect(stored.values.allSatisfy { $0["name"] == nil && $0["note"] == .text("migrated") })
+        let check = try shell("'\(builtTool("lode-dump"))' check '\(tmp.path)'")
+        #expect(check.status == 0, "\(check.out)")
+    }
+}

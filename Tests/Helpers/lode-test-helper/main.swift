@@ -6,6 +6,8 @@
 //     program with no main loop.
 //   lode-test-helper read-all DIR [--no-page-check] — opens the store read-only (checking its pages
 //     first) and reads every object, an index range and the integrity walk.
+//   lode-test-helper migration-seed DIR COUNT — a store of COUNT items; migration-run DIR — opens it
+//     with a migration that reshapes every item, printing "migrating" when it starts, "done" at the end.
 //   lode-test-helper crash-writer DIR — commits the deterministic sequence of `CrashPlan` from where
 //     the store is, printing "ack N" after commit N returned, until it is killed.
 import Dispatch
@@ -130,6 +132,41 @@ func readAll(_ path: String, checkingPages: Bool) throws {
     print("read \(tasks) tasks, \(ranked) ranked, \(counters) counters, \(report.problems.count) problems")
 }
 
+// MARK: A large migration, for the kill test
+
+struct Item: Persistable {
+    var id: Int
+    var name: String
+    var value: Int
+    static let schema = Schema<Item>(primaryKey: \.id, indexes: [.on(\.value)])
+}
+
+/// The migration the kill test interrupts: every record of `Item` reshaped (a field renamed, a value
+/// doubled, a field added); says "migrating" when it starts.
+let reshapeItems = Migration("2: items reshaped") { context in
+    print("migrating")
+    fflush(nil)
+    try context.renameField("name", to: "title", in: "Item")
+    try context.convertField("value", in: "Item") { value in
+        guard case .unsigned(let number) = value else { return value }
+        return .unsigned(number * 2)
+    }
+    try context.addField("note", to: "Item", default: .text("migrated"))
+}
+
+func migrationSeed(_ path: String, count: Int) throws {
+    let store = try Store(atPath: path, types: [Item.self], migrations: [])
+    try store.write { tx in
+        for id in 0..<count { try tx.insert(Item(id: id, name: "item \(id)", value: id)) }
+    }
+    print("seeded")
+}
+
+func migrationRun(_ path: String) throws {
+    _ = try Store(atPath: path, migrations: [reshapeItems])
+    print("done")
+}
+
 let arguments = CommandLine.arguments
 do {
     if arguments.count == 5, arguments[1] == "write", let first = Int(arguments[3]),
@@ -138,6 +175,10 @@ do {
         try write(arguments[2], first: first, count: count)
     } else if arguments.count == 3, arguments[1] == "readme-observe" {
         try readmeObserve(arguments[2])
+    } else if arguments.count == 4, arguments[1] == "migration-seed", let count = Int(arguments[3]) {
+        try migrationSeed(arguments[2], count: count)
+    } else if arguments.count == 3, arguments[1] == "migration-run" {
+        try migrationRun(arguments[2])
     } else if arguments.count >= 3, arguments[1] == "read-all" {
         try readAll(arguments[2], checkingPages: !arguments.contains("--no-page-check"))
     } else if arguments.count == 3, arguments[1] == "crash-writer" {
@@ -145,7 +186,7 @@ do {
     } else {
         FileHandle.standardError.write(
             Data(
-                "usage: lode-test-helper write DIR FIRST COUNT | readme-observe DIR | crash-writer DIR | read-all DIR [--no-page-check]\n"
+                "usage: lode-test-helper write DIR FIRST COUNT | readme-observe DIR | crash-writer DIR | read-all DIR [--no-page-check] | migration-seed DIR COUNT | migration-run DIR\n"
                     .utf8
             ))
         exit(2)
