@@ -24,9 +24,11 @@ func export(_ path: String, types names: [String]) throws {
         }
         let chosen = names.isEmpty ? all : all.filter { names.contains($0.name) }
         let version = tx.version  // the snapshot this export reads
+        let history = try tx.schemaHistory()
         output.write(
             "{\"lode\":\"export\",\"exportVersion\":\(exportVersion),\"format\":\(format),"
-                + "\"version\":\(version),\"types\":\(chosen.count)}\n")
+                + "\"version\":\(version),\"types\":\(chosen.count),\"schemaVersion\":\(history.version),"
+                + "\"migrations\":[\(history.migrations.map(quoted).joined(separator: ","))]}\n")
         var total = 0
         for type in chosen {
             output.write("{\"type\":\(typeJSON(type))}\n")
@@ -138,18 +140,24 @@ func loadExport(from lines: LineReader, into path: String, inPlace: Bool) throws
     defer { store.close() }
     if inPlace {
         return try store.write { tx in
-            try restoreExport(from: lines) { type, records, _ in try tx.restore(type, records: records) }
+            try restoreExport(
+                from: lines, restore: { type, records, _ in try tx.restore(type, records: records) },
+                history: { try tx.restoreSchemaHistory($0) })
         }
     }
-    return try restoreExport(from: lines) { type, records, appending in
-        try store.write { tx in try tx.restore(type, records: records, appending: appending) }
-    }
+    return try restoreExport(
+        from: lines,
+        restore: { type, records, appending in
+            try store.write { tx in try tx.restore(type, records: records, appending: appending) }
+        },
+        history: { history in try store.write { tx in try tx.restoreSchemaHistory(history) } })
 }
 
 /// Reads an export from `lines`, handing each type's records to `restore` in batches (a batch, and
 /// whether earlier batches of the type came before it); returns the types and objects restored.
 private func restoreExport(
-    from lines: LineReader, restore: (StoredType, RecordBatch, Bool) throws -> Int
+    from lines: LineReader, restore: (StoredType, RecordBatch, Bool) throws -> Int,
+    history: (SchemaHistory) throws -> Void
 ) throws -> (types: Int, objects: Int) {
     var progress = Progress("loading")
     defer { progress.finish() }
@@ -167,7 +175,7 @@ private func restoreExport(
         try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
     }
     guard let firstLine, object?["lode"] != nil,
-        case .header = try decode(firstLine, number: lines.number)
+        case .header(_, let migrations) = try decode(firstLine, number: lines.number)
     else {
         throw DumpError(
             description:
@@ -215,6 +223,7 @@ private func restoreExport(
                     throw DumpError(description: "export line \(lines.number): text after the end line")
                 }
             }
+            try history(SchemaHistory(migrations: migrations))
             return (types, objects)
         case .record?:
             throw DumpError(description: "export line \(lines.number): a record before any type line")

@@ -9,7 +9,7 @@ let exportVersion = 1
 
 /// One line of an export, decoded.
 enum ExportLine {
-    case header(format: Int)
+    case header(format: Int, migrations: [String])
     case type(StoredType)
     case record([UInt8])
     case end(types: Int, records: Int)
@@ -32,7 +32,11 @@ func decode(_ line: Substring, number: Int) throws -> ExportLine {
                     + "\(readableFormats.lowerBound)–\(readableFormats.upperBound)"
             )
         }
-        return .header(format: format)
+        // Exports written before migrations existed carry none.
+        guard let migrations = (object["migrations"] ?? [String]()) as? [String] else {
+            throw fail("the header's migrations are not a list of names")
+        }
+        return .header(format: format, migrations: migrations)
     }
     if let type = object["type"] as? [String: Any] { return .type(try storedType(from: type, fail: fail)) }
     if let encoded = object["record"] as? String {
@@ -60,7 +64,20 @@ func storedType(from object: [String: Any], fail: (String) -> DumpError) throws 
         else { throw fail("an index of \(name) needs name, fields and unique") }
         return StoredIndex(name: indexName, fields: indexFields, isUnique: unique)
     }
-    return StoredType(
+    var type = StoredType(
         name: name, primaryKey: primaryKey, indexes: stored, fields: fields, version: version,
         objectCount: objects)
+    // Exports written before the field history existed carry none.
+    guard let history = (object["history"] ?? [[String: Any]]()) as? [[String: Any]] else {
+        throw fail("the history of \(name) is not a list")
+    }
+    type.history = try history.map { event in
+        guard let schemaVersion = event["schemaVersion"] as? Int,
+            let typeVersion = event["typeVersion"] as? Int,
+            let fields = event["fields"] as? [String], let what = event["event"] as? String
+        else { throw fail("a history entry of \(name) needs schemaVersion, typeVersion, fields and event") }
+        return FieldHistoryEntry(
+            schemaVersion: schemaVersion, typeVersion: typeVersion, fields: fields, event: what)
+    }
+    return type
 }

@@ -112,6 +112,10 @@ func summary(_ path: String) throws {
         "file       \(byteCount(fileSize))   map \(byteCount(info.mapSize)) (\(used * 100 / max(info.mapSize, 1))% used)"
     )
     print("last txn   \(info.lastCommittedVersion)")
+    let history = try store.read { try $0.schemaHistory() }
+    print(
+        "schema     version \(history.version)\(history.migrations.last.map { " (last migration: \($0))" } ?? "")"
+    )
     let readers = try store.readers()
     let stale = readers.filter { !$0.processIsAlive }.count
     print(
@@ -140,11 +144,15 @@ func summary(_ path: String) throws {
 
 func schema(_ path: String, json: Bool) throws {
     let store = try openStore(path)
-    let types = try store.read { tx in try tx.storedTypes() }
+    let (history, types) = try store.read { tx in (try tx.schemaHistory(), try tx.storedTypes()) }
     if json {
-        print("{\"types\":[\(types.map(typeJSON).joined(separator: ","))]}")
+        print(
+            "{\"schemaVersion\":\(history.version),\"migrations\":[\(history.migrations.map(quoted).joined(separator: ","))],"
+                + "\"types\":[\(types.map(typeJSON).joined(separator: ","))]}")
         return
     }
+    print("schema version \(history.version)")
+    for (number, name) in history.migrations.enumerated() { print("  migration \(number + 1)  \(name)") }
     for type in types {
         print("\(type.name)  (version \(type.version), \(type.objectCount) objects)")
         print("  primary key  \(type.primaryKey)")
@@ -154,11 +162,20 @@ func schema(_ path: String, json: Bool) throws {
                 "  index        \(index.name)\(index.isUnique ? " unique" : ""): \(index.fields.joined(separator: ", ")) (\(index.entryCount) entries)"
             )
         }
+        for event in type.history {
+            print(
+                "  history      schema \(event.schemaVersion), type version \(event.typeVersion), \(event.event): \(event.fields.joined(separator: ", "))"
+            )
+        }
     }
 }
 
 /// One catalog entry as a JSON object (`schema --json` and the type lines of an export).
 func typeJSON(_ type: StoredType) -> String {
+    let history = type.history.map { event in
+        "{\"schemaVersion\":\(event.schemaVersion),\"typeVersion\":\(event.typeVersion),"
+            + "\"fields\":[\(event.fields.map(quoted).joined(separator: ","))],\"event\":\(quoted(event.event))}"
+    }
     let indexes = type.indexes.map { index in
         "{\"name\":\(quoted(index.name)),\"fields\":[\(index.fields.map(quoted).joined(separator: ","))],"
             + "\"unique\":\(index.isUnique),\"entries\":\(index.entryCount)}"
@@ -166,7 +183,7 @@ func typeJSON(_ type: StoredType) -> String {
     return
         "{\"name\":\(quoted(type.name)),\"primaryKey\":\(quoted(type.primaryKey)),\"version\":\(type.version),"
         + "\"objects\":\(type.objectCount),\"fields\":[\(type.fields.map(quoted).joined(separator: ","))],"
-        + "\"indexes\":[\(indexes.joined(separator: ","))]}"
+        + "\"indexes\":[\(indexes.joined(separator: ","))],\"history\":[\(history.joined(separator: ","))]}"
 }
 
 func quoted(_ text: String) -> String {

@@ -16,7 +16,15 @@ public final class MigrationContext {
     /// Types whose records changed: their indexes and fields are rebuilt at the end.
     private var changedTypes: Set<String> = []
 
-    init(_ transaction: WriteTransaction) { self.transaction = transaction }
+    /// The migration's name and the schema version it brings the store to (for the field history).
+    private let name: String
+    private let schemaVersion: Int
+
+    init(_ transaction: WriteTransaction, name: String = "", schemaVersion: Int = 0) {
+        self.transaction = transaction
+        self.name = name
+        self.schemaVersion = schemaVersion
+    }
 
     /// What a record update does with the record.
     public enum RecordAction: Sendable {
@@ -156,6 +164,7 @@ public final class MigrationContext {
         }
         try write.delete(Array(old.utf8), in: transaction.store.catalog)
         entry.name = new
+        entry.note(fields: entry.fields, schemaVersion: schemaVersion, event: "renamed from \(old)")
         try transaction.writeCatalog(entry)
         transaction.pendingChanges.recordClear(type: old)
         changedTypes.remove(old)
@@ -241,7 +250,10 @@ public final class MigrationContext {
             }
             inserted[key] = oldKey
         }
-        changedTypes.remove(name)
+        // The typed state registered for the pass saw the fields of before: registration after the
+        // migration starts from the catalog again. The end of the migration rebuilds the fields.
+        transaction.registeredTypes[name] = nil
+        changedTypes.insert(name)
     }
 
     // MARK: Ending
@@ -299,6 +311,7 @@ public final class MigrationContext {
         }
         var updated = entry
         updated.fields = fields.sorted()
+        updated.note(fields: updated.fields, schemaVersion: schemaVersion, event: "migrated by \(name)")
         if updated != entry { try transaction.writeCatalog(updated) }
         transaction.pendingChanges.recordClear(type: type)
     }

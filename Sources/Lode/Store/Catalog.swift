@@ -19,6 +19,35 @@ struct CatalogEntry: Codable, Equatable {
     var fields: [String]
     /// The schema version the app declared.
     var version: Int
+    /// The type's fields over time: an event when the type was first stored and after each
+    /// migration that changed it (absent in entries written before it existed).
+    var history: [FieldsEvent]?
+
+    /// The type's fields from one schema version of the store on.
+    struct FieldsEvent: Codable, Equatable {
+        /// The store's schema version (migrations run) from which this holds.
+        var schemaVersion: Int
+        /// The type's version then.
+        var typeVersion: Int
+        /// The fields its records had then.
+        var fields: [String]
+        /// What happened (`"stored"`, `"migrated by …"`, `"renamed from …"`).
+        var event: String
+    }
+
+    /// Records the type's fields after `event` at `schemaVersion`: a new event, or the last one
+    /// updated when it is of the same schema version and event.
+    mutating func note(fields: [String], schemaVersion: Int, event: String) {
+        var events = history ?? []
+        if let last = events.last, last.schemaVersion == schemaVersion, last.event == event {
+            events[events.count - 1].fields = fields
+            events[events.count - 1].typeVersion = version
+        } else {
+            events.append(
+                FieldsEvent(schemaVersion: schemaVersion, typeVersion: version, fields: fields, event: event))
+        }
+        history = events
+    }
 
     init<T: Persistable>(_ schema: Schema<T>) {
         name = schema.typeName
@@ -26,6 +55,7 @@ struct CatalogEntry: Codable, Equatable {
         indexes = schema.indexes.map { IndexEntry(name: $0.name, fields: $0.fields, unique: $0.isUnique) }
         fields = []
         version = schema.version
+        history = nil
     }
 
     init(name: String, primaryKey: String, indexes: [IndexEntry], fields: [String], version: Int) {
@@ -34,6 +64,7 @@ struct CatalogEntry: Codable, Equatable {
         self.indexes = indexes
         self.fields = fields
         self.version = version
+        self.history = nil
     }
 
     static func databaseName(type: String, index: String) -> String { type + "." + index }

@@ -95,7 +95,14 @@ extension WriteTransaction {
             name: name, primaryKey: type.primaryKey,
             indexes: type.indexes.map { .init(name: $0.name, fields: $0.fields, unique: $0.isUnique) },
             fields: fields.sorted(), version: type.version)
-        try writeCatalog(entry)
+        var restored = entry
+        restored.history = type.history.map {
+            .init(
+                schemaVersion: $0.schemaVersion, typeVersion: $0.typeVersion, fields: $0.fields,
+                event: $0.event)
+        }
+        if restored.history?.isEmpty == true { restored.history = existing?.history }
+        try writeCatalog(restored)
         return count
     }
 

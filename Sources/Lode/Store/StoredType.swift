@@ -13,6 +13,8 @@ public struct StoredType: Sendable, Equatable {
     public var version: Int
     /// How many objects are stored.
     public var objectCount: Int
+    /// The type's fields over time, oldest first (empty for stores that predate it).
+    public var history: [FieldHistoryEntry] = []
 
     /// Describes a stored type (for tools that restore one; see ``WriteTransaction/restore(_:records:)``).
     public init(
@@ -45,5 +47,25 @@ public struct StoredIndex: Sendable, Equatable {
         self.fields = fields
         self.isUnique = isUnique
         self.entryCount = entryCount
+    }
+}
+
+/// The fields of a stored type from one schema version of the store on (``StoredType/history``).
+public struct FieldHistoryEntry: Sendable, Equatable {
+    /// The store's schema version (migrations run) from which this holds.
+    public var schemaVersion: Int
+    /// The type's version then.
+    public var typeVersion: Int
+    /// The fields its records had.
+    public var fields: [String]
+    /// What happened: `stored`, `migrated by NAME`, `renamed from NAME`.
+    public var event: String
+
+    /// Describes one entry (for tools that restore a type).
+    public init(schemaVersion: Int, typeVersion: Int, fields: [String], event: String) {
+        self.schemaVersion = schemaVersion
+        self.typeVersion = typeVersion
+        self.fields = fields
+        self.event = event
     }
 }

@@ -21,9 +21,15 @@ extension Transaction {
                 name: index.name, fields: index.fields, isUnique: index.unique,
                 entryCount: try lmdb.count(in: database))
         }
-        return StoredType(
+        var stored = StoredType(
             name: entry.name, primaryKey: entry.primaryKey, indexes: indexes, fields: entry.fields,
             version: entry.version, objectCount: try lmdb.count(in: records))
+        stored.history = (entry.history ?? []).map {
+            FieldHistoryEntry(
+                schemaVersion: $0.schemaVersion, typeVersion: $0.typeVersion, fields: $0.fields,
+                event: $0.event)
+        }
+        return stored
     }
 
     /// One index of a stored type.

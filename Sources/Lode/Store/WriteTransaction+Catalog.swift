@@ -57,6 +57,9 @@ extension WriteTransaction {
         }
         entry.indexes = schema.indexes.map { .init(name: $0.name, fields: $0.fields, unique: $0.isUnique) }
         entry.version = schema.version
+        if existing == nil {
+            entry.note(fields: entry.fields, schemaVersion: try schemaHistory().version, event: "stored")
+        }
         if entry != existing { try writeCatalog(entry) }
         let state = TypeState(schema: schema, records: records, indexes: live, entry: entry, complete: true)
         registeredTypes[name] = state
@@ -99,6 +102,9 @@ extension WriteTransaction {
         }
         var updated = current
         updated.fields = Array(Set(current.fields).union(missing)).sorted()
+        if let last = updated.history?.last {
+            updated.note(fields: updated.fields, schemaVersion: last.schemaVersion, event: last.event)
+        }
         try writeCatalog(updated)
         state.pendingEntry = updated
         pendingEntryStates.append(state)
