@@ -430,3 +430,57 @@ enum ContactMigrations {
         #expect(try restored.read { try $0.count(ContactV3.self) } == 4)
     }
 }
+
+struct ContactWithPriority: Persistable, Equatable {
+    var id: Int
+    var name: String
+    var email: String
+    var city: String
+    var age: String
+    var priority: Int
+    var nickname: String?
+    static let schema = Schema<ContactWithPriority>(
+        name: "Contact", primaryKey: \.id, indexes: [.unique(\.email), .on(\.priority)],
+        defaults: [.field(\.priority, 3)])
+}
+
+struct ContactWithPriorityNoDefault: Persistable, Equatable {
+    var id: Int
+    var name: String
+    var email: String
+    var city: String
+    var age: String
+    var priority: Int
+    static let schema = Schema<ContactWithPriorityNoDefault>(
+        name: "Contact", primaryKey: \.id, indexes: [.unique(\.email)])
+}
+
+@Suite struct AdditiveChangeTests {
+    /// Optional fields and fields with a declared default read old records without a migration —
+    /// also through a new index on the defaulted field; without the default the open says what is
+    /// missing.
+    @Test func additiveChangesNeedNoMigration() throws {
+        let tests = MigrationTests()
+        let url = try tests.versionOne(10)
+        #expect {
+            try Store(at: url, types: [ContactWithPriorityNoDefault.self])
+        } throws: { error in
+            guard case .typeChangedWithoutMigration(_, _, let field, _) = error as? LodeError else {
+                return false
+            }
+            return field == "priority"
+        }
+        let store = try Store(at: url, types: [ContactWithPriority.self])
+        let contacts = try store.read { try $0.objects(ContactWithPriority.self).fetch() }
+        #expect(contacts.count == 10)
+        #expect(contacts.allSatisfy { $0.priority == 3 && $0.nickname == nil })
+        // The index built at registration used the default too.
+        let found = try store.read { tx in
+            try tx.objects(ContactWithPriority.self).filter(#Predicate { $0.priority == 3 }).fetch()
+        }
+        #expect(found.count == 10)
+        try store.write { tx in try tx.update(ContactWithPriority.self, key: 2) { $0.priority = 9 } }
+        #expect(try store.read { try $0.object(ContactWithPriority.self, key: 2) }?.priority == 9)
+        #expect(try store.read { try $0.checkIntegrity() }.problems == [])
+    }
+}

@@ -79,5 +79,15 @@ func storedType(from object: [String: Any], fail: (String) -> DumpError) throws 
         return FieldHistoryEntry(
             schemaVersion: schemaVersion, typeVersion: typeVersion, fields: fields, event: what)
     }
+    guard let defaults = (object["defaults"] ?? [String: String]()) as? [String: String] else {
+        throw fail("the defaults of \(name) are not an object of base64 values")
+    }
+    for (field, encoded) in defaults {
+        guard let bytes = Data(base64Encoded: encoded), let value = try? CBORValue(decoding: Array(bytes))
+        else {
+            throw fail("the default of \(name).\(field) is not base64 CBOR")
+        }
+        type.defaults[field] = value
+    }
     return type
 }

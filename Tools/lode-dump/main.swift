@@ -172,6 +172,10 @@ func schema(_ path: String, json: Bool) throws {
 
 /// One catalog entry as a JSON object (`schema --json` and the type lines of an export).
 func typeJSON(_ type: StoredType) -> String {
+    // Each default as base64 CBOR, the bytes the catalog keeps.
+    let defaults = type.defaults.sorted { $0.key < $1.key }.map { field, value in
+        "\(quoted(field)):\(quoted(Data(value.encoded).base64EncodedString()))"
+    }
     let history = type.history.map { event in
         "{\"schemaVersion\":\(event.schemaVersion),\"typeVersion\":\(event.typeVersion),"
             + "\"fields\":[\(event.fields.map(quoted).joined(separator: ","))],\"event\":\(quoted(event.event))}"
@@ -183,7 +187,8 @@ func typeJSON(_ type: StoredType) -> String {
     return
         "{\"name\":\(quoted(type.name)),\"primaryKey\":\(quoted(type.primaryKey)),\"version\":\(type.version),"
         + "\"objects\":\(type.objectCount),\"fields\":[\(type.fields.map(quoted).joined(separator: ","))],"
-        + "\"indexes\":[\(indexes.joined(separator: ","))],\"history\":[\(history.joined(separator: ","))]}"
+        + "\"indexes\":[\(indexes.joined(separator: ","))],\"history\":[\(history.joined(separator: ","))],"
+        + "\"defaults\":{\(defaults.joined(separator: ","))}}"
 }
 
 func quoted(_ text: String) -> String {

@@ -350,10 +350,12 @@ public final class MigrationContext {
     }
 
     private func storedType(_ entry: CatalogEntry) -> StoredType {
-        StoredType(
+        var stored = StoredType(
             name: entry.name, primaryKey: entry.primaryKey,
             indexes: entry.indexes.map { StoredIndex(name: $0.name, fields: $0.fields, isUnique: $0.unique) },
             fields: entry.fields, version: entry.version)
+        stored.defaults = (entry.defaults ?? [:]).compactMapValues { try? CBORValue(decoding: Array($0)) }
+        return stored
     }
 
     private func recordsDatabase(_ type: String) throws -> Database {

@@ -18,6 +18,9 @@ public struct Schema<Object: Persistable>: @unchecked Sendable {
     public let indexes: [Index<Object>]
     /// A version number the app may raise when the type changes shape (recorded in the catalog).
     public let version: Int
+    /// Values for top-level fields that records written before the field existed lack: such a
+    /// record reads as if it held the value, so adding a non-optional field needs no migration.
+    public let defaults: [FieldDefault<Object>]
     let primaryKeyBytes: (Object) throws -> [UInt8]
     let primaryKeyType: Any.Type
     let primaryKeyDescription: (Object) -> String
@@ -28,9 +31,13 @@ public struct Schema<Object: Persistable>: @unchecked Sendable {
     ///   - primaryKey: the property that identifies an object.
     ///   - indexes: secondary indexes (`.on`, `.unique`, compound `.on(a, b)`).
     ///   - version: a number recorded in the catalog.
+    ///   - defaults: values for fields older records lack (`.field(\.priority, 0)`).
     public init<Key: Codable>(
-        name: String? = nil, primaryKey: KeyPath<Object, Key>, indexes: [Index<Object>] = [], version: Int = 1
+        name: String? = nil, primaryKey: KeyPath<Object, Key>, indexes: [Index<Object>] = [],
+        version: Int = 1,
+        defaults: [FieldDefault<Object>] = []
     ) {
+        self.defaults = defaults
         self.typeName = name ?? String(describing: Object.self)
         self.primaryKeyPath = primaryKey
         self.primaryKeyField = fieldName(of: primaryKey)
@@ -43,6 +50,39 @@ public struct Schema<Object: Persistable>: @unchecked Sendable {
 
     /// The index named `name`.
     public func index(named name: String) -> Index<Object>? { indexes.first { $0.name == name } }
+
+    /// `record` with the declared defaults added for the top-level fields it lacks; nil when it
+    /// lacks none (or is not a map).
+    func applyingDefaults(to record: UnsafeRawBufferPointer) -> [UInt8]? {
+        guard !defaults.isEmpty, case .map(var entries)? = try? CBORValue(decoding: Array(record)) else {
+            return nil
+        }
+        var added = false
+        for fieldDefault in defaults where !entries.contains(where: { $0.key == .text(fieldDefault.field) }) {
+            entries.append(.init(key: .text(fieldDefault.field), value: fieldDefault.value))
+            added = true
+        }
+        return added ? CBORValue.map(entries).encoded : nil
+    }
+}
+
+/// A value for a top-level field that records written before the field existed lack (see
+/// ``Schema/defaults``). Swift's synthesized `Decodable` does not use a property's initial value for
+/// a missing field; a default declared here does, without a migration.
+public struct FieldDefault<Object>: @unchecked Sendable {
+    // @unchecked: immutable; the value is stored as CBOR.
+    /// The field's name.
+    public let field: String
+    /// The value, as stored.
+    let value: CBORValue
+
+    /// The default `value` for the top-level property at `keyPath`.
+    public static func field<V: Codable>(_ keyPath: KeyPath<Object, V>, _ value: V) -> FieldDefault {
+        let name = fieldName(of: keyPath)
+        precondition(!name.contains("."), "defaults are for top-level fields (\(name))")
+        let encoded = (try? CBOREncoder().encode(value)).flatMap { try? CBORValue(decoding: $0) } ?? .null
+        return FieldDefault(field: name, value: encoded)
+    }
 }
 
 /// A secondary index of a ``Persistable`` type: the values of one or more properties, kept sorted,

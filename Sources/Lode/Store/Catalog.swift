@@ -1,3 +1,5 @@
+import Foundation
+
 /// One `@catalog` entry: what the store knows about a stored type, readable without the Swift type
 /// (it is CBOR like every record). See `docs/FORMAT.md`.
 struct CatalogEntry: Codable, Equatable {
@@ -22,6 +24,9 @@ struct CatalogEntry: Codable, Equatable {
     /// The type's fields over time: an event when the type was first stored and after each
     /// migration that changed it (absent in entries written before it existed).
     var history: [FieldsEvent]?
+    /// The schema's defaults for top-level fields older records lack: field name → the value's CBOR
+    /// bytes (absent when there are none), so tools derive index keys as the library does.
+    var defaults: [String: Data]?
 
     /// The type's fields from one schema version of the store on.
     struct FieldsEvent: Codable, Equatable {
@@ -56,6 +61,12 @@ struct CatalogEntry: Codable, Equatable {
         fields = []
         version = schema.version
         history = nil
+        defaults = Self.defaults(schema)
+    }
+
+    static func defaults<T: Persistable>(_ schema: Schema<T>) -> [String: Data]? {
+        guard !schema.defaults.isEmpty else { return nil }
+        return Dictionary(schema.defaults.map { ($0.field, Data($0.value.encoded)) }) { _, last in last }
     }
 
     init(name: String, primaryKey: String, indexes: [IndexEntry], fields: [String], version: Int) {
@@ -65,6 +76,7 @@ struct CatalogEntry: Codable, Equatable {
         self.fields = fields
         self.version = version
         self.history = nil
+        self.defaults = nil
     }
 
     static func databaseName(type: String, index: String) -> String { type + "." + index }

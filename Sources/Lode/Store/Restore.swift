@@ -1,3 +1,4 @@
+import Foundation
 import LMDB
 
 extension WriteTransaction {
@@ -102,6 +103,7 @@ extension WriteTransaction {
                 event: $0.event)
         }
         if restored.history?.isEmpty == true { restored.history = existing?.history }
+        restored.defaults = type.defaults.isEmpty ? nil : type.defaults.mapValues { Data($0.encoded) }
         try writeCatalog(restored)
         return count
     }

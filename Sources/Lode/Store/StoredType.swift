@@ -15,6 +15,9 @@ public struct StoredType: Sendable, Equatable {
     public var objectCount: Int
     /// The type's fields over time, oldest first (empty for stores that predate it).
     public var history: [FieldHistoryEntry] = []
+    /// The schema's defaults for top-level fields older records lack (see ``Schema/defaults``): a
+    /// record without the field is read, and indexed, as if it held the value.
+    public var defaults: [String: CBORValue] = [:]
 
     /// Describes a stored type (for tools that restore one; see ``WriteTransaction/restore(_:records:)``).
     public init(

@@ -24,6 +24,7 @@ extension Transaction {
         var stored = StoredType(
             name: entry.name, primaryKey: entry.primaryKey, indexes: indexes, fields: entry.fields,
             version: entry.version, objectCount: try lmdb.count(in: records))
+        stored.defaults = (entry.defaults ?? [:]).compactMapValues { try? CBORValue(decoding: Array($0)) }
         stored.history = (entry.history ?? []).map {
             FieldHistoryEntry(
                 schemaVersion: $0.schemaVersion, typeVersion: $0.typeVersion, fields: $0.fields,

@@ -82,12 +82,23 @@ public class Transaction {
         let state = decodingState ?? CBORDecodingState(bytes: bytes)
         decodingState = nil
         defer { decodingState = state }
+        func failure(_ error: DecodingError) -> LodeError {
+            .recordDoesNotDecode(
+                type: T.schema.typeName, key: KeyDescription.describe(Array(key)), field: error.fieldPath,
+                reason: error.reason)
+        }
         do {
             return try CBORDecoder().decode(T.self, from: bytes, state: state)
         } catch let error as DecodingError {
-            throw LodeError.recordDoesNotDecode(
-                type: T.schema.typeName, key: KeyDescription.describe(Array(key)), field: error.fieldPath,
-                reason: error.reason)
+            // A record written before a field with a declared default existed: read it with the default.
+            guard case .keyNotFound(_, let context) = error, context.codingPath.isEmpty,
+                let patched = T.schema.applyingDefaults(to: bytes)
+            else { throw failure(error) }
+            do {
+                return try CBORDecoder().decode(T.self, from: patched)
+            } catch let error as DecodingError {
+                throw failure(error)
+            }
         }
     }
 

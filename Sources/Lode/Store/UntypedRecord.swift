@@ -23,13 +23,13 @@ struct UntypedRecord {
 
     /// Reads `bytes` as a record of `type`.
     init(bytes: [UInt8], type: StoredType) throws(Problem) {
-        let value: CBORValue
+        let decoded: CBORValue
         do {
-            value = try CBORValue(decoding: bytes)
+            decoded = try CBORValue(decoding: bytes)
         } catch {
             throw Problem(field: "", reason: "the record is not CBOR: \(error.reason)")
         }
-        guard case .map(let entries) = value else {
+        guard case .map(let entries) = decoded else {
             throw Problem(field: "", reason: "the record is not a CBOR map")
         }
         var names = Set<String>()
@@ -41,6 +41,14 @@ struct UntypedRecord {
                 throw Problem(field: name, reason: "the field appears twice in the record")
             }
         }
+        // Fields older records lack read as the schema's defaults, as the typed path reads them.
+        let missing = type.defaults.filter { field, _ in !names.contains(field) }
+        let value =
+            missing.isEmpty
+            ? decoded
+            : .map(
+                entries
+                    + missing.sorted { $0.key < $1.key }.map { .init(key: .text($0.key), value: $0.value) })
         guard let primaryKeyValue = value.value(atPath: type.primaryKey) else {
             throw Problem(field: type.primaryKey, reason: "the primary-key field is missing")
         }

@@ -57,6 +57,7 @@ extension WriteTransaction {
         }
         entry.indexes = schema.indexes.map { .init(name: $0.name, fields: $0.fields, unique: $0.isUnique) }
         entry.version = schema.version
+        entry.defaults = CatalogEntry.defaults(schema)
         if existing == nil {
             entry.note(fields: entry.fields, schemaVersion: try schemaHistory().version, event: "stored")
         }
