@@ -117,20 +117,49 @@ public final class MigrationContext {
         }
     }
 
-    /// Renames the field at `path` in every record of `type` (nested fields keep their parent).
+    /// Renames the field at `path` in every record of `type` (nested fields keep their parent);
+    /// indexes on the field follow it.
     public func renameField(_ path: String, to newName: String, in type: String) throws {
         try updateRecords(of: type) { record in
             try record.rename(path, to: newName)
             return .keep
         }
+        var components = DynamicRecord.components(path)
+        components[components.count - 1] = newName
+        let renamed = components.joined(separator: ".")
+        var entry = try entry(type)
+        for position in entry.indexes.indices {
+            entry.indexes[position].fields = entry.indexes[position].fields.map { $0 == path ? renamed : $0 }
+        }
+        try transaction.writeCatalog(entry)
     }
 
-    /// Removes the field at `path` from every record of `type`.
+    /// Removes the field at `path` from every record of `type`, and the indexes on it.
     public func removeField(_ path: String, from type: String) throws {
         try updateRecords(of: type) { record in
             record.remove(path)
             return .keep
         }
+        for index in try entry(type).indexes where index.fields.contains(path) {
+            try dropIndex(index.name, of: type)
+        }
+    }
+
+    /// Drops the index `name` of `type` (the new schema may build it again when the type is
+    /// registered after the migrations).
+    /// - Throws: ``LodeError/indexNotFound(type:index:)`` when the type has no such index.
+    public func dropIndex(_ name: String, of type: String) throws {
+        var entry = try entry(type)
+        guard let position = entry.indexes.firstIndex(where: { $0.name == name }) else {
+            throw LodeError.indexNotFound(type: type, index: name)
+        }
+        let write = transaction.lmdbWrite
+        try write.drop(
+            try write.database(
+                named: CatalogEntry.databaseName(type: type, index: name),
+                kind: entry.indexes[position].unique ? .plain : .duplicates))
+        entry.indexes.remove(at: position)
+        try transaction.writeCatalog(entry)
     }
 
     /// Replaces the value of the field at `path` in every record of `type` that has it by what
