@@ -152,6 +152,44 @@ enum ContactMigrations {
         #expect(stored.indexes.map(\.name) == ["priority", "age"])
         #expect(stored.version == 3)
         #expect(try store.read { try $0.checkIntegrity() }.problems == [])
+        store.close()
+        try expectIndependentReading(of: url)
+    }
+
+    /// Reads the migrated store with LMDB's own `mdb_dump` and Python's cbor2 — no Lode code — and
+    /// checks every record against what the migrations should have made of version 1's data.
+    func expectIndependentReading(of url: URL) throws {
+        let script = """
+            import cbor2, subprocess, sys
+            dump = subprocess.run(['mdb_dump', '-a', sys.argv[1]], capture_output=True, text=True, check=True).stdout
+            databases, name, data, entries = {}, None, False, []
+            for line in dump.split('\\n'):
+                if line.startswith('database='): name = line[len('database='):]
+                elif line == 'HEADER=END': data, entries = True, []
+                elif line == 'DATA=END': databases[name], data = entries, False
+                elif data and line.startswith(' '): entries.append(bytes.fromhex(line[1:]))
+            problems = []
+            names = sorted(n for n in databases if not n.startswith('@'))
+            if names != ['Contact', 'Contact.age', 'Contact.priority', 'Memo']: problems.append('databases: %s' % names)
+            records = [cbor2.loads(v) for v in databases['Contact'][1::2]]
+            if len(records) != 30: problems.append('%d contacts' % len(records))
+            for record in records:
+                i = int(record['email'][1:].split('@')[0])
+                expected = {
+                    'email': 'c%d@example.org' % i, 'fullName': ('name %d' % i).upper(),
+                    'address': {'city': 'city %d' % (i % 3), 'country': 'NL'},
+                    'age': 0 if i % 5 == 0 else 20 + i, 'priority': 0,
+                }
+                if record != expected: problems.append('contact %d: %r' % (i, record))
+            memos = [cbor2.loads(v) for v in databases['Memo'][1::2]]
+            if memos != [{'id': i, 'text': 'note %d' % i} for i in range(5)]: problems.append('memos: %r' % memos)
+            ages = len(databases['Contact.age']) // 2
+            if ages != 30: problems.append('%d age index entries' % ages)
+            print('ok' if not problems else '\\n'.join(problems))
+            """
+        let result = try shell(
+            "python3 -c '\(script.replacingOccurrences(of: "'", with: "'\"'\"'"))' '\(url.path)'")
+        #expect(result.out == "ok\n", "\(result.out)\(result.err)")
     }
 
     @Test func codeOlderThanTheStoreAndDifferentListsAreRefused() throws {
@@ -482,5 +520,35 @@ struct ContactWithPriorityNoDefault: Persistable, Equatable {
         try store.write { tx in try tx.update(ContactWithPriority.self, key: 2) { $0.priority = 9 } }
         #expect(try store.read { try $0.object(ContactWithPriority.self, key: 2) }?.priority == 9)
         #expect(try store.read { try $0.checkIntegrity() }.problems == [])
+    }
+}
+
+@Suite struct MigrationAtomicityTests {
+    /// A migration that leaves records the app's types cannot read is not committed: the check and
+    /// the registration of the new types (their indexes built) run in the migration's transaction.
+    @Test func aMigrationThatLeavesUnreadableRecordsIsNotCommitted() throws {
+        let tests = MigrationTests()
+        let url = try tests.versionOne(12)
+        let forgetful = Migration("2: forgot the addresses") { context in
+            try context.renameField("name", to: "fullName", in: "Contact")
+            try context.addField("priority", to: "Contact", default: .unsigned(0))
+        }
+        #expect {
+            try Store(at: url, types: [ContactV2.self], migrations: [forgetful])
+        } throws: { error in
+            guard case .migrationFailed(_, let reason) = error as? LodeError else { return false }
+            return reason.contains("address")
+        }
+        let store = try Store(at: url, types: [ContactV1.self], migrations: [])
+        #expect(try store.read { try $0.objects(ContactV1.self).fetch() } == tests.contacts(12))
+        #expect(try store.read { try $0.storedType(named: "Contact") }.indexes.map(\.name) == ["email"])
+        store.close()
+        // Done right, the new index exists when the migration's transaction ends.
+        let migrated = try Store(at: url, types: [ContactV2.self], migrations: [ContactMigrations.v2])
+        #expect(
+            try migrated.read { try $0.storedType(named: "Contact") }.indexes.map(\.name) == [
+                "email", "priority",
+            ])
+        #expect(try migrated.read { try $0.checkIntegrity() }.problems == [])
     }
 }

@@ -102,8 +102,11 @@ enum RecordShape {
 
 extension Store {
     /// Runs the migrations the store has not run yet, each in its own write transaction with the
-    /// schema version going up; checks first that the store ran a prefix of `migrations`.
-    func migrate(_ migrations: [Migration]) throws {
+    /// schema version going up; checks first that the store ran a prefix of `migrations`. The last
+    /// one's transaction also checks that `types` read the records it leaves (one record per shape)
+    /// and registers them — their new indexes built, old ones dropped — so a migration that leaves
+    /// records the app cannot read is not committed.
+    func migrate(_ migrations: [Migration], types: [any Persistable.Type]) throws {
         let names = migrations.map(\.name)
         if let repeated = names.first(where: { name in names.filter { $0 == name }.count > 1 }) {
             throw LodeError.migrationFailed(name: repeated, reason: "the list names it twice")
@@ -115,6 +118,7 @@ extension Store {
             throw LodeError.readOnly(path: path)
         }
         for migration in migrations[applied.count...] {
+            let isLast = migration.name == names.last
             try write { tx in
                 // Another process may have run it between the read above and this write.
                 let now = try tx.schemaHistory().migrations
@@ -124,6 +128,15 @@ extension Store {
                 do {
                     try migration.body(context)
                     try context.finish()
+                    if isLast {
+                        for type in types {
+                            func check<T: Persistable>(_ type: T.Type) throws {
+                                if let problem = try tx.firstIncompatibleRecord(of: T.self) { throw problem }
+                            }
+                            try check(type)
+                            try tx.registerType(type)
+                        }
+                    }
                 } catch {
                     throw LodeError.migrationFailed(name: migration.name, reason: "\(error)")
                 }

@@ -95,7 +95,7 @@ public final class Store: @unchecked Sendable {
         self.catalog = catalog
         self.changeLog = changeLog
         self.guarded = State(environment: environment)
-        if let migrations { try migrate(migrations) }
+        if let migrations { try migrate(migrations, types: types) }
         if configuration.checksTypesAtOpen { try checkTypesAtOpen(types) }
         if !types.isEmpty { try register(types) }
         try openCatalogDatabases()
