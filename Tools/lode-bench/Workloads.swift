@@ -45,6 +45,7 @@ enum Workloads {
         ("live-sorted", liveSorted), ("live-sectioned", liveSectioned),
         ("live-many-queries", liveManyQueries),
         ("differs", differs), ("live-memory", liveMemory), ("page-check", pageCheck),
+        ("open-check", openCheck),
     ]
 
     static func bulkInsert(_ settings: Settings) throws -> [Figure] {
@@ -262,6 +263,36 @@ enum Workloads {
                     Timing(system: "reading data.mdb once", runs: read, operations: fixture.rows.count),
                 ],
                 notes: ["data.mdb uses \(info.usedBytes >> 20) MiB"])
+        ]
+    }
+
+    /// Opening a store with its type registered, with the check at open (one decode per record shape,
+    /// a walk of every record's field names) and without it. The systems take turns.
+    static func openCheck(_ settings: Settings) throws -> [Figure] {
+        let fixture = try Fixture(count: settings.size(1_000_000))
+        let url = URL(fileURLWithPath: fixture.store.path)
+        var checked: [Double] = []
+        var unchecked: [Double] = []
+        for _ in 0..<Swift.max(settings.runs, 3) {
+            checked += try measure(runs: 1) {
+                try Store(
+                    at: url, configuration: StoreConfiguration(checksTypesAtOpen: true), types: [Row.self]
+                ).close()
+            }
+            unchecked += try measure(runs: 1) {
+                try Store(
+                    at: url, configuration: StoreConfiguration(checksTypesAtOpen: false), types: [Row.self]
+                ).close()
+            }
+        }
+        let count = fixture.rows.count
+        return [
+            Figure(
+                workload: "open with the type check (every record's shape read)", size: count,
+                timings: [
+                    Timing(system: "Lode, checked", runs: checked, operations: count),
+                    Timing(system: "Lode, unchecked", runs: unchecked, operations: count),
+                ])
         ]
     }
 

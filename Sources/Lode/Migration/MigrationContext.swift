@@ -308,8 +308,15 @@ public final class MigrationContext {
             return database
         }
         var fields: Set<String> = []
+        var shapes: [CatalogEntry.ShapeExample]? = []
         var holders: [[[UInt8]: [UInt8]]] = Array(repeating: [:], count: entry.indexes.count)
         for (key, bytes) in try rawRecords(of: type) {
+            if let shape = bytes.withUnsafeBytes({ RecordNames.shape(of: $0) }), let list = shapes,
+                !list.contains(where: { $0.shape == shape })
+            {
+                shapes =
+                    list.count >= CatalogEntry.maxShapes ? nil : list + [.init(shape: shape, key: Data(key))]
+            }
             let record: UntypedRecord
             do {
                 record = try UntypedRecord(bytes: bytes, type: stored)
@@ -340,6 +347,7 @@ public final class MigrationContext {
         }
         var updated = entry
         updated.fields = fields.sorted()
+        updated.shapes = shapes
         updated.note(fields: updated.fields, schemaVersion: schemaVersion, event: "migrated by \(name)")
         if updated != entry { try transaction.writeCatalog(updated) }
         transaction.pendingChanges.recordClear(type: type)

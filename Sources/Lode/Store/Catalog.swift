@@ -27,6 +27,34 @@ struct CatalogEntry: Codable, Equatable {
     /// The schema's defaults for top-level fields older records lack: field name → the value's CBOR
     /// bytes (absent when there are none), so tools derive index keys as the library does.
     var defaults: [String: Data]?
+    /// One example per distinct sequence of top-level field names the type's records have had: the
+    /// sequence's hash and the key of a record written with it. Nil when unknown (entries written
+    /// before it existed, or more than ``maxShapes`` shapes): the check at open then reads every record.
+    var shapes: [ShapeExample]?
+
+    /// A record shape and a record that had it when it was listed.
+    struct ShapeExample: Codable, Equatable {
+        /// The FNV-1a hash of the record's top-level field names, in record order.
+        var shape: UInt64
+        /// The record's key (it may have changed or gone since).
+        var key: Data
+    }
+
+    /// How many shapes an entry lists before it gives up listing them.
+    static let maxShapes = 64
+
+    /// Adds `shape` with the example `key` unless listed; gives up the list past ``maxShapes``.
+    /// Returns true when the entry changed.
+    mutating func noteShape(_ shape: UInt64, key: [UInt8]) -> Bool {
+        guard var list = shapes, !list.contains(where: { $0.shape == shape }) else { return false }
+        if list.count >= Self.maxShapes {
+            shapes = nil
+            return true
+        }
+        list.append(ShapeExample(shape: shape, key: Data(key)))
+        shapes = list
+        return true
+    }
 
     /// The type's fields from one schema version of the store on.
     struct FieldsEvent: Codable, Equatable {
@@ -62,6 +90,7 @@ struct CatalogEntry: Codable, Equatable {
         version = schema.version
         history = nil
         defaults = Self.defaults(schema)
+        shapes = []
     }
 
     static func defaults<T: Persistable>(_ schema: Schema<T>) -> [String: Data]? {
@@ -77,6 +106,7 @@ struct CatalogEntry: Codable, Equatable {
         self.version = version
         self.history = nil
         self.defaults = nil
+        self.shapes = []
     }
 
     static func databaseName(type: String, index: String) -> String { type + "." + index }

@@ -54,6 +54,7 @@ extension WriteTransaction {
                 kind: index.isUnique ? .plain : .duplicates)
         }
         var count = 0
+        var shapes: [CatalogEntry.ShapeExample]? = appending ? existing?.shapes : []
         for record in records {
             count += 1
             let label = "record \(count)"
@@ -91,6 +92,12 @@ extension WriteTransaction {
                 }
             }
             pendingChanges.record(type: name, key: key, existedBefore: false, existsAfter: true)
+            if let shape = record.withUnsafeBytes({ RecordNames.shape(of: $0) }), let list = shapes,
+                !list.contains(where: { $0.shape == shape })
+            {
+                shapes =
+                    list.count >= CatalogEntry.maxShapes ? nil : list + [.init(shape: shape, key: Data(key))]
+            }
         }
         let entry = CatalogEntry(
             name: name, primaryKey: type.primaryKey,
@@ -103,6 +110,7 @@ extension WriteTransaction {
                 event: $0.event)
         }
         if restored.history?.isEmpty == true { restored.history = existing?.history }
+        restored.shapes = shapes
         restored.defaults = type.defaults.isEmpty ? nil : type.defaults.mapValues { Data($0.encoded) }
         try writeCatalog(restored)
         return count

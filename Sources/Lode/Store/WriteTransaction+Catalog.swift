@@ -71,40 +71,23 @@ extension WriteTransaction {
         try lmdbWrite.put(try CBOREncoder().encode(entry), forKey: Array(entry.name.utf8), in: store.catalog)
     }
 
-    /// Adds field names never seen before to the catalog entry.
-    func noteFields<T>(of record: [UInt8], state: TypeState<T>) throws {
-        // Hash the sequence of top-level field names; only an unknown shape needs the names.
-        let (shape, names) = try record.withUnsafeBytes { bytes -> (UInt64, [String]?) in
-            var reader = CBORReader(bytes)
-            let head = try reader.readHead()
-            guard head.major == 5, head.info != 31 else { return (0, nil) }
-            var hash = FieldShape.basis
-            var ranges: [Range<Int>] = []
-            ranges.reserveCapacity(Int(head.argument))
-            for _ in 0..<Int(head.argument) {
-                guard let raw = try reader.readStringBytes(major: 3) else { return (0, nil) }
-                let start = raw.baseAddress! - bytes.baseAddress!
-                ranges.append(start..<(start + raw.count))
-                hash = FieldShape.adding(raw, to: hash)
-                try reader.skipItem()
-            }
-            guard !state.knowsShape(hash) else { return (hash, nil) }
-            return (
-                hash,
-                ranges.map { String(decoding: UnsafeRawBufferPointer(rebasing: bytes[$0]), as: UTF8.self) }
-            )
-        }
-        guard let names else { return }
+    /// Adds field names never seen before, and a record shape not listed yet (with `key` as its
+    /// example), to the catalog entry.
+    func noteFields<T>(of record: [UInt8], key: [UInt8], state: TypeState<T>) throws {
+        guard let (shape, names) = try record.withUnsafeBytes({ try RecordNames.read($0) }) else { return }
         let current = state.latestEntry
+        var updated = current
         let missing = Set(names).subtracting(current.fields)
-        if missing.isEmpty {
+        if !missing.isEmpty {
+            updated.fields = Array(Set(current.fields).union(missing)).sorted()
+            if let last = updated.history?.last {
+                updated.note(fields: updated.fields, schemaVersion: last.schemaVersion, event: last.event)
+            }
+        }
+        _ = updated.noteShape(shape, key: key)
+        if updated == current {
             if state.pendingEntry == nil { state.learnShape(shape) }
             return
-        }
-        var updated = current
-        updated.fields = Array(Set(current.fields).union(missing)).sorted()
-        if let last = updated.history?.last {
-            updated.note(fields: updated.fields, schemaVersion: last.schemaVersion, event: last.event)
         }
         try writeCatalog(updated)
         state.pendingEntry = updated
