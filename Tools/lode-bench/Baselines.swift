@@ -58,6 +58,7 @@ final class SQLiteBaseline {
     private var scanAll: OpaquePointer?
     private var selectByScore: OpaquePointer?
     private var updateScore: OpaquePointer?
+    private var idsByScoreStatement: OpaquePointer?
 
     init(path: String, synchronous: Bool = true) throws {
         guard sqlite3_open(path, &db) == SQLITE_OK else { throw BenchError.sqlite("open \(path)") }
@@ -75,7 +76,9 @@ final class SQLiteBaseline {
     }
 
     deinit {
-        for statement in [insertStatement, selectByID, scanAll, selectByScore, updateScore] {
+        for statement in [
+            insertStatement, selectByID, scanAll, selectByScore, updateScore, idsByScoreStatement,
+        ] {
             sqlite3_finalize(statement)
         }
         sqlite3_close(db)
@@ -131,6 +134,19 @@ final class SQLiteBaseline {
         return found
     }
 
+    /// The ids of every row ordered by score (then id): the keys a naive live list re-fetches.
+    func idsByScore() -> [Int] {
+        if idsByScoreStatement == nil {
+            idsByScoreStatement = try? prepare("SELECT id FROM rows ORDER BY score, id")
+        }
+        sqlite3_reset(idsByScoreStatement)
+        var ids: [Int] = []
+        while sqlite3_step(idsByScoreStatement) == SQLITE_ROW {
+            ids.append(Int(sqlite3_column_int64(idsByScoreStatement, 0)))
+        }
+        return ids
+    }
+
     func scan() -> [Row] {
         sqlite3_reset(scanAll)
         var rows: [Row] = []
@@ -145,6 +161,20 @@ final class SQLiteBaseline {
         var rows: [Row] = []
         while sqlite3_step(selectByScore) == SQLITE_ROW { rows.append(row(selectByScore)) }
         return rows
+    }
+
+    /// Reads the row, changes its score with `change` and writes it back (what an update through a
+    /// model layer does): the read-modify-write Lode's `update(_:key:)` does too.
+    func readModifyWrite(id: Int, _ change: (inout Row) -> Void) throws {
+        sqlite3_reset(selectByID)
+        sqlite3_bind_int64(selectByID, 1, Int64(id))
+        guard sqlite3_step(selectByID) == SQLITE_ROW else { throw BenchError.sqlite("no row \(id)") }
+        var current = row(selectByID)
+        change(&current)
+        sqlite3_reset(updateScore)
+        sqlite3_bind_int64(updateScore, 1, Int64(current.score))
+        sqlite3_bind_int64(updateScore, 2, Int64(id))
+        guard sqlite3_step(updateScore) == SQLITE_DONE else { throw BenchError.sqlite("update") }
     }
 
     func update(id: Int, score: Int, ownTransaction: Bool) throws {

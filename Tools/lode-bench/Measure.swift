@@ -8,9 +8,17 @@ struct Timing {
     /// Operations per run.
     var operations: Int
 
-    var median: Double { runs.sorted()[runs.count / 2] }
+    var median: Double { percentile(50) }
     var minimum: Double { runs.min() ?? 0 }
     var maximum: Double { runs.max() ?? 0 }
+
+    /// The run at percentile `p` (nearest rank).
+    func percentile(_ p: Double) -> Double {
+        guard !runs.isEmpty else { return 0 }
+        let sorted = runs.sorted()
+        let rank = Int((p / 100 * Double(sorted.count)).rounded(.up)) - 1
+        return sorted[Swift.min(Swift.max(rank, 0), sorted.count - 1)]
+    }
     var opsPerSecond: Double { median > 0 ? Double(operations) / median : 0 }
 }
 
@@ -29,6 +37,31 @@ struct Figure {
             ($0.system, $0.opsPerSecond > 0 ? lode.opsPerSecond / $0.opsPerSecond : 0)
         }
     }
+}
+
+/// One system of a workload for ``alternate(runs:_:)``: an untimed preparation and the timed body.
+struct System {
+    var name: String
+    var prepare: () throws -> Void = {}
+    var body: () throws -> Void
+}
+
+/// Runs every system `runs` times, taking turns run by run (and starting each round with the next
+/// system, so none always runs first): machine drift spreads over all of them. Returns each
+/// system's seconds per run, in the order given.
+func alternate(runs: Int, _ systems: [System]) throws -> [[Double]] {
+    var seconds = Array(repeating: [Double](), count: systems.count)
+    let clock = ContinuousClock()
+    for round in 0..<runs {
+        for offset in 0..<systems.count {
+            let index = (round + offset) % systems.count
+            try systems[index].prepare()
+            let elapsed = try clock.measure { try systems[index].body() }
+            seconds[index].append(
+                Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+        }
+    }
+    return seconds
 }
 
 /// Runs `body` `runs` times and returns the seconds of each run.

@@ -87,7 +87,11 @@ func printJSON(_ figures: [Figure]) {
         [
             "workload": figure.workload, "size": figure.size,
             "systems": figure.timings.map {
-                ["name": $0.system, "medianSeconds": $0.median, "opsPerSecond": $0.opsPerSecond]
+                [
+                    "name": $0.system, "medianSeconds": $0.median, "minSeconds": $0.minimum,
+                    "maxSeconds": $0.maximum, "p99Seconds": $0.percentile(99), "runs": $0.runs.count,
+                    "opsPerSecond": $0.opsPerSecond,
+                ]
             },
             "ratios": Dictionary(uniqueKeysWithValues: figure.ratios.map { ($0.0, $0.1) }),
             "notes": figure.notes,
