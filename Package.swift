@@ -21,11 +21,13 @@ let package = Package(
             pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"])]
         ),
+        .systemLibrary(name: "CMalloc", path: "Sources/CMalloc"),
         .target(name: "LMDB", dependencies: ["CLMDB"], path: "Sources/LMDB"),
         .target(name: "ModelStorage", path: "Sources/ModelStorage"),
         .target(name: "Lode", dependencies: ["LMDB", "ModelStorage"], path: "Sources/Lode"),
         .executableTarget(
-            name: "lode-bench", dependencies: ["Lode", "LMDB", "CLMDB", "ModelStorage", "CSQLite"],
+            name: "lode-bench",
+            dependencies: ["Lode", "LMDB", "CLMDB", "ModelStorage", "CSQLite", "CMalloc"],
             path: "Tools/lode-bench"),
         .executableTarget(
             name: "lode-demo", dependencies: ["Lode", "ModelStorage"], path: "Tools/lode-demo"),
