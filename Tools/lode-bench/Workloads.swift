@@ -291,32 +291,32 @@ enum Workloads {
     static func pageCheck(_ settings: Settings) throws -> [Figure] {
         let fixture = try Fixture(count: settings.size(1_000_000))
         let file = fixture.store.path + "/data.mdb"
-        var lode: [Double] = []
-        var sqlite: [Double] = []
-        var read: [Double] = []
         var sink = 0
-        for _ in 0..<Swift.max(settings.runs, 3) {
-            lode += try measure(runs: 1) {
-                let report = try fixture.store.checkPages()
-                guard report.isClean else { throw BenchError.sqlite("page check: \(report.problems)") }
-                sink &+= report.pagesInUse
-            }
-            sqlite += try measure(runs: 1) { try fixture.sqlite.exec("PRAGMA quick_check") }
-            read += measure(runs: 1) {
-                let descriptor = open(file, O_RDONLY)
-                defer { close(descriptor) }
-                var buffer = [UInt8](repeating: 0, count: 1 << 20)
-                var offset = 0
-                while true {
-                    let count = buffer.withUnsafeMutableBytes {
-                        pread(descriptor, $0.baseAddress, 1 << 20, off_t(offset))
+        let times = try alternate(
+            runs: Swift.max(settings.runs, 3),
+            [
+                System(name: "Lode") {
+                    let report = try fixture.store.checkPages()
+                    guard report.isClean else { throw BenchError.sqlite("page check: \(report.problems)") }
+                    sink &+= report.pagesInUse
+                },
+                System(name: "SQLite") { try fixture.sqlite.exec("PRAGMA quick_check") },
+                System(name: "read") {
+                    let descriptor = Foundation.open(file, O_RDONLY)
+                    defer { close(descriptor) }
+                    var buffer = [UInt8](repeating: 0, count: 1 << 20)
+                    var offset = 0
+                    while true {
+                        let count = buffer.withUnsafeMutableBytes {
+                            pread(descriptor, $0.baseAddress, 1 << 20, off_t(offset))
+                        }
+                        guard count > 0 else { break }
+                        sink &+= Int(buffer[0])
+                        offset += count
                     }
-                    guard count > 0 else { break }
-                    sink &+= Int(buffer[0])
-                    offset += count
-                }
-            }
-        }
+                },
+            ])
+        let (lode, sqlite, read) = (times[0], times[1], times[2])
         _ = sink
         let info = try fixture.store.fileInfo()
         return [
@@ -332,32 +332,30 @@ enum Workloads {
         ]
     }
 
-    /// Opening a store with its type registered, with the check at open (one decode per record shape,
-    /// a walk of every record's field names) and without it. The systems take turns.
+    /// Opening a store with its type registered, with the check at open (the catalog's example
+    /// record of each shape and the first and last 16 records decoded) and without it.
     static func openCheck(_ settings: Settings) throws -> [Figure] {
         let fixture = try Fixture(count: settings.size(1_000_000))
         let url = URL(fileURLWithPath: fixture.store.path)
-        var checked: [Double] = []
-        var unchecked: [Double] = []
-        for _ in 0..<Swift.max(settings.runs, 3) {
-            checked += try measure(runs: 1) {
-                try Store(
-                    at: url, configuration: StoreConfiguration(checksTypesAtOpen: true), types: [Row.self]
-                ).close()
-            }
-            unchecked += try measure(runs: 1) {
-                try Store(
-                    at: url, configuration: StoreConfiguration(checksTypesAtOpen: false), types: [Row.self]
-                ).close()
-            }
+        func open(checking: Bool) throws {
+            try Store(
+                at: url, configuration: StoreConfiguration(checksTypesAtOpen: checking), types: [Row.self]
+            )
+            .close()
         }
+        let times = try alternate(
+            runs: Swift.max(settings.runs, 3),
+            [
+                System(name: "Lode, checked") { try open(checking: true) },
+                System(name: "Lode, unchecked") { try open(checking: false) },
+            ])
         let count = fixture.rows.count
         return [
             Figure(
-                workload: "open with the type check (every record's shape read)", size: count,
+                workload: "open with the type check at open", size: count,
                 timings: [
-                    Timing(system: "Lode, checked", runs: checked, operations: count),
-                    Timing(system: "Lode, unchecked", runs: unchecked, operations: count),
+                    Timing(system: "Lode, checked", runs: times[0], operations: count),
+                    Timing(system: "Lode, unchecked", runs: times[1], operations: count),
                 ])
         ]
     }
