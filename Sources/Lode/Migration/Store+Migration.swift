@@ -121,14 +121,16 @@ enum RecordShape {
         let start = reader.offset
         let head = try reader.readHead()
         var hash = FieldShape.adding(CollectionOfOne(head.major), to: FieldShape.basis)
+        // A count larger than the bytes left is a damaged record: its shape is its head alone.
+        let fits = head.argument <= UInt64(reader.bytes.count - reader.offset)
         switch head.major {
-        case 5 where head.info != 31 && depth < 8:
+        case 5 where head.info != 31 && depth < 8 && fits:
             for _ in 0..<Int(head.argument) {
                 guard let name = try reader.readStringBytes(major: 3) else { return hash }
                 hash = FieldShape.adding(name, to: hash)
                 hash = hash &* 31 &+ (try Self.hash(&reader, depth: depth + 1))
             }
-        case 4 where head.info != 31 && depth < 8:
+        case 4 where head.info != 31 && depth < 8 && fits:
             for index in 0..<Int(head.argument) {
                 if index == 0 {
                     hash = hash &* 31 &+ (try Self.hash(&reader, depth: depth + 1))
@@ -136,7 +138,7 @@ enum RecordShape {
                     try reader.skipItem()
                 }
             }
-        case 6:
+        case 6 where depth < 8:
             hash = hash &* 31 &+ head.argument
             hash = hash &* 31 &+ (try Self.hash(&reader, depth: depth + 1))
         case 7:

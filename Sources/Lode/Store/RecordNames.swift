@@ -5,7 +5,9 @@ enum RecordNames {
     static func read(_ bytes: UnsafeRawBufferPointer) throws(CBORReader.Failure) -> (UInt64, [String])? {
         var reader = CBORReader(bytes)
         let head = try reader.readHead()
-        guard head.major == 5, head.info != 31 else { return nil }
+        guard head.major == 5, head.info != 31, head.argument <= UInt64(bytes.count - reader.offset) else {
+            return nil
+        }
         var hash = FieldShape.basis
         var names: [String] = []
         names.reserveCapacity(Int(min(head.argument, 256)))
