@@ -58,5 +58,19 @@ import Testing
         // A decimal whose mantissa is a negative bignum: -1 - 2^64, exponent -1.
         let bignum: [UInt8] = [0xc4, 0x82, 0x20, 0xc3, 0x49, 0x01] + [UInt8](repeating: 0, count: 8)
         #expect(try CBORValue(decoding: bignum).json == "-1844674407370955161.7")
+        // A decimal with a huge exponent (found by the cbor fuzz target, which ran out of memory
+        // spelling out its zeros) renders in JSON's exponent form.
+        let huge: [UInt8] = [0xc4, 0x82, 0x1b, 0x3f, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x07]
+        #expect(try CBORValue(decoding: huge).json == "7e4611686018427387903")
+        let tiny: [UInt8] = [0xc4, 0x82, 0x3b, 0x3f, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x07]
+        #expect(try CBORValue(decoding: tiny).json == "7e-4611686018427387904")
+        #expect(
+            try CBORValue(decoding: [0xc4, 0x82, 0x18, 0x40, 0x07]).json == "7"
+                + String(repeating: "0", count: 64))
+        // Exponents beyond Int's range (a Double conversion once trapped on them).
+        let largest: [UInt8] = [0xc4, 0x82, 0x1b] + [UInt8](repeating: 0xff, count: 8) + [0x07]
+        #expect(try CBORValue(decoding: largest).json == "7e18446744073709551615")
+        let smallest: [UInt8] = [0xc4, 0x82, 0x3b] + [UInt8](repeating: 0xff, count: 8) + [0x07]
+        #expect(try CBORValue(decoding: smallest).json == "7e-18446744073709551616")
     }
 }

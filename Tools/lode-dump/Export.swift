@@ -12,7 +12,7 @@ let readableFormats = Store.supportedFormatVersions
 /// (`object`), then an `{"end": …}` line with the totals, so a truncated export is refused.
 func export(_ path: String, types names: [String]) throws {
     let store = try openStore(path)
-    let format = try meta(store)["format"]?.number.map { Int($0) } ?? 0
+    let format = try meta(store)["format"]?.number.flatMap { Int(exactly: $0) } ?? 0
     var output = Output()
     defer { output.flush() }
     var progress = Progress("exporting")

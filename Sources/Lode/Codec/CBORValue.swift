@@ -235,8 +235,19 @@ public indirect enum CBORValue: Sendable, Equatable {
                 ))
             return quoted(uuid.uuidString)
         case (4, .array(let parts)) where parts.count == 2:
-            guard let exponent = parts[0].number, let mantissa = parts[1].decimalDigits else { return nil }
-            return Self.decimalText(mantissa: mantissa, exponent: Int(exponent))
+            // The exponent is read exactly: any 64-bit value, not through a Double.
+            guard let mantissa = parts[1].decimalDigits else { return nil }
+            switch parts[0] {
+            case .unsigned(let exponent):
+                return exponent <= 64
+                    ? Self.decimalText(mantissa: mantissa, exponent: Int(exponent))
+                    : "\(mantissa)e\(exponent)"
+            case .negative(let magnitude):
+                return magnitude < 64
+                    ? Self.decimalText(mantissa: mantissa, exponent: -1 - Int(magnitude))
+                    : "\(mantissa)e-\(magnitude == .max ? "18446744073709551616" : String(magnitude + 1))"
+            default: return nil
+            }
         default: return nil
         }
     }
@@ -276,6 +287,9 @@ public indirect enum CBORValue: Sendable, Equatable {
     }
 
     private static func decimalText(mantissa: String, exponent: Int) -> String {
+        // Far from the decimal point, write JSON's exponent form: a hostile exponent must not spell
+        // out billions of zeros.
+        if exponent > 64 || exponent < -64 { return "\(mantissa)e\(exponent)" }
         let negative = mantissa.hasPrefix("-")
         var digits = negative ? String(mantissa.dropFirst()) : mantissa
         if exponent >= 0 {
