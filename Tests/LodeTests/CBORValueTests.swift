@@ -67,6 +67,14 @@ import Testing
         #expect(
             try CBORValue(decoding: [0xc4, 0x82, 0x18, 0x40, 0x07]).json == "7"
                 + String(repeating: "0", count: 64))
+        // Maps keyed by maps, nested (found by the cbor fuzz target: quoting each level's key doubled
+        // its escapes) are arrays of pairs, linear in the input.
+        var nested = [UInt8](repeating: 0xa1, count: 40)
+        nested += [0x01, 0x02] + [UInt8](repeating: 0x03, count: 39)
+        let rendered = try CBORValue(decoding: nested).json
+        #expect(rendered.count < 1_000, "\(rendered.count) characters")
+        #expect(try CBORValue(decoding: [0xa1, 0xa1, 0x01, 0x02, 0x03]).json == "[[{\"1\":2},3]]")
+        #expect(try CBORValue(decoding: [0xa1, 0x01, 0x02]).json == "{\"1\":2}")
         // Exponents beyond Int's range (a Double conversion once trapped on them).
         let largest: [UInt8] = [0xc4, 0x82, 0x1b] + [UInt8](repeating: 0xff, count: 8) + [0x07]
         #expect(try CBORValue(decoding: largest).json == "7e18446744073709551615")

@@ -144,6 +144,14 @@ public indirect enum CBORValue: Sendable, Equatable {
         }
     }
 
+    /// Text, numbers, booleans, null and simple values: keys whose JSON can be quoted as it is.
+    private var isScalarKey: Bool {
+        switch self {
+        case .text, .unsigned, .negative, .bool, .null, .simple, .float: return true
+        case .bytes, .array, .map, .tagged: return false
+        }
+    }
+
     private var byteString: [UInt8]? { if case .bytes(let bytes) = self { bytes } else { nil } }
     private var textBytes: [UInt8]? { if case .text(let text) = self { Array(text.utf8) } else { nil } }
 
@@ -155,7 +163,9 @@ public indirect enum CBORValue: Sendable, Equatable {
 
     /// The value as JSON text. Lode's tags are rendered as what they stand for: dates (tags 1 and
     /// 40001) as ISO 8601 text, UUIDs (37) and URLs (32) as text, decimals (4) as numbers; byte strings
-    /// are base64 text; other tags are `{"tag": N, "value": …}`; non-finite floats are text.
+    /// are base64 text; other tags are `{"tag": N, "value": …}`; non-finite floats are text. A map
+    /// whose keys are text or scalars is an object (scalar keys as their JSON, quoted); a map with a
+    /// key that is a map, array, tag or byte string is an array of `[key, value]` pairs.
     public var json: String {
         var output = ""
         writeJSON(into: &output)
@@ -177,6 +187,22 @@ public indirect enum CBORValue: Sendable, Equatable {
             }
             output += "]"
         case .map(let entries):
+            // A key that is itself a map, array, tag or string of bytes cannot be a JSON key without
+            // quoting its JSON, and quoting nested keys doubles their escapes level by level: such a
+            // map is written as an array of [key, value] pairs instead.
+            guard entries.allSatisfy({ $0.key.isScalarKey }) else {
+                output += "["
+                for (index, entry) in entries.enumerated() {
+                    if index > 0 { output += "," }
+                    output += "["
+                    entry.key.writeJSON(into: &output)
+                    output += ","
+                    entry.value.writeJSON(into: &output)
+                    output += "]"
+                }
+                output += "]"
+                return
+            }
             output += "{"
             for (index, entry) in entries.enumerated() {
                 if index > 0 { output += "," }
