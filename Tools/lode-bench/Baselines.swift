@@ -59,6 +59,8 @@ final class SQLiteBaseline {
     private var selectByScore: OpaquePointer?
     private var updateScore: OpaquePointer?
     private var idsByScoreStatement: OpaquePointer?
+    private var idsOfScoreStatement: OpaquePointer?
+    private var updateBoth: OpaquePointer?
 
     init(path: String, synchronous: Bool = true) throws {
         guard sqlite3_open(path, &db) == SQLITE_OK else { throw BenchError.sqlite("open \(path)") }
@@ -78,6 +80,7 @@ final class SQLiteBaseline {
     deinit {
         for statement in [
             insertStatement, selectByID, scanAll, selectByScore, updateScore, idsByScoreStatement,
+            idsOfScoreStatement, updateBoth,
         ] {
             sqlite3_finalize(statement)
         }
@@ -132,6 +135,30 @@ final class SQLiteBaseline {
         }
         try exec("COMMIT")
         return found
+    }
+
+    /// The ids of the rows with `score`, ordered by value (then id): one naive live query's keys.
+    func ids(score: Int) -> [Int] {
+        if idsOfScoreStatement == nil {
+            idsOfScoreStatement = try? prepare("SELECT id FROM rows WHERE score = ? ORDER BY value, id")
+        }
+        sqlite3_reset(idsOfScoreStatement)
+        sqlite3_bind_int64(idsOfScoreStatement, 1, Int64(score))
+        var ids: [Int] = []
+        while sqlite3_step(idsOfScoreStatement) == SQLITE_ROW {
+            ids.append(Int(sqlite3_column_int64(idsOfScoreStatement, 0)))
+        }
+        return ids
+    }
+
+    /// Sets a row's score and value (inside the caller's transaction).
+    func set(id: Int, score: Int, value: Double) throws {
+        if updateBoth == nil { updateBoth = try prepare("UPDATE rows SET score = ?, value = ? WHERE id = ?") }
+        sqlite3_reset(updateBoth)
+        sqlite3_bind_int64(updateBoth, 1, Int64(score))
+        sqlite3_bind_double(updateBoth, 2, value)
+        sqlite3_bind_int64(updateBoth, 3, Int64(id))
+        guard sqlite3_step(updateBoth) == SQLITE_DONE else { throw BenchError.sqlite("update") }
     }
 
     /// The ids of every row ordered by score (then id): the keys a naive live list re-fetches.
