@@ -158,7 +158,6 @@ private struct PageWalker {
     static let branch: UInt16 = 0x01
     static let leaf: UInt16 = 0x02
     static let overflow: UInt16 = 0x04
-    static let meta: UInt16 = 0x08
     static let dirty: UInt16 = 0x10
     static let leaf2: UInt16 = 0x20
     static let subPage: UInt16 = 0x40
@@ -253,7 +252,6 @@ private struct PageWalker {
         seen = [UInt64](repeating: 0, count: (lastPage + 1 + 63) / 64)
         markSeen(0)
         markSeen(1)
-        report.entries = 0
         walkDatabase(meta.main, name: "main", isMain: true)
         walkDatabase(meta.free, name: "free list", isFreeList: true)
         guard !stopped else { return }
@@ -332,7 +330,6 @@ private struct PageWalker {
         var isMain: Bool
         var isFreeList: Bool
         var isDuplicateTree: Bool
-        var freeListEntries: [(page: UInt64, pages: [UInt64])] = []
     }
 
     /// Reads the page and checks its place in the tree; nil when it cannot be walked further.

@@ -58,7 +58,7 @@ public final class MigrationContext {
     ///   same primary key; what `body` throws.
     public func updateRecords(of type: String, _ body: (inout DynamicRecord) throws -> RecordAction) throws {
         let entry = try entry(type)
-        let stored = storedType(entry)
+        let stored = entry.storedType
         let database = try recordsDatabase(type)
         var rewritten: [(oldKey: [UInt8], key: [UInt8], bytes: [UInt8])] = []
         for (key, bytes) in try rawRecords(of: type) {
@@ -96,7 +96,7 @@ public final class MigrationContext {
     /// Adds a record to `type` (stored under the key its primary-key field gives).
     /// - Throws: ``LodeError/duplicateKey(type:key:)`` when a record has that key.
     public func insert(_ record: DynamicRecord, into type: String) throws {
-        let stored = storedType(try entry(type))
+        let stored = try entry(type).storedType
         let key = try primaryKey(of: record, stored: stored, oldKey: nil)
         do {
             try transaction.lmdbWrite.put(
@@ -225,7 +225,7 @@ public final class MigrationContext {
         entry.primaryKey = field
         try transaction.writeCatalog(entry)
         // Every record moves: a change that keeps the record as it is still re-keys it.
-        let stored = storedType(entry)
+        let stored = entry.storedType
         let database = try recordsDatabase(type)
         var moved: [(oldKey: [UInt8], key: [UInt8], bytes: [UInt8])] = []
         for (key, bytes) in try rawRecords(of: type) {
@@ -299,7 +299,7 @@ public final class MigrationContext {
     /// derivation `restore` and `check` use), and records the fields its records now have.
     private func rebuild(_ type: String, entry: CatalogEntry) throws {
         let write = transaction.lmdbWrite
-        let stored = storedType(entry)
+        let stored = entry.storedType
         let indexes = try entry.indexes.map { index in
             let database = try write.database(
                 named: CatalogEntry.databaseName(type: type, index: index.name),
@@ -311,12 +311,7 @@ public final class MigrationContext {
         var shapes: [CatalogEntry.ShapeExample]? = []
         var holders: [[[UInt8]: [UInt8]]] = Array(repeating: [:], count: entry.indexes.count)
         for (key, bytes) in try rawRecords(of: type) {
-            if let shape = bytes.withUnsafeBytes({ RecordNames.shape(of: $0) }), let list = shapes,
-                !list.contains(where: { $0.shape == shape })
-            {
-                shapes =
-                    list.count >= CatalogEntry.maxShapes ? nil : list + [.init(shape: shape, key: Data(key))]
-            }
+            CatalogEntry.note(record: bytes, key: key, in: &shapes)
             let record: UntypedRecord
             do {
                 record = try UntypedRecord(bytes: bytes, type: stored)
@@ -384,15 +379,6 @@ public final class MigrationContext {
             throw LodeError.typeNotFound(type)
         }
         return entry
-    }
-
-    private func storedType(_ entry: CatalogEntry) -> StoredType {
-        var stored = StoredType(
-            name: entry.name, primaryKey: entry.primaryKey,
-            indexes: entry.indexes.map { StoredIndex(name: $0.name, fields: $0.fields, isUnique: $0.unique) },
-            fields: entry.fields, version: entry.version)
-        stored.defaults = (entry.defaults ?? [:]).compactMapValues { try? CBORValue(decoding: Array($0)) }
-        return stored
     }
 
     private func recordsDatabase(_ type: String) throws -> Database {

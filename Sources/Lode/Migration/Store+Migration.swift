@@ -92,13 +92,7 @@ extension Transaction {
         try lmdb.withCursor(in: records) { cursor in
             let visit: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) -> Void = { key, value in
                 if kinds.insert(RecordShape.of(value)).inserted { check(key, value) }
-                if let shape = RecordNames.shape(of: value), let list = examples,
-                    !list.contains(where: { $0.shape == shape })
-                {
-                    examples =
-                        list.count >= CatalogEntry.maxShapes
-                        ? nil : list + [.init(shape: shape, key: Data(key))]
-                }
+                CatalogEntry.note(record: value, key: key, in: &examples)
             }
             var more = try cursor.withFirst(visit) != nil
             while more, problem == nil { more = try cursor.withNext(visit) != nil }
@@ -157,18 +151,20 @@ extension Store {
     /// schema version going up; checks first that the store ran a prefix of `migrations`. The last
     /// one's transaction also checks that `types` read the records it leaves (one record per shape)
     /// and registers them — their new indexes built, old ones dropped — so a migration that leaves
-    /// records the app cannot read is not committed.
-    func migrate(_ migrations: [Migration], types: [any Persistable.Type]) throws {
+    /// records the app cannot read is not committed. Returns true when this process ran the last
+    /// migration (and so checked and registered `types`).
+    func migrate(_ migrations: [Migration], types: [any Persistable.Type]) throws -> Bool {
         let names = migrations.map(\.name)
         if let repeated = names.first(where: { name in names.filter { $0 == name }.count > 1 }) {
             throw LodeError.migrationFailed(name: repeated, reason: "the list names it twice")
         }
         let applied = try read { try $0.schemaHistory() }.migrations
         try Self.compare(applied: applied, given: names, path: path)
-        guard applied.count < names.count else { return }
+        guard applied.count < names.count else { return false }
         guard !configuration.readOnly else {
             throw LodeError.readOnly(path: path)
         }
+        var checked = false
         for migration in migrations[applied.count...] {
             let isLast = migration.name == names.last
             try write { tx in
@@ -188,6 +184,7 @@ extension Store {
                             try check(type)
                             try tx.registerType(type)
                         }
+                        checked = true
                     }
                 } catch {
                     throw LodeError.migrationFailed(name: migration.name, reason: "\(error)")
@@ -201,6 +198,8 @@ extension Store {
                     in: meta)
             }
         }
+        // Another process may have run the last one first: then `types` are still to check.
+        return checked
     }
 
     private static func compare(applied: [String], given: [String], path: String) throws {
@@ -241,14 +240,6 @@ extension Store {
                 }
             }
         }
-    }
-
-    /// The first record of `type` that does not decode, as an error; nil when all decode.
-    func checkType(_ type: any Persistable.Type) throws -> LodeError? {
-        func check<T: Persistable>(_ type: T.Type) throws -> LodeError? {
-            try read { tx in try tx.typeCheck(T.self).problem }
-        }
-        return try check(type)
     }
 
     /// Deletes every record of `type` (development only), saying so on standard error.

@@ -46,14 +46,25 @@ struct CatalogEntry: Codable, Equatable {
     /// Adds `shape` with the example `key` unless listed; gives up the list past ``maxShapes``.
     /// Returns true when the entry changed.
     mutating func noteShape(_ shape: UInt64, key: [UInt8]) -> Bool {
-        guard var list = shapes, !list.contains(where: { $0.shape == shape }) else { return false }
-        if list.count >= Self.maxShapes {
-            shapes = nil
-            return true
+        let before = shapes
+        Self.note(shape, key: key, in: &shapes)
+        return shapes != before
+    }
+
+    /// Adds `shape` with the example `key` to `list` unless listed; gives the list up (nil) past
+    /// ``maxShapes``; a nil list stays nil.
+    static func note(_ shape: UInt64, key: some Collection<UInt8>, in list: inout [ShapeExample]?) {
+        guard let current = list, !current.contains(where: { $0.shape == shape }) else { return }
+        list = current.count >= maxShapes ? nil : current + [ShapeExample(shape: shape, key: Data(key))]
+    }
+
+    /// Adds the shape of `record` (see ``noteShape(_:key:)``), when it has one.
+    static func note(
+        record: some ContiguousBytes, key: some Collection<UInt8>, in list: inout [ShapeExample]?
+    ) {
+        if let shape = record.withUnsafeBytes({ RecordNames.shape(of: $0) }) {
+            note(shape, key: key, in: &list)
         }
-        list.append(ShapeExample(shape: shape, key: Data(key)))
-        shapes = list
-        return true
     }
 
     /// The type's fields from one schema version of the store on.
@@ -110,6 +121,21 @@ struct CatalogEntry: Codable, Equatable {
     }
 
     static func databaseName(type: String, index: String) -> String { type + "." + index }
+
+    /// The entry as tools see it, without counts (``Transaction/storedType(named:)`` adds them).
+    var storedType: StoredType {
+        var stored = StoredType(
+            name: name, primaryKey: primaryKey,
+            indexes: indexes.map { StoredIndex(name: $0.name, fields: $0.fields, isUnique: $0.unique) },
+            fields: fields, version: version)
+        stored.defaults = (defaults ?? [:]).compactMapValues { try? CBORValue(decoding: Array($0)) }
+        stored.history = (history ?? []).map {
+            FieldHistoryEntry(
+                schemaVersion: $0.schemaVersion, typeVersion: $0.typeVersion, fields: $0.fields,
+                event: $0.event)
+        }
+        return stored
+    }
 }
 
 /// Names of the store's own databases, and the values in `@meta`.

@@ -92,12 +92,7 @@ extension WriteTransaction {
                 }
             }
             pendingChanges.record(type: name, key: key, existedBefore: false, existsAfter: true)
-            if let shape = record.withUnsafeBytes({ RecordNames.shape(of: $0) }), let list = shapes,
-                !list.contains(where: { $0.shape == shape })
-            {
-                shapes =
-                    list.count >= CatalogEntry.maxShapes ? nil : list + [.init(shape: shape, key: Data(key))]
-            }
+            CatalogEntry.note(record: record, key: key, in: &shapes)
         }
         let entry = CatalogEntry(
             name: name, primaryKey: type.primaryKey,

@@ -95,9 +95,12 @@ public final class Store: @unchecked Sendable {
         self.catalog = catalog
         self.changeLog = changeLog
         self.guarded = State(environment: environment)
-        if let migrations { try migrate(migrations, types: types) }
-        if configuration.checksTypesAtOpen { try checkTypesAtOpen(types) }
-        if !types.isEmpty { try register(types) }
+        // When migrations ran, the last one's transaction already checked and registered `types`.
+        let migrated = try migrations.map { try migrate($0, types: types) } ?? false
+        if !migrated {
+            if configuration.checksTypesAtOpen { try checkTypesAtOpen(types) }
+            if !types.isEmpty { try register(types) }
+        }
         try openCatalogDatabases()
     }
 

@@ -21,15 +21,9 @@ extension Transaction {
                 name: index.name, fields: index.fields, isUnique: index.unique,
                 entryCount: try lmdb.count(in: database))
         }
-        var stored = StoredType(
-            name: entry.name, primaryKey: entry.primaryKey, indexes: indexes, fields: entry.fields,
-            version: entry.version, objectCount: try lmdb.count(in: records))
-        stored.defaults = (entry.defaults ?? [:]).compactMapValues { try? CBORValue(decoding: Array($0)) }
-        stored.history = (entry.history ?? []).map {
-            FieldHistoryEntry(
-                schemaVersion: $0.schemaVersion, typeVersion: $0.typeVersion, fields: $0.fields,
-                event: $0.event)
-        }
+        var stored = entry.storedType
+        stored.indexes = indexes
+        stored.objectCount = try lmdb.count(in: records)
         return stored
     }
 
