@@ -328,10 +328,15 @@ func eventually(_ seconds: Double = 10, _ condition: () throws -> Bool) async re
         }
         #expect(eventually { released == nil })
         // An observation still held sees the next commit; the released one does not.
+        // The witness's first snapshot is read on its queue: wait for it, or the commit below
+        // could land before it and arrive as part of `.initial` instead of as an update.
         let witnessed = Atomic<Int>(0)
+        let witnessStarted = DispatchSemaphore(value: 0)
         let witness = store.objects(Task.self).observe { change in
+            if case .initial = change { witnessStarted.signal() }
             if case .update = change { witnessed.add(1, ordering: .relaxed) }
         }
+        #expect(witnessStarted.wait(timeout: .now() + 10) == .success)
         try store.write { try $0.insert(Task(id: 1, title: "a", rank: 1, done: false, group: "x")) }
         #expect(eventually { witnessed.load(ordering: .relaxed) == 1 })
         #expect(delivered.load(ordering: .relaxed) == 0)
