@@ -292,12 +292,7 @@ public final class Environment: @unchecked Sendable {
         }
         let thread = ThreadState.current
         let id = ObjectIdentifier(self)
-        if thread.isWriting(in: id) {
-            throw LMDBError(
-                .nestedWrite, operation: "write",
-                message: "this thread already has a write transaction open on \(path); "
-                    + "use nested(_:) on it for a child transaction")
-        }
+        try refuseNestedWrite()
         if thread.reads(in: id) > 0 {
             throw LMDBError(
                 .writeInsideRead, operation: "write",
@@ -340,6 +335,17 @@ public final class Environment: @unchecked Sendable {
             }
         }
         return result
+    }
+
+    /// Throws ``LMDBError/Code/nestedWrite`` when the calling thread is inside a write transaction of
+    /// this environment: what a caller checks before it waits for a write that another thread runs.
+    public func refuseNestedWrite() throws {
+        if ThreadState.current.isWriting(in: ObjectIdentifier(self)) {
+            throw LMDBError(
+                .nestedWrite, operation: "write",
+                message: "this thread already has a write transaction open on \(path); "
+                    + "use nested(_:) on it for a child transaction")
+        }
     }
 
     /// Runs `body` in a write transaction on the environment's writer thread, so an async caller never

@@ -85,4 +85,8 @@ public enum Durability: Sendable, Equatable, CaseIterable {
     }
 
     var usesWriteMap: Bool { self == .writeMap || self == .writeMapAsync || self == .writeMapNoSync }
+
+    /// False for the write-map modes, where LMDB has no child transactions
+    /// (``WriteTransaction/nested(_:)`` throws ``LMDBError/Code/nestedTransactionsUnavailable``).
+    public var allowsNestedTransactions: Bool { !usesWriteMap }
 }

@@ -64,6 +64,8 @@ final class SQLiteBaseline {
 
     init(path: String, synchronous: Bool = true) throws {
         guard sqlite3_open(path, &db) == SQLITE_OK else { throw BenchError.sqlite("open \(path)") }
+        // Concurrent writers (each with its own connection) wait for the write lock, as LMDB's do.
+        sqlite3_busy_timeout(db, 60_000)
         try exec("PRAGMA journal_mode=WAL")
         try exec(synchronous ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL")
         try exec(

@@ -47,6 +47,7 @@ enum Workloads {
         ("live-many-queries", liveManyQueries),
         ("differs", differs), ("live-memory", liveMemory), ("page-check", pageCheck),
         ("open-check", openCheck), ("commit-latency", commitLatency),
+        ("same-class-durability", sameClassDurability), ("concurrent-writers", concurrentWriters),
     ]
 
     static func bulkInsert(_ settings: Settings) throws -> [Figure] {

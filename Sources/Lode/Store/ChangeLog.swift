@@ -117,6 +117,20 @@ struct PendingChanges {
         }
     }
 
+    /// Adds what a savepoint recorded (on a fresh `PendingChanges`) after this transaction's own
+    /// changes, as if each had been recorded here: the net effect of both, in order.
+    mutating func merge(_ later: PendingChanges) {
+        for net in later.nets {
+            if net.cleared {
+                recordClear(type: net.type)
+            } else {
+                record(
+                    type: net.type, key: net.key, existedBefore: net.existedBefore,
+                    existsAfter: net.existsAfter, fields: net.fields)
+            }
+        }
+    }
+
     mutating func recordClear(type: String) {
         // Earlier changes to the type are covered by the clear; later ones follow it.
         for position in nets.indices where nets[position].type == type && !nets[position].cleared {

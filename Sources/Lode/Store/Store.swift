@@ -46,6 +46,9 @@ public final class Store: @unchecked Sendable {
         var versionLagHandler: (@Sendable (HeldVersion) -> Void)? = Store.logVersionLag
     }
 
+    /// Async and grouped writes waiting to commit together.
+    let groupCommit = GroupCommitQueue()
+
     let meta: Database
     let catalog: Database
     /// The change log, or nil in a read-only store made before it existed.
@@ -301,7 +304,7 @@ public final class Store: @unchecked Sendable {
     static let growthConflictAttempts = 5
 
     /// After a write of this process ended: settle its type states, note the commit, wake listeners.
-    private func didCommit(_ transaction: WriteTransaction?, in environment: Environment) {
+    func didCommit(_ transaction: WriteTransaction?, in environment: Environment) {
         transaction?.finishPending(committed: true)
         if let version = transaction?.committingVersion { noteCommit(version: version, in: environment) }
         if let transaction { publish(transaction.registeredTypes) }
@@ -334,7 +337,7 @@ public final class Store: @unchecked Sendable {
     }
 
     /// Throws when a held version would fall further behind than ``StoreConfiguration/maxVersionLag``.
-    private func refuseIfVersionHeldTooLong(committing version: Int) throws {
+    func refuseIfVersionHeldTooLong(committing version: Int) throws {
         guard let limit = configuration.maxVersionLag, let oldest = pins.oldestHeld,
             version - oldest > limit, let held = pins.held(latest: version).first
         else { return }
@@ -350,46 +353,6 @@ public final class Store: @unchecked Sendable {
         let lagging = pins.newlyLagging(latest: latest, threshold: threshold)
         guard !lagging.isEmpty else { return }
         DispatchQueue.global().async { for held in lagging { handler(held) } }
-    }
-
-    /// Runs `body` in a write transaction on the store's writer thread (run again from the start in
-    /// the one case ``write(_:)`` describes).
-    @discardableResult
-    public func write<R: Sendable>(_ body: @escaping @Sendable (WriteTransaction) throws -> R) async throws
-        -> R
-    {
-        guard !configuration.readOnly else { throw LodeError.readOnly(path: path) }
-        let environment = try environment()
-        var attempt = 1
-        while true {
-            do {
-                try openCatalogDatabases()
-                let holder = TransactionHolder()
-                let result: R
-                do {
-                    result = try await mapStorageErrorsAsync {
-                        try await environment.write { txn in
-                            try self.refuseIfVersionHeldTooLong(committing: txn.id)
-                            let tx = WriteTransaction(store: self, lmdb: txn)
-                            holder.transaction = tx
-                            let result = try body(tx)
-                            try tx.writeChangeLog()
-                            tx.committingVersion = tx.version
-                            return result
-                        }
-                    }
-                } catch {
-                    holder.transaction?.finishPending(committed: false)
-                    throw error
-                }
-                didCommit(holder.transaction, in: environment)
-                return result
-            } catch let error as LodeError
-                where error.isGrowthConflict && attempt < Self.growthConflictAttempts
-            {
-                attempt += 1
-            }
-        }
     }
 
     /// Runs `body` in a read transaction, off the caller's task.
@@ -515,18 +478,4 @@ struct WeakListener {
 /// Rethrows LMDB errors as ``LodeError/storage(_:)``.
 func mapStorageErrors<R>(_ body: () throws -> R) throws -> R {
     do { return try body() } catch let error as LMDBError { throw LodeError.storage(StorageFailure(error)) }
-}
-
-func mapStorageErrorsAsync<R>(_ body: () async throws -> R) async throws -> R {
-    do { return try await body() } catch let error as LMDBError {
-        throw LodeError.storage(StorageFailure(error))
-    }
-}
-
-/// Hands the transaction made on the writer thread back to the caller once the write is over (the
-/// write has ended, so nothing uses it concurrently).
-final class TransactionHolder: @unchecked Sendable {
-    // @unchecked: written on the writer thread inside the write, read by the caller after the
-    // write's `await` returned, which orders the two.
-    var transaction: WriteTransaction?
 }

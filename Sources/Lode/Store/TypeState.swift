@@ -2,6 +2,8 @@ import LMDB
 
 /// Something a write transaction changed provisionally and settles when it ends.
 protocol PendingWriteState: AnyObject {
+    /// The catalog entry the running write transaction wrote, if any.
+    var pendingEntry: CatalogEntry? { get set }
     func finishWrite(committed: Bool)
 }
 

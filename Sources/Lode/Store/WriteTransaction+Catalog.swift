@@ -90,6 +90,9 @@ extension WriteTransaction {
             return
         }
         try writeCatalog(updated)
+        if pendingEntriesBefore[ObjectIdentifier(state)] == nil {
+            pendingEntriesBefore[ObjectIdentifier(state)] = (state, state.pendingEntry)
+        }
         state.pendingEntry = updated
         pendingEntryStates.append(state)
     }

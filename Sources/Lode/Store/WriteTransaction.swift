@@ -19,7 +19,7 @@ public final class WriteTransaction: Transaction {
     var lmdbWrite: LMDB.WriteTransaction { lmdb as! LMDB.WriteTransaction }
 
     /// Type states this transaction already looked up, by Swift type.
-    private var stateCache: [ObjectIdentifier: AnyObject] = [:]
+    var stateCache: [ObjectIdentifier: AnyObject] = [:]
 
     override func typeState<T: Persistable>(_ type: T.Type) throws -> TypeState<T> {
         // Keyed by the Swift type, so the cast cannot fail (a checked cast costs a metadata lookup).
@@ -47,6 +47,10 @@ public final class WriteTransaction: Transaction {
 
     /// Types whose catalog entry this transaction rewrote, settled when it ends.
     var pendingEntryStates: [any PendingWriteState] = []
+
+    /// For each type whose pending catalog entry this transaction changed, the pending entry it had
+    /// before (what a savepoint that rolls back puts back).
+    var pendingEntriesBefore: [ObjectIdentifier: (state: any PendingWriteState, entry: CatalogEntry?)] = [:]
 
     // MARK: Keys and records
 

@@ -1,0 +1,173 @@
+import Foundation
+import LMDB
+import Lode
+import Synchronization
+
+/// Runs `body(thread)` on `count` threads of their own (not a pool sized to the cores: the point is
+/// many writers waiting at once) and returns when all are done; the first error is rethrown.
+func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) throws -> Void) throws {
+    let failure = Mutex<Error?>(nil)
+    let done = DispatchGroup()
+    for index in 0..<count {
+        done.enter()
+        let thread = Thread {
+            do { try body(index) } catch { failure.withLock { $0 = $0 ?? error } }
+            done.leave()
+        }
+        thread.start()
+    }
+    done.wait()
+    if let error = failure.withLock({ $0 }) { throw error }
+}
+
+extension Workloads {
+    /// One writer, single-object commits that a process crash cannot lose but a power loss may
+    /// (the last few): Lode `.noMetaSync` (data flushed, meta page not) against SQLite WAL with
+    /// `synchronous=NORMAL` (the WAL is not synced at each commit). The systems take turns, round by
+    /// round.
+    static func sameClassDurability(_ settings: Settings) throws -> [Figure] {
+        let count = settings.size(10_000)
+        let scratch = Scratch("same-class")
+        let store = try Store(
+            at: scratch.url.appendingPathComponent("lode"),
+            configuration: StoreConfiguration(durability: .noMetaSync), types: [Row.self])
+        let sqlite = try SQLiteBaseline(path: scratch.path("sqlite.db"), synchronous: false)
+        var rng = Generator(5)
+        let rows = (0..<count).map { Row.make($0, &rng) }
+        let rounds = Swift.max(settings.runs, 5)
+        let slice = Swift.max(count / rounds, 1)
+        var next = [0, 0]
+        let seconds = try alternate(
+            runs: rounds,
+            [
+                System(name: "Lode") {
+                    for row in rows[next[0]..<Swift.min(next[0] + slice, count)] {
+                        try store.write { try $0.upsert(row) }
+                    }
+                    next[0] += slice
+                },
+                System(name: "SQLite") {
+                    for row in rows[next[1]..<Swift.min(next[1] + slice, count)] { try sqlite.insert([row]) }
+                    next[1] += slice
+                },
+            ])
+        return [
+            Figure(
+                workload:
+                    "single-object commits, same durability class (Lode .noMetaSync, SQLite WAL synchronous=NORMAL)",
+                size: count,
+                timings: [
+                    Timing(system: "Lode .noMetaSync", runs: seconds[0], operations: slice),
+                    Timing(system: "SQLite WAL NORMAL", runs: seconds[1], operations: slice),
+                ])
+        ]
+    }
+
+    /// Eight threads each committing single objects durably (fsync per commit) at the same time:
+    /// Lode with group commit (`groupedWrite`: writes that arrive together share one commit) against
+    /// SQLite WAL `synchronous=FULL` (a connection per thread; SQLite serializes writers and syncs
+    /// each commit) and raw LMDB (a write transaction per object; the same puts). Lode's `write`,
+    /// one commit per write, is there for reference. The systems take turns, round by round.
+    static func concurrentWriters(_ settings: Settings) throws -> [Figure] {
+        let writers = 8
+        let count = settings.size(16_000)
+        let scratch = Scratch("concurrent")
+        let store = try Store(at: scratch.url.appendingPathComponent("lode"), types: [Row.self])
+        let alone = try Store(at: scratch.url.appendingPathComponent("lode-alone"), types: [Row.self])
+        let raw = try RawLMDB(path: scratch.path("raw"))
+        let sqlitePath = scratch.path("sqlite.db")
+        let connections = try (0..<writers).map { _ in try SQLiteBaseline(path: sqlitePath, synchronous: true)
+        }
+        var rng = Generator(11)
+        let rows = (0..<count).map { Row.make($0, &rng) }
+        let encoded = try rows.map(RawLMDB.bytes)
+        let rounds = Swift.max(settings.runs, 5)
+        let perRound = Swift.max(count / rounds, writers)
+        let perWriter = perRound / writers
+        // Round `round`, writer `writer`: the rows it commits (each system gets the same rows).
+        let slice = { @Sendable (round: Int, writer: Int) -> Range<Int> in
+            let start = round * perRound + writer * perWriter
+            return start..<Swift.min(start + perWriter, count)
+        }
+        let sendableRows = rows
+        let sendableEncoded = encoded.map { SendableRow(key: $0.key, value: $0.value, indexKey: $0.indexKey) }
+        let sendableConnections = UncheckedSendable(value: connections)
+        let records = raw.records
+        let index = raw.index
+        let environment = raw.environment
+        var round = [0, 0, 0, 0]
+        let seconds = try alternate(
+            runs: rounds,
+            [
+                System(name: "Lode") {
+                    let current = round[0]
+                    try onThreads(writers) { writer in
+                        for row in sendableRows[slice(current, writer)] {
+                            try store.groupedWrite { try $0.upsert(row) }
+                        }
+                    }
+                    round[0] += 1
+                },
+                System(name: "SQLite") {
+                    let current = round[1]
+                    try onThreads(writers) { writer in
+                        for row in sendableRows[slice(current, writer)] {
+                            try sendableConnections.value[writer].insert([row])
+                        }
+                    }
+                    round[1] += 1
+                },
+                System(name: "raw LMDB") {
+                    let current = round[2]
+                    try onThreads(writers) { writer in
+                        for row in sendableEncoded[slice(current, writer)] {
+                            try environment.write { txn in
+                                try txn.put(row.value, forKey: row.key, in: records)
+                                try txn.put(row.key, forKey: row.indexKey, in: index)
+                            }
+                        }
+                    }
+                    round[2] += 1
+                },
+                System(name: "Lode alone") {
+                    let current = round[3]
+                    try onThreads(writers) { writer in
+                        for row in sendableRows[slice(current, writer)] {
+                            try alone.write { try $0.upsert(row) }
+                        }
+                    }
+                    round[3] += 1
+                },
+            ])
+        let commits = try store.read { $0.version }
+        return [
+            Figure(
+                workload:
+                    "durable single-object commits from \(writers) concurrent writers (fsync per commit)",
+                size: perWriter * writers * rounds,
+                timings: [
+                    Timing(system: "Lode (group commit)", runs: seconds[0], operations: perWriter * writers),
+                    Timing(system: "SQLite WAL FULL", runs: seconds[1], operations: perWriter * writers),
+                    Timing(system: "raw LMDB", runs: seconds[2], operations: perWriter * writers),
+                    Timing(
+                        system: "Lode, a commit per write", runs: seconds[3], operations: perWriter * writers),
+                ],
+                notes: [
+                    "Lode committed \(perWriter * writers * rounds) writes in about \(commits) commits (the store's version)"
+                ])
+        ]
+    }
+}
+
+/// One row's encoded bytes, sendable to writer threads.
+struct SendableRow: Sendable {
+    var key: [UInt8]
+    var value: [UInt8]
+    var indexKey: [UInt8]
+}
+
+/// A value handed to threads that each use their own part of it (each writer its own connection).
+struct UncheckedSendable<Value>: @unchecked Sendable {
+    // @unchecked: each thread touches only its own element (see the call sites).
+    var value: Value
+}
