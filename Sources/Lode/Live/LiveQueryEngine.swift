@@ -26,7 +26,8 @@ final class LiveQueryEngine<Element: Persistable> {
     private(set) var snapshot: ReadSnapshot
     private(set) var plan: QueryPlan
     private(set) var ordered = RankedKeys()
-    private var entryOfKey: [[UInt8]: [UInt8]] = [:]
+    /// Each row's entry by primary key.
+    private var entryOfKey = EntryTable()
     /// For sectioned results: the number of rows per encoded section key.
     private(set) var sectionCounts: [[UInt8]: Int] = [:]
     /// When the query reads an index: its name, the key ranges that hold every match, and the index
@@ -96,7 +97,7 @@ final class LiveQueryEngine<Element: Persistable> {
     }
 
     /// Evaluates the query (without its window) on `snapshot` and returns every row's entry.
-    private func fullEntries(on snapshot: ReadSnapshot) throws -> ([[UInt8]: [UInt8]], QueryPlan) {
+    private func fullEntries(on snapshot: ReadSnapshot) throws -> (EntryTable, QueryPlan) {
         let full = Results<Element>(source: .store(store)).copyingQuery(of: template, window: false)
         let evaluation = try mapStorageErrors {
             try snapshot.read { txn in
@@ -104,26 +105,27 @@ final class LiveQueryEngine<Element: Persistable> {
             }
         }
         let objects = try evaluation.objects ?? full.withEvaluation(evaluation).fetch()
-        var entries: [[UInt8]: [UInt8]] = [:]
-        entries.reserveCapacity(objects.count)
+        var entries = EntryTable()
         for (index, object) in objects.enumerated() {
-            let key = Array(evaluation.keys[index])
-            entries[key] = try entry(for: object, key: key)
+            entries.set(try entry(for: object, key: Array(evaluation.keys[index])))
         }
+        entries.shrinkToFit()
         return (entries, evaluation.plan)
     }
 
-    private func install(_ entries: [[UInt8]: [UInt8]]) {
+    private func install(_ entries: EntryTable) {
         entryOfKey = entries
-        ordered = RankedKeys(sorted: entries.values.sorted { $0.lexicographicallyPrecedes($1) })
+        ordered = RankedKeys(sorted: entries.entries.sorted { $0.lexicographicallyPrecedes($1) })
         sectionCounts = [:]
         if sectionKey != nil {
-            for entry in entries.values { sectionCounts[Self.sectionKey(of: entry), default: 0] += 1 }
+            for entry in entries { sectionCounts[Self.sectionKey(of: Array(entry)), default: 0] += 1 }
         }
     }
 
     /// The primary keys in order, from `lower` (inclusive) to `upper` (exclusive) rank.
-    func keys(_ range: Range<Int>) -> [[UInt8]] { range.map { Self.primaryKey(of: ordered.key(at: $0)) } }
+    func keys(_ range: Range<Int>) -> [[UInt8]] {
+        range.map { Array(entryPrimaryKey(ordered.slice(at: $0))) }
+    }
 
     /// The encoded section keys in order.
     var sortedSections: [[UInt8]] { sectionCounts.keys.sorted { $0.lexicographicallyPrecedes($1) } }
@@ -163,7 +165,7 @@ final class LiveQueryEngine<Element: Persistable> {
                     {
                         newEntry = try entry(for: object, key: key)
                     }
-                    let oldEntry = entryOfKey[key]
+                    let oldEntry = entryOfKey[key].map { Array($0) }
                     if oldEntry == nil && newEntry == nil { continue }
                     let modified = operation == .update && changes.modifies(key, observing: observedFields)
                     rows.append(Row(key: key, oldEntry: oldEntry, newEntry: newEntry, modified: modified))
@@ -183,9 +185,12 @@ final class LiveQueryEngine<Element: Persistable> {
         guard let indexAccess else { return Array(changes.keys.keys) }
         var result = Set<[UInt8]>()
         if changes.keys.count <= entryOfKey.count {
-            for key in changes.keys.keys where entryOfKey[key] != nil { result.insert(key) }
+            for key in changes.keys.keys where entryOfKey.contains(key) { result.insert(key) }
         } else {
-            for key in entryOfKey.keys where changes.keys[key] != nil { result.insert(key) }
+            for entry in entryOfKey {
+                let key = Array(entryPrimaryKey(entry))
+                if changes.keys[key] != nil { result.insert(key) }
+            }
         }
         let sorted = try context.changedIndexKeys(
             of: Element.schema.typeName, index: indexAccess.name, from: snapshot.transactionID,
@@ -240,10 +245,10 @@ final class LiveQueryEngine<Element: Persistable> {
         for row in rows {
             if let new = row.newEntry {
                 ordered.insert(new)
-                entryOfKey[row.key] = new
+                entryOfKey.set(new)
                 if sectionKey != nil { sectionCounts[Self.sectionKey(of: new), default: 0] += 1 }
             } else {
-                entryOfKey[row.key] = nil
+                entryOfKey.remove(row.key)
             }
         }
         for index in rows.indices {
@@ -257,8 +262,10 @@ final class LiveQueryEngine<Element: Persistable> {
         let (entries, plan) = try fullEntries(on: next)
         self.plan = plan
         var rows: [Row] = []
-        for (key, old) in entryOfKey {
-            let new = entries[key]
+        for oldSlice in entryOfKey {
+            let old = Array(oldSlice)
+            let key = Self.primaryKey(of: old)
+            let new = entries[key].map { Array($0) }
             let modified: Bool
             if new == nil {
                 modified = false
@@ -271,8 +278,11 @@ final class LiveQueryEngine<Element: Persistable> {
                 rows.append(Row(key: key, oldEntry: old, newEntry: new, modified: modified))
             }
         }
-        for (key, new) in entries where entryOfKey[key] == nil {
-            rows.append(Row(key: key, oldEntry: nil, newEntry: new, modified: false))
+        for new in entries {
+            let key = Array(entryPrimaryKey(new))
+            if !entryOfKey.contains(key) {
+                rows.append(Row(key: key, oldEntry: nil, newEntry: Array(new), modified: false))
+            }
         }
         for index in rows.indices {
             rows[index].oldRank = rows[index].oldEntry.flatMap { ordered.rank(of: $0) }

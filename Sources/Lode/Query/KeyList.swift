@@ -19,7 +19,7 @@ struct KeyList: Sendable {
     var isEmpty: Bool { count == 0 }
 
     subscript(index: Int) -> ArraySlice<UInt8> {
-        if let rows { return entryPrimaryKey(rows.keys.key(at: rows.lower + index)) }
+        if let rows { return entryPrimaryKey(rows.keys.slice(at: rows.lower + index)) }
         return storage[(index == 0 ? 0 : ends[index - 1])..<ends[index]]
     }
 
@@ -54,7 +54,11 @@ struct KeyList: Sendable {
 }
 
 /// The primary key inside a live-query entry: `... + primary key + length (2) + section length (2)`.
-func entryPrimaryKey(_ entry: [UInt8]) -> ArraySlice<UInt8> {
-    let length = Int(entry[entry.count - 4]) << 8 | Int(entry[entry.count - 3])
-    return entry[(entry.count - 4 - length)..<(entry.count - 4)]
+func entryPrimaryKey(_ entry: [UInt8]) -> ArraySlice<UInt8> { entryPrimaryKey(entry[...]) }
+
+/// The primary key inside a live-query entry given as a slice (of a ``RankedKeys`` chunk).
+func entryPrimaryKey(_ entry: ArraySlice<UInt8>) -> ArraySlice<UInt8> {
+    let end = entry.endIndex
+    let length = Int(entry[end - 4]) << 8 | Int(entry[end - 3])
+    return entry[(end - 4 - length)..<(end - 4)]
 }
