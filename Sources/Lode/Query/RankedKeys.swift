@@ -14,7 +14,13 @@
 ///
 /// Live results keep their rows in one, keyed by the encoded sort values followed by the primary key.
 struct RankedKeys {
+    /// The most keys a chunk holds (the default; tests use small ones to exercise splits).
     static let chunkCapacity = 512
+    /// The most chunks a group holds (the default).
+    static let groupCapacity = 64
+
+    private let chunkCapacity: Int
+    private let groupCapacity: Int
 
     /// Sorted keys stored back to back.
     struct Chunk {
@@ -110,30 +116,59 @@ struct RankedKeys {
         return left.count - right.count
     }
 
-    private var chunks: [Chunk] = []
-    /// The last key of each chunk, for finding a key's chunk by binary search.
-    private var lastKeys: [[UInt8]] = []
+    /// The chunks in order, in groups of at most `groupCapacity`: results handed out share this
+    /// structure copy-on-write, so the first change after a hand-out copies the outer array, one
+    /// group and one chunk — not every chunk (a million keys are some 2,700 chunks).
+    private var groups: [[Chunk]] = []
+    /// The index of each group's first chunk.
+    private var groupStarts: [Int] = []
+    private var chunkCount = 0
     private var fenwick: [Int] = []
     private(set) var count = 0
 
-    init() {}
+    /// An empty set.
+    init(chunkCapacity: Int = Self.chunkCapacity, groupCapacity: Int = Self.groupCapacity) {
+        precondition(chunkCapacity >= 2 && groupCapacity >= 2)
+        self.chunkCapacity = chunkCapacity
+        self.groupCapacity = groupCapacity
+    }
 
     /// A set of keys that are already sorted and distinct.
     init(sorted keys: [[UInt8]]) {
+        self.init()
         var start = 0
+        var chunks: [Chunk] = []
         while start < keys.count {
-            let end = Swift.min(keys.count, start + Self.chunkCapacity * 3 / 4)
+            let end = Swift.min(keys.count, start + chunkCapacity * 3 / 4)
             chunks.append(Chunk(keys[start..<end]))
             start = end
+        }
+        var first = 0
+        while first < chunks.count {
+            let end = Swift.min(chunks.count, first + groupCapacity * 3 / 4)
+            groups.append(Array(chunks[first..<end]))
+            first = end
         }
         count = keys.count
         rebuildIndex()
     }
 
     private mutating func rebuildIndex() {
-        lastKeys = chunks.map { $0.last! }
-        fenwick = [Int](repeating: 0, count: chunks.count + 1)
-        for (index, chunk) in chunks.enumerated() { fenwickAdd(index, chunk.count) }
+        groupStarts = []
+        groupStarts.reserveCapacity(groups.count)
+        fenwick = [0]
+        var total = 0
+        for group in groups {
+            groupStarts.append(total)
+            total += group.count
+            for chunk in group { fenwick.append(chunk.count) }
+        }
+        chunkCount = total
+        // Linear-time Fenwick construction: each node passes its sum to its parent.
+        for index in 1..<fenwick.count {
+            let parent = index + (index & -index)
+            if parent < fenwick.count { fenwick[parent] += fenwick[index] }
+        }
     }
 
     private mutating func fenwickAdd(_ chunk: Int, _ delta: Int) {
@@ -155,91 +190,136 @@ struct RankedKeys {
         return sum
     }
 
-    /// The chunk that holds (or would hold) `key`.
-    private func chunkIndex(for key: [UInt8]) -> Int {
+    /// The group and the position in it of chunk `chunk`.
+    private func locate(_ chunk: Int) -> (group: Int, offset: Int) {
         var low = 0
-        var high = lastKeys.count
+        var high = groupStarts.count
         while low < high {
             let middle = (low + high) / 2
-            let precedes = lastKeys[middle].withUnsafeBufferPointer { last in
-                key.withUnsafeBufferPointer { Self.compare(last, $0) < 0 }
-            }
-            if precedes { low = middle + 1 } else { high = middle }
+            if groupStarts[middle] <= chunk { low = middle + 1 } else { high = middle }
         }
-        return Swift.min(low, Swift.max(chunks.count - 1, 0))
+        return (low - 1, chunk - groupStarts[low - 1])
+    }
+
+    private func chunk(_ index: Int) -> Chunk {
+        let (group, offset) = locate(index)
+        return groups[group][offset]
+    }
+
+    private static func precedes(_ stored: ArraySlice<UInt8>, _ key: [UInt8]) -> Bool {
+        stored.withUnsafeBufferPointer { stored in key.withUnsafeBufferPointer { compare(stored, $0) < 0 } }
+    }
+
+    /// The chunk that holds (or would hold) `key`: the first whose last key is not before it (the
+    /// last chunk for a key after every other).
+    private func chunkIndex(for key: [UInt8]) -> Int {
+        var low = 0
+        var high = groups.count
+        while low < high {
+            let middle = (low + high) / 2
+            let last = groups[middle][groups[middle].count - 1]
+            if Self.precedes(last.slice(last.count - 1), key) { low = middle + 1 } else { high = middle }
+        }
+        let group = Swift.min(low, groups.count - 1)
+        let chunks = groups[group]
+        low = 0
+        high = chunks.count
+        while low < high {
+            let middle = (low + high) / 2
+            if Self.precedes(chunks[middle].slice(chunks[middle].count - 1), key) {
+                low = middle + 1
+            } else {
+                high = middle
+            }
+        }
+        return groupStarts[group] + Swift.min(low, chunks.count - 1)
     }
 
     /// The rank of `key`, or nil when it is not in the set.
     func rank(of key: [UInt8]) -> Int? {
-        guard !chunks.isEmpty else { return nil }
-        let chunk = chunkIndex(for: key)
-        let (index, found) = chunks[chunk].position(of: key)
-        return found ? keysBefore(chunk) + index : nil
+        guard chunkCount > 0 else { return nil }
+        let index = chunkIndex(for: key)
+        let (index2, found) = chunk(index).position(of: key)
+        return found ? keysBefore(index) + index2 : nil
     }
 
     /// Inserts `key` (which must not be present) and returns its rank.
     @discardableResult
     mutating func insert(_ key: [UInt8]) -> Int {
-        if chunks.isEmpty {
-            chunks = [Chunk([key])]
+        if chunkCount == 0 {
+            groups = [[Chunk([key])]]
             count = 1
             rebuildIndex()
             return 0
         }
-        let chunk = chunkIndex(for: key)
-        let (index, _) = chunks[chunk].position(of: key)
-        let rank = keysBefore(chunk) + index
-        chunks[chunk].insert(key, at: index)
+        let index = chunkIndex(for: key)
+        let (group, offset) = locate(index)
+        let (position, _) = groups[group][offset].position(of: key)
+        let rank = keysBefore(index) + position
+        groups[group][offset].insert(key, at: position)
         count += 1
-        if chunks[chunk].count > Self.chunkCapacity {
-            let tail = chunks[chunk].splitOffSecondHalf()
-            chunks.insert(tail, at: chunk + 1)
+        if groups[group][offset].count > chunkCapacity {
+            let tail = groups[group][offset].splitOffSecondHalf()
+            groups[group].insert(tail, at: offset + 1)
+            if groups[group].count > groupCapacity {
+                let half = groups[group].count / 2
+                let second = Array(groups[group][half...])
+                groups[group].removeSubrange(half...)
+                groups.insert(second, at: group + 1)
+            }
             rebuildIndex()
         } else {
-            if index == chunks[chunk].count - 1 { lastKeys[chunk] = key }
-            fenwickAdd(chunk, 1)
+            fenwickAdd(index, 1)
         }
-        assert(invariantsHold(around: chunk), "RankedKeys: invariants broken by an insert")
+        assert(invariantsHold(around: index), "RankedKeys: invariants broken by an insert")
         return rank
     }
 
     /// Removes `key` and returns the rank it had, or nil when it was not present.
     @discardableResult
     mutating func remove(_ key: [UInt8]) -> Int? {
-        guard !chunks.isEmpty else { return nil }
-        let chunk = chunkIndex(for: key)
-        let (index, found) = chunks[chunk].position(of: key)
+        guard chunkCount > 0 else { return nil }
+        let index = chunkIndex(for: key)
+        let (group, offset) = locate(index)
+        let (position, found) = groups[group][offset].position(of: key)
         guard found else { return nil }
-        let rank = keysBefore(chunk) + index
-        chunks[chunk].remove(at: index)
+        let rank = keysBefore(index) + position
+        groups[group][offset].remove(at: position)
         count -= 1
-        if chunks[chunk].isEmpty {
-            chunks.remove(at: chunk)
+        if groups[group][offset].isEmpty {
+            groups[group].remove(at: offset)
+            if groups[group].isEmpty { groups.remove(at: group) }
             rebuildIndex()
         } else {
-            if index == chunks[chunk].count { lastKeys[chunk] = chunks[chunk].last! }
-            fenwickAdd(chunk, -1)
+            fenwickAdd(index, -1)
         }
-        assert(invariantsHold(around: chunk), "RankedKeys: invariants broken by a removal")
+        assert(invariantsHold(around: index), "RankedKeys: invariants broken by a removal")
         return rank
     }
 
     /// Checked after every mutation in debug builds, near the chunk it touched (so a check costs a
-    /// chunk, not the whole set): chunks are non-empty and strictly sorted, each last key is recorded,
-    /// neighbouring chunks do not overlap, and the Fenwick tree counts every key.
+    /// chunk, not the whole set): groups and chunks are non-empty, chunks strictly sorted and not
+    /// overlapping their neighbours, group starts and the Fenwick tree count every chunk and key.
     func invariantsHold(around chunk: Int) -> Bool {
-        guard lastKeys.count == chunks.count, fenwick.count == chunks.count + 1 else { return false }
-        guard keysBefore(chunks.count) == count else { return false }
-        guard !chunks.isEmpty else { return count == 0 }
-        let center = Swift.min(Swift.max(chunk, 0), chunks.count - 1)
-        for index in Swift.max(center - 1, 0)...Swift.min(center + 1, chunks.count - 1) {
-            let keys = (0..<chunks[index].count).map { chunks[index].key($0) }
-            guard let last = keys.last, lastKeys[index] == last else { return false }
+        guard fenwick.count == chunkCount + 1, groupStarts.count == groups.count else { return false }
+        guard keysBefore(chunkCount) == count else { return false }
+        guard chunkCount > 0 else { return count == 0 && groups.isEmpty }
+        var start = 0
+        for (group, chunks) in groups.enumerated() {
+            guard !chunks.isEmpty, groupStarts[group] == start else { return false }
+            start += chunks.count
+        }
+        guard start == chunkCount else { return false }
+        let center = Swift.min(Swift.max(chunk, 0), chunkCount - 1)
+        for index in Swift.max(center - 1, 0)...Swift.min(center + 1, chunkCount - 1) {
+            let current = self.chunk(index)
+            let keys = (0..<current.count).map { current.key($0) }
+            guard let last = keys.last else { return false }
             for position in keys.indices.dropFirst()
             where !keys[position - 1].lexicographicallyPrecedes(keys[position]) {
                 return false
             }
-            if index + 1 < chunks.count, let next = chunks[index + 1].first,
+            if index + 1 < chunkCount, let next = self.chunk(index + 1).first,
                 !last.lexicographicallyPrecedes(next)
             {
                 return false
@@ -266,9 +346,11 @@ struct RankedKeys {
             }
             step /= 2
         }
-        return chunks[position].slice(remaining)
+        return chunk(position).slice(remaining)
     }
 
     /// Every key, in order.
-    var allKeys: [[UInt8]] { chunks.flatMap { chunk in (0..<chunk.count).map { chunk.key($0) } } }
+    var allKeys: [[UInt8]] {
+        groups.flatMap { chunks in chunks.flatMap { chunk in (0..<chunk.count).map { chunk.key($0) } } }
+    }
 }
