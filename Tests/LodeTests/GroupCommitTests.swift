@@ -16,7 +16,8 @@ private struct Refused: Error, Equatable {
 private func holdWriter(_ store: Store) async -> DispatchSemaphore {
     let release = DispatchSemaphore(value: 0)
     let holding = Atomic<Bool>(false)
-    DispatchQueue.global().async {
+    // A thread of its own: a blocked worker of the global pool would starve other tests' work.
+    Thread {
         do {
             try store.write { _ in
                 holding.store(true, ordering: .sequentiallyConsistent)
@@ -25,19 +26,21 @@ private func holdWriter(_ store: Store) async -> DispatchSemaphore {
         } catch {
             Issue.record("the holding write failed: \(error)")
         }
-    }
+    }.start()
     #expect(await eventually(60) { holding.load(ordering: .sequentiallyConsistent) })
     return release
 }
 
 @Suite struct GroupCommitTests {
     let tmp = TemporaryDirectory()
+    /// Without flushes: grouping does not depend on them, and the suite runs beside others.
+    static let configuration = StoreConfiguration(durability: .noSync)
 
     /// Writes that arrive while another commits share one commit, and each keeps all-or-nothing
     /// semantics and its own outcome: a closure that throws (or whose insert fails) rolls back
     /// alone, the others commit, indexes included.
     @Test func writesArrivingTogetherShareOneCommitAndKeepTheirOwnOutcome() async throws {
-        let store = try Store(at: tmp.url, types: [Task.self])
+        let store = try Store(at: tmp.url, configuration: Self.configuration, types: [Task.self])
         try await store.write {
             try $0.insert(Task(id: 1000, title: "old", rank: 1000, done: false, group: "x"))
         }
@@ -103,7 +106,7 @@ private func holdWriter(_ store: Store) async -> DispatchSemaphore {
     /// update replays on the list mirror.
     @Test(arguments: [1, 2, 3])
     func randomGroupsMatchAModelAndReplayOnTheMirror(seed: UInt64) async throws {
-        let store = try Store(at: tmp.url, types: [Task.self])
+        let store = try Store(at: tmp.url, configuration: Self.configuration, types: [Task.self])
         var random = SeededGenerator(seed: seed)
         let replayer = ListReplayer("observer")
         let started = DispatchSemaphore(value: 0)
@@ -200,34 +203,49 @@ private func holdWriter(_ store: Store) async -> DispatchSemaphore {
 
     /// Threads get group commit through `groupedWrite`; a thread already inside a write of the store
     /// is refused instead of waiting for itself.
-    @Test func threadsJoinGroupsAndANestedGroupedWriteIsRefused() throws {
-        let store = try Store(at: tmp.url, types: [Task.self])
+    @Test func threadsJoinGroupsAndANestedGroupedWriteIsRefused() async throws {
+        let store = try Store(at: tmp.url, configuration: Self.configuration, types: [Task.self])
         let failures = Locked<[String]>([])
-        DispatchQueue.concurrentPerform(iterations: 8) { thread in
-            for write in 0..<25 {
-                let id = thread * 100 + write
-                do {
-                    let inserted = try store.groupedWrite { tx in
-                        try tx.insert(Task(id: id, title: "t", rank: id, done: false, group: "g"))
-                        return id
+        // The test waits without blocking a thread of the cooperative pool (others' tasks need it).
+        let finished = Atomic<Int>(0)
+        for thread in 0..<8 {
+            Thread {
+                defer { finished.add(1, ordering: .sequentiallyConsistent) }
+                for write in 0..<25 {
+                    let id = thread * 100 + write
+                    do {
+                        let inserted = try store.groupedWrite { tx in
+                            try tx.insert(Task(id: id, title: "t", rank: id, done: false, group: "g"))
+                            return id
+                        }
+                        if inserted != id { failures.withLock { $0.append("\(id) returned \(inserted)") } }
+                    } catch {
+                        failures.withLock { $0.append("\(id): \(error)") }
                     }
-                    if inserted != id { failures.withLock { $0.append("\(id) returned \(inserted)") } }
-                } catch {
-                    failures.withLock { $0.append("\(id): \(error)") }
                 }
-            }
+            }.start()
         }
+        #expect(await eventually(120) { finished.load(ordering: .sequentiallyConsistent) == 8 })
         #expect(failures.withLock { $0 } == [])
-        #expect(try store.read { try $0.count(Task.self) } == 200)
-        #expect(throws: LodeError.self) {
-            try store.write { _ in try store.groupedWrite { _ in 1 } }
+        #expect(try await store.read { try $0.count(Task.self) } == 200)
+        let nested = Thread {
+            do {
+                try store.write { _ in try store.groupedWrite { _ in 1 } }
+                failures.withLock { $0.append("a nested groupedWrite was not refused") }
+            } catch {
+                if !(error is LodeError) { failures.withLock { $0.append("nested: \(error)") } }
+            }
+            finished.add(1, ordering: .sequentiallyConsistent)
         }
+        nested.start()
+        #expect(await eventually(60) { finished.load(ordering: .sequentiallyConsistent) == 9 })
+        #expect(failures.withLock { $0 } == [])
     }
 
     /// A savepoint commits into its write or rolls back alone — records, indexes, a type it
     /// registered and the change observers are told about.
     @Test func aSavepointRollsBackAloneAndItsWriteCarriesOn() throws {
-        let store = try Store(at: tmp.url, types: [Task.self])
+        let store = try Store(at: tmp.url, configuration: Self.configuration, types: [Task.self])
         try store.write { try $0.insert(Task(id: 1, title: "a", rank: 1, done: false, group: "x")) }
         let replayer = ListReplayer("observer")
         let started = DispatchSemaphore(value: 0)

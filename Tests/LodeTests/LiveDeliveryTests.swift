@@ -218,11 +218,11 @@ func eventually(_ seconds: Double = 10, _ condition: () throws -> Bool) async re
             throw LodeError.observationFailed(reason: "no initial")
         }
         let bothStarted = Atomic<Int>(0)
-        DispatchQueue.global().async {
+        Thread {
             for _ in 0..<2 {
                 if started.wait(timeout: .now() + 10) == .success { bothStarted.add(1, ordering: .relaxed) }
             }
-        }
+        }.start()
         #expect(await eventually { bothStarted.load(ordering: .relaxed) == 2 })
 
         let broken = try await store.write { tx in

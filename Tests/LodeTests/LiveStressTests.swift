@@ -183,11 +183,12 @@ func ids<Key>(_ sectioned: SectionedResults<Key, Task>) -> [[Int]] {
             storages.append((storage, queue, delegate))
         }
         let startedCount = Atomic<Int>(0)
-        DispatchQueue.global().async { [starts] in
+        // A thread of its own: a blocked worker of the global pool can starve other tests' work.
+        Thread { [starts] in
             for _ in 0..<starts {
                 if started.wait(timeout: .now() + 120) == .success { startedCount.add(1, ordering: .relaxed) }
             }
-        }
+        }.start()
         #expect(await eventually(120) { startedCount.load(ordering: .relaxed) == starts })
 
         // Writers: two other processes and this one, at the same time.

@@ -39,6 +39,22 @@ final class Fixture {
     }
 }
 
+/// What `Codable` costs by itself for `rows`, the median of `runs`: encoding each into CBOR, and
+/// decoding each back from bytes already in memory — the part of Lode's writes and reads that no
+/// storage engine shares (SQLite binds and reads the four columns by hand).
+func codingCost(_ rows: [Row], runs: Int) throws -> (encode: Double, decode: Double) {
+    let encoder = CBOREncoder()
+    let decoder = CBORDecoder()
+    var bytes: [[UInt8]] = []
+    let encoding = try measure(runs: runs) { bytes = try rows.map { try encoder.encode($0) } }
+    var sink = 0
+    let decoding = try measure(runs: runs) {
+        for record in bytes { sink &+= try decoder.decode(Row.self, from: record).score }
+    }
+    _ = sink
+    return (encoding.sorted()[encoding.count / 2], decoding.sorted()[decoding.count / 2])
+}
+
 enum Workloads {
     static let all: [(String, @Sendable (Settings) throws -> [Figure])] = [
         ("bulk-insert", bulkInsert), ("point-reads", pointReads), ("scan-decode", scanAndDecode),
@@ -75,6 +91,7 @@ enum Workloads {
                     body: { try SQLiteBaseline(path: scratch.path("sqlite.db")).insert(rows) }),
             ])
         let (lode, raw, sqlite) = (times[0], times[1], times[2])
+        let coding = try codingCost(rows, runs: settings.runs)
         return [
             Figure(
                 workload: "bulk insert, one index, one transaction", size: count,
@@ -82,6 +99,9 @@ enum Workloads {
                     Timing(system: "Lode", runs: lode, operations: count),
                     Timing(system: "raw LMDB", runs: raw, operations: count),
                     Timing(system: "SQLite", runs: sqlite, operations: count),
+                ],
+                notes: [
+                    "Codable encoding of the rows alone: \(format(coding.encode)) (raw LMDB is given the bytes ready-made)"
                 ])
         ]
     }
@@ -117,6 +137,7 @@ enum Workloads {
             ])
         let (lode, raw, sqlite) = (times[0], times[1], times[2])
         _ = sink
+        let coding = try codingCost(ids.map { fixture.rows[$0] }, runs: settings.runs)
         return [
             Figure(
                 workload: "random point reads by primary key (decoded)", size: ids.count,
@@ -124,7 +145,8 @@ enum Workloads {
                     Timing(system: "Lode", runs: lode, operations: ids.count),
                     Timing(system: "raw LMDB", runs: raw, operations: ids.count),
                     Timing(system: "SQLite", runs: sqlite, operations: ids.count),
-                ])
+                ],
+                notes: ["Codable decoding of these records alone, from memory: \(format(coding.decode))"])
         ]
     }
 
@@ -157,6 +179,7 @@ enum Workloads {
         let (lode, raw, sqlite) = (times[0], times[1], times[2])
         _ = sink
         let count = fixture.rows.count
+        let coding = try codingCost(fixture.rows, runs: settings.runs)
         return [
             Figure(
                 workload: "full scan, every object decoded", size: count,
@@ -164,7 +187,8 @@ enum Workloads {
                     Timing(system: "Lode", runs: lode, operations: count),
                     Timing(system: "raw LMDB", runs: raw, operations: count),
                     Timing(system: "SQLite", runs: sqlite, operations: count),
-                ])
+                ],
+                notes: ["Codable decoding of every record alone, from memory: \(format(coding.decode))"])
         ]
     }
 
@@ -187,13 +211,19 @@ enum Workloads {
                 System(name: "SQLite") { found = fixture.sqlite.range(score: lower, upper).count },
             ])
         let (lode, sqlite) = (times[0], times[1])
+        let coding = try codingCost(
+            fixture.rows.filter { $0.score >= lower && $0.score < upper }, runs: settings.runs)
         return [
             Figure(
                 workload: "indexed range query returning 1%", size: found,
                 timings: [
                     Timing(system: "Lode", runs: lode, operations: found),
                     Timing(system: "SQLite", runs: sqlite, operations: found),
-                ], notes: ["plan: \(try results.explain())"])
+                ],
+                notes: [
+                    "plan: \(try results.explain())",
+                    "Codable decoding of the records found alone, from memory: \(format(coding.decode))",
+                ])
         ]
     }
 
@@ -634,36 +664,45 @@ enum Workloads {
                     }
                 }
                 let uniqueNew = Array(NSOrderedSet(array: new)) as! [Int]
-                let heckel = measure(runs: settings.runs) { _ = HeckelDiffer().diff(old, uniqueNew) }
-                let myers = measure(runs: settings.runs) { _ = MyersDiffer().diff(old, uniqueNew) }
-                let standard = measure(runs: settings.runs) {
-                    _ = uniqueNew.difference(from: old).inferringMoves()
-                }
+                // The four take turns run by run, so a change in the machine's state (another
+                // tenant's use of the shared cache) lands on all of them.
+                let seconds = try alternate(
+                    runs: Swift.max(settings.runs, 5),
+                    [
+                        System(name: "Heckel") { _ = HeckelDiffer().diff(old, uniqueNew) },
+                        System(name: "inferringMoves") {
+                            _ = uniqueNew.difference(from: old).inferringMoves()
+                        },
+                        System(name: "Myers") { _ = MyersDiffer().diff(old, uniqueNew) },
+                        System(name: "difference") { _ = uniqueNew.difference(from: old) },
+                    ])
+                let ratios = zip(seconds[0], seconds[1]).map { $1 / $0 }
                 figures.append(
                     Figure(
                         workload: "differs, \(percent)% changed (moves and replacements)", size: count,
                         timings: [
-                            Timing(system: "Heckel", runs: heckel, operations: count),
+                            Timing(system: "Heckel", runs: seconds[0], operations: count),
                             Timing(
-                                system: "difference(from:).inferringMoves()", runs: standard,
+                                system: "difference(from:).inferringMoves()", runs: seconds[1],
                                 operations: count),
+                        ],
+                        notes: [
+                            String(
+                                format: "ratio run by run: %.2f× to %.2f×", ratios.min() ?? 0,
+                                ratios.max() ?? 0)
                         ]))
                 figures.append(
                     Figure(
                         workload: "Myers differ, \(percent)% changed", size: count,
                         timings: [
-                            Timing(system: "Myers", runs: myers, operations: count),
-                            Timing(system: "difference(from:)", runs: standard, operations: count),
+                            Timing(system: "Myers", runs: seconds[2], operations: count),
+                            Timing(system: "difference(from:)", runs: seconds[3], operations: count),
                         ]))
             }
         }
         return figures
     }
 
-    /// What a live sorted result keeps allocated: the allocator's bytes in use (`mallinfo2`'s
-    /// `uordblks + hblkhd`) after `malloc_trim`, before and after making it, with the store and its
-    /// fixture already in memory. Not RSS, which counts pages the allocator has not given back and the
-    /// map's file pages.
     static func liveMemory(_ settings: Settings) throws -> [Figure] {
         let fixture = try Fixture(count: settings.size(1_000_000))
         func allocated() -> Int {

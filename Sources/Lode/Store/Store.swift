@@ -48,6 +48,8 @@ public final class Store: @unchecked Sendable {
 
     /// Async and grouped writes waiting to commit together.
     let groupCommit = GroupCommitQueue()
+    /// Where `versionLagHandler` is called.
+    private let warningQueue = DispatchQueue(label: "lode.version-lag")
 
     let meta: Database
     let catalog: Database
@@ -352,7 +354,8 @@ public final class Store: @unchecked Sendable {
         else { return }
         let lagging = pins.newlyLagging(latest: latest, threshold: threshold)
         guard !lagging.isEmpty else { return }
-        DispatchQueue.global().async { for held in lagging { handler(held) } }
+        // A serial queue of the store's own (never the global pool, which an app may keep busy).
+        warningQueue.async { for held in lagging { handler(held) } }
     }
 
     /// Runs `body` in a read transaction, off the caller's task.
