@@ -59,6 +59,7 @@ final class SQLiteBaseline {
     private var selectByScore: OpaquePointer?
     private var updateScore: OpaquePointer?
     private var idsByScoreStatement: OpaquePointer?
+    private var idsAndScoresStatement: OpaquePointer?
     private var idsOfScoreStatement: OpaquePointer?
     private var updateBoth: OpaquePointer?
 
@@ -82,6 +83,7 @@ final class SQLiteBaseline {
     deinit {
         for statement in [
             insertStatement, selectByID, scanAll, selectByScore, updateScore, idsByScoreStatement,
+            idsAndScoresStatement,
             idsOfScoreStatement, updateBoth,
         ] {
             sqlite3_finalize(statement)
@@ -164,6 +166,24 @@ final class SQLiteBaseline {
     }
 
     /// The ids of every row ordered by score (then id): the keys a naive live list re-fetches.
+    /// Every row's id and score, ordered by score (then id).
+    func idsAndScoresByScore() -> [(id: Int, score: Int)] {
+        if idsAndScoresStatement == nil {
+            idsAndScoresStatement = try? prepare("SELECT id, score FROM rows ORDER BY score, id")
+        }
+        sqlite3_reset(idsAndScoresStatement)
+        var rows: [(id: Int, score: Int)] = []
+        while sqlite3_step(idsAndScoresStatement) == SQLITE_ROW {
+            rows.append(
+                (
+                    Int(sqlite3_column_int64(idsAndScoresStatement, 0)),
+                    Int(sqlite3_column_int64(idsAndScoresStatement, 1))
+                )
+            )
+        }
+        return rows
+    }
+
     func idsByScore() -> [Int] {
         if idsByScoreStatement == nil {
             idsByScoreStatement = try? prepare("SELECT id FROM rows ORDER BY score, id")

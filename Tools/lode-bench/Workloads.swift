@@ -532,44 +532,95 @@ enum Workloads {
         }
     }
 
+    /// Live sections (by score / 100, rows by score) end to end, as `liveSorted` measures: a write,
+    /// then the change delivered through `observe`; the naive way updates SQLite, fetches the ordered
+    /// ids with their scores again, cuts them into sections and diffs each section with
+    /// `difference(from:)`. Blocks of five commits, alternating; the incremental part apart.
     static func liveSectioned(_ settings: Settings) throws -> [Figure] {
-        try [10_000, 100_000, 1_000_000].map { full in
+        try [10_000, 100_000, 1_000_000].flatMap { full in
             let fixture = try Fixture(count: settings.size(full))
             let sectioned = fixture.store.objects(Row.self).sorted(by: \.score).sectioned { $0.score / 100 }
             let live = try sectioned.live()
             var rng = Generator(5)
-            var liveTimes: [Double] = []
-            for _ in 0..<20 {
-                let id = Int.random(in: 0..<fixture.rows.count, using: &rng)
-                try fixture.store.write { tx in
-                    try tx.update(Row.self, key: id) { $0.score = Int.random(in: 0..<1000, using: &rng) }
-                }
-                liveTimes += try measure(runs: 1) { _ = try live.refresh() }
-            }
-            var previous = try sectioned.fetchSections().map { $0.objects.objectIDs }
-            var naiveTimes: [Double] = []
-            for _ in 0..<3 {
-                let id = Int.random(in: 0..<fixture.rows.count, using: &rng)
-                try fixture.store.write { tx in
-                    try tx.update(Row.self, key: id) { $0.score = Int.random(in: 0..<1000, using: &rng) }
-                }
-                naiveTimes += try measure(runs: 1) {
-                    let fresh = try fixture.store.objects(Row.self).sorted(by: \.score).sectioned {
-                        $0.score / 100
+            let commits = settings.quick ? 5 : 20
+            let delivered = DispatchSemaphore(value: 0)
+            let token = sectioned.observe { _ in delivered.signal() }
+            defer { token.cancel() }
+            delivered.wait()  // the initial sections, on the observer's queue
+            func sections(_ rows: [(id: Int, score: Int)]) -> [[Int]] {
+                var result: [[Int]] = []
+                var current = -1
+                for row in rows {
+                    if row.score / 100 != current {
+                        current = row.score / 100
+                        result.append([])
                     }
-                    .fetchSections().map { $0.objects.objectIDs }
-                    for (index, section) in fresh.enumerated() where index < previous.count {
-                        _ = section.difference(from: previous[index])
+                    result[result.count - 1].append(row.id)
+                }
+                return result
+            }
+            var previous = sections(fixture.sqlite.idsAndScoresByScore())
+            var endToEnd: [Double] = []
+            var writes: [Double] = []
+            var incremental: [Double] = []
+            var naive: [Double] = []
+            let clock = ContinuousClock()
+            func seconds(_ duration: Duration) -> Double {
+                Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+            }
+            for _ in 0..<(commits / 5) {
+                let block = (0..<5).map { _ in
+                    (
+                        Int.random(in: 0..<fixture.rows.count, using: &rng),
+                        Int.random(in: 0..<1000, using: &rng)
+                    )
+                }
+                for (id, score) in block {
+                    let start = clock.now
+                    try fixture.store.write { tx in try tx.update(Row.self, key: id) { $0.score = score } }
+                    let written = clock.now
+                    delivered.wait()
+                    endToEnd.append(seconds(clock.now - start))
+                    writes.append(seconds(written - start))
+                }
+                for (id, score) in block {
+                    try fixture.store.write { tx in
+                        try tx.update(Row.self, key: id) { $0.score = (score + 1) % 1000 }
                     }
-                    previous = fresh
+                    delivered.wait()
+                    incremental += try measure(runs: 1) { _ = try live.refresh() }
+                }
+                for (id, score) in block {
+                    naive += try measure(runs: 1) {
+                        try fixture.sqlite.update(id: id, score: score, ownTransaction: true)
+                        let fresh = sections(fixture.sqlite.idsAndScoresByScore())
+                        for (index, section) in fresh.enumerated() where index < previous.count {
+                            _ = section.difference(from: previous[index])
+                        }
+                        previous = fresh
+                    }
                 }
             }
-            return Figure(
-                workload: "live sectioned results: one-object commit → change set", size: fixture.rows.count,
-                timings: [
-                    Timing(system: "Lode live", runs: liveTimes, operations: 1),
-                    Timing(system: "naive re-query + difference(from:)", runs: naiveTimes, operations: 1),
-                ])
+            let delivery = zip(endToEnd, writes).map { $0 - $1 }
+            return [
+                Figure(
+                    workload: "live sectioned results: one-object write → change delivered",
+                    size: fixture.rows.count,
+                    timings: [
+                        Timing(system: "Lode observe", runs: endToEnd, operations: 1),
+                        Timing(
+                            system: "naive: SQLite update, re-fetch, sections, difference", runs: naive,
+                            operations: 1),
+                    ],
+                    notes: [
+                        "of which the write itself: \(format(Timing(system: "", runs: writes, operations: 1).median)) median; "
+                            + "delivery after it: \(format(Timing(system: "", runs: delivery, operations: 1).median)) median"
+                    ]),
+                Figure(
+                    workload: "live sectioned results: incremental part (refresh after the commit)",
+                    size: fixture.rows.count,
+                    timings: [Timing(system: "Lode live", runs: incremental, operations: 1)]),
+            ]
         }
     }
 
