@@ -168,6 +168,39 @@ struct ChangeSetBuilder<SectionID: Hashable, ItemID: Hashable> {
     }
 }
 
+/// For each position of `values`, whether it is in one longest strictly increasing subsequence
+/// (the one ``longestIncreasingSubsequence(_:)`` returns), without the list of positions.
+///
+/// - Complexity: O(n log n).
+@inlinable
+public func longestIncreasingSubsequenceFlags(_ values: [Int]) -> [Bool] {
+    var flags = [Bool](repeating: false, count: values.count)
+    guard !values.isEmpty else { return flags }
+    var tails: [Int] = []
+    var previous = [Int](repeating: -1, count: values.count)
+    for (index, value) in values.enumerated() {
+        if let last = tails.last, values[last] < value {
+            previous[index] = last
+            tails.append(index)
+            continue
+        }
+        var low = 0
+        var high = tails.count
+        while low < high {
+            let middle = (low + high) / 2
+            if values[tails[middle]] < value { low = middle + 1 } else { high = middle }
+        }
+        if low > 0 { previous[index] = tails[low - 1] }
+        if low == tails.count { tails.append(index) } else { tails[low] = index }
+    }
+    var cursor = tails.last!
+    while cursor >= 0 {
+        flags[cursor] = true
+        cursor = previous[cursor]
+    }
+    return flags
+}
+
 /// The positions (indices into `values`) of one longest strictly increasing subsequence: the
 /// elements a list can keep in place while the others move (the differs use it, and so do Lode's
 /// live results).

@@ -39,44 +39,44 @@ public struct HeckelDiffer: DiffingAlgorithm, Sendable {
             // One hash per element: `updateValue` returns the later index it replaces.
             if let later = table.updateValue(index, forKey: oldKey(index)) { nextSame[index] = later }
         }
+        // Few arrays, each written once (a diff of 100,000 elements touches megabytes; fresh pages
+        // cost page faults, and a shared cache under pressure punishes every extra pass).
         var matchedOld = [Int](repeating: -1, count: newCount)  // new index → old index
-        var oldMatched = [Bool](repeating: false, count: oldCount)
+        var sequence: [Int] = []  // the matched old indices, in new order
+        sequence.reserveCapacity(Swift.min(oldCount, newCount))
         for index in 0..<newCount {
             guard let slot = table.index(forKey: newKey(index)) else { continue }
             let old = table.values[slot]
             guard old >= 0 else { continue }
             matchedOld[index] = old
-            oldMatched[old] = true
+            sequence.append(old)
             table.values[slot] = nextSame[old]
+            nextSame[old] = -2  // matched (its chain link was just read, for the last time)
         }
         var deletes: [Int] = []
-        for index in 0..<oldCount where !oldMatched[index] { deletes.append(index) }
+        for index in 0..<oldCount where nextSame[index] != -2 { deletes.append(index) }
+        let staying = longestIncreasingSubsequenceFlags(sequence)
         var inserts: [Int] = []
-        var pairs: [(old: Int, new: Int)] = []
-        pairs.reserveCapacity(newCount)
-        for index in 0..<newCount {
-            if matchedOld[index] < 0 {
-                inserts.append(index)
-            } else {
-                pairs.append((matchedOld[index], index))
-            }
-        }
-        let sequence = pairs.map(\.old)
-        var staying = [Bool](repeating: false, count: pairs.count)
-        for position in longestIncreasingSubsequence(sequence) { staying[position] = true }
         var moves: [(Int, Int)] = []
         var updates: [Int] = []
-        for (position, pair) in pairs.enumerated() {
-            let isChanged = changed(pair.old, pair.new)
+        var position = 0
+        for index in 0..<newCount {
+            let old = matchedOld[index]
+            guard old >= 0 else {
+                inserts.append(index)
+                continue
+            }
+            let isChanged = changed(old, index)
             if staying[position] {
-                if isChanged { updates.append(pair.old) }
+                if isChanged { updates.append(old) }
             } else if isChanged {
                 // A view cannot move and reload one row in a batch.
-                deletes.append(pair.old)
-                inserts.append(pair.new)
+                deletes.append(old)
+                inserts.append(index)
             } else {
-                moves.append((pair.old, pair.new))
+                moves.append((old, index))
             }
+            position += 1
         }
         return normalized(deletes: deletes, inserts: inserts, moves: moves, updates: updates)
     }
