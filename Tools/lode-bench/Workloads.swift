@@ -39,6 +39,24 @@ final class Fixture {
     }
 }
 
+/// The median time of handing work to a serial queue and being woken when it is done: the floor
+/// under any delivery that crosses threads (Lode's crosses two: to the observer's queue, and from
+/// it to whoever waits).
+func bareHop() -> Double {
+    let queue = DispatchQueue(label: "lode-bench.hop")
+    let done = DispatchSemaphore(value: 0)
+    let clock = ContinuousClock()
+    var samples: [Double] = []
+    for _ in 0..<200 {
+        let elapsed = clock.measure {
+            queue.async { done.signal() }
+            done.wait()
+        }
+        samples.append(Double(elapsed.components.attoseconds) / 1e18 + Double(elapsed.components.seconds))
+    }
+    return samples.sorted()[samples.count / 2]
+}
+
 /// What `Codable` costs by itself for `rows`, the median of `runs`: encoding each into CBOR, and
 /// decoding each back from bytes already in memory — the part of Lode's writes and reads that no
 /// storage engine shares (SQLite binds and reads the four columns by hand).
@@ -521,8 +539,9 @@ enum Workloads {
                             operations: 1),
                     ],
                     notes: [
+                        "a bare hop to another thread and back on this machine (DispatchQueue.async, then a semaphore): \(format(bareHop())) median",
                         "of which the write itself (until store.write returned): \(format(Timing(system: "", runs: writes, operations: 1).median)) median; "
-                            + "delivery after it (notifier, advance, hop to the observer): \(format(Timing(system: "", runs: zip(endToEnd, writes).map { $0 - $1 }, operations: 1).median)) median"
+                            + "delivery after it (notifier, advance, hop to the observer): \(format(Timing(system: "", runs: zip(endToEnd, writes).map { $0 - $1 }, operations: 1).median)) median",
                     ]),
                 Figure(
                     workload: "live sorted results: incremental part (refresh after the commit)",
