@@ -468,6 +468,75 @@ enum Workloads {
         ]
     }
 
+    /// What the live workloads sample, each commit apart.
+    struct LiveSamples {
+        var endToEnd: [Double] = []
+        var writes: [Double] = []
+        var incremental: [Double] = []
+        var naive: [Double] = []
+
+        /// The two figures of a live workload: write → delivered against the naive way, and the
+        /// incremental part alone.
+        func figures(_ kind: String, naiveName: String, size: Int) -> [Figure] {
+            let delivery = zip(endToEnd, writes).map { $0 - $1 }
+            return [
+                Figure(
+                    workload: "live \(kind) results: one-object write → change delivered", size: size,
+                    timings: [
+                        Timing(system: "Lode observe", runs: endToEnd, operations: 1),
+                        Timing(system: naiveName, runs: naive, operations: 1),
+                    ],
+                    notes: [
+                        "a bare hop to another thread and back on this machine (DispatchQueue.async, then a semaphore): \(format(bareHop())) median",
+                        "of which the write itself (until store.write returned): \(format(Timing(system: "", runs: writes, operations: 1).median)) median; "
+                            + "delivery after it (notifier, advance, hop to the observer): \(format(Timing(system: "", runs: delivery, operations: 1).median)) median",
+                    ]),
+                Figure(
+                    workload: "live \(kind) results: incremental part (refresh after the commit)", size: size,
+                    timings: [Timing(system: "Lode live", runs: incremental, operations: 1)]),
+            ]
+        }
+    }
+
+    /// Samples a live workload: one-object writes that give a random row a random score, in blocks
+    /// of five per system in turn — a naive re-fetch of every key between two of Lode's commits would
+    /// leave each of them cold, which is not what an app sees. End to end: the write, then waiting
+    /// for the observer (`delivered`); the incremental part: `refresh` after a write; the naive
+    /// way: `naive(id, score)`.
+    static func sampleLive(
+        _ fixture: Fixture, commits: Int, seed: UInt64, delivered: DispatchSemaphore,
+        refresh: () throws -> Void, naive: (Int, Int) throws -> Void
+    ) throws -> LiveSamples {
+        var rng = Generator(seed)
+        var samples = LiveSamples()
+        let clock = ContinuousClock()
+        func seconds(_ duration: Duration) -> Double {
+            Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+        }
+        for _ in 0..<(commits / 5) {
+            let block = (0..<5).map { _ in
+                (Int.random(in: 0..<fixture.rows.count, using: &rng), Int.random(in: 0..<1000, using: &rng))
+            }
+            for (id, score) in block {
+                let start = clock.now
+                try fixture.store.write { tx in try tx.update(Row.self, key: id) { $0.score = score } }
+                let written = clock.now
+                delivered.wait()
+                samples.endToEnd.append(seconds(clock.now - start))
+                samples.writes.append(seconds(written - start))
+            }
+            for (id, score) in block {
+                try fixture.store.write { tx in
+                    try tx.update(Row.self, key: id) { $0.score = (score + 1) % 1000 }
+                }
+                delivered.wait()
+                samples.incremental += try measure(runs: 1) { try refresh() }
+            }
+            for (id, score) in block { samples.naive += try measure(runs: 1) { try naive(id, score) } }
+        }
+        return samples
+    }
+
     /// One-object commits on live sorted results of 10k, 100k and 1M objects, three ways: the
     /// incremental part alone (`refresh()` after the commit), end to end through the public
     /// observation API (from the start of the write to the change delivered on the observer's
@@ -478,76 +547,23 @@ enum Workloads {
             let fixture = try Fixture(count: settings.size(full))
             let query = fixture.store.objects(Row.self).sorted(by: \.score)
             let live = try query.live()
-            var rng = Generator(4)
-            let commits = settings.quick ? 5 : 20
             let delivered = DispatchSemaphore(value: 0)
-            let token = fixture.store.objects(Row.self).sorted(by: \.score).observe { _ in delivered.signal()
-            }
+            let token = query.observe { _ in delivered.signal() }
             defer { token.cancel() }
             delivered.wait()  // the initial evaluation, on the observer's queue
             var previous = fixture.sqlite.idsByScore()
-            var incremental: [Double] = []
-            var endToEnd: [Double] = []
-            var writes: [Double] = []
-            var naive: [Double] = []
-            let clock = ContinuousClock()
-            func seconds(_ duration: Duration) -> Double {
-                Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
-            }
-            // The systems take turns in blocks of five commits: a naive re-fetch of every key between
-            // two of Lode's commits would leave each of them cold, which is not what an app sees.
-            for _ in 0..<(commits / 5) {
-                let block = (0..<5).map { _ in
-                    (
-                        Int.random(in: 0..<fixture.rows.count, using: &rng),
-                        Int.random(in: 0..<1000, using: &rng)
-                    )
-                }
-                for (id, score) in block {
-                    // End to end: the write, the notifier, the advance, the hop to the observer's queue.
-                    let start = clock.now
-                    try fixture.store.write { tx in try tx.update(Row.self, key: id) { $0.score = score } }
-                    let written = clock.now
-                    delivered.wait()
-                    endToEnd.append(seconds(clock.now - start))
-                    writes.append(seconds(written - start))
-                }
-                for (id, score) in block {
-                    try fixture.store.write { tx in
-                        try tx.update(Row.self, key: id) { $0.score = (score + 1) % 1000 }
-                    }
-                    delivered.wait()
-                    incremental += try measure(runs: 1) { _ = try live.refresh() }
-                }
-                for (id, score) in block {
-                    naive += try measure(runs: 1) {
-                        try fixture.sqlite.update(id: id, score: score, ownTransaction: true)
-                        let ids = fixture.sqlite.idsByScore()
-                        _ = ids.difference(from: previous)
-                        previous = ids
-                    }
-                }
-            }
-            return [
-                Figure(
-                    workload: "live sorted results: one-object write → change delivered",
-                    size: fixture.rows.count,
-                    timings: [
-                        Timing(system: "Lode observe", runs: endToEnd, operations: 1),
-                        Timing(
-                            system: "naive: SQLite update, re-fetch keys, difference", runs: naive,
-                            operations: 1),
-                    ],
-                    notes: [
-                        "a bare hop to another thread and back on this machine (DispatchQueue.async, then a semaphore): \(format(bareHop())) median",
-                        "of which the write itself (until store.write returned): \(format(Timing(system: "", runs: writes, operations: 1).median)) median; "
-                            + "delivery after it (notifier, advance, hop to the observer): \(format(Timing(system: "", runs: zip(endToEnd, writes).map { $0 - $1 }, operations: 1).median)) median",
-                    ]),
-                Figure(
-                    workload: "live sorted results: incremental part (refresh after the commit)",
-                    size: fixture.rows.count,
-                    timings: [Timing(system: "Lode live", runs: incremental, operations: 1)]),
-            ]
+            let samples = try sampleLive(
+                fixture, commits: settings.quick ? 5 : 20, seed: 4, delivered: delivered,
+                refresh: { _ = try live.refresh() },
+                naive: { id, score in
+                    try fixture.sqlite.update(id: id, score: score, ownTransaction: true)
+                    let ids = fixture.sqlite.idsByScore()
+                    _ = ids.difference(from: previous)
+                    previous = ids
+                })
+            return samples.figures(
+                "sorted", naiveName: "naive: SQLite update, re-fetch keys, difference",
+                size: fixture.rows.count)
         }
     }
 
@@ -560,8 +576,6 @@ enum Workloads {
             let fixture = try Fixture(count: settings.size(full))
             let sectioned = fixture.store.objects(Row.self).sorted(by: \.score).sectioned { $0.score / 100 }
             let live = try sectioned.live()
-            var rng = Generator(5)
-            let commits = settings.quick ? 5 : 20
             let delivered = DispatchSemaphore(value: 0)
             let token = sectioned.observe { _ in delivered.signal() }
             defer { token.cancel() }
@@ -579,67 +593,20 @@ enum Workloads {
                 return result
             }
             var previous = sections(fixture.sqlite.idsAndScoresByScore())
-            var endToEnd: [Double] = []
-            var writes: [Double] = []
-            var incremental: [Double] = []
-            var naive: [Double] = []
-            let clock = ContinuousClock()
-            func seconds(_ duration: Duration) -> Double {
-                Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
-            }
-            for _ in 0..<(commits / 5) {
-                let block = (0..<5).map { _ in
-                    (
-                        Int.random(in: 0..<fixture.rows.count, using: &rng),
-                        Int.random(in: 0..<1000, using: &rng)
-                    )
-                }
-                for (id, score) in block {
-                    let start = clock.now
-                    try fixture.store.write { tx in try tx.update(Row.self, key: id) { $0.score = score } }
-                    let written = clock.now
-                    delivered.wait()
-                    endToEnd.append(seconds(clock.now - start))
-                    writes.append(seconds(written - start))
-                }
-                for (id, score) in block {
-                    try fixture.store.write { tx in
-                        try tx.update(Row.self, key: id) { $0.score = (score + 1) % 1000 }
+            let samples = try sampleLive(
+                fixture, commits: settings.quick ? 5 : 20, seed: 5, delivered: delivered,
+                refresh: { _ = try live.refresh() },
+                naive: { id, score in
+                    try fixture.sqlite.update(id: id, score: score, ownTransaction: true)
+                    let fresh = sections(fixture.sqlite.idsAndScoresByScore())
+                    for (index, section) in fresh.enumerated() where index < previous.count {
+                        _ = section.difference(from: previous[index])
                     }
-                    delivered.wait()
-                    incremental += try measure(runs: 1) { _ = try live.refresh() }
-                }
-                for (id, score) in block {
-                    naive += try measure(runs: 1) {
-                        try fixture.sqlite.update(id: id, score: score, ownTransaction: true)
-                        let fresh = sections(fixture.sqlite.idsAndScoresByScore())
-                        for (index, section) in fresh.enumerated() where index < previous.count {
-                            _ = section.difference(from: previous[index])
-                        }
-                        previous = fresh
-                    }
-                }
-            }
-            let delivery = zip(endToEnd, writes).map { $0 - $1 }
-            return [
-                Figure(
-                    workload: "live sectioned results: one-object write → change delivered",
-                    size: fixture.rows.count,
-                    timings: [
-                        Timing(system: "Lode observe", runs: endToEnd, operations: 1),
-                        Timing(
-                            system: "naive: SQLite update, re-fetch, sections, difference", runs: naive,
-                            operations: 1),
-                    ],
-                    notes: [
-                        "of which the write itself: \(format(Timing(system: "", runs: writes, operations: 1).median)) median; "
-                            + "delivery after it: \(format(Timing(system: "", runs: delivery, operations: 1).median)) median"
-                    ]),
-                Figure(
-                    workload: "live sectioned results: incremental part (refresh after the commit)",
-                    size: fixture.rows.count,
-                    timings: [Timing(system: "Lode live", runs: incremental, operations: 1)]),
-            ]
+                    previous = fresh
+                })
+            return samples.figures(
+                "sectioned", naiveName: "naive: SQLite update, re-fetch, sections, difference",
+                size: fixture.rows.count)
         }
     }
 

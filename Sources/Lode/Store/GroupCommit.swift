@@ -177,53 +177,26 @@ extension Store {
     /// Runs the writes of `group` in one write transaction, each in a savepoint of its own when
     /// there are several; returns each write's error (nil when it joined the commit).
     private func runInOneTransaction(_ group: [GroupedWrite]) throws -> [Error?] {
-        let environment = try environment()
-        var attempt = 1
-        while true {
+        try commitWrite { tx in
             var outcomes = [Error?](repeating: nil, count: group.count)
-            do {
-                try openCatalogDatabases()
-                var transaction: WriteTransaction?
-                do {
-                    try mapStorageErrors {
-                        try environment.write { txn in
-                            try self.refuseIfVersionHeldTooLong(committing: txn.id)
-                            let tx = WriteTransaction(store: self, lmdb: txn)
-                            transaction = tx
-                            if group.count == 1 {
-                                try group[0].run(tx)
-                            } else {
-                                for (position, write) in group.enumerated() {
-                                    do {
-                                        try tx.savepoint { try write.run($0) }
-                                    } catch let error as LMDBError
-                                        where error.code == .writeConflictDuringGrowth
-                                    {
-                                        throw error  // the whole transaction is gone: the group runs again
-                                    } catch let error as LodeError where error.isGrowthConflict {
-                                        throw error
-                                    } catch let error as LMDBError {
-                                        outcomes[position] = LodeError.storage(StorageFailure(error))
-                                    } catch {
-                                        outcomes[position] = error
-                                    }
-                                }
-                            }
-                            try tx.writeChangeLog()
-                            tx.committingVersion = tx.version
-                        }
-                    }
-                } catch {
-                    transaction?.finishPending(committed: false)
-                    throw error
-                }
-                didCommit(transaction, in: environment)
+            if group.count == 1 {
+                try group[0].run(tx)
                 return outcomes
-            } catch let error as LodeError
-                where error.isGrowthConflict && attempt < Self.growthConflictAttempts
-            {
-                attempt += 1
             }
+            for (position, write) in group.enumerated() {
+                do {
+                    try tx.savepoint { try write.run($0) }
+                } catch let error as LMDBError where error.code == .writeConflictDuringGrowth {
+                    throw error  // the whole transaction is gone: the group runs again
+                } catch let error as LodeError where error.isGrowthConflict {
+                    throw error
+                } catch let error as LMDBError {
+                    outcomes[position] = LodeError.storage(StorageFailure(error))
+                } catch {
+                    outcomes[position] = error
+                }
+            }
+            return outcomes
         }
     }
 }

@@ -269,6 +269,13 @@ public final class Store: @unchecked Sendable {
     @available(*, noasync, message: "a write transaction must not cross an await; use the async overload")
     public func write<R>(_ body: (WriteTransaction) throws -> R) throws -> R {
         guard !configuration.readOnly else { throw LodeError.readOnly(path: path) }
+        return try commitWrite(body)
+    }
+
+    /// Runs `body` in one write transaction and commits it — the change-log entry written, type
+    /// states settled, listeners told — running it again when another process commits while it
+    /// grows the map (see ``write(_:)``). Shared by ``write(_:)`` and group commit.
+    func commitWrite<R>(_ body: (WriteTransaction) throws -> R) throws -> R {
         let environment = try environment()
         var attempt = 1
         while true {
@@ -306,7 +313,7 @@ public final class Store: @unchecked Sendable {
     static let growthConflictAttempts = 5
 
     /// After a write of this process ended: settle its type states, note the commit, wake listeners.
-    func didCommit(_ transaction: WriteTransaction?, in environment: Environment) {
+    private func didCommit(_ transaction: WriteTransaction?, in environment: Environment) {
         transaction?.finishPending(committed: true)
         if let version = transaction?.committingVersion { noteCommit(version: version, in: environment) }
         if let transaction { publish(transaction.registeredTypes) }
@@ -339,7 +346,7 @@ public final class Store: @unchecked Sendable {
     }
 
     /// Throws when a held version would fall further behind than ``StoreConfiguration/maxVersionLag``.
-    func refuseIfVersionHeldTooLong(committing version: Int) throws {
+    private func refuseIfVersionHeldTooLong(committing version: Int) throws {
         guard let limit = configuration.maxVersionLag, let oldest = pins.oldestHeld,
             version - oldest > limit, let held = pins.held(latest: version).first
         else { return }

@@ -179,6 +179,7 @@ public func longestIncreasingSubsequenceFlags(_ values: [Int]) -> [Bool] {
     var tails: [Int] = []
     var previous = [Int](repeating: -1, count: values.count)
     for (index, value) in values.enumerated() {
+        // Lists mostly keep their order: extending the longest run needs no search.
         if let last = tails.last, values[last] < value {
             previous[index] = last
             tails.append(index)
@@ -208,30 +209,6 @@ public func longestIncreasingSubsequenceFlags(_ values: [Int]) -> [Bool] {
 /// - Complexity: O(n log n).
 @inlinable
 public func longestIncreasingSubsequence(_ values: [Int]) -> [Int] {
-    guard !values.isEmpty else { return [] }
-    var tails: [Int] = []  // tails[k] = index of the smallest tail of an increasing run of length k+1
-    var previous = [Int](repeating: -1, count: values.count)
-    for (index, value) in values.enumerated() {
-        // Lists mostly keep their order: extending the longest run needs no search.
-        if let last = tails.last, values[last] < value {
-            previous[index] = last
-            tails.append(index)
-            continue
-        }
-        var low = 0
-        var high = tails.count
-        while low < high {
-            let middle = (low + high) / 2
-            if values[tails[middle]] < value { low = middle + 1 } else { high = middle }
-        }
-        if low > 0 { previous[index] = tails[low - 1] }
-        if low == tails.count { tails.append(index) } else { tails[low] = index }
-    }
-    var result: [Int] = []
-    var cursor = tails.last!
-    while cursor >= 0 {
-        result.append(cursor)
-        cursor = previous[cursor]
-    }
-    return result.reversed()
+    let flags = longestIncreasingSubsequenceFlags(values)
+    return flags.indices.filter { flags[$0] }
 }
