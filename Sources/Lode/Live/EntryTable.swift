@@ -20,18 +20,13 @@ struct EntryTable: Sequence {
 
     init() {}
 
-    /// `entries`, keyed by their primary key.
-    init<S: Sequence>(_ entries: S) where S.Element == [UInt8] {
-        for entry in entries { set(entry) }
-    }
-
+    /// The primary key's bytes hashed as one run (arrays and their slices hash alike).
     private static func hash(_ key: some Collection<UInt8>) -> Int {
         var hasher = Hasher()
-        if let done = key.withContiguousStorageIfAvailable({
+        let hashed: Void? = key.withContiguousStorageIfAvailable {
             hasher.combine(bytes: UnsafeRawBufferPointer($0))
-        }) {
-            _ = done
-        } else {
+        }
+        if hashed == nil {
             for byte in key { hasher.combine(byte) }
         }
         return hasher.finalize()
