@@ -75,6 +75,29 @@ import Testing
         checkMirror()
     }
 
+    /// DTModelStorage 11's spec: moving an item into a section that does not exist yet creates the
+    /// section. The update inserts the new sections and deletes the item where it was (an inserted
+    /// section's rows come with it), and it replays on the mirror.
+    @Test func movingAnItemIntoASectionThatDoesNotExistYetCreatesIt() throws {
+        storage.addItems([1, 2, 3])
+        try storage.moveItem(at: ip(1, 0), to: ip(0, 2))
+        #expect(storage.numberOfSections() == 3)
+        #expect(storage.items(inSection: 0) as? [Int] == [1, 3])
+        #expect(storage.items(inSection: 1) as? [Int] == [])
+        #expect(storage.items(inSection: 2) as? [Int] == [2])
+        #expect(changes(delegate.lastUpdate) == ["s.insert [1]", "s.insert [2]", "delete [[0, 1]]"])
+        // A new section is empty: only its first position exists.
+        #expect(throws: MemoryStorageError.indexPathTooBig(ip(1, 4), itemsInSection: 0)) {
+            try storage.moveItem(at: ip(0, 0), to: ip(1, 4))
+        }
+        // The view's own drag and drop cannot end in a section it does not show.
+        #expect(throws: MemoryStorageError.invalidIndexPath(ip(0, 5))) {
+            try storage.moveItemWithoutAnimation(from: ip(0, 0), to: ip(0, 5))
+        }
+        #expect(storage.numberOfSections() == 3)
+        checkMirror()
+    }
+
     @Test func removingItems() throws {
         storage.addItems([1, 2, 3, 4, 5])
         storage.addItems([6, 7], toSection: 1)

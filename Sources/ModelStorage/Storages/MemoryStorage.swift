@@ -342,19 +342,32 @@ open class MemoryStorage: BaseStorage, Storage {
     // MARK: Moving items
 
     /// Moves an item. The destination counts the section after the item was taken out.
+    ///
+    /// A destination past the last section creates the missing sections, as ``addItem(_:toSection:)``
+    /// and ``insertItem(_:to:)`` do (DTModelStorage does the same): the update inserts the sections
+    /// and deletes the item where it was — a view shows an inserted section's rows with it, so the
+    /// item is not a move.
     public func moveItem(at source: IndexPath, to destination: IndexPath) throws {
-        try checkMove(source, destination)
+        try checkMove(source, destination, creatingSections: true)
         change {
             let (item, token) = sections[source.section].remove(at: source.item)
-            sections[destination.section].insert(item, at: destination.item, token: token)
+            validSection(destination.section).insert(item, at: destination.item, token: token)
         }
     }
 
-    private func checkMove(_ source: IndexPath, _ destination: IndexPath) throws(MemoryStorageError) {
+    private func checkMove(_ source: IndexPath, _ destination: IndexPath, creatingSections: Bool = false)
+        throws(MemoryStorageError)
+    {
         try checkItem(source)
-        guard destination.count == 2, sections.indices.contains(destination.section), destination.item >= 0
+        guard destination.count == 2, destination.section >= 0, destination.item >= 0,
+            creatingSections || sections.indices.contains(destination.section)
         else {
             throw .invalidIndexPath(destination)
+        }
+        guard sections.indices.contains(destination.section) else {
+            // A section that does not exist yet is empty.
+            guard destination.item == 0 else { throw .indexPathTooBig(destination, itemsInSection: 0) }
+            return
         }
         let countAfterRemoval =
             sections[destination.section].numberOfItems - (source.section == destination.section ? 1 : 0)
