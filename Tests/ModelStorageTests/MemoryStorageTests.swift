@@ -98,6 +98,29 @@ import Testing
         checkMirror()
     }
 
+    /// A drag and drop reported while the view still holds an update it has not applied: the move
+    /// is refused with an error that says so and nothing changes (it used to index the view's stale
+    /// rows and trap); once the view applies the update, the same move goes through.
+    @Test func aMoveTheViewMadeBeforeApplyingAnUpdateIsRefused() throws {
+        let storage = MemoryStorage()
+        let view = HoldingDelegate()
+        storage.delegate = view
+        storage.addItems([1, 2, 3])
+        #expect(throws: MemoryStorageError.viewNotUpToDate(pendingUpdates: 1)) {
+            try storage.moveItemWithoutAnimation(from: ip(0, 0), to: ip(2, 0))
+        }
+        #expect(storage.numberOfSections() == 0)  // the view's data: nothing applied yet
+        view.applyAll()
+        try storage.moveItemWithoutAnimation(from: ip(0, 0), to: ip(2, 0))
+        #expect(storage.items(inSection: 0) as? [Int] == [2, 3, 1])
+        #expect(storage.item(at: ip(2, 0)) as? Int == 1)
+        #expect(view.held.isEmpty)  // no update for a move the view made itself
+        #expect(
+            MemoryStorageError.viewNotUpToDate(pendingUpdates: 2).description
+                == "the view has not applied 2 earlier updates yet, so a move it made itself cannot be matched to the data; apply the updates first"
+        )
+    }
+
     @Test func removingItems() throws {
         storage.addItems([1, 2, 3, 4, 5])
         storage.addItems([6, 7], toSection: 1)
@@ -325,5 +348,19 @@ import Testing
                 try storage.removeItems(at: [path, other])
             }
         }
+    }
+}
+
+/// A view that keeps updates without applying them until told to, as a table view in the middle of
+/// an animation does.
+final class HoldingDelegate: StorageUpdating {
+    var held: [StorageUpdate] = []
+
+    func storageDidPerformUpdate(_ update: StorageUpdate) { held.append(update) }
+    func storageNeedsReloading() {}
+
+    func applyAll() {
+        for update in held { update.applyDeferredDatasourceUpdates() }
+        held.removeAll()
     }
 }

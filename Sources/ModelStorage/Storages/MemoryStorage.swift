@@ -19,6 +19,8 @@ open class MemoryStorage: BaseStorage, Storage {
     private var visible: [[Any]] = []
     private var delivered: [ChangeSetBuilder<UInt64, UInt64>.SectionShape] = []
     private var batchDepth = 0
+    /// Updates delivered whose data changes the view has not applied yet.
+    private var unappliedUpdates = 0
     private var reloadedTokens = Set<UInt64>()
     private var needsReload = false
 
@@ -109,7 +111,11 @@ open class MemoryStorage: BaseStorage, Storage {
         delivered = shape
         let update = StorageUpdate()
         changes.record(into: update) { path in snapshot[path.section][path.item] }
-        update.enqueueDatasourceUpdate { [weak self] _ in self?.visible = snapshot }
+        unappliedUpdates += 1
+        update.enqueueDatasourceUpdate { [weak self] _ in
+            self?.visible = snapshot
+            self?.unappliedUpdates -= 1
+        }
         deliver(update)
     }
 
@@ -378,8 +384,15 @@ open class MemoryStorage: BaseStorage, Storage {
 
     /// Moves an item that the view has already moved (a drag and drop): the data changes at once, in
     /// the view's data too, and no update is sent.
+    ///
+    /// - Throws: ``MemoryStorageError/viewNotUpToDate(pendingUpdates:)`` when the view has not applied
+    ///   an earlier update yet: its rows are not the data's, so the move cannot be matched to them
+    ///   (nothing changes).
     public func moveItemWithoutAnimation(from source: IndexPath, to destination: IndexPath) throws {
         try checkMove(source, destination)
+        if batchDepth == 0 && unappliedUpdates > 0 {
+            throw MemoryStorageError.viewNotUpToDate(pendingUpdates: unappliedUpdates)
+        }
         let (item, token) = sections[source.section].remove(at: source.item)
         sections[destination.section].insert(item, at: destination.item, token: token)
         if batchDepth == 0 {

@@ -13,6 +13,9 @@ public enum MemoryStorageError: Error, Equatable, CustomStringConvertible {
     case itemCountMismatch(items: Int, indexPaths: Int)
     /// The index path does not name an item.
     case invalidIndexPath(IndexPath)
+    /// The view has not applied this many delivered updates yet, so an edit it made by itself (a
+    /// drag and drop) cannot be matched to the data.
+    case viewNotUpToDate(pendingUpdates: Int)
 
     /// One line a developer can act on.
     public var description: String {
@@ -25,6 +28,9 @@ public enum MemoryStorageError: Error, Equatable, CustomStringConvertible {
             return "section \(index) does not exist (there are \(count))"
         case .itemCountMismatch(let items, let paths): return "\(items) items for \(paths) index paths"
         case .invalidIndexPath(let path): return "index path \(path) does not name an item"
+        case .viewNotUpToDate(let pending):
+            return
+                "the view has not applied \(pending) earlier update\(pending == 1 ? "" : "s") yet, so a move it made itself cannot be matched to the data; apply the updates first"
         }
     }
 }
