@@ -115,6 +115,16 @@ import Testing
         #expect(storage.items(inSection: 0) as? [Int] == [2, 3, 1])
         #expect(storage.item(at: ip(2, 0)) as? Int == 1)
         #expect(view.held.isEmpty)  // no update for a move the view made itself
+        // A reload supersedes updates still held: the view shows the data, and the held update,
+        // applied late, does not take its rows back to its older snapshot.
+        storage.addItem(4)
+        let late = view.held
+        view.held.removeAll()
+        storage.updateWithoutAnimations { storage.addItem(5) }
+        try storage.moveItemWithoutAnimation(from: ip(4, 0), to: ip(0, 0))
+        for update in late { update.applyDeferredDatasourceUpdates() }
+        #expect(storage.items(inSection: 0) as? [Int] == [5, 2, 3, 1, 4])
+        #expect((0..<5).map { storage.item(at: ip($0, 0)) as? Int } == [5, 2, 3, 1, 4])
         #expect(
             MemoryStorageError.viewNotUpToDate(pendingUpdates: 2).description
                 == "the view has not applied 2 earlier updates yet, so a move it made itself cannot be matched to the data; apply the updates first"

@@ -19,8 +19,10 @@ open class MemoryStorage: BaseStorage, Storage {
     private var visible: [[Any]] = []
     private var delivered: [ChangeSetBuilder<UInt64, UInt64>.SectionShape] = []
     private var batchDepth = 0
-    /// Updates delivered whose data changes the view has not applied yet.
-    private var unappliedUpdates = 0
+    /// How many updates were delivered, and the newest of them whose data the view has applied (a
+    /// reload counts as applying them all): an older update applied late changes nothing.
+    private var deliveredUpdates = 0
+    private var appliedUpdates = 0
     private var reloadedTokens = Set<UInt64>()
     private var needsReload = false
 
@@ -102,6 +104,7 @@ open class MemoryStorage: BaseStorage, Storage {
             reloadedTokens.removeAll()
             delivered = shape
             visible = snapshot
+            appliedUpdates = deliveredUpdates
             deliverReload()
             return
         }
@@ -111,10 +114,12 @@ open class MemoryStorage: BaseStorage, Storage {
         delivered = shape
         let update = StorageUpdate()
         changes.record(into: update) { path in snapshot[path.section][path.item] }
-        unappliedUpdates += 1
+        deliveredUpdates += 1
+        let number = deliveredUpdates
         update.enqueueDatasourceUpdate { [weak self] _ in
-            self?.visible = snapshot
-            self?.unappliedUpdates -= 1
+            guard let self, number > self.appliedUpdates else { return }
+            self.visible = snapshot
+            self.appliedUpdates = number
         }
         deliver(update)
     }
@@ -390,8 +395,8 @@ open class MemoryStorage: BaseStorage, Storage {
     ///   (nothing changes).
     public func moveItemWithoutAnimation(from source: IndexPath, to destination: IndexPath) throws {
         try checkMove(source, destination)
-        if batchDepth == 0 && unappliedUpdates > 0 {
-            throw MemoryStorageError.viewNotUpToDate(pendingUpdates: unappliedUpdates)
+        if batchDepth == 0 && appliedUpdates < deliveredUpdates {
+            throw MemoryStorageError.viewNotUpToDate(pendingUpdates: deliveredUpdates - appliedUpdates)
         }
         let (item, token) = sections[source.section].remove(at: source.item)
         sections[destination.section].insert(item, at: destination.item, token: token)
