@@ -120,57 +120,37 @@ extension Workloads {
         let records = raw.records
         let index = raw.index
         let environment = raw.environment
+        // System `number` commits, on each of the writer threads, that thread's rows of the round
+        // (`commit(writer, row)` for each).
         var round = [0, 0, 0, 0, 0]
+        func system(_ number: Int, _ name: String, _ commit: @escaping @Sendable (Int, Int) throws -> Void)
+            -> System
+        {
+            System(name: name) {
+                let current = round[number]
+                try onThreads(writers) { writer in
+                    for row in slice(current, writer) { try commit(writer, row) }
+                }
+                round[number] += 1
+            }
+        }
         let seconds = try alternate(
             runs: rounds,
             [
-                System(name: "Lode") {
-                    let current = round[0]
-                    try onThreads(writers) { writer in
-                        for row in sendableRows[slice(current, writer)] {
-                            try store.groupedWrite { try $0.upsert(row) }
-                        }
-                    }
-                    round[0] += 1
+                system(0, "Lode") { _, row in try store.groupedWrite { try $0.upsert(sendableRows[row]) } },
+                system(1, "SQLite") { writer, row in
+                    try sendableConnections.value[writer].insert([sendableRows[row]])
                 },
-                System(name: "SQLite") {
-                    let current = round[1]
-                    try onThreads(writers) { writer in
-                        for row in sendableRows[slice(current, writer)] {
-                            try sendableConnections.value[writer].insert([row])
-                        }
+                system(2, "raw LMDB") { _, row in
+                    let bytes = sendableEncoded[row]
+                    try environment.write { txn in
+                        try txn.put(bytes.value, forKey: bytes.key, in: records)
+                        try txn.put(bytes.key, forKey: bytes.indexKey, in: index)
                     }
-                    round[1] += 1
                 },
-                System(name: "raw LMDB") {
-                    let current = round[2]
-                    try onThreads(writers) { writer in
-                        for row in sendableEncoded[slice(current, writer)] {
-                            try environment.write { txn in
-                                try txn.put(row.value, forKey: row.key, in: records)
-                                try txn.put(row.key, forKey: row.indexKey, in: index)
-                            }
-                        }
-                    }
-                    round[2] += 1
-                },
-                System(name: "Lode alone") {
-                    let current = round[3]
-                    try onThreads(writers) { writer in
-                        for row in sendableRows[slice(current, writer)] {
-                            try alone.write { try $0.upsert(row) }
-                        }
-                    }
-                    round[3] += 1
-                },
-                System(name: "SQLite shared") {
-                    let current = round[4]
-                    try onThreads(writers) { writer in
-                        for row in sendableRows[slice(current, writer)] {
-                            try sharedLock.withLock { try shared.value.insert([row]) }
-                        }
-                    }
-                    round[4] += 1
+                system(3, "Lode alone") { _, row in try alone.write { try $0.upsert(sendableRows[row]) } },
+                system(4, "SQLite shared") { _, row in
+                    try sharedLock.withLock { try shared.value.insert([sendableRows[row]]) }
                 },
             ])
         let commits = try store.read { $0.version }

@@ -115,7 +115,7 @@ final class LiveQueryEngine<Element: Persistable> {
 
     private func install(_ entries: EntryTable) {
         entryOfKey = entries
-        ordered = RankedKeys(sorted: entries.entries.sorted { $0.lexicographicallyPrecedes($1) })
+        ordered = RankedKeys(sorted: entries.entries.sorted { RankedKeys.precedes($0, $1) })
         sectionCounts = [:]
         if sectionKey != nil {
             for entry in entries { sectionCounts[Self.sectionKey(of: Array(entry)), default: 0] += 1 }

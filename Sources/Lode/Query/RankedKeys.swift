@@ -50,7 +50,8 @@ struct RankedKeys {
         /// The key at `index`.
         func key(_ index: Int) -> [UInt8] { Array(slice(index)) }
 
-        var last: [UInt8]? { isEmpty ? nil : key(count - 1) }
+        /// The last (greatest) key, in the chunk's buffer; the chunk must not be empty.
+        var lastKey: ArraySlice<UInt8> { slice(count - 1) }
         var first: [UInt8]? { isEmpty ? nil : key(0) }
 
         /// Where `key` is or would go, and whether it is there.
@@ -206,9 +207,13 @@ struct RankedKeys {
         return groups[group][offset]
     }
 
-    private static func precedes(_ stored: ArraySlice<UInt8>, _ key: [UInt8]) -> Bool {
+    /// Whether `stored` sorts before `key` (as `lexicographicallyPrecedes`, by `memcmp`).
+    static func precedes(_ stored: ArraySlice<UInt8>, _ key: [UInt8]) -> Bool {
         stored.withUnsafeBufferPointer { stored in key.withUnsafeBufferPointer { compare(stored, $0) < 0 } }
     }
+
+    /// Whether `left` sorts before `right`.
+    static func precedes(_ left: [UInt8], _ right: [UInt8]) -> Bool { precedes(left[...], right) }
 
     /// The chunk that holds (or would hold) `key`: the first whose last key is not before it (the
     /// last chunk for a key after every other).
@@ -217,8 +222,11 @@ struct RankedKeys {
         var high = groups.count
         while low < high {
             let middle = (low + high) / 2
-            let last = groups[middle][groups[middle].count - 1]
-            if Self.precedes(last.slice(last.count - 1), key) { low = middle + 1 } else { high = middle }
+            if Self.precedes(groups[middle][groups[middle].count - 1].lastKey, key) {
+                low = middle + 1
+            } else {
+                high = middle
+            }
         }
         let group = Swift.min(low, groups.count - 1)
         let chunks = groups[group]
@@ -226,7 +234,7 @@ struct RankedKeys {
         high = chunks.count
         while low < high {
             let middle = (low + high) / 2
-            if Self.precedes(chunks[middle].slice(chunks[middle].count - 1), key) {
+            if Self.precedes(chunks[middle].lastKey, key) {
                 low = middle + 1
             } else {
                 high = middle

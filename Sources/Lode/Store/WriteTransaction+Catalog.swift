@@ -94,7 +94,6 @@ extension WriteTransaction {
             pendingEntriesBefore[ObjectIdentifier(state)] = (state, state.pendingEntry)
         }
         state.pendingEntry = updated
-        pendingEntryStates.append(state)
     }
 
     /// A record shape this transaction has already added to a type's catalog entry.
@@ -104,7 +103,7 @@ extension WriteTransaction {
     }
 
     func finishPending(committed: Bool) {
-        for state in pendingEntryStates { state.finishWrite(committed: committed) }
-        pendingEntryStates.removeAll()
+        for (_, pending) in pendingEntriesBefore { pending.state.finishWrite(committed: committed) }
+        pendingEntriesBefore.removeAll()
     }
 }

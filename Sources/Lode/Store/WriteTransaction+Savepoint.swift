@@ -35,7 +35,6 @@ extension WriteTransaction {
         stateCache = savepoint.stateCache
         shapesNoted = savepoint.shapesNoted
         pendingChanges.merge(savepoint.pendingChanges)
-        pendingEntryStates.append(contentsOf: savepoint.pendingEntryStates)
         for (id, before) in savepoint.pendingEntriesBefore where pendingEntriesBefore[id] == nil {
             pendingEntriesBefore[id] = before
         }

@@ -45,11 +45,8 @@ public final class WriteTransaction: Transaction {
     /// Record shapes noted by this transaction.
     var shapesNoted: Set<ShapeNote> = []
 
-    /// Types whose catalog entry this transaction rewrote, settled when it ends.
-    var pendingEntryStates: [any PendingWriteState] = []
-
-    /// For each type whose pending catalog entry this transaction changed, the pending entry it had
-    /// before (what a savepoint that rolls back puts back).
+    /// Each type whose catalog entry this transaction rewrote — settled when it ends — with the
+    /// pending entry it had before (what a savepoint that rolls back puts back).
     var pendingEntriesBefore: [ObjectIdentifier: (state: any PendingWriteState, entry: CatalogEntry?)] = [:]
 
     // MARK: Keys and records
