@@ -68,10 +68,22 @@ extension LiveResultsStorage {
         for member in new { member.composedSections = member.view.sectionCount }
         let views = new.map(\.view)
         guard !update.objectChanges.isEmpty || !update.sectionChanges.isEmpty else {
-            visible = views
+            // Nothing the view shows changed. While it still holds an update, that update's views
+            // stay until it is applied (the view has not seen it yet).
+            if sequence.pending == 0 { visible = views }
             return nil
         }
-        update.enqueueDatasourceUpdate { [weak self] _ in self?.lock.withLock { self?.visible = views } }
+        let number = sequence.next()
+        update.enqueueDatasourceUpdate { [weak self] _ in
+            guard let self else { return }
+            let anomaly = self.lock.withLock { () -> ListAnomaly? in
+                let (apply, anomaly) = self.sequence.apply(number)
+                if apply { self.visible = views }
+                return anomaly
+            }
+            // Reported with no lock held: the handler runs the app's code.
+            if let anomaly { self.anomalyHandler.report(anomaly) }
+        }
         return update
     }
 

@@ -79,6 +79,8 @@ public final class LiveResultsStorage: BaseStorage, Storage, @unchecked Sendable
     let lock = NSRecursiveLock()
     var members: [Member] = []
     var visible: [View] = []
+    /// The delivered updates and the newest the view applied (guarded by `lock`).
+    var sequence = UpdateSequence()
     var token: ObservationToken?
     var observesCommits: Bool
 

@@ -38,8 +38,17 @@ open class BaseStorage: SupplementaryStorage {
     /// a task may start a new stream. A leaf lock: nothing is called while it is held.
     private let continuations = ContinuationList()
 
-    /// Makes a storage.
-    public init() {}
+    /// Receives this storage's ``ListAnomaly``s (its own: silencing here silences no other storage).
+    public let anomalyHandler = AnomalyHandler(label: "storage")
+
+    /// Makes a storage. Header and footer kinds start as the table-view kinds
+    /// (``SupplementaryKind/tableHeader`` / ``SupplementaryKind/tableFooter``), which
+    /// ``ViewModelMappingRegistry/registerHeader(_:kind:condition:make:configure:)`` uses too.
+    public init() {
+        supplementaryHeaderKind = SupplementaryKind.tableHeader
+        supplementaryFooterKind = SupplementaryKind.tableFooter
+        anomalyHandler.rename(String(describing: type(of: self)))
+    }
 
     /// Every update and reload from now on, as an asynchronous sequence (each call starts a new one).
     /// Updates reach it already applied, unless a delegate is set to apply them.
@@ -128,8 +137,15 @@ public final class SectionModel: Section {
     /// The number of items.
     public var numberOfItems: Int { storedItems.count }
 
-    /// The items that are `T`.
-    public func items<T>(ofType type: T.Type) -> [T] { storedItems.compactMap { $0 as? T } }
+    /// The items that are `T` (seeing through type-erased boxes).
+    public func items<T>(ofType type: T.Type) -> [T] { storedItems.compactMap { unwrapModel($0) as? T } }
+
+    /// The storage this section is in.
+    weak var owner: MemoryStorage?
+
+    /// The section's index in its storage, or nil when it is in none (DTModelStorage's
+    /// `currentSectionIndex`).
+    public var currentSectionIndex: Int? { owner?.sectionIndex(for: self) }
 
     // Edits that keep identities.
     func insert(_ item: Any, at index: Int, token: UInt64 = ItemToken.next()) {

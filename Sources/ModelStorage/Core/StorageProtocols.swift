@@ -10,6 +10,19 @@ public protocol Storage: AnyObject {
     func item(at indexPath: IndexPath) -> Any?
 }
 
+extension Storage {
+    /// The item at an index path if it is a `T` (seeing through optionals and type-erased boxes such
+    /// as ``AnyIdentifiableEquatable``), or nil.
+    public func item<T>(at indexPath: IndexPath, as type: T.Type) -> T? {
+        item(at: indexPath).flatMap { unwrapModel($0) as? T }
+    }
+
+    /// The storage as a ``SupplementaryStorage`` (for header and footer models), or nil when it has
+    /// none — DTTableViewManager's `supplementaryStorage` accessor, so
+    /// `owner.supplementaryStorage?.setSectionHeaderModels(…)` reads as it does there.
+    public var supplementaryStorage: (any SupplementaryStorage)? { self as? any SupplementaryStorage }
+}
+
 /// One section of a storage.
 public protocol Section {
     /// The item at an index, or nil.
@@ -80,15 +93,38 @@ public protocol SupplementaryStorage: AnyObject {
 }
 
 extension SupplementaryStorage {
-    /// The header model of a section.
-    public func headerModel(forSection index: Int) -> Any? { headerModelProvider?(index) }
+    /// The header model of a section. Asking for a section the storage does not have reports
+    /// ``ListAnomaly/supplementaryForMissingSection(kind:section:numberOfSections:)``.
+    public func headerModel(forSection index: Int) -> Any? {
+        noteSupplementary(supplementaryHeaderKind ?? "header", section: index)
+        return headerModelProvider?(index)
+    }
 
-    /// The footer model of a section.
-    public func footerModel(forSection index: Int) -> Any? { footerModelProvider?(index) }
+    /// The footer model of a section (a missing section is reported as for headers).
+    public func footerModel(forSection index: Int) -> Any? {
+        noteSupplementary(supplementaryFooterKind ?? "footer", section: index)
+        return footerModelProvider?(index)
+    }
 
-    /// The model of a supplementary kind at an index path.
+    /// The header model of a section — DTTableViewManager's spelling of ``headerModel(forSection:)``.
+    public func header(for section: Int) -> Any? { headerModel(forSection: section) }
+
+    /// The footer model of a section — DTTableViewManager's spelling of ``footerModel(forSection:)``.
+    public func footer(for section: Int) -> Any? { footerModel(forSection: section) }
+
+    /// The model of a supplementary kind at an index path (a missing section is reported as for
+    /// headers).
     public func supplementaryModel(ofKind kind: String, forSectionAt indexPath: IndexPath) -> Any? {
-        supplementaryModelProvider?(kind, indexPath)
+        if let section = indexPath.first { noteSupplementary(kind, section: section) }
+        return supplementaryModelProvider?(kind, indexPath)
+    }
+
+    private func noteSupplementary(_ kind: String, section: Int) {
+        guard let storage = self as? any Storage, let base = self as? BaseStorage else { return }
+        let count = storage.numberOfSections()
+        guard section < 0 || section >= count else { return }
+        base.anomalyHandler.report(
+            .supplementaryForMissingSection(kind: kind, section: section, numberOfSections: count))
     }
 
     /// Header models, one per section (a section past the end has none).

@@ -8,14 +8,39 @@ public protocol ModelTransfer: AnyObject {
     func update(with model: ModelType)
 }
 
+extension ModelTransfer {
+    /// A condition on this view's model, typed: the mapping applies where `test` accepts the model
+    /// (DTModelStorage's `modelCondition`).
+    public static func modelCondition(
+        _ test: @escaping (_ indexPath: IndexPath, _ model: ModelType) -> Bool
+    ) -> MappingCondition {
+        .model(ModelType.self, test)
+    }
+}
+
+/// A value that wraps another one — a type-erased box such as ``AnyIdentifiableEquatable``. Mappings,
+/// reactions and typed item access see through it to ``base``, so a boxed item finds the mapping of
+/// the type it boxes. Conform your own boxes to it.
+public protocol TypeErasedModel {
+    /// The wrapped value.
+    var base: Any { get }
+}
+
 /// Where a mapping applies.
 public enum MappingCondition {
     /// Everywhere.
     case none
     /// Only in one section.
     case section(Int)
-    /// Where the closure says so.
+    /// Where the closure says so (it receives the model with optionals and boxes unwrapped).
     case custom((_ indexPath: IndexPath, _ model: Any) -> Bool)
+
+    /// Where `test` accepts the model, typed: a model of another type never matches.
+    public static func model<Model>(
+        _ type: Model.Type, _ test: @escaping (_ indexPath: IndexPath, _ model: Model) -> Bool
+    ) -> MappingCondition {
+        .custom { indexPath, model in (model as? Model).map { test(indexPath, $0) } ?? false }
+    }
 
     func matches(_ indexPath: IndexPath, _ model: Any) -> Bool {
         switch self {
@@ -27,24 +52,88 @@ public enum MappingCondition {
 }
 
 /// What kind of view a mapping makes.
-public enum ViewKind: Hashable, Sendable {
+public enum ViewKind: Hashable, Sendable, CustomStringConvertible {
     /// A cell for an item.
     case cell
     /// A supplementary view of a kind (a header, a footer…).
     case supplementary(String)
+
+    /// Section headers of table views (``SupplementaryKind/tableHeader``), the kind storages answer
+    /// with their header models by default.
+    public static var header: ViewKind { .supplementary(SupplementaryKind.tableHeader) }
+    /// Section footers of table views (``SupplementaryKind/tableFooter``).
+    public static var footer: ViewKind { .supplementary(SupplementaryKind.tableFooter) }
+
+    /// `cell`, or the supplementary kind's name.
+    public var description: String {
+        switch self {
+        case .cell: return "cell"
+        case .supplementary(let kind): return kind
+        }
+    }
 }
 
 /// Events a mapping can react to, dispatched by index path.
-public enum MappingEvent: Hashable, Sendable {
+public enum MappingEvent: Hashable, Sendable, CustomStringConvertible {
     /// The item was selected.
     case select
     /// The item was deselected.
     case deselect
+    /// The view is about to be shown.
+    case willDisplay
+    /// The view stopped being shown.
+    case didEndDisplaying
+    /// An event of the app's own, by name.
+    case custom(String)
+
+    /// The event's name.
+    public var description: String {
+        switch self {
+        case .select: return "select"
+        case .deselect: return "deselect"
+        case .willDisplay: return "willDisplay"
+        case .didEndDisplaying: return "didEndDisplaying"
+        case .custom(let name): return name
+        }
+    }
+}
+
+/// A question a mapping answers with a value — a row's height, whether it can be edited… — the
+/// reactions that return a value (DTTableViewManager's height and size closures). The value type is
+/// part of the query, so an answer of the wrong type does not compile.
+public struct MappingQuery<Value>: Hashable, Sendable {
+    /// The query's name.
+    public let name: String
+
+    /// A query of the app's own.
+    public init(_ name: String) { self.name = name }
+}
+
+extension MappingQuery where Value == Double {
+    /// The height of a row, header or footer.
+    public static var height: MappingQuery<Double> { MappingQuery("height") }
+    /// The estimated height of a row, header or footer.
+    public static var estimatedHeight: MappingQuery<Double> { MappingQuery("estimatedHeight") }
+}
+
+extension MappingQuery where Value == CGSize {
+    /// The size of an item of a grid or flow layout.
+    public static var size: MappingQuery<CGSize> { MappingQuery("size") }
+}
+
+extension MappingQuery where Value == Bool {
+    /// Whether the item can be edited.
+    public static var canEdit: MappingQuery<Bool> { MappingQuery("canEdit") }
+    /// Whether the item can be moved.
+    public static var canMove: MappingQuery<Bool> { MappingQuery("canMove") }
+    /// Whether the item can be selected.
+    public static var shouldSelect: MappingQuery<Bool> { MappingQuery("shouldSelect") }
 }
 
 /// One registration: a view type for a model type, where it applies, how to make and configure the
-/// view, and what to do on events.
-public final class ViewModelMapping {
+/// view, and what to do on events. The registry returns it typed (``TypedViewModelMapping``), where
+/// reactions are added.
+public class ViewModelMapping {
     /// The kind of view.
     public let kind: ViewKind
     /// The view type.
@@ -54,128 +143,167 @@ public final class ViewModelMapping {
     /// Where it applies.
     public let condition: MappingCondition
     let accepts: (Any) -> Bool
+    let acceptsType: (Any.Type) -> Bool
     let make: () -> AnyObject
     let configure: (AnyObject, Any, IndexPath) -> Void
-    var reactions: [MappingEvent: (AnyObject?, Any, IndexPath) -> Void] = [:]
+    /// Event reactions; `run` returns false when the reaction takes a view and none of its type was
+    /// given.
+    var reactions: [MappingEvent: (AnyObject?, Any, IndexPath) -> Bool] = [:]
+    /// Answers by query name; nil when the answer takes a view and none of its type was given.
+    var answers: [String: (AnyObject?, Any, IndexPath) -> Any?] = [:]
 
     init(
         kind: ViewKind, viewType: Any.Type, modelType: Any.Type, condition: MappingCondition,
-        accepts: @escaping (Any) -> Bool, make: @escaping () -> AnyObject,
-        configure: @escaping (AnyObject, Any, IndexPath) -> Void
+        accepts: @escaping (Any) -> Bool, acceptsType: @escaping (Any.Type) -> Bool,
+        make: @escaping () -> AnyObject, configure: @escaping (AnyObject, Any, IndexPath) -> Void
     ) {
         self.kind = kind
         self.viewType = viewType
         self.modelType = modelType
         self.condition = condition
         self.accepts = accepts
+        self.acceptsType = acceptsType
         self.make = make
         self.configure = configure
     }
 
-    /// True when this mapping shows `model` at `indexPath`.
+    /// True when this mapping shows `model` at `indexPath` (optionals and type-erased boxes are seen
+    /// through).
     public func matches(_ model: Any, at indexPath: IndexPath) -> Bool {
-        accepts(unwrapOptionals(model)) && condition.matches(indexPath, model)
+        let model = unwrapModel(model)
+        return accepts(model) && condition.matches(indexPath, model)
+    }
+}
+
+/// A mapping of a `View` for a `Model`: reactions in DTTableViewManager's two closure shapes,
+/// checked at compile time against the model type — `(View, Model, IndexPath)` where the view exists
+/// (selection, display) and `(Model, IndexPath)` where it may not (heights, sizes, editing).
+///
+/// For headers and footers the index path names the section (item 0).
+public final class TypedViewModelMapping<View: AnyObject, Model>: ViewModelMapping {
+    /// Reacts to an event with the view, the model and its index path. Dispatched without a view of
+    /// this type, the reaction does not run and ``ListAnomaly/reactionWithoutView(event:viewType:indexPath:)``
+    /// is reported.
+    public func on(
+        _ event: MappingEvent,
+        _ reaction: @escaping (_ view: View, _ model: Model, _ indexPath: IndexPath) -> Void
+    ) {
+        reactions[event] = { view, model, indexPath in
+            guard let view = view as? View, let model = model as? Model else { return false }
+            reaction(view, model, indexPath)
+            return true
+        }
     }
 
-    /// Reacts to a selection of an item this mapping shows.
-    public func didSelect(
-        _ reaction: @escaping (_ view: AnyObject?, _ model: Any, _ indexPath: IndexPath) -> Void
+    /// Reacts to an event with the model and its index path.
+    public func on(
+        _ event: MappingEvent, _ reaction: @escaping (_ model: Model, _ indexPath: IndexPath) -> Void
     ) {
-        reactions[.select] = reaction
+        reactions[event] = { _, model, indexPath in
+            guard let model = model as? Model else { return false }
+            reaction(model, indexPath)
+            return true
+        }
+    }
+
+    /// Answers a query with the view, the model and its index path.
+    public func answer<Value>(
+        _ query: MappingQuery<Value>,
+        _ body: @escaping (_ view: View, _ model: Model, _ indexPath: IndexPath) -> Value
+    ) {
+        answers[query.name] = { view, model, indexPath in
+            guard let view = view as? View, let model = model as? Model else { return nil }
+            return body(view, model, indexPath)
+        }
+    }
+
+    /// Answers a query with the model and its index path.
+    public func answer<Value>(
+        _ query: MappingQuery<Value>, _ body: @escaping (_ model: Model, _ indexPath: IndexPath) -> Value
+    ) {
+        answers[query.name] = { _, model, indexPath in (model as? Model).map { body($0, indexPath) } }
+    }
+
+    /// Reacts to a selection.
+    public func didSelect(
+        _ reaction: @escaping (_ view: View, _ model: Model, _ indexPath: IndexPath) -> Void
+    ) {
+        on(.select, reaction)
+    }
+
+    /// Reacts to a selection, without the view.
+    public func didSelect(_ reaction: @escaping (_ model: Model, _ indexPath: IndexPath) -> Void) {
+        on(.select, reaction)
     }
 
     /// Reacts to a deselection.
     public func didDeselect(
-        _ reaction: @escaping (_ view: AnyObject?, _ model: Any, _ indexPath: IndexPath) -> Void
+        _ reaction: @escaping (_ view: View, _ model: Model, _ indexPath: IndexPath) -> Void
     ) {
-        reactions[.deselect] = reaction
+        on(.deselect, reaction)
+    }
+
+    /// Reacts to a deselection, without the view.
+    public func didDeselect(_ reaction: @escaping (_ model: Model, _ indexPath: IndexPath) -> Void) {
+        on(.deselect, reaction)
+    }
+
+    /// Reacts before the view is shown.
+    public func willDisplay(
+        _ reaction: @escaping (_ view: View, _ model: Model, _ indexPath: IndexPath) -> Void
+    ) {
+        on(.willDisplay, reaction)
+    }
+
+    /// Reacts after the view stopped being shown.
+    public func didEndDisplaying(
+        _ reaction: @escaping (_ view: View, _ model: Model, _ indexPath: IndexPath) -> Void
+    ) {
+        on(.didEndDisplaying, reaction)
+    }
+
+    /// The height of the row (DTTableViewManager's `heightForCell`).
+    public func heightForCell(_ body: @escaping (_ model: Model, _ indexPath: IndexPath) -> Double) {
+        answer(.height, body)
+    }
+
+    /// The estimated height of the row.
+    public func estimatedHeightForCell(_ body: @escaping (_ model: Model, _ indexPath: IndexPath) -> Double) {
+        answer(.estimatedHeight, body)
+    }
+
+    /// The size of the item (DTCollectionViewManager's `sizeForCell`).
+    public func sizeForCell(_ body: @escaping (_ model: Model, _ indexPath: IndexPath) -> CGSize) {
+        answer(.size, body)
+    }
+
+    /// The height of a header this mapping shows.
+    public func heightForHeader(_ body: @escaping (_ model: Model, _ section: Int) -> Double) {
+        answer(.height) { model, indexPath in body(model, indexPath.section) }
+    }
+
+    /// The height of a footer this mapping shows.
+    public func heightForFooter(_ body: @escaping (_ model: Model, _ section: Int) -> Double) {
+        answer(.height) { model, indexPath in body(model, indexPath.section) }
+    }
+
+    /// Whether the row can be edited.
+    public func canEditCell(_ body: @escaping (_ model: Model, _ indexPath: IndexPath) -> Bool) {
+        answer(.canEdit, body)
+    }
+
+    /// Whether the row can be moved.
+    public func canMoveCell(_ body: @escaping (_ model: Model, _ indexPath: IndexPath) -> Bool) {
+        answer(.canMove, body)
     }
 }
 
-/// Registers which view shows which model, and configures views and dispatches events with it —
-/// the configure-and-handle-in-one-place idea of closure-based data sources, with no UI framework.
-/// The first registration that matches a model wins.
-public final class ViewModelMappingRegistry {
-    /// The registrations, in order.
-    public private(set) var mappings: [ViewModelMapping] = []
-
-    /// Makes an empty registry.
-    public init() {}
-
-    /// Registers a view type for its model type. `make` creates a view; `configure` runs before
-    /// ``ModelTransfer/update(with:)`` each time a view is configured.
-    @discardableResult
-    public func register<View: ModelTransfer>(
-        _ viewType: View.Type, kind: ViewKind = .cell, condition: MappingCondition = .none,
-        make: @escaping () -> View, configure: ((View, View.ModelType, IndexPath) -> Void)? = nil
-    ) -> ViewModelMapping {
-        let mapping = ViewModelMapping(
-            kind: kind, viewType: View.self, modelType: View.ModelType.self, condition: condition,
-            accepts: { $0 is View.ModelType }, make: make,
-            configure: { view, model, indexPath in
-                guard let view = view as? View, let model = unwrapOptionals(model) as? View.ModelType else {
-                    return
-                }
-                configure?(view, model, indexPath)
-                view.update(with: model)
-            })
-        mappings.append(mapping)
-        return mapping
-    }
-
-    /// Removes every registration of a view type.
-    public func unregister<View>(_ viewType: View.Type) {
-        mappings.removeAll { $0.viewType == viewType }
-    }
-
-    /// The first mapping of `kind` that shows `model` at `indexPath`.
-    public func mapping(for model: Any, at indexPath: IndexPath, kind: ViewKind = .cell) -> ViewModelMapping?
-    {
-        mappings.first { $0.kind == kind && $0.matches(model, at: indexPath) }
-    }
-
-    /// A new view for `model`, configured, or nil when no mapping shows it.
-    public func makeView(for model: Any, at indexPath: IndexPath, kind: ViewKind = .cell) -> AnyObject? {
-        guard let mapping = mapping(for: model, at: indexPath, kind: kind) else { return nil }
-        let view = mapping.make()
-        mapping.configure(view, model, indexPath)
-        return view
-    }
-
-    /// Configures an existing (reused) view with `model`; false when no mapping shows it.
-    @discardableResult
-    public func configure(_ view: AnyObject, with model: Any, at indexPath: IndexPath, kind: ViewKind = .cell)
-        -> Bool
-    {
-        guard let mapping = mapping(for: model, at: indexPath, kind: kind) else { return false }
-        mapping.configure(view, model, indexPath)
-        return true
-    }
-
-    /// A configured view for the item of `storage` at `indexPath`.
-    public func makeView(forItemAt indexPath: IndexPath, in storage: any Storage) -> AnyObject? {
-        guard let model = storage.item(at: indexPath) else { return nil }
-        return makeView(for: model, at: indexPath)
-    }
-
-    /// Sends an event for the item at `indexPath` to the reaction of its mapping; false when nothing
-    /// handled it.
-    @discardableResult
-    public func handle(
-        _ event: MappingEvent, at indexPath: IndexPath, in storage: any Storage, view: AnyObject? = nil
-    ) -> Bool {
-        guard let model = storage.item(at: indexPath), let mapping = mapping(for: model, at: indexPath),
-            let reaction = mapping.reactions[event]
-        else { return false }
-        reaction(view, model, indexPath)
-        return true
-    }
-}
-
-/// `Optional<Optional<T>>.some(.some(x))` → `x`; `nil` stays an empty optional.
-func unwrapOptionals(_ value: Any) -> Any {
+/// `Optional<Optional<T>>.some(.some(x))` → `x`, and a type-erased box → what it boxes, repeatedly;
+/// `nil` stays an empty optional.
+func unwrapModel(_ value: Any) -> Any {
+    if let box = value as? any TypeErasedModel { return unwrapModel(box.base) }
     let mirror = Mirror(reflecting: value)
     guard mirror.displayStyle == .optional else { return value }
     guard let child = mirror.children.first else { return value }
-    return unwrapOptionals(child.value)
+    return unwrapModel(child.value)
 }

@@ -15,14 +15,15 @@ import Foundation
 /// (``items(inSection:)``, ``indexPath(forItem:)``, ``sections``) always show every edit made.
 open class MemoryStorage: BaseStorage, Storage {
     /// The sections, with every edit made (the app's view of the data).
-    public private(set) var sections: [SectionModel] = []
+    public private(set) var sections: [SectionModel] = [] {
+        didSet { for section in sections { section.owner = self } }
+    }
     private var visible: [[Any]] = []
     private var delivered: [ChangeSetBuilder<UInt64, UInt64>.SectionShape] = []
     private var batchDepth = 0
-    /// How many updates were delivered, and the newest of them whose data the view has applied (a
-    /// reload counts as applying them all): an older update applied late changes nothing.
-    private var deliveredUpdates = 0
-    private var appliedUpdates = 0
+    /// The delivered updates and the newest the view applied (an older one applied late changes
+    /// nothing, and an update applied out of order is reported as an anomaly).
+    private var sequence = UpdateSequence()
     private var reloadedTokens = Set<UInt64>()
     private var needsReload = false
 
@@ -69,6 +70,30 @@ open class MemoryStorage: BaseStorage, Storage {
         return nil
     }
 
+    /// The items of a section that are `T` (seeing through type-erased boxes), or nil when the
+    /// section does not exist.
+    public func items<T>(inSection index: Int, as type: T.Type) -> [T]? {
+        items(inSection: index)?.compactMap { unwrapModel($0) as? T }
+    }
+
+    /// The index path of the first item equal to each of `items` (nil for one that is not stored);
+    /// an item given twice names two stored items when two are equal to it.
+    public func indexPaths<T: Equatable>(forItems items: [T]) -> [IndexPath?] {
+        var taken = Set<IndexPath>()
+        return items.map { item in
+            for (sectionIndex, section) in sections.enumerated() {
+                for (row, candidate) in section.items.enumerated() where (candidate as? T) == item {
+                    let path = IndexPath(item: row, section: sectionIndex)
+                    if taken.insert(path).inserted { return path }
+                }
+            }
+            return nil
+        }
+    }
+
+    /// The index of a section of this storage (by identity), or nil.
+    public func sectionIndex(for section: SectionModel) -> Int? { sections.firstIndex { $0 === section } }
+
     /// The number of items in all sections.
     public var totalNumberOfItems: Int { sections.reduce(0) { $0 + $1.numberOfItems } }
 
@@ -104,7 +129,7 @@ open class MemoryStorage: BaseStorage, Storage {
             reloadedTokens.removeAll()
             delivered = shape
             visible = snapshot
-            appliedUpdates = deliveredUpdates
+            sequence.reloadAll()
             deliverReload()
             return
         }
@@ -114,12 +139,12 @@ open class MemoryStorage: BaseStorage, Storage {
         delivered = shape
         let update = StorageUpdate()
         changes.record(into: update) { path in snapshot[path.section][path.item] }
-        deliveredUpdates += 1
-        let number = deliveredUpdates
+        let number = sequence.next()
         update.enqueueDatasourceUpdate { [weak self] _ in
-            guard let self, number > self.appliedUpdates else { return }
-            self.visible = snapshot
-            self.appliedUpdates = number
+            guard let self else { return }
+            let (apply, anomaly) = self.sequence.apply(number)
+            if apply { self.visible = snapshot }
+            if let anomaly { self.anomalyHandler.report(anomaly) }
         }
         deliver(update)
     }
@@ -257,23 +282,11 @@ open class MemoryStorage: BaseStorage, Storage {
 
     /// Removes the first item equal to each of `items`; throws, removing nothing, if one is missing.
     public func removeItems<T: Equatable>(_ items: [T]) throws {
+        // Each occurrence removes a distinct stored item.
         var paths: [IndexPath] = []
-        var taken = Set<IndexPath>()
-        for item in items {
-            // Each occurrence removes a distinct stored item.
-            var found: IndexPath?
-            search: for (sectionIndex, section) in sections.enumerated() {
-                for (row, candidate) in section.items.enumerated() where (candidate as? T) == item {
-                    let path = IndexPath(item: row, section: sectionIndex)
-                    if !taken.contains(path) {
-                        found = path
-                        break search
-                    }
-                }
-            }
-            guard let found else { throw MemoryStorageError.itemNotFound("\(item)") }
-            taken.insert(found)
-            paths.append(found)
+        for (item, path) in zip(items, indexPaths(forItems: items)) {
+            guard let path else { throw MemoryStorageError.itemNotFound("\(item)") }
+            paths.append(path)
         }
         change { removeSorted(paths) }
     }
@@ -311,6 +324,10 @@ open class MemoryStorage: BaseStorage, Storage {
             needsReload = true
         }
     }
+
+    /// Replaces a section's items — DTTableViewManager's spelling of ``setItems(_:forSection:)``, which
+    /// its guides use to show a section with no items.
+    public func setItems<T>(_ items: [T], forSectionAt index: Int) { setItems(items, forSection: index) }
 
     /// Replaces every section; the view reloads.
     public func setItemsForAllSections<T>(_ items: [[T]]) {
@@ -395,8 +412,8 @@ open class MemoryStorage: BaseStorage, Storage {
     ///   (nothing changes).
     public func moveItemWithoutAnimation(from source: IndexPath, to destination: IndexPath) throws {
         try checkMove(source, destination)
-        if batchDepth == 0 && appliedUpdates < deliveredUpdates {
-            throw MemoryStorageError.viewNotUpToDate(pendingUpdates: deliveredUpdates - appliedUpdates)
+        if batchDepth == 0 && sequence.pending > 0 {
+            throw MemoryStorageError.viewNotUpToDate(pendingUpdates: sequence.pending)
         }
         let (item, token) = sections[source.section].remove(at: source.item)
         sections[destination.section].insert(item, at: destination.item, token: token)

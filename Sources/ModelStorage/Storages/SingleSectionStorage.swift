@@ -98,8 +98,8 @@ public final class SingleSectionHashableStorage<T: EntityIdentifiable & Hashable
 }
 
 /// A type-erased identifiable, equatable value: lets one single-section storage hold several model
-/// types.
-public struct AnyIdentifiableEquatable: EntityIdentifiable, Equatable {
+/// types. Mappings see through it to the boxed value's mapping.
+public struct AnyIdentifiableEquatable: EntityIdentifiable, Equatable, TypeErasedModel {
     /// The wrapped value.
     public let base: Any
     /// The wrapped value's identifier.
