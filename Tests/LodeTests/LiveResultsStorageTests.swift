@@ -254,6 +254,36 @@ final class HoldingDelegate: StorageUpdating {
         #expect(mirror.sections.count == 2)
     }
 
+    /// A view that applies an older update after a newer one is told (an anomaly of the storage's
+    /// own), and the older update no longer takes the data-source methods back to its version.
+    @Test func anUpdateAppliedOutOfOrderIsReportedAndNeverTakesTheDataBack() throws {
+        let store = try Store(at: tmp.url, types: [Task.self])
+        let storage = LiveResultsStorage(store: store, observesCommits: false)
+        let later = HoldingDelegate()
+        storage.delegate = later
+        var anomalies: [ListAnomaly] = []
+        storage.anomalyHandler.anomalyAction = { anomalies.append($0) }
+        try storage.addSection(with: store.objects(Task.self).sorted(by: \.rank), keyPaths: [\Task.done])
+        for id in 0..<2 {
+            try store.write { tx in try tx.insert(Task(id: id, title: "t", rank: id, done: false, group: "g"))
+            }
+            try storage.refresh()
+        }
+        #expect(later.held.count == 3)  // the new section, then one insert per commit
+        later.held[0].applyDeferredDatasourceUpdates()
+        later.held[2].applyDeferredDatasourceUpdates()  // #2 skipped
+        #expect(anomalies == [.updateAppliedOutOfOrder(update: 3, expected: 2)])
+        #expect(storage.numberOfItems(inSection: 0) == 2)
+        later.held[1].applyDeferredDatasourceUpdates()  // late: ignored, reported
+        #expect(anomalies.last == .updateAppliedOutOfOrder(update: 2, expected: 4))
+        #expect(storage.numberOfItems(inSection: 0) == 2)
+        // A version with no visible change while the view holds nothing shows at once.
+        try store.write { tx in try tx.update(Task.self, key: 0) { $0.title = "renamed" } }
+        #expect(try storage.refresh() == nil)
+        #expect(storage.item(at: IndexPath(item: 0, section: 0), as: Task.self)?.title == "renamed")
+        #expect(anomalies.count == 2)
+    }
+
     @Test func commitsAreDeliveredOnTheQueueAsOneUpdatePerVersion() throws {
         let store = try Store(at: tmp.url, types: [Task.self, Counter.self])
         let queue = DispatchQueue(label: "storage updates")

@@ -122,7 +122,9 @@ import Testing
         view.held.removeAll()
         storage.updateWithoutAnimations { storage.addItem(5) }
         try storage.moveItemWithoutAnimation(from: ip(4, 0), to: ip(0, 0))
+        let log = AnomalyLog(storage.anomalyHandler)
         for update in late { update.applyDeferredDatasourceUpdates() }
+        #expect(log.anomalies == [.updateAppliedOutOfOrder(update: 2, expected: 3)])
         #expect(storage.items(inSection: 0) as? [Int] == [5, 2, 3, 1, 4])
         #expect((0..<5).map { storage.item(at: ip($0, 0)) as? Int } == [5, 2, 3, 1, 4])
         #expect(
