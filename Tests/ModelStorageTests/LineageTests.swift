@@ -1,0 +1,127 @@
+import Foundation
+import ModelStorage
+import Testing
+
+/// DTModelStorage / DTTableViewManager code as their READMEs and specs write it, with `try` added
+/// where Lode's edits throw (the README's "Coming from DTModelStorage" table says which). Every
+/// update it produces replays on the list mirror.
+@Suite struct LineageTests {
+    struct Post: Equatable {
+        var title: String
+    }
+
+    /// DTModelStorage's README tour of MemoryStorage, pasted, with `try` where the table says so.
+    @Test func theMemoryStorageTourCompilesAndBehavesAsItsReadmeDescribes() throws {
+        let storage = MemoryStorage()
+        let table = MirroringDelegate<Post>(storage)
+        storage.delegate = table
+        let (model, model1, model2, model3) = (
+            Post(title: "a"), Post(title: "b"), Post(title: "c"), Post(title: "d")
+        )
+
+        // Adding items
+        storage.addItem(model)
+        storage.addItem(model, toSection: 0)
+        storage.addItems([model1, model2])
+        storage.addItems([model1, model2], toSection: 0)
+        try storage.insertItem(model3, to: IndexPath(item: 0, section: 0))
+        #expect(
+            storage.items(inSection: 0) as? [Post] == [model3, model, model, model1, model2, model1, model2])
+
+        // Removing items
+        try storage.removeItem(model)
+        try storage.removeItems([model1, model2])
+        try storage.removeItems(at: [IndexPath(item: 0, section: 0)])
+        #expect(storage.items(inSection: 0) as? [Post] == [model, model1, model2])
+
+        // Replacing and reloading
+        try storage.replaceItem(model1, with: model3)
+        try storage.reloadItem(model3)
+        #expect(table.lastUpdate?.updatedObjects[IndexPath(item: 1, section: 0)] as? Post == model3)
+
+        // Moving
+        try storage.moveItem(at: IndexPath(item: 0, section: 0), to: IndexPath(item: 2, section: 0))
+        storage.addItems([model1], toSection: 1)
+        try storage.moveSection(0, toSection: 1)
+        #expect(storage.items(inSection: 1) as? [Post] == [model3, model2, model])
+
+        // Sections and headers
+        storage.setSectionHeaderModels(["Header 1", "Header 2"])
+        #expect(storage.headerModel(forSection: 1) as? String == "Header 2")
+        try storage.deleteSections(IndexSet(integer: 0))
+        #expect(storage.sections.count == 1)
+
+        // Batches
+        storage.performUpdates {
+            storage.addItem(model1)
+            storage.addItem(model2, toSection: 2)
+        }
+        // The new sections arrive with their rows; only the row added to an existing section is an insert.
+        #expect(changes(table.lastUpdate) == ["s.insert [1]", "s.insert [2]", "insert [[0, 3]]"])
+
+        // Setting everything at once reloads
+        storage.setItems([model], forSection: 0)
+        storage.setItemsForAllSections([[model1], [model2, model3]])
+        storage.updateWithoutAnimations { storage.addItem(model) }
+        #expect(table.reloads == 3)
+
+        // Querying
+        #expect(storage.item(at: IndexPath(item: 1, section: 1)) as? Post == model3)
+        #expect(storage.indexPath(forItem: model) == IndexPath(item: 1, section: 0))
+        #expect(storage.section(atIndex: 1)?.items(ofType: Post.self) == [model2, model3])
+        #expect(storage.totalNumberOfItems == 4)
+
+        #expect(table.failures.isEmpty)
+        #expect(table.mirror.sections == [[model1, model], [model2, model3]])
+    }
+
+    /// DTTableViewManager's guides: a section with no items, headers through `supplementaryStorage`,
+    /// and `header(for:)` in place of the removed `tableHeaderModel`.
+    @Test func theTableViewManagerSpellingsWork() throws {
+        let manager = ListManager()
+        let table = MirroringDelegate<String>(manager.storage)
+        manager.memoryStorage?.delegate = table
+        manager.memoryStorage?.setItems(["one"], forSectionAt: 0)
+        manager.memoryStorage?.setItems([String](), forSectionAt: 2)  // shows section 2's header, no rows
+        manager.supplementaryStorage?.setSectionHeaderModels(["First", "Second", "Third"])
+        manager.supplementaryStorage?.setSectionFooterModels(["end"])
+        #expect(manager.storage.numberOfSections() == 3)
+        #expect(manager.storage.numberOfItems(inSection: 2) == 0)
+        #expect(manager.supplementaryStorage?.header(for: 2) as? String == "Third")
+        #expect(manager.supplementaryStorage?.footer(for: 0) as? String == "end")
+        #expect(manager.supplementaryStorage?.footer(for: 1) == nil)
+        #expect(table.failures.isEmpty)
+        #expect(table.reloads == 2)
+    }
+
+    /// MemoryStorageSearchTestCase's section-location spec, and index paths for several items.
+    @Test func sectionsKnowTheirIndexAndSeveralItemsAreFoundAtOnce() throws {
+        let storage = MemoryStorage()
+        storage.addItems([1, 2], toSection: 0)
+        storage.addItems([3], toSection: 1)
+        storage.addItems([4, 2], toSection: 2)
+        let middle = try #require(storage.section(atIndex: 1))
+        let last = try #require(storage.section(atIndex: 2))
+        #expect(middle.currentSectionIndex == 1)
+        #expect(last.currentSectionIndex == 2)
+        try storage.moveSection(2, toSection: 0)
+        #expect(last.currentSectionIndex == 0)
+        #expect(middle.currentSectionIndex == 2)
+        try storage.deleteSections(IndexSet(integer: 2))
+        #expect(middle.currentSectionIndex == nil)
+        #expect(SectionModel(items: [1]).currentSectionIndex == nil)
+        let inserted = SectionModel(items: [9])
+        try storage.insertSection(inserted, atIndex: 1)
+        #expect(inserted.currentSectionIndex == 1)
+
+        #expect(storage.items(inSection: 0) as? [Int] == [4, 2])
+        #expect(storage.items(inSection: 2) as? [Int] == [1, 2])
+        #expect(
+            storage.indexPaths(forItems: [2, 2, 2, 7, 9])
+                == [ip(1, 0), ip(1, 2), nil, nil, ip(0, 1)])
+        #expect(storage.items(inSection: 2, as: Int.self) == [1, 2])
+        #expect(storage.items(inSection: 2, as: String.self) == [])
+        #expect(storage.items(inSection: 5, as: Int.self) == nil)
+        #expect(storage.item(at: ip(0, 1), as: Int.self) == 9)
+    }
+}
