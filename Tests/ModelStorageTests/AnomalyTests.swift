@@ -204,15 +204,26 @@ import Testing
 
 /// Runs `body` with standard error going to a file, and returns what was written. Other tests running
 /// meanwhile may write there too: look for your own lines.
-func capturingStandardError(_ body: () -> Void) throws -> String {
-    let url = FileManager.default.temporaryDirectory.appendingPathComponent("stderr-\(UUID().uuidString)")
+func capturingStandardError(_ body: () -> Void) throws -> String { try capturing(descriptor: 2, body) }
+
+/// Runs `body` with standard output going to a file (see ``capturingStandardError(_:)``).
+func capturingStandardOutput(_ body: () -> Void) throws -> String {
+    try capturing(descriptor: 1) {
+        body()
+        fflush(nil)
+    }
+}
+
+private func capturing(descriptor: Int32, _ body: () -> Void) throws -> String {
+    let url = FileManager.default.temporaryDirectory.appendingPathComponent("capture-\(UUID().uuidString)")
     _ = FileManager.default.createFile(atPath: url.path, contents: nil)
     defer { try? FileManager.default.removeItem(at: url) }
     let file = try FileHandle(forWritingTo: url)
-    let saved = dup(2)
-    dup2(file.fileDescriptor, 2)
+    fflush(nil)
+    let saved = dup(descriptor)
+    dup2(file.fileDescriptor, descriptor)
     body()
-    dup2(saved, 2)
+    dup2(saved, descriptor)
     close(saved)
     try file.close()
     return try String(contentsOf: url, encoding: .utf8)

@@ -41,7 +41,63 @@ enum ModelStorageReadme {
     }
 }
 
+/// The README's views, reactions and anomalies example, word for word.
+enum MappingReadme {
+    struct Post {
+        var title: String
+        var pinned: Bool
+    }
+
+    final class PostCell: ModelTransfer {
+        var text = ""
+        func update(with post: Post) { text = post.title }
+    }
+
+    static func run() -> (text: String?, height: Double?, none: AnyObject?, manager: ListManager) {
+        let manager = ListManager()  // a MemoryStorage and a mapping registry
+        manager.register(PostCell.self, make: PostCell.init) { mapping in
+            mapping.didSelect { post, indexPath in print("open", post.title) }  // (Model, IndexPath)
+            mapping.willDisplay { cell, post, indexPath in cell.text += " ✓" }  // (View, Model, IndexPath)
+            mapping.heightForCell { post, indexPath in post.pinned ? 88 : 44 }  // an answer: Double
+        }
+        manager.memoryStorage?.addItems([Post(title: "Hello", pinned: true)])
+        let first = IndexPath(item: 0, section: 0)
+        let cell = manager.makeView(forItemAt: first) as? PostCell  // made and configured: "Hello"
+        manager.handle(.willDisplay, at: first, view: cell)  // "Hello ✓"
+        manager.handle(.select, at: first)  // prints "open Hello"
+        let height = manager.answer(.height, at: first)  // 88.0
+
+        manager.memoryStorage?.addItem(42)  // nothing shows an Int:
+        let none = manager.makeView(forItemAt: IndexPath(item: 1, section: 0))  // nil; on stderr, once:
+        // ⚠️ [ViewModelMappingRegistry] no mapping shows a Int at [0, 1] (cell): register a view for it, …
+        manager.anomalyHandler.silence(.noMapping)  // or silence(where:), or anomalyAction
+        return (cell?.text, height, none, manager)
+    }
+}
+
 @Suite struct ModelStorageReadmeTests {
+    @Test func theMappingExampleRunsAsWritten() throws {
+        var outcome: (text: String?, height: Double?, none: AnyObject?, manager: ListManager)?
+        var printed = ""
+        let warned = try capturingStandardError {
+            printed = (try? capturingStandardOutput { outcome = MappingReadme.run() }) ?? ""
+        }
+        let result = try #require(outcome)
+        #expect(result.text == "Hello ✓")
+        #expect(result.height == 88)
+        #expect(result.none == nil)
+        #expect(printed.contains("open Hello\n"))
+        #expect(
+            warned.contains(
+                "⚠️ [ViewModelMappingRegistry] no mapping shows a Int at [0, 1] (cell): register a view for it, or check the mapping's condition"
+            ))
+        // Silenced from then on.
+        let again = try capturingStandardError {
+            _ = result.manager.makeView(forItemAt: IndexPath(item: 1, section: 0))
+        }
+        #expect(!again.contains("no mapping shows a Int"))
+    }
+
     @Test func theExampleRunsAsWritten() throws {
         let outcome = try ModelStorageReadme.run()
         #expect(
