@@ -94,6 +94,37 @@ import Testing
         #expect(table.reloads == 2)
     }
 
+    final class PostCell: ModelTransfer {
+        var title = ""
+        func update(with model: Post) { title = model.title }
+    }
+
+    final class FeaturedCell: ModelTransfer {
+        var title = ""
+        func update(with model: Post) { title = "★ " + model.title }
+    }
+
+    /// DTTableViewManager's registration: the condition set inside the mapping closure, reactions
+    /// added there, the handler as the trailing closure.
+    @Test func registrationReadsAsInTheManagersGuides() throws {
+        let manager = ListManager()
+        var selected: [String] = []
+        manager.register(FeaturedCell.self, make: FeaturedCell.init) { mapping in
+            mapping.condition = .section(0)
+            mapping.didSelect { cell, post, indexPath in selected.append(cell.title) }
+        }
+        manager.register(PostCell.self, make: PostCell.init) { cell, post, indexPath in
+            cell.title = "configured"  // the handler runs before update(with:)
+        }
+        manager.memoryStorage?.addItems([Post(title: "top")])
+        manager.memoryStorage?.addItems([Post(title: "rest")], toSection: 1)
+        let featured = try #require(manager.makeView(forItemAt: ip(0, 0)) as? FeaturedCell)
+        #expect(featured.title == "★ top")
+        #expect((manager.makeView(forItemAt: ip(0, 1)) as? PostCell)?.title == "rest")
+        #expect(manager.handle(.select, at: ip(0, 0), view: featured))
+        #expect(selected == ["★ top"])
+    }
+
     /// MemoryStorageSearchTestCase's section-location spec, and index paths for several items.
     @Test func sectionsKnowTheirIndexAndSeveralItemsAreFoundAtOnce() throws {
         let storage = MemoryStorage()

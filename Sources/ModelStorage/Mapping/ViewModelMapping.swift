@@ -140,8 +140,9 @@ public class ViewModelMapping {
     public let viewType: Any.Type
     /// The model type (as written at registration).
     public let modelType: Any.Type
-    /// Where it applies.
-    public let condition: MappingCondition
+    /// Where it applies (settable in the registration's `mapping` closure, as DTTableViewManager's
+    /// `mapping.condition = .section(0)`).
+    public var condition: MappingCondition
     let accepts: (Any) -> Bool
     let acceptsType: (Any.Type) -> Bool
     let make: () -> AnyObject
