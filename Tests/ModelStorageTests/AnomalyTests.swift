@@ -33,6 +33,46 @@ import Testing
         #expect((0..<3).map { storage.item(at: ip($0, 0)) as? Int } == [1, 2, 3])
     }
 
+    /// The single-section and snapshot storages follow the same order: a late update used to take
+    /// their data-source rows back to its version.
+    @Test func everyStorageKeepsTheNewestAppliedUpdate() throws {
+        struct Item: Equatable, Hashable, EntityIdentifiable {
+            var id: Int
+            var identifier: AnyHashable { id }
+        }
+        let single = SingleSectionHashableStorage<Item>()
+        let singleLog = AnomalyLog(single.anomalyHandler)
+        let singleView = HoldingDelegate()
+        single.delegate = singleView
+        single.setItems([Item(id: 1)])
+        single.setItems([Item(id: 1), Item(id: 2)])
+        single.setItems([Item(id: 1), Item(id: 2)])  // no change while one is held: nothing shows early
+        #expect(single.numberOfItems(inSection: 0) == 0)
+        singleView.held[1].applyDeferredDatasourceUpdates()
+        singleView.held[0].applyDeferredDatasourceUpdates()
+        #expect(single.numberOfItems(inSection: 0) == 2)
+        #expect(
+            singleLog.anomalies == [
+                .updateAppliedOutOfOrder(update: 2, expected: 1),
+                .updateAppliedOutOfOrder(update: 1, expected: 3),
+            ])
+
+        let snapshots = SnapshotStorage<String, Int>()
+        let snapshotLog = AnomalyLog(snapshots.anomalyHandler)
+        let snapshotView = HoldingDelegate()
+        snapshots.delegate = snapshotView
+        var snapshot = Snapshot<String, Int>()
+        try snapshot.appendSections(["a"])
+        try snapshot.appendItems([1, 2])
+        snapshots.apply(snapshot)
+        try snapshot.deleteItems([1])
+        snapshots.apply(snapshot)
+        snapshotView.held[1].applyDeferredDatasourceUpdates()
+        snapshotView.held[0].applyDeferredDatasourceUpdates()
+        #expect(snapshots.numberOfItems(inSection: 0) == 1)
+        #expect(snapshotLog.anomalies.last == .updateAppliedOutOfOrder(update: 1, expected: 3))
+    }
+
     @Test func aModelWithNoMappingIsReportedWhereverItIsUsed() {
         let registry = ViewModelMappingRegistry()
         let log = AnomalyLog(registry.anomalyHandler)

@@ -11,6 +11,7 @@ public final class SnapshotStorage<SectionID: Hashable & Sendable, ItemID: Hasha
     /// The snapshot the app last applied.
     public private(set) var snapshot = Snapshot<SectionID, ItemID>()
     private var visible = Snapshot<SectionID, ItemID>()
+    private let appliedUpdates = AppliedUpdates()
     /// Turns an item identifier into the model a view shows (by default the identifier itself).
     public var itemProvider: ((ItemID) -> Any?)?
 
@@ -59,7 +60,8 @@ public final class SnapshotStorage<SectionID: Hashable & Sendable, ItemID: Hasha
         let applied = newSnapshot.clearingReloads()
         snapshot = applied
         guard !changes.isEmpty else {
-            visible = applied
+            // Nothing changed; while the view holds an update, that update shows this snapshot.
+            if appliedUpdates.pending == 0 { visible = applied }
             return
         }
         let update = StorageUpdate()
@@ -68,7 +70,7 @@ public final class SnapshotStorage<SectionID: Hashable & Sendable, ItemID: Hasha
             let identifier = applied.sections[path.section].items[path.item]
             return provider.map { $0(identifier) } ?? identifier
         }
-        update.enqueueDatasourceUpdate { [weak self] _ in self?.visible = applied }
+        appliedUpdates.enqueue(update, reportingTo: anomalyHandler) { [weak self] in self?.visible = applied }
         deliver(update)
     }
 }

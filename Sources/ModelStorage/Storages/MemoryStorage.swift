@@ -23,7 +23,7 @@ open class MemoryStorage: BaseStorage, Storage {
     private var batchDepth = 0
     /// The delivered updates and the newest the view applied (an older one applied late changes
     /// nothing, and an update applied out of order is reported as an anomaly).
-    private var sequence = UpdateSequence()
+    private let applied = AppliedUpdates()
     private var reloadedTokens = Set<UInt64>()
     private var needsReload = false
 
@@ -129,7 +129,7 @@ open class MemoryStorage: BaseStorage, Storage {
             reloadedTokens.removeAll()
             delivered = shape
             visible = snapshot
-            sequence.reloadAll()
+            applied.reloadAll()
             deliverReload()
             return
         }
@@ -139,13 +139,7 @@ open class MemoryStorage: BaseStorage, Storage {
         delivered = shape
         let update = StorageUpdate()
         changes.record(into: update) { path in snapshot[path.section][path.item] }
-        let number = sequence.next()
-        update.enqueueDatasourceUpdate { [weak self] _ in
-            guard let self else { return }
-            let (apply, anomaly) = self.sequence.apply(number)
-            if apply { self.visible = snapshot }
-            if let anomaly { self.anomalyHandler.report(anomaly) }
-        }
+        applied.enqueue(update, reportingTo: anomalyHandler) { [weak self] in self?.visible = snapshot }
         deliver(update)
     }
 
@@ -412,8 +406,8 @@ open class MemoryStorage: BaseStorage, Storage {
     ///   (nothing changes).
     public func moveItemWithoutAnimation(from source: IndexPath, to destination: IndexPath) throws {
         try checkMove(source, destination)
-        if batchDepth == 0 && sequence.pending > 0 {
-            throw MemoryStorageError.viewNotUpToDate(pendingUpdates: sequence.pending)
+        if batchDepth == 0 && applied.pending > 0 {
+            throw MemoryStorageError.viewNotUpToDate(pendingUpdates: applied.pending)
         }
         let (item, token) = sections[source.section].remove(at: source.item)
         sections[destination.section].insert(item, at: destination.item, token: token)

@@ -9,6 +9,7 @@ open class SingleSectionStorage<T: EntityIdentifiable & Equatable>: BaseStorage,
     /// The items, with every change made (the app's view).
     public private(set) var items: [T]
     private var visible: [T]
+    private let applied = AppliedUpdates()
 
     /// Makes a storage with initial items and a differ.
     public init(items: [T] = [], differ: any DiffingAlgorithm) {
@@ -38,7 +39,8 @@ open class SingleSectionStorage<T: EntityIdentifiable & Equatable>: BaseStorage,
         let operations = differ.diff(from: oldItems, to: newItems)
         items = newItems
         guard !operations.isEmpty else {
-            visible = newItems
+            // Nothing changed; while the view holds an update, that update shows these items.
+            if applied.pending == 0 { visible = newItems }
             return
         }
         let update = StorageUpdate()
@@ -67,7 +69,7 @@ open class SingleSectionStorage<T: EntityIdentifiable & Equatable>: BaseStorage,
                 }
             }
         }
-        update.enqueueDatasourceUpdate { [weak self] _ in self?.visible = newItems }
+        applied.enqueue(update, reportingTo: anomalyHandler) { [weak self] in self?.visible = newItems }
         deliver(update)
     }
 
