@@ -280,12 +280,19 @@ public final class TypedViewModelMapping<View: AnyObject, Model>: ViewModelMappi
 
     /// The height of a header this mapping shows.
     public func heightForHeader(_ body: @escaping (_ model: Model, _ section: Int) -> Double) {
-        answer(.height) { model, indexPath in body(model, indexPath.section) }
+        answerPerSection(.height, body)
     }
 
     /// The height of a footer this mapping shows.
     public func heightForFooter(_ body: @escaping (_ model: Model, _ section: Int) -> Double) {
-        answer(.height) { model, indexPath in body(model, indexPath.section) }
+        answerPerSection(.height, body)
+    }
+
+    /// Answers a query of a header or footer with its model and section.
+    private func answerPerSection<Value>(
+        _ query: MappingQuery<Value>, _ body: @escaping (Model, Int) -> Value
+    ) {
+        answer(query) { model, indexPath in body(model, indexPath.section) }
     }
 
     /// Whether the row can be edited.
