@@ -18,6 +18,9 @@ public final class Store: @unchecked Sendable {
     public let path: String
     /// How the store was opened.
     public let configuration: StoreConfiguration
+    /// True for a store made by ``temporary(configuration:types:migrations:)``: its directory is
+    /// removed when it closes, when it is released, or when the process exits normally.
+    public let isTemporary: Bool
     private let lock = NSLock()
     private var guarded: State
 
@@ -71,11 +74,23 @@ public final class Store: @unchecked Sendable {
     ///   ``LodeError/migrationsDiffer(path:position:stored:given:)``,
     ///   ``LodeError/migrationFailed(name:reason:)`` and
     ///   ``LodeError/typeChangedWithoutMigration(type:key:field:reason:)`` as their names say.
-    public init(
+    public convenience init(
         at url: URL, configuration: StoreConfiguration = StoreConfiguration(),
         types: [any Persistable.Type] = [], migrations: [Migration]? = nil
     ) throws {
+        try self.init(
+            at: url, configuration: configuration, types: types, migrations: migrations, isTemporary: false)
+    }
+
+    /// Opens (or creates) a store; a temporary one (see ``temporary(configuration:types:migrations:)``)
+    /// removes its directory when it closes.
+    init(
+        at url: URL, configuration: StoreConfiguration, types: [any Persistable.Type],
+        migrations: [Migration]?,
+        isTemporary: Bool
+    ) throws {
         self.path = url.path
+        self.isTemporary = isTemporary
         self.configuration = configuration
         let environment: Environment
         do {
@@ -234,12 +249,20 @@ public final class Store: @unchecked Sendable {
 
     /// Closes the store. Later calls throw ``LodeError/storeClosed(path:)``; the files close when the
     /// last result or transaction using them is gone.
+    ///
+    /// A temporary store's directory is removed at once (results still open keep reading the files
+    /// they mapped until they are released).
     public func close() {
         withState {
             $0.environment = nil
             $0.types.removeAll()
             $0.sharedSnapshot = nil
         }
+        if isTemporary { TemporaryStores.shared.remove(path) }
+    }
+
+    deinit {
+        if isTemporary { TemporaryStores.shared.remove(path) }
     }
 
     func environment() throws -> Environment {
@@ -270,6 +293,55 @@ public final class Store: @unchecked Sendable {
     public func write<R>(_ body: (WriteTransaction) throws -> R) throws -> R {
         guard !configuration.readOnly else { throw LodeError.readOnly(path: path) }
         return try commitWrite(body)
+    }
+
+    /// Runs `body` in a write transaction that is rolled back when it returns (`rollingBack: true`) —
+    /// a dry run: inside, `body` reads its own writes (queries, counts, `Results`); afterwards the
+    /// store is as it was, no observer is told and no version is used. `body`'s result is returned.
+    /// With `rollingBack: false` it is ``write(_:)``.
+    ///
+    /// Why a parameter rather than a `tx.rollback()`: the decision is made before the write starts
+    /// (a test, a `--dry-run` flag), so the closure cannot go on writing into a transaction already
+    /// doomed, and an error thrown by `body` still reaches the caller as itself.
+    @discardableResult
+    @available(*, noasync, message: "a write transaction must not cross an await; use the async overload")
+    public func write<R>(rollingBack: Bool, _ body: (WriteTransaction) throws -> R) throws -> R {
+        guard rollingBack else { return try write(body) }
+        guard !configuration.readOnly else { throw LodeError.readOnly(path: path) }
+        let environment = try environment()
+        try openCatalogDatabases()
+        var transaction: WriteTransaction?
+        var result: R?
+        do {
+            try mapStorageErrors {
+                try environment.write { txn in
+                    let tx = WriteTransaction(store: self, lmdb: txn)
+                    transaction = tx
+                    result = try body(tx)
+                    throw RollBackWrite()
+                }
+            }
+        } catch is RollBackWrite {
+            // The LMDB write aborted, as it does for any error.
+        } catch {
+            transaction?.finishPending(committed: false)
+            throw error
+        }
+        transaction?.finishPending(committed: false)
+        // Set: `RollBackWrite` is thrown only after `body` returned.
+        return result!
+    }
+
+    /// Runs `body` in a write transaction rolled back when it returns (see the synchronous
+    /// ``write(rollingBack:_:)``), on a thread of its own, off the caller's task.
+    @discardableResult
+    public func write<R: Sendable>(
+        rollingBack: Bool, _ body: @escaping @Sendable (WriteTransaction) throws -> R
+    ) async throws -> R {
+        guard rollingBack else { return try await write(body) }
+        return try await withCheckedThrowingContinuation { continuation in
+            Thread { continuation.resume(with: Result { try self.write(rollingBack: true, body) }) }.start()
+        }
     }
 
     /// Runs `body` in one write transaction and commits it — the change-log entry written, type
@@ -486,6 +558,9 @@ struct WeakListener {
 }
 
 /// Rethrows LMDB errors as ``LodeError/storage(_:)``.
+/// Thrown out of a rolled-back write's LMDB transaction so that it aborts; never reaches the caller.
+private struct RollBackWrite: Error {}
+
 func mapStorageErrors<R>(_ body: () throws -> R) throws -> R {
     do { return try body() } catch let error as LMDBError { throw LodeError.storage(StorageFailure(error)) }
 }

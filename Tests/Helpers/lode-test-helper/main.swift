@@ -167,6 +167,17 @@ func migrationRun(_ path: String) throws {
     print("done")
 }
 
+/// Makes a temporary store, writes to it, prints its directory, then exits normally or is killed
+/// (`crash`), so a test can see what is left behind.
+func temporaryStore(crashing: Bool) throws {
+    let store = try Store.temporary(types: [Item.self])
+    try store.write { tx in try tx.insert(Item(id: 1, name: "kept until exit", value: 0)) }
+    print(store.path)
+    fflush(nil)
+    if crashing { kill(getpid(), SIGKILL) }
+    exit(0)  // the store is still open: the exit handler removes its directory
+}
+
 let arguments = CommandLine.arguments
 do {
     if arguments.count == 5, arguments[1] == "write", let first = Int(arguments[3]),
@@ -181,12 +192,14 @@ do {
         try migrationRun(arguments[2])
     } else if arguments.count >= 3, arguments[1] == "read-all" {
         try readAll(arguments[2], checkingPages: !arguments.contains("--no-page-check"))
+    } else if arguments.count == 3, arguments[1] == "temporary-store" {
+        try temporaryStore(crashing: arguments[2] == "crash")
     } else if arguments.count == 3, arguments[1] == "crash-writer" {
         try crashWriter(arguments[2])
     } else {
         FileHandle.standardError.write(
             Data(
-                "usage: lode-test-helper write DIR FIRST COUNT | readme-observe DIR | crash-writer DIR | read-all DIR [--no-page-check] | migration-seed DIR COUNT | migration-run DIR\n"
+                "usage: lode-test-helper write DIR FIRST COUNT | readme-observe DIR | crash-writer DIR | read-all DIR [--no-page-check] | migration-seed DIR COUNT | migration-run DIR | temporary-store exit|crash\n"
                     .utf8
             ))
         exit(2)
