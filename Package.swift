@@ -7,6 +7,7 @@ let package = Package(
         .library(name: "LMDB", targets: ["LMDB"]),
         .library(name: "Lode", targets: ["Lode"]),
         .library(name: "ModelStorage", targets: ["ModelStorage"]),
+        .library(name: "LodeTesting", targets: ["LodeTesting"]),
     ],
     targets: [
         .systemLibrary(
@@ -25,6 +26,7 @@ let package = Package(
         .target(name: "LMDB", dependencies: ["CLMDB"], path: "Sources/LMDB"),
         .target(name: "ModelStorage", path: "Sources/ModelStorage"),
         .target(name: "Lode", dependencies: ["LMDB", "ModelStorage"], path: "Sources/Lode"),
+        .target(name: "LodeTesting", dependencies: ["Lode", "ModelStorage"], path: "Sources/LodeTesting"),
         .executableTarget(
             name: "lode-bench",
             dependencies: ["Lode", "LMDB", "CLMDB", "ModelStorage", "CSQLite", "CMalloc"],
@@ -56,6 +58,9 @@ let package = Package(
             path: "Tests/LodeTests"),
         .testTarget(
             name: "ModelStorageTests", dependencies: ["ModelStorage"], path: "Tests/ModelStorageTests"),
+        .testTarget(
+            name: "LodeTestingTests", dependencies: ["LodeTesting", "Lode", "ModelStorage"],
+            path: "Tests/LodeTestingTests"),
     ],
     swiftLanguageModes: [.v6]
 )

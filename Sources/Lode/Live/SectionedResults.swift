@@ -73,6 +73,12 @@ public struct SectionedResults<Key: Hashable & Encodable & Sendable, Element: Pe
     /// The section at a position.
     public subscript(position: Int) -> Section { sections[position] }
 
+    /// The same sections, not evaluated yet: the first read evaluates them on the last committed
+    /// version (see ``Results/reevaluated()``).
+    public func reevaluated() -> SectionedResults {
+        SectionedResults(results: results.reevaluated(), key: keyFunction)
+    }
+
     /// Live sectioned results that follow this query (see ``LiveSectionedResults``).
     public func live(keyPaths: [PartialKeyPath<Element>]? = nil) throws -> LiveSectionedResults<Key, Element>
     {

@@ -61,6 +61,10 @@ public struct Results<Element: Persistable>: RandomAccessCollection, @unchecked 
         return next
     }
 
+    /// The same query, not evaluated yet: its first read evaluates it on the last committed version
+    /// (or, bound to a transaction, on that transaction), whatever version this one was read on.
+    public func reevaluated() -> Results { copy { _ in } }
+
     // MARK: Building queries
 
     /// The results that also match `predicate` (a Foundation `#Predicate`).

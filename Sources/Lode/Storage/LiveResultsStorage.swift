@@ -84,6 +84,10 @@ public final class LiveResultsStorage: BaseStorage, Storage, @unchecked Sendable
     var token: ObservationToken?
     var observesCommits: Bool
 
+    /// True while the storage follows every commit by itself (it was made with `observesCommits`
+    /// and ``stopObserving()`` was not called); otherwise ``refresh()`` advances it.
+    public var followsCommits: Bool { lock.withLock { observesCommits } }
+
     /// A storage over `store`. Unless `observesCommits` is false, every commit (from any writer or
     /// process) is followed: changes are computed and delivered on `queue` (by default a serial
     /// queue of the storage's own; pass `.main` for a view). Otherwise call ``refresh()`` to advance.

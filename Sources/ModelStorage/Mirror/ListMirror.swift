@@ -253,6 +253,22 @@ public struct ListMirror<Item> {
         sections = result
     }
 
+    /// Applies `update` and checks that the mirror then shows exactly `dataSource` — what a table
+    /// view would show against what its data source says. The mismatch is an ``Inconsistency`` that
+    /// names the first section that differs.
+    public mutating func replay(_ update: StorageUpdate, dataSource: [[Item]]) throws(Inconsistency)
+    where Item: Equatable {
+        try apply(update, dataSource: dataSource)
+        guard sections != dataSource else { return }
+        let section =
+            zip(sections, dataSource).enumerated().first { $0.element.0 != $0.element.1 }?.offset
+            ?? min(sections.count, dataSource.count)
+        let shown = sections.indices.contains(section) ? "\(sections[section])" : "nothing"
+        let expected = dataSource.indices.contains(section) ? "\(dataSource[section])" : "nothing"
+        throw Self.fail(
+            "after \(update) section \(section) shows \(shown), but the data source has \(expected)")
+    }
+
     /// Replaces everything, as `reloadData` does.
     public mutating func reload(_ dataSource: [[Item]]) { sections = dataSource }
 }
