@@ -52,7 +52,8 @@ let package = Package(
         .testTarget(
             name: "LodeTests",
             dependencies: [
-                "Lode", "LMDB", "ModelStorage", "LodeTestSupport", "lode-test-helper", "lode-demo",
+                "Lode", "LMDB", "ModelStorage", "LodeTesting", "LodeTestSupport", "lode-test-helper",
+                "lode-demo",
                 "lode-dump", "lmdb-test-helper",
             ],
             path: "Tests/LodeTests"),

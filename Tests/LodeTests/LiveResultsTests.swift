@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import LodeTesting
 import ModelStorage
 import Synchronization
 import Testing
@@ -154,30 +155,29 @@ func replay(_ change: CollectionChange, old: [Task], new: [Task]) throws -> [Tas
     }
 
     @Test func modificationsAndMovesAreReportedPrecisely() throws {
-        let store = try Store(at: tmp.url, types: [Task.self])
+        let store = try Store.temporary(types: [Task.self])
         try store.write { tx in
             for i in 0..<5 {
                 try tx.insert(Task(id: i, title: "t\(i)", rank: i * 10, done: false, group: "x"))
             }
         }
-        let live = try store.objects(Task.self).sorted(by: \.rank).live()
-        try store.write { tx in try tx.update(Task.self, key: 2) { $0.title = "renamed" } }
-        var change = try #require(try live.refresh())
-        #expect(change.modifications == [.init(old: 2, new: 2)] && change.moves.isEmpty)
+        let byRank = store.objects(Task.self).sorted(by: \.rank)
+        var table = ListMirror(byRank)
+        var change = try store.change(of: byRank) { tx in
+            try tx.update(Task.self, key: 2) { $0.title = "renamed" }
+        }
+        #expect(change.withoutVersions == .expected(modified: [2]))
+        try table.replay(change, against: byRank)
         // A sort value that changes without passing another row: reloaded in place, not moved.
-        try store.write { tx in try tx.update(Task.self, key: 2) { $0.rank = 25 } }
-        change = try #require(try live.refresh())
-        #expect(
-            change
-                == CollectionChange(
-                    fromVersion: change.fromVersion, toVersion: change.toVersion,
-                    modifications: [.init(old: 2, new: 2)]))
+        change = try store.change(of: byRank) { tx in try tx.update(Task.self, key: 2) { $0.rank = 25 } }
+        #expect(change.withoutVersions == .expected(modified: [2]))
         #expect(changesText(change.storageUpdate()) == ["update [2]"])
-        try store.write { tx in try tx.update(Task.self, key: 0) { $0.rank = 45 } }
-        change = try #require(try live.refresh())
-        #expect(change.moves == [CollectionChange.Move(from: 0, to: 4, modified: true)])
+        try table.replay(change, against: byRank)
+        change = try store.change(of: byRank) { tx in try tx.update(Task.self, key: 0) { $0.rank = 45 } }
+        #expect(change.withoutVersions == .expected(movedAndModified: [(from: 0, to: 4)]))
         #expect(changesText(change.storageUpdate()) == ["delete [0]", "insert [4]"])
-        #expect(try live.results.fetch().map(\.id) == [1, 2, 3, 4, 0])
+        try table.replay(change, against: byRank)
+        #expect(try byRank.reevaluated().fetch().map(\.id) == [1, 2, 3, 4, 0])
         #expect(change.difference(from: [0, 1, 2, 3, 4], to: [1, 2, 3, 4, 0]).inferringMoves().count == 2)
     }
 

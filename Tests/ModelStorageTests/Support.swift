@@ -27,12 +27,8 @@ final class MirroringDelegate<Item: Equatable>: StorageUpdating {
     func storageDidPerformUpdate(_ update: StorageUpdate) {
         updates.append(update)
         update.applyDeferredDatasourceUpdates()
-        let data = Self.contents(of: storage)
         do {
-            try mirror.apply(update, dataSource: data)
-            if mirror.sections != data {
-                failures.append("mirror \(mirror.sections) != data \(data) after \(update)")
-            }
+            try mirror.replay(update, dataSource: Self.contents(of: storage))
         } catch {
             failures.append("\(error) in \(update)")
         }
