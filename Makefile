@@ -6,7 +6,7 @@ APT_PACKAGES := liblmdb-dev lmdb-utils libsqlite3-dev pkg-config
 SUDO := $(shell [ "$$(id -u)" = "0" ] || echo sudo)
 FORMAT_PATHS := Package.swift Sources Tests $(wildcard Tools) Fuzz
 
-.PHONY: all deps build lint format test test-tsan fuzz-build fuzz-quick fuzz soak bench demo clean
+.PHONY: all deps build lint format test test-tsan fuzz-build fuzz-quick fuzz soak bench demo docs docs-check clean
 
 # libFuzzer targets (Fuzz/README.md): each harness is compiled with the library sources it exercises.
 FUZZ_TARGETS := cbor keys expression loader
@@ -53,9 +53,19 @@ format:
 test: deps lint
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
+	$(MAKE) docs-check
 	$(MAKE) test-tsan
 	$(MAKE) fuzz-quick
 	$(SWIFT) run -c release lode-bench --quick
+
+# DocC documentation of every public module, as static HTML in .build/docs; any warning fails it.
+docs:
+	SWIFT=$(SWIFT) scripts/build-docs.sh
+
+# The built documentation opened in headless Chromium (installed when missing): each landing page and
+# an article must render with its title and known symbols.
+docs-check: docs
+	scripts/check-docs-in-browser.sh
 
 test-tsan:
 	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build-tsan
@@ -109,4 +119,4 @@ bench: deps
 	$(SWIFT) run -c release lode-bench
 
 clean:
-	rm -rf .build .build-tsan .build-fuzz
+	rm -rf .build .build-tsan .build-fuzz .build-docs

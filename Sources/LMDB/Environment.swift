@@ -15,7 +15,7 @@ import Foundation
 /// already open (opening a second `MDB_env` on the same files and closing it would silently drop the
 /// first one's locks). The environment closes when the last reference to it goes away.
 ///
-/// Transactions are closures. ``read(_:)`` takes a reset read transaction from a pool; ``write(_:)``
+/// Transactions are closures. ``read(_:)`` takes a reset read transaction from a pool; ``write(_:)-jver``
 /// runs one write transaction on the calling thread, commits it when the closure returns and aborts
 /// it when the closure throws. The map grows by itself when a write fills it.
 public final class Environment: @unchecked Sendable {

@@ -2,7 +2,7 @@ import CLMDB
 import Foundation
 
 /// The reads every transaction offers. A transaction exists only inside the closure that
-/// ``Environment/read(_:)`` or ``Environment/write(_:)`` passes it to; using it afterwards throws
+/// ``Environment/read(_:)`` or ``Environment/write(_:)-jver`` passes it to; using it afterwards throws
 /// ``LMDBError/Code/transactionNotActive``.
 ///
 /// Values come back as copies (`[UInt8]`), or borrowed inside a closure with

@@ -7,7 +7,7 @@ import Foundation
     import Musl
 #endif
 
-/// A read-write transaction. See ``Environment/write(_:)``.
+/// A read-write transaction. See ``Environment/write(_:)-jver``.
 ///
 /// Everything a read transaction offers, plus puts, deletes, emptying and dropping databases, write
 /// cursors and child transactions. Every successful change is also recorded, so that when the map

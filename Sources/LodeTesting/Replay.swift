@@ -17,7 +17,7 @@ extension ListMirror where Item == ObjectID {
     /// Replays a change of `results` and checks the mirror then shows what a fresh read of the same
     /// query shows (evaluated anew on the last committed version, not by the live engine).
     ///
-    /// - Throws: ``ListMirror/Inconsistency`` naming what a table view would reject, or the first
+    /// - Throws: `ListMirror.Inconsistency` naming what a table view would reject, or the first
     ///   section that differs from the fresh read.
     public mutating func replay<Element>(_ change: CollectionChange, against results: Results<Element>) throws
     {

@@ -65,7 +65,7 @@ public final class Store: @unchecked Sendable {
     ///
     /// With `migrations` (see ``Migration``), the ones the store has not run yet run first, in order,
     /// each in its own write transaction; then every type in `types` is checked against its stored
-    /// records (see ``checkTypes(_:)``) before anything reads them. Without it (nil) the store's
+    /// records (see ``StoreConfiguration/checksTypesAtOpen``) before anything reads them. Without it (nil) the store's
     /// schema history is left alone (tools open stores so).
     ///
     /// - Throws: ``LodeError/notAStore(path:reason:)`` for a directory that holds another kind of
@@ -298,7 +298,7 @@ public final class Store: @unchecked Sendable {
     /// Runs `body` in a write transaction that is rolled back when it returns (`rollingBack: true`) —
     /// a dry run: inside, `body` reads its own writes (queries, counts, `Results`); afterwards the
     /// store is as it was, no observer is told and no version is used. `body`'s result is returned.
-    /// With `rollingBack: false` it is ``write(_:)``.
+    /// With `rollingBack: false` it is ``write(_:)-1woiz``.
     ///
     /// Why a parameter rather than a `tx.rollback()`: the decision is made before the write starts
     /// (a test, a `--dry-run` flag), so the closure cannot go on writing into a transaction already
@@ -346,7 +346,7 @@ public final class Store: @unchecked Sendable {
 
     /// Runs `body` in one write transaction and commits it — the change-log entry written, type
     /// states settled, listeners told — running it again when another process commits while it
-    /// grows the map (see ``write(_:)``). Shared by ``write(_:)`` and group commit.
+    /// grows the map (see ``write(_:)-1woiz``). Shared by ``write(_:)-1woiz`` and group commit.
     func commitWrite<R>(_ body: (WriteTransaction) throws -> R) throws -> R {
         let environment = try environment()
         var attempt = 1

@@ -69,7 +69,7 @@ extension Store {
     }
 
     /// Runs `body` in a read transaction in which every database of the directory can be read — also
-    /// ones outside the store's layout, which a plain ``read(_:)`` may not have open (a database can
+    /// ones outside the store's layout, which a plain ``read(_:)-6ifq6`` may not have open (a database can
     /// only be read by transactions begun after it was opened).
     public func inspect<R>(_ body: (Transaction) throws -> R) throws -> R {
         let environment = try environment()

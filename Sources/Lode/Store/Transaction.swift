@@ -2,7 +2,7 @@ import Foundation
 import LMDB
 
 /// A read transaction of a ``Store``: every read inside it sees one committed version. See
-/// ``Store/read(_:)``.
+/// ``Store/read(_:)-6ifq6``.
 public class Transaction {
     /// The store.
     public let store: Store
