@@ -360,7 +360,7 @@ func eventually(_ seconds: Double = 10, _ condition: () throws -> Bool) async re
     /// The README's observe example, run as a plain command-line program (no main loop): it prints the
     /// initial results and the change of each commit.
     @Test func theReadmeObserveExampleRunsInACommandLineProgram() throws {
-        let result = try shell("'\(builtTool("lode-test-helper"))' readme-observe '\(tmp.path)'")
+        let result = try shell("cd '\(tmp.path)' && '\(builtTool("lode-test-helper"))' readme-observe")
         #expect(result.status == 0, "\(result.err)")
         #expect(
             result.out.split(separator: "\n").map(String.init) == [

@@ -53,6 +53,24 @@ final class HoldingDelegate: StorageUpdating {
     func storageNeedsReloading() {}
 }
 
+/// A second type for the article's example.
+struct Note: Persistable {
+    var id: Int
+    var text: String
+    var date: Date
+    static let schema = Schema<Note>(primaryKey: \.id, indexes: [.on(\.date)])
+}
+
+/// Applies each update at once, as a view applying its batch right away would.
+final class ApplyingDelegate: StorageUpdating {
+    var updates = 0
+    func storageDidPerformUpdate(_ update: StorageUpdate) {
+        updates += 1
+        update.applyDeferredDatasourceUpdates()
+    }
+    func storageNeedsReloading() {}
+}
+
 @Suite struct LiveResultsStorageTests {
     let tmp = TemporaryDirectory()
 
@@ -223,6 +241,37 @@ final class HoldingDelegate: StorageUpdating {
         #expect(throws: LodeError.insideTransaction(operation: "LiveResultsStorage")) {
             try store.write { _ in try storage.addSection(with: store.objects(Counter.self)) }
         }
+    }
+
+    /// The "Sectioned lists and LiveResultsStorage" article's example, as written.
+    @Test func theArticleExampleRuns() throws {
+        let store = try Store.temporary(types: [Task.self, Note.self])
+        try store.write { tx in
+            try tx.insert(Task(id: 1, title: "a", rank: 1, done: false, group: "x"))
+            try tx.insert(Task(id: 2, title: "b", rank: 2, done: true, group: "y"))
+            try tx.insert(Note(id: 7, text: "n", date: Date(timeIntervalSince1970: 0)))
+        }
+        let tableAdapter = ApplyingDelegate()
+        let otherResults = store.objects(Note.self)
+
+        let storage = LiveResultsStorage(store: store, queue: .main)
+        storage.delegate = tableAdapter  // any StorageUpdating
+        try storage.addSection(
+            with: store.objects(Task.self).filter(#Predicate { !$0.done }), sectionIdentifier: "Open")
+        try storage.addSection(with: store.objects(Note.self).sorted(by: \.date))  // another type
+        try storage.addSections(
+            from: store.objects(Task.self).sorted(by: \.rank).sectioned(by: \.group),
+            sectionIdentifier: { SectionIdentifier($0) })  // sections named by their key
+        let note = storage.item(at: IndexPath(item: 0, section: 1), as: Note.self)  // of the applied version
+        let group = storage.headerModel(forSection: 2)  // the group key (override: headerModelProvider)
+        try storage.replaceSection(at: 0, with: otherResults)  // one update: old section out, new one in
+
+        #expect(note?.id == 7)
+        #expect(group as? String == "x")
+        #expect(tableAdapter.updates == 4)
+        #expect(storage.numberOfSections() == 4)
+        #expect(storage.item(at: IndexPath(item: 0, section: 0), as: Note.self)?.id == 7)
+        storage.stopObserving()
     }
 
     /// A view may apply updates later than they are delivered (between its own batches): each update

@@ -21,6 +21,29 @@ let directory = arguments[2]
 
 func key(_ i: Int) -> [UInt8] { Array(String(format: "key-%08d", i).utf8) }
 
+/// The "A tour of the LMDB layer" article's example, as written (run in the directory given).
+func readmeTour() throws {
+    let env = try Environment.open(
+        at: "people-store",
+        options: EnvironmentOptions(createDirectory: true))
+    let people = try env.database(named: "people")  // key → value
+    let byCity = try env.database(named: "people.city", kind: .duplicates)  // key → sorted values
+
+    try env.write { txn in  // commits when the closure returns,
+        try txn.put(Array("Ada".utf8), forKey: [0, 0, 0, 1], in: people)  // aborts when it throws
+        try txn.put([0, 0, 0, 1], forKey: Array("London".utf8), in: byCity)
+    }
+
+    let name = try env.read { txn in try txn.get([0, 0, 0, 1], in: people) }  // [UInt8]? (a copy)
+    print(String(decoding: name ?? [], as: UTF8.self))
+
+    try env.read { txn in
+        for entry in try txn.entries(in: byCity, from: Array("L".utf8)) {  // cursor as a Sequence
+            print(entry.key, entry.value)
+        }
+    }
+}
+
 do {
     switch command {
     case "fill":
@@ -72,6 +95,10 @@ do {
             try env.read { _ in try hold(depth + 1) }
         }
         try hold(0)
+    case "readme-tour":
+        // readme-tour DIR: the LMDB tour, as written, in DIR.
+        guard FileManager.default.changeCurrentDirectoryPath(directory) else { exit(1) }
+        try readmeTour()
     case "open":
         // open DIR: opens the environment (read-write) and prints its info, or the error.
         let env = try Environment.open(at: directory)

@@ -2,8 +2,10 @@
 // Usage:
 //   lode-test-helper write DIR FIRST COUNT — inserts tasks FIRST..<FIRST+COUNT, one commit each, then
 //     updates and deletes some of them.
-//   lode-test-helper readme-observe DIR — the README's observe example, as a plain command-line
-//     program with no main loop.
+//   lode-test-helper readme-observe — the observe example of the "Following the store" article, as a
+//     plain command-line program with no main loop, on ./todos.
+//   lode-test-helper readme-first-use — the README's first-use example as written, on ./todos;
+//     readme-live — then the synchronous live results of "Following the store" on it.
 //   lode-test-helper read-all DIR [--no-page-check] — opens the store read-only (checking its pages
 //     first) and reads every object, an index range and the integrity walk.
 //   lode-test-helper migration-seed DIR COUNT — a store of COUNT items; migration-run DIR — opens it
@@ -85,8 +87,39 @@ struct Todo: Persistable {
         indexes: [.on(\.status), .on(\.due), .unique(\.title)])
 }
 
-func readmeObserve(_ path: String) throws {
-    let store = try Store(at: URL(fileURLWithPath: path), types: [Todo.self])
+/// The README's first-use example as written (run in a directory of its own: its store is "todos").
+func readmeFirstUse() throws {
+    let store = try Store(at: URL(fileURLWithPath: "todos"))  // a directory; created when missing
+    let milk = Todo(id: UUID(), title: "Buy milk", status: .open, due: nil)
+    try store.write { tx in  // one ACID transaction
+        try tx.insert(milk)
+        try tx.insert(Todo(id: UUID(), title: "Write report", status: .open, due: Date()))
+        try tx.insert(Todo(id: UUID(), title: "Call Ada", status: .open, due: nil))
+        try tx.update(Todo.self, key: milk.id) { $0.status = .done }
+    }
+
+    let pending = Status.open  // #Predicate cannot name an enum case: capture it
+    let open = store.objects(Todo.self)
+        .filter(#Predicate { $0.status == pending })
+        .sorted(by: \.title)
+    print(open.map(\.title))  // ["Call Ada", "Write report"]
+    print(try open.explain())  // index lookup of 1 value(s) in "status"; sorted in memory
+}
+
+/// The "Following the store" article's synchronous form, on the first-use example's store.
+func readmeLive() throws {
+    let store = try Store(at: URL(fileURLWithPath: "todos"))
+    let pending = Status.open
+    let open = store.objects(Todo.self).filter(#Predicate { $0.status == pending }).sorted(by: \.title)
+
+    let live = try open.live()
+    try store.write { tx in try tx.insert(Todo(id: UUID(), title: "Water plants", status: .open, due: nil)) }
+    if let change = try live.refresh() { print(change.insertions) }  // [1]
+}
+
+/// The "Following the store" article's observe example as written, in a directory of its own.
+func readmeObserve() throws {
+    let store = try Store(at: URL(fileURLWithPath: "todos"), types: [Todo.self])
     let pending = Status.open
     let open = store.objects(Todo.self).filter(#Predicate { $0.status == pending }).sorted(by: \.title)
 
@@ -184,8 +217,12 @@ do {
         let count = Int(arguments[4])
     {
         try write(arguments[2], first: first, count: count)
-    } else if arguments.count == 3, arguments[1] == "readme-observe" {
-        try readmeObserve(arguments[2])
+    } else if arguments.count == 2, arguments[1] == "readme-observe" {
+        try readmeObserve()
+    } else if arguments.count == 2, arguments[1] == "readme-first-use" {
+        try readmeFirstUse()
+    } else if arguments.count == 2, arguments[1] == "readme-live" {
+        try readmeLive()
     } else if arguments.count == 4, arguments[1] == "migration-seed", let count = Int(arguments[3]) {
         try migrationSeed(arguments[2], count: count)
     } else if arguments.count == 3, arguments[1] == "migration-run" {
@@ -199,7 +236,7 @@ do {
     } else {
         FileHandle.standardError.write(
             Data(
-                "usage: lode-test-helper write DIR FIRST COUNT | readme-observe DIR | crash-writer DIR | read-all DIR [--no-page-check] | migration-seed DIR COUNT | migration-run DIR | temporary-store exit|crash\n"
+                "usage: lode-test-helper write DIR FIRST COUNT | readme-observe | readme-first-use | readme-live | crash-writer DIR | read-all DIR [--no-page-check] | migration-seed DIR COUNT | migration-run DIR | temporary-store exit|crash\n"
                     .utf8
             ))
         exit(2)
