@@ -258,6 +258,8 @@ import Testing
     }
 
     @Test func supplementaryRouting() {
+        // The lineage's spec asks an empty storage for its sections' models: an anomaly by design.
+        storage.anomalyHandler.silence(.supplementaryForMissingSection)
         storage.headerModelProvider = { [1, 2, 3][$0] }
         storage.supplementaryModelProvider = { _, indexPath in [4, 5, 6][indexPath.item] }
         storage.supplementaryHeaderKind = "Foo"

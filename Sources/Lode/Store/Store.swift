@@ -557,10 +557,10 @@ struct WeakListener {
     weak var listener: (any CommitListener)?
 }
 
-/// Rethrows LMDB errors as ``LodeError/storage(_:)``.
 /// Thrown out of a rolled-back write's LMDB transaction so that it aborts; never reaches the caller.
 private struct RollBackWrite: Error {}
 
+/// Rethrows LMDB errors as ``LodeError/storage(_:)``.
 func mapStorageErrors<R>(_ body: () throws -> R) throws -> R {
     do { return try body() } catch let error as LMDBError { throw LodeError.storage(StorageFailure(error)) }
 }
