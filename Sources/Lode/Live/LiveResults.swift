@@ -137,6 +137,10 @@ public final class LiveResults<Element: Persistable>: @unchecked Sendable {
 
     /// Advances to the last committed version and returns what changed, or nil when nothing
     /// committed since. Not allowed inside a transaction of this store on this thread.
+    ///
+    /// - Complexity: from the change log, O(*c* log *n*) for *c* objects changed since the last
+    ///   version, whatever the size *n* of the results; a full evaluation when the log does not
+    ///   reach back (``CollectionChange/wasFullyReevaluated``).
     @discardableResult
     public func refresh() throws -> CollectionChange? {
         try store.checkNotInsideTransaction("refresh")

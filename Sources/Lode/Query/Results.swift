@@ -332,6 +332,9 @@ public struct Results<Element: Persistable>: RandomAccessCollection, @unchecked 
     }
 
     /// Every object, decoded.
+    ///
+    /// - Complexity: the evaluation's plan (see ``explain()``) plus O(*n*) decodes for *n* objects;
+    ///   evaluated once, later calls reuse it.
     public func fetch() throws -> [Element] {
         let evaluation = try evaluation()
         if let objects = evaluation.objects { return objects }

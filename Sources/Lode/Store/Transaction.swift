@@ -111,6 +111,8 @@ public class Transaction {
     }
 
     /// The `T` whose primary key is `key`, or nil.
+    ///
+    /// - Complexity: one O(log *n*) B-tree lookup and one decode.
     public func object<T: Persistable, Key: Encodable>(_ type: T.Type, key: Key) throws -> T? {
         let bytes = try KeyEncoder().encode(key)
         guard bytes.count <= IndexKeyLimit.maximum else { return nil }

@@ -122,6 +122,8 @@ public final class WriteTransaction: Transaction {
     // MARK: Writing objects
 
     /// Stores a new object.
+    ///
+    /// - Complexity: O(log *n*) B-tree puts: the record and one entry per index.
     /// - Throws: ``LodeError/duplicateKey(type:key:)`` when an object with the same primary key exists,
     ///   ``LodeError/uniqueViolation(type:index:value:)`` when a unique index already has the value.
     public func insert<T: Persistable>(_ object: T) throws {

@@ -7,6 +7,9 @@ public struct MyersDiffer: DiffingAlgorithm, Sendable {
     public init() {}
 
     /// Operations from `old` to `new` (elements compared with `==`).
+    ///
+    /// - Complexity: O((*n* + *m*) *d*) time and O(*n* + *m*) space for lists of *n* and *m* elements
+    ///   that differ by *d* edits.
     public func diff<T: EntityIdentifiable & Equatable>(from old: [T], to new: [T])
         -> [SingleSectionOperation]
     {
