@@ -22,7 +22,8 @@ SERVER=$!
 PROFILE=$(mktemp -d)
 trap 'kill $SERVER 2>/dev/null; rm -rf "$PROFILE"' EXIT
 for _ in $(seq 50); do
-    curl -fs "http://127.0.0.1:$PORT/index.html" >/dev/null && break
+    python3 -c "import urllib.request; urllib.request.urlopen('http://127.0.0.1:$PORT/index.html')" \
+        2>/dev/null && break
     sleep 0.1
 done
 
