@@ -22,13 +22,7 @@ final class MirroringStorageDelegate: StorageUpdating, @unchecked Sendable {
         mirror = ListMirror(sections: Self.contents(storage))
     }
 
-    static func contents(_ storage: LiveResultsStorage) -> [[ObjectID]] {
-        (0..<storage.numberOfSections()).map { section in
-            (0..<storage.numberOfItems(inSection: section)).map {
-                storage.objectID(at: IndexPath(item: $0, section: section))!
-            }
-        }
-    }
+    static func contents(_ storage: LiveResultsStorage) -> [[ObjectID]] { ListMirror(storage).sections }
 
     func storageDidPerformUpdate(_ update: StorageUpdate) {
         updates += 1
