@@ -254,7 +254,14 @@ func capturingStandardOutput(_ body: () -> Void) throws -> String {
     }
 }
 
+/// One capture at a time in the whole process: tests run in parallel, and two captures redirecting
+/// the same descriptor at once would restore each other's copy (a nested capture of another
+/// descriptor on the same thread is fine, hence a recursive lock).
+private let captureLock = NSRecursiveLock()
+
 private func capturing(descriptor: Int32, _ body: () -> Void) throws -> String {
+    captureLock.lock()
+    defer { captureLock.unlock() }
     let url = FileManager.default.temporaryDirectory.appendingPathComponent("capture-\(UUID().uuidString)")
     _ = FileManager.default.createFile(atPath: url.path, contents: nil)
     defer { try? FileManager.default.removeItem(at: url) }
