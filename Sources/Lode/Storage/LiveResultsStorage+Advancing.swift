@@ -70,19 +70,11 @@ extension LiveResultsStorage {
         guard !update.objectChanges.isEmpty || !update.sectionChanges.isEmpty else {
             // Nothing the view shows changed. While it still holds an update, that update's views
             // stay until it is applied (the view has not seen it yet).
-            if sequence.pending == 0 { visible = views }
+            if applied.pending == 0 { visible = views }
             return nil
         }
-        let number = sequence.next()
-        update.enqueueDatasourceUpdate { [weak self] _ in
-            guard let self else { return }
-            let anomaly = self.lock.withLock { () -> ListAnomaly? in
-                let (apply, anomaly) = self.sequence.apply(number)
-                if apply { self.visible = views }
-                return anomaly
-            }
-            // Reported with no lock held: the handler runs the app's code.
-            if let anomaly { self.anomalyHandler.report(anomaly) }
+        applied.enqueue(update, reportingTo: anomalyHandler, lock: lock) { [weak self] in
+            self?.visible = views
         }
         return update
     }

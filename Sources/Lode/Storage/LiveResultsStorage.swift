@@ -21,7 +21,7 @@ import ModelStorage
 /// Lock order: `lock` is held while the members advance (through the group, whose lock and the
 /// members' come below it); the delegate and `updates` are called after it is released.
 public final class LiveResultsStorage: BaseStorage, Storage, @unchecked Sendable {
-    // @unchecked: `members`, `visible`, `observation` and `observesCommits` are guarded by `lock`;
+    // @unchecked: `members`, `visible`, `applied`, `observation` and `observesCommits` are guarded by `lock`;
     // the group has its own lock.
 
     /// A member edit that names a member the storage does not have.
@@ -79,8 +79,8 @@ public final class LiveResultsStorage: BaseStorage, Storage, @unchecked Sendable
     let lock = NSRecursiveLock()
     var members: [Member] = []
     var visible: [View] = []
-    /// The delivered updates and the newest the view applied (guarded by `lock`).
-    var sequence = UpdateSequence()
+    /// The delivered updates and the newest the view applied (used under `lock`).
+    let applied = AppliedUpdates()
     var token: ObservationToken?
     var observesCommits: Bool
 

@@ -2,24 +2,21 @@ import Foundation
 
 /// Numbers the updates a storage delivers and follows which one its view applied last, so an update
 /// applied out of order is noticed (and an old one never takes the view's data back).
-package struct UpdateSequence {
-    /// No update delivered yet.
-    package init() {}
-
+struct UpdateSequence {
     /// How many updates were delivered.
-    package private(set) var delivered = 0
+    private(set) var delivered = 0
     /// The newest update whose data the view has applied (a reload applies them all).
-    package private(set) var applied = 0
+    private(set) var applied = 0
 
     /// The number of the next delivered update.
-    package mutating func next() -> Int {
+    mutating func next() -> Int {
         delivered += 1
         return delivered
     }
 
     /// Records that the view applies update `number`: whether its data should become visible (not
     /// for an update older than one applied), and the anomaly when it was not the one due.
-    package mutating func apply(_ number: Int) -> (apply: Bool, anomaly: ListAnomaly?) {
+    mutating func apply(_ number: Int) -> (apply: Bool, anomaly: ListAnomaly?) {
         let expected = applied + 1
         if number == expected {
             applied = number
@@ -32,15 +29,20 @@ package struct UpdateSequence {
     }
 
     /// A reload shows the view everything delivered so far.
-    package mutating func reloadAll() { applied = delivered }
+    mutating func reloadAll() { applied = delivered }
 
     /// How many delivered updates the view has not applied.
-    package var pending: Int { delivered - applied }
+    var pending: Int { delivered - applied }
 }
 
-/// The update sequence of a storage that is edited and applied on one thread (``MemoryStorage``,
-/// ``SingleSectionStorage``, ``SnapshotStorage``): numbers each update and makes its data visible
-/// when the view applies it, in delivery order.
+/// The update sequence of a storage: numbers each update it delivers and makes the update's data
+/// visible when the view applies it, in delivery order.
+///
+/// A storage edited and applied on one thread (``MemoryStorage``, ``SingleSectionStorage``,
+/// ``SnapshotStorage``) passes no lock. A storage used from several threads passes the lock that
+/// guards its visible data; it then calls ``enqueue(_:reportingTo:lock:show:)``, ``pending`` and
+/// ``reloadAll()`` holding that lock, and `show` runs under it. Anomalies are reported after the lock
+/// is released: the handler runs the app's code.
 package final class AppliedUpdates {
     private var sequence = UpdateSequence()
 
@@ -50,14 +52,18 @@ package final class AppliedUpdates {
     /// Numbers `update` and makes `show` run when the view applies it — unless the view already
     /// applied a newer one (or a reload); an update applied out of order is reported to `handler`.
     package func enqueue(
-        _ update: StorageUpdate, reportingTo handler: AnomalyHandler, show: @escaping () -> Void
+        _ update: StorageUpdate, reportingTo handler: AnomalyHandler, lock: (any NSLocking)? = nil,
+        show: @escaping () -> Void
     ) {
         let number = sequence.next()
         update.enqueueDatasourceUpdate { [weak self] _ in
             guard let self else { return }
-            let (apply, anomaly) = self.sequence.apply(number)
-            if apply { show() }
-            if let anomaly { handler.report(anomaly) }
+            let decide = { () -> ListAnomaly? in
+                let (apply, anomaly) = self.sequence.apply(number)
+                if apply { show() }
+                return anomaly
+            }
+            if let anomaly = lock.map({ $0.withLock(decide) }) ?? decide() { handler.report(anomaly) }
         }
     }
 

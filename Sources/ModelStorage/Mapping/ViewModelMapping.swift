@@ -171,8 +171,12 @@ public class ViewModelMapping {
     /// True when this mapping shows `model` at `indexPath` (optionals and type-erased boxes are seen
     /// through).
     public func matches(_ model: Any, at indexPath: IndexPath) -> Bool {
-        let model = unwrapModel(model)
-        return accepts(model) && condition.matches(indexPath, model)
+        matches(unwrapped: unwrapModel(model), at: indexPath)
+    }
+
+    /// ``matches(_:at:)`` for a model already unwrapped (a registry unwraps once for all mappings).
+    func matches(unwrapped model: Any, at indexPath: IndexPath) -> Bool {
+        accepts(model) && condition.matches(indexPath, model)
     }
 }
 

@@ -181,7 +181,8 @@ public final class ViewModelMappingRegistry {
     /// anomaly).
     public func mapping(for model: Any, at indexPath: IndexPath, kind: ViewKind = .cell) -> ViewModelMapping?
     {
-        mappings.first { $0.kind == kind && $0.matches(model, at: indexPath) }
+        let model = unwrapModel(model)
+        return mappings.first { $0.kind == kind && $0.matches(unwrapped: model, at: indexPath) }
     }
 
     /// The mapping for `model`, or nil after reporting ``ListAnomaly/noMapping(modelType:indexPath:kind:)``.
