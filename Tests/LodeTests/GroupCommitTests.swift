@@ -10,9 +10,14 @@ private struct Refused: Error, Equatable {
     var write: Int
 }
 
+/// How long a test waits for writing tasks to start. Long on purpose: under ThreadSanitizer, on two
+/// cores, the suites' blocking tests (the stress and cross-process ones) can keep the cooperative
+/// pool that runs the writing tasks busy for more than a minute (a `make test-tsan` run timed out
+/// at 60 s). Only a starved run waits this long; a normal one passes in milliseconds.
+private let poolWait = 300.0
+
 /// Holds the store's writer in a write of another thread until `release` is signalled, so that
-/// writes queue up behind it and then commit as one group. (The waits are long: in the full suite,
-/// blocking tests can keep the cooperative pool that starts the writing tasks busy for seconds.)
+/// writes queue up behind it and then commit as one group.
 private func holdWriter(_ store: Store) async -> DispatchSemaphore {
     let release = DispatchSemaphore(value: 0)
     let holding = Atomic<Bool>(false)
@@ -27,7 +32,7 @@ private func holdWriter(_ store: Store) async -> DispatchSemaphore {
             Issue.record("the holding write failed: \(error)")
         }
     }.start()
-    #expect(await eventually(60) { holding.load(ordering: .sequentiallyConsistent) })
+    #expect(await eventually(poolWait) { holding.load(ordering: .sequentiallyConsistent) })
     return release
 }
 
@@ -77,7 +82,7 @@ private func holdWriter(_ store: Store) async -> DispatchSemaphore {
             }
         }
         // The writes the writer thread took first wait for the holder; the rest queue behind them.
-        #expect(await eventually(60) { store.groupCommit.addedCount == added + writes })
+        #expect(await eventually(poolWait) { store.groupCommit.addedCount == added + writes })
         release.signal()
         let results = await outcomes.value
 
@@ -172,7 +177,7 @@ private func holdWriter(_ store: Store) async -> DispatchSemaphore {
                     return succeeded
                 }
             }
-            #expect(await eventually(60) { store.groupCommit.addedCount == added + plans.count })
+            #expect(await eventually(poolWait) { store.groupCommit.addedCount == added + plans.count })
             release.signal()
             let succeeded = await outcomes.value
             #expect(succeeded == Set(plans.indices.filter { !plans[$0].throws }))
@@ -238,7 +243,7 @@ private func holdWriter(_ store: Store) async -> DispatchSemaphore {
             finished.add(1, ordering: .sequentiallyConsistent)
         }
         nested.start()
-        #expect(await eventually(60) { finished.load(ordering: .sequentiallyConsistent) == 9 })
+        #expect(await eventually(poolWait) { finished.load(ordering: .sequentiallyConsistent) == 9 })
         #expect(failures.withLock { $0 } == [])
     }
 
