@@ -54,6 +54,27 @@ func runDump(_ arguments: [String]) throws -> (status: Int32, out: String, err: 
         #expect(try dataFile() == before, "inspecting never changes the store")
     }
 
+    /// Issue 23, finding 7: a dump piped into `head` was reported as a damaged store (the worker
+    /// died of SIGPIPE) with exit status 1.
+    @Test func aClosedPipeStopsTheToolQuietly() throws {
+        let store = try Store(at: tmp.url, types: [Task.self])
+        try store.write { tx in
+            for id in 0..<3_000 {
+                try tx.insert(Task(id: id, title: "task \(id)", rank: id, done: false, group: "g"))
+            }
+        }
+        store.close()
+        // More output than a pipe holds, so the worker is still writing when head has gone.
+        let piped = try shell(
+            "bash -c \"set -o pipefail; '\(builtTool("lode-dump"))' dump '\(tmp.path)' Task --format ndjson | head -1\""
+        )
+        #expect(piped.err.isEmpty, "\(piped.err)")
+        #expect(piped.out.split(separator: "\n").count == 1)
+        #expect(piped.out.contains("\"task 0\""), "\(piped.out)")
+        // As `yes | head -1` does: the producer ends by SIGPIPE, which the pipeline reports.
+        #expect(piped.status == 128 + SIGPIPE)
+    }
+
     @Test func dumpFiltersSortsProjectsAndFormats() throws {
         let path = try makeStore()
         let ndjson = try runDump([

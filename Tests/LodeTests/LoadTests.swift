@@ -56,6 +56,40 @@ import Testing
         #expect(withoutMapSize(again.out) == withoutMapSize(original))
     }
 
+    /// Issue 23, finding 1: a load into a store that exists (in place, one transaction) kept only the
+    /// last batch of each type, said it loaded everything and exited 0.
+    @Test func aLoadIntoAnExistingStoreKeepsEveryBatch() throws {
+        let source = try bigStore()
+        let export = tmp.url.appendingPathComponent("export.ndjson").path
+        #expect(try shell("\(binary) export '\(source.path)' > '\(export)'").status == 0)
+        // One target holding other objects of the same types (--force), one empty store.
+        let full = tmp.url.appendingPathComponent("full")
+        let store = try Store(at: full, types: [Task.self, Counter.self])
+        try store.write { tx in
+            for id in 10_000..<10_020 {
+                try tx.insert(Task(id: id, title: "old \(id)", rank: 1, done: false, group: "old"))
+            }
+        }
+        store.close()
+        let empty = tmp.url.appendingPathComponent("empty")
+        try Store(at: empty, types: [Task.self]).close()
+        for (target, flags) in [(full, "--force"), (empty, "")] {
+            let loaded = try shell("\(binary) load '\(target.path)' \(flags) < '\(export)'")
+            #expect(loaded.status == 0, "\(loaded.err)")
+            let reopened = try Store(at: target, types: [Task.self, Counter.self])
+            #expect(try reopened.read { try $0.count(Task.self) } == 4_500, "\(target.lastPathComponent)")
+            #expect(try reopened.read { try $0.count(Counter.self) } == 300, "\(target.lastPathComponent)")
+            #expect(try reopened.read { try $0.object(Task.self, key: 0) }?.title == "task 0")
+            #expect(try reopened.read { try $0.object(Task.self, key: 10_000) } == nil)
+            // Indexes hold every record too.
+            let group = reopened.objects(Task.self).filter(#Predicate { $0.group == "g3" })
+            #expect(try group.count == 500)
+            reopened.close()
+            let check = try shell("\(binary) check '\(target.path)'")
+            #expect(check.status == 0, "\(check.out)")
+        }
+    }
+
     @Test func aLoadKilledHalfwayLeavesNoStoreAtTheTarget() throws {
         let source = try bigStore()
         let export = try shell("\(binary) export '\(source.path)'").out

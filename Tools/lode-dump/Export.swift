@@ -141,7 +141,11 @@ func loadExport(from lines: LineReader, into path: String, inPlace: Bool) throws
     if inPlace {
         return try store.write { tx in
             try restoreExport(
-                from: lines, restore: { type, records, _ in try tx.restore(type, records: records) },
+                from: lines,
+                restore: { type, records, appending in
+                    try tx.restore(type, records: records, appending: appending)
+                },
+                stored: { try tx.storedType(named: $0).objectCount },
                 history: { try tx.restoreSchemaHistory($0) })
         }
     }
@@ -150,14 +154,17 @@ func loadExport(from lines: LineReader, into path: String, inPlace: Bool) throws
         restore: { type, records, appending in
             try store.write { tx in try tx.restore(type, records: records, appending: appending) }
         },
+        stored: { name in try store.read { tx in try tx.storedType(named: name).objectCount } },
         history: { history in try store.write { tx in try tx.restoreSchemaHistory(history) } })
 }
 
 /// Reads an export from `lines`, handing each type's records to `restore` in batches (a batch, and
 /// whether earlier batches of the type came before it); returns the types and objects restored.
+/// After each type, `stored` counts the records the store now holds for it: the load is checked
+/// against what was kept, not only against what was read.
 private func restoreExport(
     from lines: LineReader, restore: (StoredType, RecordBatch, Bool) throws -> Int,
-    history: (SchemaHistory) throws -> Void
+    stored: (String) throws -> Int, history: (SchemaHistory) throws -> Void
 ) throws -> (types: Int, objects: Int) {
     var progress = Progress("loading")
     defer { progress.finish() }
@@ -206,6 +213,13 @@ private func restoreExport(
                 throw DumpError(
                     description:
                         "the export is incomplete: \(type.name) has \(restored) of \(type.objectCount) records"
+                )
+            }
+            let kept = try stored(type.name)
+            guard kept == restored else {
+                throw DumpError(
+                    description:
+                        "loading \(type.name) read \(restored) records but the store keeps \(kept); nothing was loaded"
                 )
             }
             types += 1

@@ -70,6 +70,13 @@ enum Supervisor {
             let signal = worker.terminationStatus
             // Interrupted by the user: the shell's usual status, no diagnosis.
             if signal == SIGINT || signal == SIGTERM { return 128 + signal }
+            // The reader of the output went away (`lode-dump dump … | head -1`): not damage. Stop
+            // the way Unix tools do, by the same signal and without a word.
+            if signal == SIGPIPE {
+                Foundation.signal(SIGPIPE, SIG_DFL)
+                kill(getpid(), SIGPIPE)
+                return 128 + SIGPIPE
+            }
             let name =
                 [
                     SIGABRT: "SIGABRT", SIGSEGV: "SIGSEGV", SIGBUS: "SIGBUS", SIGILL: "SIGILL",
