@@ -355,6 +355,40 @@ final class ApplyingDelegate: StorageUpdating {
         }
     }
 
+    /// Issue 23, finding 6: a storage exposed no token, so an edit its view already showed could not
+    /// be kept from coming back as an update.
+    @Test func aWriteWithoutNotifyingPassesTheStorageOverAndItStillFollows() throws {
+        let store = try Store(at: tmp.url, types: [Task.self])
+        let queue = DispatchQueue(label: "storage updates")
+        let storage = LiveResultsStorage(store: store, queue: queue)
+        let delegate = ApplyingDelegate()
+        storage.delegate = delegate
+        try storage.addSection(with: store.objects(Task.self).sorted(by: \.rank))
+        #expect(delegate.updates == 1)  // the section appears
+        try store.write(withoutNotifying: [storage.observationToken]) { tx in
+            try tx.insert(Task(id: 1, title: "shown already", rank: 1, done: false, group: "x"))
+        }
+        func wait(until condition: () -> Bool) {
+            let deadline = Date().addingTimeInterval(30)
+            while !queue.sync(execute: condition), Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
+        }
+        // The storage advances past the silent commit without an update: its rows show it.
+        wait { storage.numberOfItems(inSection: 0) == 1 }
+        queue.sync {
+            #expect(storage.numberOfItems(inSection: 0) == 1)
+            #expect(delegate.updates == 1)
+        }
+        try store.write { tx in try tx.insert(Task(id: 2, title: "b", rank: 2, done: false, group: "x")) }
+        wait { storage.numberOfItems(inSection: 0) == 2 }
+        queue.sync {
+            #expect(storage.numberOfItems(inSection: 0) == 2)
+            #expect(delegate.updates == 2)
+        }
+        // Cancelling the token is stopObserving().
+        storage.observationToken.cancel()
+        #expect(!storage.followsCommits)
+    }
+
     /// Commits a few random changes to tasks and counters.
     func randomCommit(_ store: Store, _ rng: inout SeededGenerator) throws {
         try store.write { tx in

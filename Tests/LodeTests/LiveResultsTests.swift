@@ -423,6 +423,45 @@ func changesText(_ update: StorageUpdate) -> [String] {
         #expect(updates.withLock { $0 } == ["[1]"])  // only the second insert, at its new index
         token.cancel()
     }
+
+    /// Issue 23, finding 6: the token learned which observation to silence only once the observation
+    /// had started on its queue, so a silent write right after `observe` returned was delivered.
+    @Test func aWriteWithoutNotifyingRightAfterObserveIsNotDelivered() throws {
+        let tmp = TemporaryDirectory()
+        let store = try Store(at: tmp.url, types: [Task.self])
+        let queue = DispatchQueue(label: "quiet")
+        let updates = Locked<[String]>([])
+        let signal = DispatchSemaphore(value: 0)
+        let handedOut = Locked<ObservationToken?>(nil)
+        let ready = DispatchSemaphore(value: 0)
+        let failure = Locked<String?>(nil)
+        // The silent write commits after the observation's results were read, before it started.
+        LiveContext.of(store).hooks.onSourceMade {
+            ready.wait()
+            guard let token = handedOut.withLock({ $0 }) else { return }
+            do {
+                try store.write(withoutNotifying: [token]) { tx in
+                    try tx.insert(Task(id: 1, title: "a", rank: 1, done: false, group: "x"))
+                }
+            } catch {
+                failure.withLock { $0 = "\(error)" }
+            }
+        }
+        let token = store.objects(Task.self).sorted(by: \.rank).observe(on: queue) { change in
+            if case .update(_, let change) = change { updates.withLock { $0.append("\(change.insertions)") } }
+            signal.signal()
+        }
+        handedOut.withLock { $0 = token }
+        ready.signal()
+        #expect(signal.wait(timeout: .now() + 5) == .success)  // initial
+        LiveContext.of(store).hooks.onSourceMade(nil)
+        #expect(signal.wait(timeout: .now() + 0.3) == .timedOut)
+        try store.write { tx in try tx.insert(Task(id: 2, title: "b", rank: 2, done: false, group: "x")) }
+        #expect(signal.wait(timeout: .now() + 5) == .success)
+        #expect(updates.withLock { $0 } == ["[1]"])
+        #expect(failure.withLock { $0 } == nil)
+        token.cancel()
+    }
 }
 
 @Suite struct ChangeLogEncodingTests {

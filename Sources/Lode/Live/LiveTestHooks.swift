@@ -12,7 +12,14 @@ final class LiveTestHooks: Sendable {
     private struct Hooks {
         var advance: (@Sendable () -> Void)?
         var deliverySnapshot: (@Sendable (ReadSnapshot) -> ReadSnapshot)?
+        var sourceMade: (@Sendable () -> Void)?
     }
+
+    /// Runs `hook` on an observation's queue after its source was made, before it starts following
+    /// the store.
+    func onSourceMade(_ hook: (@Sendable () -> Void)?) { hooks.withLock { $0.sourceMade = hook } }
+
+    func sourceMade() { hooks.withLock { $0.sourceMade }?() }
 
     /// Runs `hook` each time a live result of the store advances, while it holds its own lock.
     func onAdvance(_ hook: (@Sendable () -> Void)?) { hooks.withLock { $0.advance = hook } }

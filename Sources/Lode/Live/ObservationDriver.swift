@@ -2,14 +2,6 @@ import Dispatch
 import Foundation
 import LMDB
 
-/// An observation that can let one commit pass without a delivery (the app already shows it).
-protocol DeliverySilencing: AnyObject, Sendable {
-    /// The commit that will have `version` is not to be delivered.
-    func silence(version: Int)
-    /// That commit did not happen after all.
-    func unsilence(version: Int)
-}
-
 /// The one observation pipeline: it takes a ``LiveSource`` from version to version after every
 /// commit the notifier sees and hands each update — or each error — to the consumer on its queue.
 ///
@@ -18,14 +10,14 @@ protocol DeliverySilencing: AnyObject, Sendable {
 /// - Liveness: the notifier hands over the snapshot of each version it saw, and a delivery advances
 ///   at least to it (a reader begun later can never see less, but the snapshot makes it certain).
 /// - Silencing: a commit made with ``Store/write(withoutNotifying:_:)`` is passed over silently when
-///   it is the only one since the last delivery.
+///   it is the only one since the last delivery (the token keeps which commits were silenced).
 /// - Errors: every failure reaches the consumer; the source stays on its version and the next
 ///   commit tries again.
 ///
 /// Lock order: `lock` is a leaf. The source is advanced and the consumer called on `queue` with no
 /// lock of the driver's held.
-final class ObservationDriver<Source: LiveSource>: CommitObserver, DeliverySilencing, @unchecked Sendable {
-    // @unchecked: `scheduled`, `target` and `silenced` are guarded by `lock`; the rest is immutable.
+final class ObservationDriver<Source: LiveSource>: CommitObserver, @unchecked Sendable {
+    // @unchecked: `scheduled` and `target` are guarded by `lock`; the rest is immutable.
     private let store: Store
     /// The store's live context, looked up once (not at every delivery).
     private let context: LiveContext
@@ -38,7 +30,6 @@ final class ObservationDriver<Source: LiveSource>: CommitObserver, DeliverySilen
     private let lock = NSLock()
     private var scheduled = false
     private var target: ReadSnapshot?
-    private var silenced = Set<Int>()
     /// When set, a delivery waits until the consumer asks for it (``LiveChanges``).
     private let demand: DeliveryDemand?
     /// The version an advance last failed at (only touched on `queue`): it is not tried again until a
@@ -64,7 +55,6 @@ final class ObservationDriver<Source: LiveSource>: CommitObserver, DeliverySilen
     /// evaluated. Call it on `queue` or before anything is delivered.
     func start() {
         guard let token else { return }
-        token.silencer = self
         let notifier = context.makeNotifier(for: store)
         notifier.add(self)
         token.onCancel { [weak notifier, self] in notifier?.remove(self) }
@@ -83,9 +73,6 @@ final class ObservationDriver<Source: LiveSource>: CommitObserver, DeliverySilen
     }
 
     private var isCancelled: Bool { token?.isCancelled ?? true }
-
-    func silence(version: Int) { _ = lock.withLock { silenced.insert(version) } }
-    func unsilence(version: Int) { _ = lock.withLock { silenced.remove(version) } }
 
     private func schedule(_ snapshot: ReadSnapshot?) {
         let post = lock.withLock { () -> Bool in
@@ -113,12 +100,7 @@ final class ObservationDriver<Source: LiveSource>: CommitObserver, DeliverySilen
             let from = source.version
             guard next.transactionID > from, next.transactionID != failedVersion else { return }
             attempted = next.transactionID
-            let silent = lock.withLock { () -> Bool in
-                let silent = next.transactionID == from + 1 && silenced.contains(from + 1)
-                silenced = silenced.filter { $0 > next.transactionID }
-                return silent
-            }
-            if silent {
+            if token?.takeSilence(from: from, to: next.transactionID) ?? false {
                 try source.advanceSilently(to: next)
             } else if let update = try source.advance(to: next) {
                 _ = demand?.take()
@@ -155,6 +137,7 @@ final class ObservationDriver<Source: LiveSource>: CommitObserver, DeliverySilen
                 failed(LodeError(error))
                 return
             }
+            LiveContext.of(source.store).hooks.sourceMade()
             let driver = ObservationDriver(
                 source: source, queue: queue, token: token, demand: demand, consumer: consumer)
             // Registered (and silenceable) before the initial value reaches the app; deliveries it

@@ -3,16 +3,37 @@ import Foundation
 import LMDB
 
 /// Keeps an observation alive: it stops on ``cancel()`` or when the token is released.
+///
+/// The token also keeps the commits ``Store/write(withoutNotifying:_:)`` made silent for its
+/// observation: a write marks them on the token, which exists before the observation starts, so a
+/// silent write made right after `observe` returns is passed over too.
+///
+/// Lock order: `lock` is a leaf; stop actions run after it is released.
 public final class ObservationToken: @unchecked Sendable {
-    // @unchecked: `stopActions` and `cancelled` are guarded by `lock`; `silencer` is weak and set once,
-    // before the token is handed out or on the observation's queue before any write can use it.
+    // @unchecked: `stopActions`, `cancelled` and `silenced` are guarded by `lock`.
     private let lock = NSLock()
     private var stopActions: [() -> Void] = []
     private var cancelled = false
-    /// The observation, for writes that skip it.
-    weak var silencer: (any DeliverySilencing)?
+    /// Versions of commits not to be delivered.
+    private var silenced = Set<Int>()
 
     init() {}
+
+    /// The commit that will have `version` is not to be delivered.
+    func silence(version: Int) { _ = lock.withLock { silenced.insert(version) } }
+
+    /// That commit did not happen after all.
+    func unsilence(version: Int) { _ = lock.withLock { silenced.remove(version) } }
+
+    /// True when an advance from `from` to `to` passes over exactly one commit made silent; forgets
+    /// the silenced versions up to `to` either way (a combined change is delivered as usual).
+    func takeSilence(from: Int, to: Int) -> Bool {
+        lock.withLock {
+            let silent = to == from + 1 && silenced.contains(to)
+            silenced = silenced.filter { $0 > to }
+            return silent
+        }
+    }
 
     /// Runs `action` when the token is cancelled (at once if it already is).
     func onCancel(_ action: @escaping () -> Void) {

@@ -14,11 +14,11 @@ extension Store {
         do {
             return try write { tx in
                 version = tx.version
-                for token in tokens { token.silencer?.silence(version: tx.version) }
+                for token in tokens { token.silence(version: tx.version) }
                 return try body(tx)
             }
         } catch {
-            if let version { for token in tokens { token.silencer?.unsilence(version: version) } }
+            if let version { for token in tokens { token.unsilence(version: version) } }
             throw error
         }
     }

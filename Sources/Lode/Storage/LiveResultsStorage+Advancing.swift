@@ -129,15 +129,14 @@ extension LiveResultsStorage {
     }
 
     func startObservingIfNeeded() {
-        let start = lock.withLock { () -> ObservationToken? in
-            guard observesCommits, token == nil else { return nil }
-            let token = ObservationToken()
-            self.token = token
-            return token
+        let start = lock.withLock { () -> Bool in
+            guard observesCommits, !observing, !observationToken.isCancelled else { return false }
+            observing = true
+            return true
         }
-        guard let start else { return }
+        guard start else { return }
         let driver = ObservationDriver(
-            source: StorageSource(storage: self), queue: queue, token: start
+            source: StorageSource(storage: self), queue: queue, token: observationToken
         ) { [weak self] result in
             switch result {
             case .success(let update): self?.deliver(update)
@@ -149,12 +148,8 @@ extension LiveResultsStorage {
 
     /// Stops following the store: the storage keeps its version until ``refresh()`` is called.
     public func stopObserving() {
-        let token = lock.withLock { () -> ObservationToken? in
-            observesCommits = false
-            defer { self.token = nil }
-            return self.token
-        }
-        token?.cancel()
+        lock.withLock { observesCommits = false }
+        observationToken.cancel()
     }
 
     /// The group's version (the storage advances with it).

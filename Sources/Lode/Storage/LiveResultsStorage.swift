@@ -21,7 +21,7 @@ import ModelStorage
 /// Lock order: `lock` is held while the members advance (through the group, whose lock and the
 /// members' come below it); the delegate and `updates` are called after it is released.
 public final class LiveResultsStorage: BaseStorage, Storage, @unchecked Sendable {
-    // @unchecked: `members`, `visible`, `applied`, `observation` and `observesCommits` are guarded by `lock`;
+    // @unchecked: `members`, `visible`, `applied`, `observing` and `observesCommits` are guarded by `lock`;
     // the group has its own lock.
 
     /// A member edit that names a member the storage does not have.
@@ -81,8 +81,15 @@ public final class LiveResultsStorage: BaseStorage, Storage, @unchecked Sendable
     var visible: [View] = []
     /// The delivered updates and the newest the view applied (used under `lock`).
     let applied = AppliedUpdates()
-    var token: ObservationToken?
+    /// True once the observation that follows commits has started (used under `lock`).
+    var observing = false
     var observesCommits: Bool
+
+    /// The token of the storage's observation of the store, for the storage's whole life: pass it to
+    /// ``Store/write(withoutNotifying:_:)`` for an edit the view already shows (a row the user just
+    /// moved), so the storage advances past that commit without an update. Cancelling it is
+    /// ``stopObserving()``.
+    public let observationToken = ObservationToken()
 
     /// True while the storage follows every commit by itself (it was made with `observesCommits`
     /// and ``stopObserving()`` was not called); otherwise ``refresh()`` advances it.
@@ -98,6 +105,10 @@ public final class LiveResultsStorage: BaseStorage, Storage, @unchecked Sendable
         self.observesCommits = observesCommits
         super.init()
         headerModelProvider = { [weak self] section in self?.defaultHeader(section) }
+        observationToken.onCancel { [weak self] in
+            guard let self else { return }
+            self.lock.withLock { self.observesCommits = false }
+        }
     }
 
     // MARK: Data source
@@ -187,7 +198,7 @@ public final class LiveResultsStorage: BaseStorage, Storage, @unchecked Sendable
         lock.withLock { locate(section).flatMap { visible[$0.member].header($0.local) } }
     }
 
-    deinit { token?.cancel() }
+    deinit { observationToken.cancel() }
 }
 
 /// The storage as a ``LiveSource``, held weakly by its observation so the storage can go.
