@@ -55,6 +55,12 @@ public enum LodeError: Error, Equatable, CustomStringConvertible, Sendable {
     /// Found at open: a stored record of a registered type does not decode as the type declares it
     /// (a field was added without a default, renamed, or changed its type) — add a migration.
     case typeChangedWithoutMigration(type: String, key: String, field: String, reason: String)
+    /// Another process — another version of the app — changed the stored type since this process
+    /// registered it (`change` says how: an index dropped or added, the type deleted, another primary
+    /// key): this process's schema no longer matches the store, and it refuses rather than use
+    /// databases that are gone or leave an index it does not maintain behind. Reopen the store with
+    /// the code that made the change.
+    case typeChangedByAnotherProcess(type: String, change: String)
 
     /// Another process committed while a write grew the map: nothing was written, the write may run
     /// again.
@@ -119,6 +125,9 @@ public enum LodeError: Error, Equatable, CustomStringConvertible, Sendable {
         case .typeChangedWithoutMigration(let type, let key, let field, let reason):
             return
                 "\(type) \(key)\(field.isEmpty ? "" : ", field \"\(field)\"")\(": ")\(reason) — the stored records no longer decode as the type declares; add a migration (or a default for a new field)"
+        case .typeChangedByAnotherProcess(let type, let change):
+            return
+                "\(type) was changed by another process since this one registered it: \(change); this process's schema no longer matches the store (reopen it with the code that made the change)"
         case .versionHeldTooLong(let held, let limit):
             return
                 "write refused: \(held), more than the limit of \(limit) (release or refresh what holds it; the file cannot reuse pages while it is held)"

@@ -45,6 +45,9 @@ public final class Store: @unchecked Sendable {
         var attachments: [ObjectIdentifier: AnyObject] = [:]
         /// Told after each commit of this process.
         var listeners: [WeakListener] = []
+        /// How many migrations the store had run when this process opened it (after running its
+        /// own): a write of a registered type is refused once another process ran more.
+        var knownSchemaVersion: Int?
         /// Told when a held version falls `versionLagWarning` versions behind.
         var versionLagHandler: (@Sendable (HeldVersion) -> Void)? = Store.logVersionLag
     }
@@ -117,6 +120,8 @@ public final class Store: @unchecked Sendable {
         self.guarded = State(environment: environment)
         // When migrations ran, the last one's transaction already checked and registered `types`.
         let migrated = try migrations.map { try migrate($0, types: types) } ?? false
+        let schemaVersion = try read { try $0.schemaHistory().version }
+        withState { $0.knownSchemaVersion = schemaVersion }
         if !migrated {
             if configuration.checksTypesAtOpen { try checkTypesAtOpen(types) }
             if !types.isEmpty { try register(types) }
@@ -477,6 +482,9 @@ public final class Store: @unchecked Sendable {
             for (name, typeState) in registered { state.types[name] = typeState }
         }
     }
+
+    /// How many migrations the store had run when this process opened it.
+    var knownSchemaVersion: Int? { withState { $0.knownSchemaVersion } }
 
     /// True when this process has registered the type stored as `name`.
     func hasRegisteredType(named name: String) -> Bool { withState { $0.types[name] != nil } }

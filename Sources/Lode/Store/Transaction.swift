@@ -22,8 +22,47 @@ public class Transaction {
 
     /// The state of `T` as this transaction sees it: registered, or read from the catalog.
     func typeState<T: Persistable>(_ type: T.Type) throws -> TypeState<T> {
-        if let published = store.publishedState(T.self) { return published }
+        if let published = store.publishedState(T.self) {
+            try verify(published, writing: false)
+            return published
+        }
         return try catalogState(T.self)
+    }
+
+    /// Checks that the catalog entry of a type this process registered still says what the state
+    /// relies on at this transaction's version: another process — another version of the app — may
+    /// have dropped an index, deleted the type or changed its primary key since, and a handle of a
+    /// database that no longer exists must never be used (LMDB would read nothing, or crash in a
+    /// write). Once per version for reads; for writes every time (see ``WriteTransaction``), and then
+    /// what the other process learned (fields, shapes) becomes the entry this one builds on.
+    /// - Throws: ``LodeError/typeChangedByAnotherProcess(type:change:)``.
+    func verify<T: Persistable>(_ state: TypeState<T>, writing: Bool) throws {
+        let version = lmdb.id
+        if !writing, state.isVerified(at: version) { return }
+        let name = state.typeName
+        let found = try lmdb.withValue(forKey: Array(name.utf8), in: store.catalog) { bytes -> Bool in
+            if !writing, state.isVerified(bytes: bytes) {
+                state.noteVerified(version: version, bytes: bytes)
+                return true
+            }
+            let stored: CatalogEntry
+            do {
+                stored = try CBORDecoder().decode(CatalogEntry.self, from: Array(bytes))
+            } catch {
+                throw LodeError.recordDoesNotDecode(
+                    type: StoreLayout.catalog, key: name, field: (error as? DecodingError)?.fieldPath ?? "",
+                    reason: "\(error)")
+            }
+            if let change = state.difference(from: stored, writing: writing) {
+                throw LodeError.typeChangedByAnotherProcess(type: name, change: change)
+            }
+            if writing { state.adopt(stored) }
+            state.noteVerified(version: version, bytes: bytes)
+            return true
+        }
+        if found == nil {
+            throw LodeError.typeChangedByAnotherProcess(type: name, change: "the type was deleted or renamed")
+        }
     }
 
     func catalogEntry(named name: String) throws -> CatalogEntry? {

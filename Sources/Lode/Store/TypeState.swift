@@ -25,6 +25,9 @@ final class TypeState<T: Persistable>: Sendable, PendingWriteState {
     /// settles them after its commit, outside the writer lock, while the next write may already read
     /// them: they change together, under the mutex.
     private let catalog: Locked<(entry: CatalogEntry, pending: CatalogEntry?)>
+    /// The last version at which the stored catalog entry was found to match this state, and the
+    /// entry's bytes then (another process may rewrite the entry: see ``Transaction/verify(_:)``).
+    private let verified = Locked<(version: Int, bytes: [UInt8])>((-1, []))
     /// True when the registration is complete (every schema index built); read-only views of a
     /// store whose catalog lags the schema are not.
     let complete: Bool
@@ -53,6 +56,54 @@ final class TypeState<T: Persistable>: Sendable, PendingWriteState {
 
     func knowsShape(_ shape: UInt64) -> Bool { shapes.withLock { $0.contains(shape) } }
     func learnShape(_ shape: UInt64) { _ = shapes.withLock { $0.insert(shape) } }
+
+    /// True when the entry was verified at `version`.
+    func isVerified(at version: Int) -> Bool { verified.withLock { $0.version == version } }
+
+    /// True when `bytes` are the bytes last verified (the entry did not change since).
+    func isVerified(bytes: UnsafeRawBufferPointer) -> Bool {
+        verified.withLock { $0.bytes.elementsEqual(bytes) }
+    }
+
+    /// Notes that the stored entry, `bytes`, matched at `version`.
+    func noteVerified(version: Int, bytes: UnsafeRawBufferPointer) {
+        verified.withLock { verified in
+            if !verified.bytes.elementsEqual(bytes) { verified.bytes = Array(bytes) }
+            verified.version = version
+        }
+    }
+
+    /// Takes `stored`, written by another process (fields and shapes it learned), as the committed
+    /// entry this process builds on — unless it is the one an earlier write of this process
+    /// committed and has not settled yet.
+    func adopt(_ stored: CatalogEntry) {
+        catalog.withLock { catalog in
+            if catalog.pending == stored || catalog.entry == stored { return }
+            catalog.entry = stored
+            catalog.pending = nil
+        }
+    }
+
+    /// How the stored `entry` differs from this state in what reading (or, with `writing`, writing)
+    /// relies on — the primary key, the indexes this state uses, and for writes no index it does not
+    /// maintain — or nil when it does not.
+    func difference(from entry: CatalogEntry, writing: Bool) -> String? {
+        if entry.primaryKey != schema.primaryKeyField {
+            return "its primary key is now \"\(entry.primaryKey)\", not \"\(schema.primaryKeyField)\""
+        }
+        for index in indexes {
+            let wanted = CatalogEntry.IndexEntry(
+                name: index.definition.name, fields: index.definition.fields, unique: index.definition.isUnique)
+            guard let stored = entry.indexes.first(where: { $0.name == wanted.name }) else {
+                return "index \"\(wanted.name)\" was dropped"
+            }
+            if stored != wanted { return "index \"\(wanted.name)\" was redefined" }
+        }
+        if writing, let added = entry.indexes.first(where: { index(named: $0.name) == nil }) {
+            return "index \"\(added.name)\" was added, which this process does not maintain"
+        }
+        return nil
+    }
 
     func finishWrite(committed: Bool) {
         catalog.withLock { catalog in

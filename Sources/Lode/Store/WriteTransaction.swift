@@ -30,12 +30,30 @@ public final class WriteTransaction: Transaction {
         if let pending = registeredTypes[T.schema.typeName] as? TypeState<T> {
             state = pending
         } else if let published = store.publishedState(T.self) {
+            try refuseUnknownMigrations()
+            try verify(published, writing: true)
             state = published
         } else {
             state = try register(T.self)
         }
         stateCache[ObjectIdentifier(T.self)] = state
         return state
+    }
+
+    /// True once this transaction checked that no migration ran since the store was opened.
+    private var migrationsChecked = false
+
+    /// Throws when another process ran migrations this store's code may not know since it opened the
+    /// store: objects written now could have the shape the migration changed.
+    /// - Throws: ``LodeError/storeNewerThanCode(path:unknownMigrations:)``.
+    func refuseUnknownMigrations() throws {
+        guard !migrationsChecked else { return }
+        let history = try schemaHistory()
+        if let known = store.knownSchemaVersion, history.version > known {
+            throw LodeError.storeNewerThanCode(
+                path: store.path, unknownMigrations: Array(history.migrations.dropFirst(known)))
+        }
+        migrationsChecked = true
     }
 
     override func openDatabase(_ name: String, kind: Database.Kind) throws -> Database {
