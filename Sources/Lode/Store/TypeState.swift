@@ -93,7 +93,8 @@ final class TypeState<T: Persistable>: Sendable, PendingWriteState {
         }
         for index in indexes {
             let wanted = CatalogEntry.IndexEntry(
-                name: index.definition.name, fields: index.definition.fields, unique: index.definition.isUnique)
+                name: index.definition.name, fields: index.definition.fields,
+                unique: index.definition.isUnique)
             guard let stored = entry.indexes.first(where: { $0.name == wanted.name }) else {
                 return "index \"\(wanted.name)\" was dropped"
             }
