@@ -49,10 +49,13 @@ let package = Package(
         .executableTarget(
             name: "lode-test-helper", dependencies: ["Lode", "LodeTestSupport"],
             path: "Tests/Helpers/lode-test-helper"),
+        .executableTarget(
+            name: "lode-versions-helper", dependencies: ["Lode"], path: "Tests/Helpers/lode-versions-helper"),
         .testTarget(
             name: "LodeTests",
             dependencies: [
                 "Lode", "LMDB", "ModelStorage", "LodeTesting", "LodeTestSupport", "lode-test-helper",
+                "lode-versions-helper",
                 "lode-demo",
                 "lode-dump", "lmdb-test-helper",
             ],

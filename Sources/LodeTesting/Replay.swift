@@ -4,11 +4,11 @@ import ModelStorage
 
 extension ListMirror where Item == ObjectID {
     /// A mirror of the identities `results` hold.
-    public init<Element>(_ results: Results<Element>) { self.init(sections: [results.objectIDs]) }
+    public init<Element>(_ results: Results<Element>) throws { self.init(sections: [try results.objectIDs]) }
 
     /// A mirror of the identities of each section.
     public init<Key, Element>(_ sections: SectionedResults<Key, Element>) throws {
-        self.init(sections: try sections.fetchSections().map(\.objects.objectIDs))
+        self.init(sections: try sections.fetchSections().map { try $0.objects.objectIDs })
     }
 
     /// A mirror of what a live-results storage's data source shows.
@@ -21,14 +21,14 @@ extension ListMirror where Item == ObjectID {
     ///   section that differs from the fresh read.
     public mutating func replay<Element>(_ change: CollectionChange, against results: Results<Element>) throws
     {
-        try replay(change.storageUpdate(), dataSource: [results.reevaluated().objectIDs])
+        try replay(change.storageUpdate(), dataSource: [try results.reevaluated().objectIDs])
     }
 
     /// Replays a change of sectioned results against a fresh read of them.
     public mutating func replay<Key, Element>(
         _ change: SectionedChange, against sections: SectionedResults<Key, Element>
     ) throws {
-        let fresh = try sections.reevaluated().fetchSections().map(\.objects.objectIDs)
+        let fresh = try sections.reevaluated().fetchSections().map { try $0.objects.objectIDs }
         try replay(change.storageUpdate(), dataSource: fresh)
     }
 

@@ -49,7 +49,7 @@ func ip(_ item: Int, _ section: Int) -> IndexPath { IndexPath(item: item, sectio
     @Test func insertionsDeletionsAndModificationsReplayAgainstAFreshRead() throws {
         let store = try threeTodos()
         let home = store.objects(Todo.self).filter(#Predicate { $0.list == "home" }).sorted(by: \.rank)
-        var mirror = ListMirror(home)
+        var mirror = try ListMirror(home)
         let change = try store.change(of: home) { tx in
             try tx.insert(Todo(id: 4, title: "bread", rank: 2, list: "home"))
             _ = try tx.delete(Todo.self, key: 1)
@@ -68,12 +68,12 @@ func ip(_ item: Int, _ section: Int) -> IndexPath { IndexPath(item: item, sectio
     @Test func aWrongChangeDoesNotReplay() throws {
         let store = try threeTodos()
         let byRank = store.objects(Todo.self).sorted(by: \.rank)
-        var mirror = ListMirror(byRank)
+        var mirror = try ListMirror(byRank)
         try store.write { tx in try tx.insert(Todo(id: 4, title: "bread", rank: 9, list: "home")) }
         #expect(throws: ListMirror<ObjectID>.Inconsistency.self) {
             try mirror.replay(.expected(inserted: [0]), against: byRank)  // it went to the end
         }
-        var again = ListMirror(byRank)
+        var again = try ListMirror(byRank)
         #expect(throws: ListMirror<ObjectID>.Inconsistency.self) {
             try again.replay(.expected(), against: byRank)  // the count is wrong
         }

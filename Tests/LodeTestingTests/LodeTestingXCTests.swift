@@ -10,7 +10,7 @@ final class LodeTestingXCTests: XCTestCase {
     func testTheChangeOfACommitAndItsReplay() throws {
         let store = try threeTodos()
         let byRank = store.objects(Todo.self).sorted(by: \.rank)
-        var mirror = ListMirror(byRank)
+        var mirror = try ListMirror(byRank)
         let change = try store.change(of: byRank) { tx in
             try tx.insert(Todo(id: 4, title: "bread", rank: 0, list: "home"))
         }

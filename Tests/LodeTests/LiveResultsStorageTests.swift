@@ -87,12 +87,18 @@ final class ApplyingDelegate: StorageUpdating {
         try storage.insertSections(from: byGroup, at: 1)
         /// Each member's sections, read fresh from the store: what the storage must show.
         var expected: [(Store) throws -> [[ObjectID]]] = [
-            { [$0.objects(Task.self).filter(#Predicate { $0.done == false }).sorted(by: \.rank).objectIDs] },
             {
-                try $0.objects(Task.self).sorted(by: \.rank).sectioned(by: \.group).fetchSections().map(
-                    \.objects.objectIDs)
+                [
+                    try $0.objects(Task.self).filter(#Predicate { $0.done == false }).sorted(by: \.rank)
+                        .objectIDs
+                ]
             },
-            { [$0.objects(Counter.self).sorted(by: \.value).objectIDs] },
+            {
+                try $0.objects(Task.self).sorted(by: \.rank).sectioned(by: \.group).fetchSections().map {
+                    try $0.objects.objectIDs
+                }
+            },
+            { [try $0.objects(Counter.self).sorted(by: \.value).objectIDs] },
         ]
         func fresh() throws -> [[ObjectID]] { try expected.flatMap { try $0(store) } }
         #expect(MirroringStorageDelegate.contents(storage) == (try fresh()))
@@ -147,17 +153,17 @@ final class ApplyingDelegate: StorageUpdating {
             switch round % 50 {
             case 10:
                 try storage.insertSection(with: store.objects(Counter.self).sorted(by: \.name), at: 0)
-                expected.insert({ [$0.objects(Counter.self).sorted(by: \.name).objectIDs] }, at: 0)
+                expected.insert({ [try $0.objects(Counter.self).sorted(by: \.name).objectIDs] }, at: 0)
             case 20:
                 try storage.removeSection(at: 0)
                 expected.remove(at: 0)
             case 30:
                 try storage.replaceSection(
                     at: 2, with: store.objects(Counter.self).filter(#Predicate { $0.value > 4 }))
-                expected[2] = { [$0.objects(Counter.self).filter(#Predicate { $0.value > 4 }).objectIDs] }
+                expected[2] = { [try $0.objects(Counter.self).filter(#Predicate { $0.value > 4 }).objectIDs] }
             case 40:
                 try storage.replaceSection(at: 2, with: counters)
-                expected[2] = { [$0.objects(Counter.self).sorted(by: \.value).objectIDs] }
+                expected[2] = { [try $0.objects(Counter.self).sorted(by: \.value).objectIDs] }
             default: break
             }
             #expect(delegate.failures.isEmpty, "round \(round): \(delegate.failures)")
@@ -424,12 +430,12 @@ final class ApplyingDelegate: StorageUpdating {
         switch way {
         case "one type, one section":
             try storage.addSection(with: tasks)
-            fresh = { [("Task", tasks.copyingQuery(of: tasks).objectIDs)] }
+            fresh = { [("Task", try tasks.copyingQuery(of: tasks).objectIDs)] }
         case "one type, sections by a field":
             try storage.setSections(from: tasks.sectioned(by: \.group))
             fresh = {
                 try tasks.copyingQuery(of: tasks).sectioned(by: \.group).fetchSections().map {
-                    ("Task.\($0.key)", $0.objects.objectIDs)
+                    ("Task.\($0.key)", try $0.objects.objectIDs)
                 }
             }
         default:
@@ -440,9 +446,9 @@ final class ApplyingDelegate: StorageUpdating {
             try storage.addSection(with: done)
             fresh = {
                 [
-                    ("Task", open.copyingQuery(of: open).objectIDs),
-                    ("Counter", counters.copyingQuery(of: counters).objectIDs),
-                    ("Task#2", done.copyingQuery(of: done).objectIDs),
+                    ("Task", try open.copyingQuery(of: open).objectIDs),
+                    ("Counter", try counters.copyingQuery(of: counters).objectIDs),
+                    ("Task#2", try done.copyingQuery(of: done).objectIDs),
                 ]
             }
         }

@@ -83,7 +83,7 @@ import Testing
             #expect(try reopened.read { try $0.object(Task.self, key: 10_000) } == nil)
             // Indexes hold every record too.
             let group = reopened.objects(Task.self).filter(#Predicate { $0.group == "g3" })
-            #expect(group.count == 500)
+            #expect(try group.count == 500)
             reopened.close()
             let check = try shell("\(binary) check '\(target.path)'")
             #expect(check.status == 0, "\(check.out)")

@@ -64,11 +64,11 @@ struct QueryCase {
                 == QueryPlan(
                     access: .indexLookup(index: "status", count: 1), ordering: .primaryKey(reversed: false),
                     rechecksPredicate: false))
-        #expect(byStatus.count == 14)
+        #expect(try byStatus.count == 14)
 
         let inList = all.filter(#Predicate { statuses.contains($0.status) })
         #expect(try inList.explain().access == .indexLookup(index: "status", count: 2))
-        #expect(inList.count == 27)
+        #expect(try inList.count == 27)
 
         let due = all.filter(#Predicate { $0.due! > cutoff })
         #expect(try due.explain().access == .fullScan)  // a force-unwrap is not a plain property
@@ -79,28 +79,28 @@ struct QueryCase {
                 == QueryPlan(
                     access: .indexRange(index: "priority"), ordering: .primaryKey(reversed: false),
                     rechecksPredicate: false))
-        #expect(priorities.allSatisfy { $0.priority == 2 || $0.priority == 3 })
-        #expect(priorities.count == 12)
+        #expect(try priorities.fetch().allSatisfy { $0.priority == 2 || $0.priority == 3 })
+        #expect(try priorities.count == 12)
 
         let compound = all.filter(#Predicate { $0.status == open && $0.priority > 3 })
         #expect(try compound.explain().access == .indexRange(index: "status+priority"))
-        #expect(compound.allSatisfy { $0.status == .open && $0.priority > 3 })
+        #expect(try compound.fetch().allSatisfy { $0.status == .open && $0.priority > 3 })
 
         let prefix = all.filter(#Predicate { $0.title.starts(with: "task 1") })
         #expect(try prefix.explain().access == .indexPrefix(index: "title"))
         #expect(try prefix.explain().rechecksPredicate)
-        #expect(prefix.count == 11)
+        #expect(try prefix.count == 11)
 
         let unique = all.filter(#Predicate { $0.title == "task 7" })
         #expect(try unique.explain().access == .indexLookup(index: "title", count: 1))
-        #expect(unique.map(\.priority) == [0])
+        #expect(try unique.map(\.priority) == [0])
 
         let opaque = all.filter(#Predicate { $0.priority * 2 == 6 })
         #expect(
             try opaque.explain()
                 == QueryPlan(
                     access: .fullScan, ordering: .primaryKey(reversed: false), rechecksPredicate: true))
-        #expect(opaque.count == 6)
+        #expect(try opaque.count == 6)
     }
 
     @Test func plansAnswerSortsFromIndexesWhenOrdersAgree() throws {
@@ -111,14 +111,14 @@ struct QueryCase {
             try byTitle.explain()
                 == QueryPlan(
                     access: .fullScan, ordering: .index("title", reversed: true), rechecksPredicate: false))
-        #expect(byTitle.map(\.title) == (0..<40).map { "task \($0)" }.sorted().reversed())
+        #expect(try byTitle.map(\.title) == (0..<40).map { "task \($0)" }.sorted().reversed())
 
         // A string comparator is its own order, not the index's: sorted in memory.
         let descriptor = SortDescriptor(\Todo.title, comparator: .lexical)
         let lexical = all.sorted(by: [descriptor])
         #expect(try lexical.explain().ordering == QueryPlan.Ordering.inMemory)
         let titles = try all.fetch().sorted { descriptor.compare($0, $1) == .orderedAscending }.map(\.title)
-        #expect(lexical.map { $0.title } == titles)
+        #expect(try lexical.map { $0.title } == titles)
 
         // An enum's `<` is its own: sorted in memory even though `status` is indexed.
         let byStatus = all.sorted(by: \.status)
@@ -132,10 +132,10 @@ struct QueryCase {
                 == QueryPlan(
                     access: .indexLookup(index: "status", count: 1), ordering: .inMemory,
                     rechecksPredicate: false))
-        #expect(mixed.map(\.priority) == mixed.map(\.priority).sorted(by: >))
+        #expect(try mixed.map(\.priority) == mixed.map(\.priority).sorted(by: >))
 
         let firstThree = all.sorted(by: \.priority).limit(3)
-        #expect(firstThree.map(\.priority) == [0, 0, 0])
+        #expect(try firstThree.map(\.priority) == [0, 0, 0])
     }
 
     @Test func primaryKeyPlans() throws {
@@ -148,13 +148,14 @@ struct QueryCase {
                 == QueryPlan(
                     access: .primaryKeyLookup(count: 1), ordering: .primaryKey(reversed: false),
                     rechecksPredicate: false))
-        #expect(one.map(\.value) == [7])
+        #expect(try one.map(\.value) == [7])
         let names = ["c1", "c2", "nope"]
-        #expect(all.filter(#Predicate { names.contains($0.name) }).map(\.value) == [1, 2])
+        #expect(try all.filter(#Predicate { names.contains($0.name) }).map(\.value) == [1, 2])
         let range = all.filter(#Predicate { $0.name > "c25" })
         #expect(try range.explain().access == .primaryKeyRange)
-        #expect(range.map(\.name) == ["c26", "c27", "c28", "c29", "c3", "c4", "c5", "c6", "c7", "c8", "c9"])
-        #expect(all.sorted(by: \.name, ascending: false).first?.name == "c9")
+        #expect(
+            try range.map(\.name) == ["c26", "c27", "c28", "c29", "c3", "c4", "c5", "c6", "c7", "c8", "c9"])
+        #expect(try all.sorted(by: \.name, ascending: false).first?.name == "c9")
         #expect(
             try all.sorted(by: \.name, ascending: false).explain().ordering == .primaryKey(reversed: true))
     }

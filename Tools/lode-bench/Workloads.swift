@@ -752,7 +752,7 @@ enum Workloads {
         var live: LiveResults<Row>? = nil
         let times = try measure(runs: 1) { live = try query.live() }
         let kept = allocated() - before
-        let count = live?.results.count ?? 0
+        let count = try live?.results.count ?? 0
         live = nil
         let released = allocated() - before
         return [

@@ -79,9 +79,14 @@ public struct CollectionChange: Equatable, Sendable, CustomStringConvertible {
     }
 
     /// The change as a ModelStorage update for one section. `model` gives the object at a new index,
-    /// captured for reloads.
-    public func storageUpdate(section: Int = 0, model: (Int) -> Any? = { _ in nil }) -> StorageUpdate {
-        SectionedChange(self, section: section).storageUpdate { model($0.item) }
+    /// captured for reloads (`{ try results[$0] }`); an error it throws is rethrown.
+    public func storageUpdate(section: Int = 0, model: (Int) throws -> Any?) rethrows -> StorageUpdate {
+        try SectionedChange(self, section: section).storageUpdate { try model($0.item) }
+    }
+
+    /// The change as a ModelStorage update for one section, without models for reloads.
+    public func storageUpdate(section: Int = 0) -> StorageUpdate {
+        storageUpdate(section: section) { _ in nil }
     }
 
     /// The change as a standard-library difference between the old and new lists of identities.

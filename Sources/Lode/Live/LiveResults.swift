@@ -51,7 +51,6 @@ public final class LiveResults<Element: Persistable>: @unchecked Sendable {
         self.observedFields = keyPaths.map { paths in
             Set(paths.map { fieldName(of: $0).split(separator: ".").first.map(String.init) ?? "" })
         }
-        try store.prepareForResults(Element.self)
         let snapshot = try store.currentSnapshot()
         self.snapshot = snapshot
         self.pin = store.pins.pin(

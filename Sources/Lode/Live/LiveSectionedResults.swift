@@ -49,7 +49,6 @@ public final class LiveSectionedResults<Key: Hashable & Encodable & Sendable, El
         let keys = SectionKeyBox<Key>()
         self.keys = keys
         let keyFunction = sectioned.keyFunction
-        try store.prepareForResults(Element.self)
         let snapshot = try store.currentSnapshot()
         pin = store.pins.pin(
             at: snapshot.transactionID, owner: "LiveSectionedResults<\(Element.schema.typeName)>",

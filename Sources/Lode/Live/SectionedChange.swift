@@ -114,10 +114,15 @@ public struct SectionedChange: Equatable, Sendable, CustomStringConvertible {
             && !new.contains { insertedSections.contains($0.section) }
     }
 
-    /// The change as a ModelStorage update (sections offset by `firstSection`); moved rows whose
-    /// content changed become a delete and an insert. `model` gives the object at a new index path,
-    /// captured for reloads.
-    public func storageUpdate(firstSection: Int = 0, model: (IndexPath) -> Any? = { _ in nil })
+    /// The change as a ModelStorage update (sections offset by `firstSection`), without models for
+    /// reloads; moved rows whose content changed become a delete and an insert.
+    public func storageUpdate(firstSection: Int = 0) -> StorageUpdate {
+        storageUpdate(firstSection: firstSection) { _ in nil }
+    }
+
+    /// The change as a ModelStorage update (sections offset by `firstSection`), with `model` giving
+    /// the object at a new index path for reloads; an error it throws is rethrown.
+    public func storageUpdate(firstSection: Int = 0, model: (IndexPath) throws -> Any?) rethrows
         -> StorageUpdate
     {
         func shift(_ path: IndexPath) -> IndexPath {
@@ -142,7 +147,7 @@ public struct SectionedChange: Equatable, Sendable, CustomStringConvertible {
         for move in plain { update.objectChanges.append((.move, [shift(move.from), shift(move.to)])) }
         for modification in modifications {
             update.objectChanges.append((.update, [shift(modification.old)]))
-            if let object = model(modification.new) {
+            if let object = try model(modification.new) {
                 update.updatedObjects[shift(modification.old)] = object
             }
         }

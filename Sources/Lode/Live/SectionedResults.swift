@@ -7,11 +7,14 @@ import ModelStorage
 /// committed version. Sections are ordered by their key's encoded order (numbers and strings sort as
 /// with `<`, enums with raw values by raw value) and exist only while non-empty; rows keep the
 /// results' order within their section.
-public struct SectionedResults<Key: Hashable & Encodable & Sendable, Element: Persistable>:
-    RandomAccessCollection, Sendable
-{
-    /// One section: its key and its objects.
-    public struct Section: RandomAccessCollection, Identifiable, Sendable {
+///
+/// Reading the sections throws, as reading ``Results`` does: a record that no longer decodes or a
+/// storage failure reaches the caller. A section, once read, holds its objects decoded: reading its
+/// rows cannot fail, so a section is a `RandomAccessCollection`.
+public struct SectionedResults<Key: Hashable & Encodable & Sendable, Element: Persistable>: Sendable {
+    /// One section: its key and its objects. Its size is known once the sections are read; reading
+    /// an object decodes it and throws as reading ``Results`` does.
+    public struct Section: Identifiable, Sendable {
         /// The section key.
         public let key: Key
         /// The section's objects, in order.
@@ -19,12 +22,15 @@ public struct SectionedResults<Key: Hashable & Encodable & Sendable, Element: Pe
 
         /// The key.
         public var id: Key { key }
-        /// 0.
-        public var startIndex: Int { 0 }
         /// The number of objects.
-        public var endIndex: Int { objects.endIndex }
+        public var count: Int { objects.evaluatedKeyCount }
+        /// True when the section has no object (sections exist only while non-empty).
+        public var isEmpty: Bool { count == 0 }
         /// The object at a position.
-        public subscript(position: Int) -> Element { objects[position] }
+        /// - Throws: what reading ``Results`` throws.
+        public subscript(position: Int) -> Element {
+            get throws { try objects.object(at: position) }
+        }
     }
 
     let results: Results<Element>
@@ -60,18 +66,32 @@ public struct SectionedResults<Key: Hashable & Encodable & Sendable, Element: Pe
 
     /// The sections.
     public var sections: [Section] {
-        do { return try fetchSections() } catch { preconditionFailure("Lode sectioned results: \(error)") }
+        get throws { try fetchSections() }
     }
 
     /// The section keys, in order.
-    public var allKeys: [Key] { sections.map(\.key) }
+    public var allKeys: [Key] {
+        get throws { try fetchSections().map(\.key) }
+    }
 
-    /// 0.
-    public var startIndex: Int { 0 }
     /// The number of sections.
-    public var endIndex: Int { sections.count }
+    public var count: Int {
+        get throws { try fetchSections().count }
+    }
+
     /// The section at a position.
-    public subscript(position: Int) -> Section { sections[position] }
+    /// - Throws: ``LodeError/positionOutOfRange(type:position:count:)`` outside the sections, and what
+    ///   reading them throws.
+    public subscript(position: Int) -> Section {
+        get throws {
+            let sections = try fetchSections()
+            guard sections.indices.contains(position) else {
+                throw LodeError.positionOutOfRange(
+                    type: Element.schema.typeName, position: position, count: sections.count)
+            }
+            return sections[position]
+        }
+    }
 
     /// The same sections, not evaluated yet: the first read evaluates them on the last committed
     /// version (see ``Results/reevaluated()``).

@@ -53,16 +53,30 @@ public struct Schema<Object: Persistable>: @unchecked Sendable {
 
     /// `record` with the declared defaults added for the top-level fields it lacks; nil when it
     /// lacks none (or is not a map).
-    func applyingDefaults(to record: UnsafeRawBufferPointer) -> [UInt8]? {
+    /// - Throws: ``LodeError/recordDoesNotEncode(type:reason:)`` when a default it needs did not encode.
+    func applyingDefaults(to record: UnsafeRawBufferPointer) throws -> [UInt8]? {
         guard !defaults.isEmpty, case .map(var entries)? = try? CBORValue(decoding: Array(record)) else {
             return nil
         }
         var added = false
         for fieldDefault in defaults where !entries.contains(where: { $0.key == .text(fieldDefault.field) }) {
-            entries.append(.init(key: .text(fieldDefault.field), value: fieldDefault.value))
+            guard let value = fieldDefault.value else { throw defaultFailure(fieldDefault) }
+            entries.append(.init(key: .text(fieldDefault.field), value: value))
             added = true
         }
         return added ? CBORValue.map(entries).encoded : nil
+    }
+
+    /// The error for the first declared default whose value does not encode, if any: registering
+    /// the type refuses it rather than store or read a wrong value.
+    var defaultsFailure: LodeError? { defaults.first { $0.value == nil }.map(defaultFailure) }
+
+    private func defaultFailure(_ fieldDefault: FieldDefault<Object>) -> LodeError {
+        .recordDoesNotEncode(
+            type: typeName,
+            reason:
+                "the default of field \"\(fieldDefault.field)\" does not encode: \(fieldDefault.failure ?? "")"
+        )
     }
 }
 
@@ -73,15 +87,21 @@ public struct FieldDefault<Object>: @unchecked Sendable {
     // @unchecked: immutable; the value is stored as CBOR.
     /// The field's name.
     public let field: String
-    /// The value, as stored.
-    let value: CBORValue
+    /// The value, as stored; nil when it does not encode (``failure`` says why).
+    let value: CBORValue?
+    /// Why the value does not encode.
+    let failure: String?
 
     /// The default `value` for the top-level property at `keyPath`.
     public static func field<V: Codable>(_ keyPath: KeyPath<Object, V>, _ value: V) -> FieldDefault {
         let name = fieldName(of: keyPath)
         precondition(!name.contains("."), "defaults are for top-level fields (\(name))")
-        let encoded = (try? CBOREncoder().encode(value)).flatMap { try? CBORValue(decoding: $0) } ?? .null
-        return FieldDefault(field: name, value: encoded)
+        do {
+            let encoded = try CBORValue(decoding: try CBOREncoder().encode(value))
+            return FieldDefault(field: name, value: encoded, failure: nil)
+        } catch {
+            return FieldDefault(field: name, value: nil, failure: "\(error)")
+        }
     }
 }
 

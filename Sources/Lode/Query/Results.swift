@@ -11,10 +11,16 @@ import Synchronization
 /// inside it. Evaluation finds the primary keys with the best plan (see ``explain()``); objects are
 /// decoded when they are read.
 ///
-/// The collection accessors (`count`, subscripts, iteration) cannot throw: if the store fails or a
-/// record no longer decodes they stop the program with the error's description. Use the throwing
-/// ``fetch()``, ``object(at:)`` and ``evaluatedCount()`` where that can happen.
-public struct Results<Element: Persistable>: RandomAccessCollection, @unchecked Sendable {
+/// Every read throws: a storage failure, or a record that no longer decodes as `Element` (written
+/// by another version of the app, or damaged), reaches the caller as a ``LodeError`` it can handle —
+/// it never stops the program. Read with `try`: ``fetch()`` for every object, ``count``,
+/// `results[i]`, ``first``, ``forEach(_:)``, ``map(_:)``, or a ``ResultsCursor`` (``makeCursor()``)
+/// to decode one object at a time. A failed read changes nothing: the same results read again
+/// throw again (their evaluation is kept once it succeeded), and fresh results
+/// (``reevaluated()``) see the store as it is now.
+///
+/// Results are not a Swift `Collection`, whose accessors cannot throw; ``fetch()`` gives an array.
+public struct Results<Element: Persistable>: @unchecked Sendable {
     // @unchecked: an immutable value — predicates and sort descriptors over a non-Sendable `Element`
     // are not marked Sendable but never change; the evaluation cache is locked; results bound to a
     // transaction are documented as usable only inside it.
@@ -31,6 +37,10 @@ public struct Results<Element: Persistable>: RandomAccessCollection, @unchecked 
     let cache = EvaluationCache<Element>()
 
     init(source: Source) { self.source = source }
+
+    /// How many objects results made by ``withEvaluation(_:)`` (a section's) hold: known without a
+    /// read, so it cannot fail.
+    var evaluatedKeyCount: Int { cache.stored?.keys.count ?? 0 }
 
     /// The same query, already evaluated (live results hand out their current version this way).
     func withEvaluation(_ evaluation: Evaluation<Element>) -> Results {
@@ -126,7 +136,6 @@ public struct Results<Element: Persistable>: RandomAccessCollection, @unchecked 
             case .transaction(let transaction):
                 return try evaluate(in: transaction, snapshot: nil)
             case .store(let store):
-                try store.prepareForResults(Element.self)
                 let snapshot = try store.currentSnapshot()
                 return pinned(
                     try mapStorageErrors {
@@ -313,12 +322,47 @@ public struct Results<Element: Persistable>: RandomAccessCollection, @unchecked 
         return 0
     }
 
-    /// How many objects match (throwing form of `count`).
-    public func evaluatedCount() throws -> Int { try evaluation().keys.count }
+    /// How many objects match.
+    ///
+    /// - Complexity: the evaluation (see ``explain()``) the first time, O(1) after.
+    public var count: Int {
+        get throws { try evaluation().keys.count }
+    }
+
+    /// True when no object matches.
+    public var isEmpty: Bool {
+        get throws { try count == 0 }
+    }
+
+    /// The object at `position` (from 0 to `count - 1`).
+    ///
+    /// - Complexity: O(1) once evaluated, plus one decode.
+    /// - Throws: ``LodeError/recordDoesNotDecode(type:key:field:reason:)`` and storage failures;
+    ///   ``LodeError/positionOutOfRange(type:position:count:)`` outside the results.
+    public subscript(position: Int) -> Element {
+        get throws { try object(at: position) }
+    }
+
+    /// The first object, or nil when there is none.
+    public var first: Element? {
+        get throws { try isEmpty ? nil : try object(at: 0) }
+    }
+
+    /// The last object, or nil when there is none.
+    public var last: Element? {
+        get throws {
+            let count = try count
+            return count == 0 ? nil : try object(at: count - 1)
+        }
+    }
 
     /// The object at `position`.
     public func object(at position: Int) throws -> Element {
         let evaluation = try evaluation()
+        guard position >= 0, position < evaluation.keys.count else {
+            throw LodeError.positionOutOfRange(
+                type: Element.schema.typeName, position: position, count: evaluation.keys.count)
+        }
         if let objects = evaluation.objects { return objects[position] }
         let key = Array(evaluation.keys[position])
         return try read(at: evaluation) { transaction in
@@ -346,6 +390,36 @@ public struct Results<Element: Persistable>: RandomAccessCollection, @unchecked 
         }
     }
 
+    /// Calls `body` with each object in order, decoding one batch at a time (see ``ResultsCursor``).
+    public func forEach(_ body: (Element) throws -> Void) throws {
+        var cursor = try makeCursor()
+        while let object = try cursor.next() { try body(object) }
+    }
+
+    /// The objects transformed by `transform`, in order.
+    public func map<T>(_ transform: (Element) throws -> T) throws -> [T] {
+        var mapped: [T] = []
+        mapped.reserveCapacity(try count)
+        try forEach { mapped.append(try transform($0)) }
+        return mapped
+    }
+
+    /// A cursor over the objects, in order, decoding a batch at a time on the results' version: for
+    /// reading many objects without holding them all (`while let object = try cursor.next()`).
+    public func makeCursor() throws -> ResultsCursor<Element> {
+        ResultsCursor(results: self, evaluation: try evaluation())
+    }
+
+    /// The objects at `range`, decoded in one read of the results' version.
+    func objects(in range: Range<Int>, of evaluation: Evaluation<Element>) throws -> [Element] {
+        if let objects = evaluation.objects { return Array(objects[range]) }
+        let keys = evaluation.keys.slice(range)
+        let ascending = evaluation.plan.ordering == .primaryKey(reversed: false)
+        return try read(at: evaluation) { transaction in
+            try transaction.objects(Element.self, keys: keys, ascending: ascending)
+        }
+    }
+
     /// Runs `body` on the version the results were evaluated on: inside the transaction they came
     /// from, or on their pinned snapshot.
     private func read<R>(at evaluation: Evaluation<Element>, _ body: (Transaction) throws -> R) throws -> R {
@@ -361,26 +435,13 @@ public struct Results<Element: Persistable>: RandomAccessCollection, @unchecked 
 
     /// The identities of the objects, in order.
     public var objectIDs: [ObjectID] {
-        let keys = unwrap { try evaluation().keys }
-        return (0..<keys.count).map {
-            ObjectID(typeName: Element.schema.typeName, primaryKey: Array(keys[$0]))
+        get throws {
+            let keys = try evaluation().keys
+            return (0..<keys.count).map {
+                ObjectID(typeName: Element.schema.typeName, primaryKey: Array(keys[$0]))
+            }
         }
     }
-
-    private func unwrap<R>(_ body: () throws -> R) -> R {
-        do { return try body() } catch {
-            preconditionFailure("Lode results of \(Element.schema.typeName): \(error)")
-        }
-    }
-
-    // MARK: RandomAccessCollection
-
-    /// 0.
-    public var startIndex: Int { 0 }
-    /// The number of results.
-    public var endIndex: Int { unwrap { try evaluation().keys.count } }
-    /// The object at `position`.
-    public subscript(position: Int) -> Element { unwrap { try object(at: position) } }
 
     // MARK: Aggregates
 
@@ -428,20 +489,73 @@ struct Evaluation<Element> {
 final class EvaluationCache<Element>: @unchecked Sendable {
     // @unchecked: `stored` is read and written under `lock` only; an evaluation is immutable.
     private let lock = NSLock()
-    private var stored: Evaluation<Element>?
+    private var evaluation: Evaluation<Element>?
+
+    /// The evaluation, if one was made or stored.
+    var stored: Evaluation<Element>? { lock.withLock { evaluation } }
 
     func store(_ evaluation: Evaluation<Element>) {
         lock.lock()
-        stored = evaluation
+        self.evaluation = evaluation
         lock.unlock()
     }
 
     func value(_ evaluate: () throws -> Evaluation<Element>) throws -> Evaluation<Element> {
         lock.lock()
         defer { lock.unlock() }
-        if let stored { return stored }
-        let evaluation = try evaluate()
-        stored = evaluation
-        return evaluation
+        if let evaluation { return evaluation }
+        let made = try evaluate()
+        evaluation = made
+        return made
+    }
+}
+
+/// Reads the objects of ``Results`` in order, a batch at a time, on the results' version — GRDB's
+/// cursors are the model: `while let object = try cursor.next() { … }`. A record that does not decode
+/// throws from `next()`; the cursor can go on with the objects after it.
+public struct ResultsCursor<Element: Persistable>: @unchecked Sendable {
+    // @unchecked: as ``Results``, an immutable query and an evaluated, immutable key list.
+    private let results: Results<Element>
+    private let evaluation: Evaluation<Element>
+    private var batch: [Element] = []
+    private var batchPosition = 0
+    /// Up to this position objects are read one at a time (a batch of them did not decode).
+    private var singleUntil = 0
+    /// The position of the next object.
+    public private(set) var position = 0
+    /// How many objects one read decodes.
+    static var batchSize: Int { 256 }
+
+    init(results: Results<Element>, evaluation: Evaluation<Element>) {
+        self.results = results
+        self.evaluation = evaluation
+    }
+
+    /// How many objects the cursor reads in all.
+    public var count: Int { evaluation.keys.count }
+
+    /// The next object, or nil after the last one.
+    /// - Throws: the error reading it (``LodeError/recordDoesNotDecode(type:key:field:reason:)``, a
+    ///   storage failure); the cursor then stands after that object.
+    public mutating func next() throws -> Element? {
+        guard position < evaluation.keys.count else { return nil }
+        if batchPosition >= batch.count, position >= singleUntil {
+            let end = Swift.min(position + Self.batchSize, evaluation.keys.count)
+            batchPosition = 0
+            do {
+                batch = try results.objects(in: position..<end, of: evaluation)
+            } catch {
+                // A record of the batch does not decode: read these one at a time, so the error is
+                // that record's own and the others can still be read.
+                batch = []
+                singleUntil = end
+            }
+        }
+        defer { position += 1 }
+        if batchPosition < batch.count {
+            defer { batchPosition += 1 }
+            return batch[batchPosition]
+        }
+        return try results.object(at: position)
     }
 }

@@ -94,7 +94,7 @@ extension LiveResultsStorage {
     ) throws -> Member {
         let live = try LiveResults(results, keyPaths: keyPaths)
         let name = identifier ?? SectionIdentifier(DefaultSectionName(text: Element.schema.typeName))
-        return Member(live: live) { view(of: live.results, identifier: name) }
+        return try Member(live: live) { try view(of: live.results, identifier: name) }
     }
 
     static func member<Key, Element>(
@@ -106,11 +106,11 @@ extension LiveResultsStorage {
             identifier ?? { key in
                 SectionIdentifier(DefaultSectionName(text: "\(Element.schema.typeName).\(key)"))
             }
-        return Member(live: live) { view(of: live.sections, identifier: name) }
+        return try Member(live: live) { try view(of: live.sections, identifier: name) }
     }
 
-    static func view<Element>(of results: Results<Element>, identifier: SectionIdentifier) -> View {
-        let count = results.count
+    static func view<Element>(of results: Results<Element>, identifier: SectionIdentifier) throws -> View {
+        let count = try results.count
         return View(
             sectionCount: 1, count: { _ in count },
             item: { path in (0..<count).contains(path.item) ? try results.object(at: path.item) : nil },
@@ -120,14 +120,14 @@ extension LiveResultsStorage {
 
     static func view<Key, Element>(
         of sectioned: SectionedResults<Key, Element>, identifier: @escaping (Key) -> SectionIdentifier
-    ) -> View {
-        let sections = sectioned.sections
+    ) throws -> View {
+        let sections = try sectioned.sections
         return View(
-            sectionCount: sections.count, count: { sections[$0].objects.endIndex },
+            sectionCount: sections.count, count: { sections[$0].count },
             item: { path in
                 sections.indices.contains(path.section)
-                    && (0..<sections[path.section].objects.endIndex).contains(path.item)
-                    ? try sections[path.section].objects.object(at: path.item) : nil
+                    && (0..<sections[path.section].count).contains(path.item)
+                    ? try sections[path.section][path.item] : nil
             },
             objectID: { path in
                 sections.indices.contains(path.section)

@@ -53,22 +53,22 @@ public final class LiveResultsStorage: BaseStorage, Storage, @unchecked Sendable
     final class Member: LiveGroupMember {
         private let live: any LiveGroupMember
         /// The view at the member's version, made after each advance.
-        private let makeView: () -> View
+        private let makeView: () throws -> View
         private(set) var view: View
         /// How many sections the last composed update gave the member (0 before it was shown).
         var composedSections = 0
 
-        init(live: any LiveGroupMember, makeView: @escaping () -> View) {
+        init(live: any LiveGroupMember, makeView: @escaping () throws -> View) throws {
             self.live = live
             self.makeView = makeView
-            self.view = makeView()
+            self.view = try makeView()
         }
 
         var shape: MemberShape { live.shape }
 
         func advanceMember(to snapshot: ReadSnapshot, index: Int) throws -> LiveGroup.Change? {
             let change = try live.advanceMember(to: snapshot, index: index)
-            view = makeView()
+            view = try makeView()
             return change
         }
     }

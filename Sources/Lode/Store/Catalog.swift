@@ -106,7 +106,11 @@ struct CatalogEntry: Codable, Equatable {
 
     static func defaults<T: Persistable>(_ schema: Schema<T>) -> [String: Data]? {
         guard !schema.defaults.isEmpty else { return nil }
-        return Dictionary(schema.defaults.map { ($0.field, Data($0.value.encoded)) }) { _, last in last }
+        return Dictionary(
+            schema.defaults.compactMap { fieldDefault in
+                fieldDefault.value.map { (fieldDefault.field, Data($0.encoded)) }
+            }
+        ) { _, last in last }
     }
 
     init(name: String, primaryKey: String, indexes: [IndexEntry], fields: [String], version: Int) {

@@ -22,6 +22,8 @@ public enum LodeError: Error, Equatable, CustomStringConvertible, Sendable {
     case schemaMismatch(type: String, reason: String)
     /// An update tried to change an object's primary key.
     case primaryKeyChanged(type: String, from: String, to: String)
+    /// A position outside the results was read.
+    case positionOutOfRange(type: String, position: Int, count: Int)
     /// The store was closed.
     case storeClosed(path: String)
     /// The store was opened read-only.
@@ -43,6 +45,9 @@ public enum LodeError: Error, Equatable, CustomStringConvertible, Sendable {
     case insideTransaction(operation: String)
     /// An observation failed for a reason outside the store's own errors.
     case observationFailed(reason: String)
+    /// App code Lode ran for you — a `#Predicate`, the `Encodable` conformance of a sort or section
+    /// key — threw; the error is kept as thrown (``AppCodeError/error``), so the app can catch its own.
+    case appCodeFailed(AppCodeError)
     /// A write was refused: a version this process holds is further behind than
     /// ``StoreConfiguration/maxVersionLag`` allows (release or refresh its holders).
     case versionHeldTooLong(HeldVersion, limit: Int)
@@ -69,13 +74,13 @@ public enum LodeError: Error, Equatable, CustomStringConvertible, Sendable {
         return false
     }
 
-    /// `error` as a Lode error: itself, an LMDB failure as ``storage(_:)``, anything else as
-    /// ``observationFailed(reason:)``.
+    /// `error` as a Lode error: itself, an LMDB failure as ``storage(_:)``, anything else — thrown by
+    /// app code Lode ran — as ``appCodeFailed(_:)``, keeping it.
     init(_ error: any Error) {
         switch error {
         case let error as LodeError: self = error
         case let error as LMDBError: self = .storage(StorageFailure(error))
-        default: self = .observationFailed(reason: "\(error)")
+        default: self = .appCodeFailed(AppCodeError(error))
         }
     }
 
@@ -101,6 +106,8 @@ public enum LodeError: Error, Equatable, CustomStringConvertible, Sendable {
         case .primaryKeyChanged(let type, let from, let to):
             return
                 "\(type): update may not change the primary key (\(from) → \(to)); delete and insert instead"
+        case .positionOutOfRange(let type, let position, let count):
+            return "\(type): no result at position \(position) (there are \(count))"
         case .storeClosed(let path): return "the store at \(path) is closed"
         case .readOnly(let path): return "the store at \(path) was opened read-only"
         case .notAStore(let path, let reason): return "\(path) is not a Lode store: \(reason)"
@@ -114,6 +121,7 @@ public enum LodeError: Error, Equatable, CustomStringConvertible, Sendable {
         case .insideTransaction(let operation):
             return "\(operation) is not allowed inside a transaction of the store on the same thread"
         case .observationFailed(let reason): return "observation failed: \(reason)"
+        case .appCodeFailed(let failure): return "app code run by Lode threw: \(failure)"
         case .storeNewerThanCode(let path, let unknown):
             return
                 "the store at \(path) has run migrations this code does not know (\(unknown.joined(separator: ", "))): it was written by a newer version of the app"
@@ -132,5 +140,22 @@ public enum LodeError: Error, Equatable, CustomStringConvertible, Sendable {
             return
                 "write refused: \(held), more than the limit of \(limit) (release or refresh what holds it; the file cannot reuse pages while it is held)"
         }
+    }
+}
+
+/// An error thrown by app code Lode ran (see ``LodeError/appCodeFailed(_:)``), kept as thrown.
+public struct AppCodeError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// The error as the app's code threw it.
+    public let error: any Error
+
+    /// Wraps `error`.
+    public init(_ error: any Error) { self.error = error }
+
+    /// The error's own description.
+    public var description: String { "\(error)" }
+
+    /// Equal when both errors read the same (errors are not `Equatable` in general).
+    public static func == (lhs: AppCodeError, rhs: AppCodeError) -> Bool {
+        String(reflecting: lhs.error) == String(reflecting: rhs.error)
     }
 }

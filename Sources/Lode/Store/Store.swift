@@ -467,15 +467,6 @@ public final class Store: @unchecked Sendable {
         publish(registered)
     }
 
-    /// Registers `T` (when the store is writable and no transaction of this thread is open) so the
-    /// results of `T` read its indexes; otherwise they read what the catalog has.
-    func prepareForResults<T: Persistable>(_ type: T.Type) throws {
-        guard publishedState(T.self) == nil, !configuration.readOnly,
-            !(try environment()).currentThreadHasTransaction
-        else { return }
-        try register([T.self])
-    }
-
     func publish(_ registered: [String: AnyObject]) {
         guard !registered.isEmpty else { return }
         withState { state in
@@ -543,17 +534,29 @@ public final class Store: @unchecked Sendable {
             let (version, entries) = try environment.read { txn in
                 (
                     txn.id,
-                    try txn.entries(in: catalog).compactMap {
-                        try? CBORDecoder().decode(CatalogEntry.self, from: $0.value)
+                    try txn.entries(in: catalog).map { entry in
+                        do {
+                            return try CBORDecoder().decode(CatalogEntry.self, from: entry.value)
+                        } catch {
+                            throw LodeError.recordDoesNotDecode(
+                                type: StoreLayout.catalog, key: String(decoding: entry.key, as: UTF8.self),
+                                field: (error as? DecodingError)?.fieldPath ?? "", reason: "\(error)")
+                        }
                     }
                 )
             }
+            // A database another process dropped since the catalog was read is not there: not an error.
+            func open(_ name: String, kind: Database.Kind) throws {
+                do {
+                    _ = try environment.database(named: name, kind: kind, create: false)
+                } catch let error as LMDBError where error.code == .notFound {}
+            }
             for entry in entries {
-                _ = try? environment.database(named: entry.name, kind: .plain, create: false)
+                try open(entry.name, kind: .plain)
                 for index in entry.indexes {
-                    _ = try? environment.database(
-                        named: CatalogEntry.databaseName(type: entry.name, index: index.name),
-                        kind: index.unique ? .plain : .duplicates, create: false)
+                    try open(
+                        CatalogEntry.databaseName(type: entry.name, index: index.name),
+                        kind: index.unique ? .plain : .duplicates)
                 }
             }
             withState { $0.catalogSyncedVersion = max($0.catalogSyncedVersion, version) }

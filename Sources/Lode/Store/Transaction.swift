@@ -131,7 +131,7 @@ public class Transaction {
         } catch let error as DecodingError {
             // A record written before a field with a declared default existed: read it with the default.
             guard case .keyNotFound(_, let context) = error, context.codingPath.isEmpty,
-                let patched = T.schema.applyingDefaults(to: bytes)
+                let patched = try T.schema.applyingDefaults(to: bytes)
             else { throw failure(error) }
             do {
                 return try CBORDecoder().decode(T.self, from: patched)

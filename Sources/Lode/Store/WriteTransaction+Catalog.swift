@@ -14,6 +14,7 @@ extension WriteTransaction {
     func register<T: Persistable>(_ type: T.Type) throws -> TypeState<T> {
         let schema = T.schema
         let name = schema.typeName
+        if let failure = schema.defaultsFailure { throw failure }
         let existing = try catalogEntry(named: name)
         if let existing, existing.primaryKey != schema.primaryKeyField {
             throw LodeError.schemaMismatch(

@@ -102,7 +102,7 @@ func readmeFirstUse() throws {
     let open = store.objects(Todo.self)
         .filter(#Predicate { $0.status == pending })
         .sorted(by: \.title)
-    print(open.map(\.title))  // ["Call Ada", "Write report"]
+    print(try open.map(\.title))  // ["Call Ada", "Write report"]
     print(try open.explain())  // index lookup of 1 value(s) in "status"; sorted in memory
 }
 
@@ -125,14 +125,18 @@ func readmeObserve() throws {
 
     let delivered = DispatchSemaphore(value: 0)
     let token = open.observe { change in  // on a queue of its own: no main loop needed
-        switch change {
-        case .initial(let results):
-            print("showing", results.count)
-        case .update(let results, let change):
-            print(change)  // v3→v4: insert [0]
-            print(change.storageUpdate { results[$0] })  // what a table view applies
-        case .error(let error):
-            print(error)
+        do {
+            switch change {
+            case .initial(let results):
+                print("showing", try results.count)
+            case .update(let results, let change):
+                print(change)  // v3→v4: insert [0]
+                print(try change.storageUpdate { try results[$0] })  // what a table view applies
+            case .error(let error):
+                throw error
+            }
+        } catch {
+            print(error)  // a storage failure, a record that no longer decodes: never a crash
         }
         delivered.signal()
     }
