@@ -112,12 +112,15 @@ struct TaskWithTextRank: Persistable {
             at: tmp.url, configuration: StoreConfiguration(checksTypesAtOpen: false),
             types: [TaskWithTextRank.self])
         try newer.write { tx in
-            try tx.insert(TaskWithTextRank(id: 3, title: "from a newer app", rank: "high", done: false, group: "g"))
+            try tx.insert(
+                TaskWithTextRank(id: 3, title: "from a newer app", rank: "high", done: false, group: "g"))
         }
         func expectUndecodable(_ body: () throws -> Void, sourceLocation: SourceLocation = #_sourceLocation) {
             let error = lodeError(body, sourceLocation: sourceLocation)
             guard case .recordDoesNotDecode(let type, let key, let field, _)? = error else {
-                Issue.record("expected recordDoesNotDecode, got \(String(describing: error))", sourceLocation: sourceLocation)
+                Issue.record(
+                    "expected recordDoesNotDecode, got \(String(describing: error))",
+                    sourceLocation: sourceLocation)
                 return
             }
             #expect(type == "Task" && key == "3" && field == "rank", sourceLocation: sourceLocation)
