@@ -101,12 +101,14 @@ fuzz-quick: fuzz-build
 fuzz:
 	$(MAKE) fuzz-quick FUZZ_SECONDS=$(FUZZ_LONG_SECONDS)
 
-# The long runs: 1,000 kills of the crash-durability writer, the stress test under ThreadSanitizer,
-# and every fuzz target for FUZZ_LONG_SECONDS.
+# The long runs: 1,000 kills of the crash-durability writer, the corruption sweep over 400 copies,
+# the two-versions suite six times per change with random timing and longer runs, the concurrency
+# suites under ThreadSanitizer, and every fuzz target for FUZZ_LONG_SECONDS.
 soak: deps
 	$(SWIFT) build --build-tests
 	LODE_CRASH_KILLS=1000 $(SWIFT) test --skip-build --filter CrashDurabilityTests
 	LODE_SWEEP_COPIES=400 $(SWIFT) test --skip-build --filter CorruptionSweepTests
+	LODE_VERSIONS_ROUNDS=6 $(SWIFT) test --skip-build --filter TwoVersionsTests
 	$(MAKE) test-tsan
 	$(MAKE) fuzz
 
