@@ -26,6 +26,9 @@ final class ToolProcess {
         }
     }
 
+    /// Standard output read so far.
+    var output: String { String(decoding: received, as: UTF8.self) }
+
     /// Waits for the end; returns the exit status, standard output and standard error.
     func finish() -> (status: Int32, out: String, err: String) {
         let output = received + out.fileHandleForReading.readDataToEndOfFile()

@@ -97,6 +97,57 @@ import Testing
         #expect(try store.read { try $0.object(Task.self, key: 5) }?.rank == 6)
     }
 
+    /// Issue 23, finding 8: the warning ran on a queue of its own, and a process that exited right
+    /// after the commit that crossed the threshold printed it in one run of three.
+    @Test func theWarningIsGivenBeforeTheWriteReturns() throws {
+        for run in 0..<3 {
+            let directory = tmp.url.appendingPathComponent("exit-\(run)")
+            let result = try shell("'\(builtTool("lode-test-helper"))' lag-and-exit '\(directory.path)' 100")
+            #expect(result.status == 0, "\(result.err)")
+            #expect(
+                result.err.contains("(held by Results<Task>) is 100 versions behind the last commit"),
+                "run \(run): \(result.err)")
+        }
+        // In process: told on the committing thread, before write returns.
+        let store = try store(StoreConfiguration(versionLagWarning: 5))
+        let warnings = Warnings()
+        store.versionLagHandler = { warnings.record($0) }
+        let kept = store.objects(Task.self)
+        _ = try kept.count
+        for round in 0..<5 { try touch(store, round) }
+        #expect(warnings.all.count == 1)
+    }
+
+    /// Issue 23, finding 8: a reader of another process that fell behind (frozen, or slow) grew the
+    /// file while no process was told.
+    @Test func aReaderOfAnotherProcessIsWarnedAboutWithItsProcess() throws {
+        let store = try store(StoreConfiguration(versionLagWarning: 50))
+        let warnings = Warnings()
+        store.versionLagHandler = { warnings.record($0) }
+        let reader = try ToolProcess(["hold-reader", tmp.path], tool: "lode-test-helper")
+        let pid = reader.process.processIdentifier
+        defer {
+            kill(pid, SIGKILL)
+            reader.process.waitUntilExit()
+        }
+        reader.read(until: "\n")
+        let line = reader.output
+        #expect(line.hasPrefix("holding"), "\(line)")
+        let version = line.split(separator: " ").dropFirst().first.flatMap { Int($0) }
+        // Stopped, as a frozen process would be.
+        kill(pid, SIGSTOP)
+        for round in 0..<60 { try touch(store, round) }
+        let told = warnings.all.filter { $0.processID != nil }
+        #expect(told.count == 1, "\(warnings.all)")
+        #expect(told.first?.processID == pid)
+        #expect(told.first?.version == version)
+        #expect(told.first?.owners == ["a reader of process \(pid)"])
+        #expect((told.first?.behind ?? 0) >= 50)
+        // Once per process and version.
+        for round in 0..<60 { try touch(store, round) }
+        #expect(warnings.all.filter { $0.processID != nil }.count == 1)
+    }
+
     @Test func theDefaultWarningIsOneLineOnStandardError() {
         let held = HeldVersion(version: 12, owners: ["LiveResults<Task>", "Results<Task> ×2"], behind: 1000)
         #expect(

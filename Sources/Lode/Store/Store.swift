@@ -54,8 +54,9 @@ public final class Store: @unchecked Sendable {
 
     /// Async and grouped writes waiting to commit together.
     let groupCommit = GroupCommitQueue()
-    /// Where `versionLagHandler` is called.
-    private let warningQueue = DispatchQueue(label: "lode.version-lag")
+    /// When the reader table was last read for readers of other processes, and the version each
+    /// such process was last warned about.
+    private let otherReaders = Locked<(checkedAt: Int, warned: [Int32: Int])>((0, [:]))
 
     let meta: Database
     let catalog: Database
@@ -395,14 +396,19 @@ public final class Store: @unchecked Sendable {
         if let version = transaction?.committingVersion { noteCommit(version: version, in: environment) }
         if let transaction { publish(transaction.registeredTypes) }
         didCommit()
-        if let version = transaction?.committingVersion { warnAboutHeldVersions(latest: version) }
+        if let version = transaction?.committingVersion {
+            warnAboutHeldVersions(latest: version, in: environment)
+        }
     }
 
     // MARK: Held versions
 
-    /// Told, on a background queue, about each version this process holds that fell
-    /// ``StoreConfiguration/versionLagWarning`` versions behind the last commit (once per holder and
-    /// version). By default a one-line warning on standard error; nil silences it.
+    /// Told about each version that fell ``StoreConfiguration/versionLagWarning`` versions behind the
+    /// last commit: held by this process (once per holder and version), or by a reader of another
+    /// process (``HeldVersion/processID``; once per process and version — the reader table is read
+    /// every tenth of `versionLagWarning` commits). Called on the thread that committed, after the
+    /// commit and before `write` returns, with no lock held: keep it short. By default a one-line
+    /// warning on standard error; nil silences it.
     public var versionLagHandler: (@Sendable (HeldVersion) -> Void)? {
         get { withState { $0.versionLagHandler } }
         set { withState { $0.versionLagHandler = newValue } }
@@ -430,16 +436,47 @@ public final class Store: @unchecked Sendable {
         throw LodeError.versionHeldTooLong(held, limit: limit)
     }
 
-    /// Hands the versions that just fell too far behind to the handler, off the writing thread.
-    private func warnAboutHeldVersions(latest: Int) {
+    /// Hands the versions that just fell too far behind to the handler, on the committing thread
+    /// after the commit (a process that exits right after a write has printed its warning).
+    private func warnAboutHeldVersions(latest: Int, in environment: Environment) {
         let threshold = configuration.versionLagWarning
-        guard threshold > 0, let oldest = pins.oldestHeld, latest - oldest >= threshold,
-            let handler = versionLagHandler
-        else { return }
-        let lagging = pins.newlyLagging(latest: latest, threshold: threshold)
-        guard !lagging.isEmpty else { return }
-        // A serial queue of the store's own (never the global pool, which an app may keep busy).
-        warningQueue.async { for held in lagging { handler(held) } }
+        guard threshold > 0, let handler = versionLagHandler else { return }
+        var lagging: [HeldVersion] = []
+        if let oldest = pins.oldestHeld, latest - oldest >= threshold {
+            lagging = pins.newlyLagging(latest: latest, threshold: threshold)
+        }
+        lagging += laggingReadersOfOtherProcesses(latest: latest, threshold: threshold, in: environment)
+        for held in lagging { handler(held) }
+    }
+
+    /// Readers of other processes (a frozen or slow one) `threshold` versions behind and not warned
+    /// about at that version yet, read from the reader table every tenth of `threshold` commits.
+    private func laggingReadersOfOtherProcesses(latest: Int, threshold: Int, in environment: Environment)
+        -> [HeldVersion]
+    {
+        let due = otherReaders.withLock { state -> Bool in
+            guard latest - state.checkedAt >= Swift.max(1, threshold / 10) else { return false }
+            state.checkedAt = latest
+            return true
+        }
+        guard due else { return [] }
+        let me = getpid()
+        var oldest: [Int32: Int] = [:]
+        for slot in environment.readers() where slot.processID != me {
+            guard let version = slot.transactionID, latest - version >= threshold, slot.processIsAlive else {
+                continue
+            }
+            oldest[slot.processID] = Swift.min(oldest[slot.processID] ?? version, version)
+        }
+        return otherReaders.withLock { state in
+            let fresh = oldest.filter { state.warned[$0.key] != $0.value }
+            state.warned = oldest
+            return fresh.sorted { $0.key < $1.key }.map { process, version in
+                HeldVersion(
+                    version: version, owners: ["a reader of process \(process)"], behind: latest - version,
+                    processID: process)
+            }
+        }
     }
 
     /// Runs `body` in a read transaction, off the caller's task.

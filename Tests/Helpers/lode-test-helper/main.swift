@@ -10,6 +10,8 @@
 //     first) and reads every object, an index range and the integrity walk.
 //   lode-test-helper migration-seed DIR COUNT — a store of COUNT items; migration-run DIR — opens it
 //     with a migration that reshapes every item, printing "migrating" when it starts, "done" at the end.
+//   lode-test-helper lag-and-exit DIR LAG — keeps results while committing LAG times with
+//     versionLagWarning LAG, then exits at once; hold-reader DIR — reads results and waits to be killed.
 //   lode-test-helper crash-writer DIR — commits the deterministic sequence of `CrashPlan` from where
 //     the store is, printing "ack N" after commit N returned, until it is killed.
 import Dispatch
@@ -215,6 +217,30 @@ func temporaryStore(crashing: Bool) throws {
     exit(0)  // the store is still open: the exit handler removes its directory
 }
 
+/// Keeps results of Task at one version and commits until they are `lag` commits behind, then exits
+/// at once: the version-lag warning must have been printed by then.
+func lagAndExit(_ path: String, lag: Int) throws {
+    let store = try Store(
+        at: URL(fileURLWithPath: path), configuration: StoreConfiguration(versionLagWarning: lag),
+        types: [Task.self])
+    try store.write { tx in try tx.upsert(Task(id: 0, title: "kept", rank: 0, done: false, group: "g")) }
+    let kept = store.objects(Task.self)
+    _ = try kept.count
+    for round in 1...lag {
+        try store.write { tx in try tx.update(Task.self, key: 0) { $0.rank = round } }
+    }
+    exit(0)
+}
+
+/// Opens the store, reads results of Task (a reader at that version) and waits to be killed.
+func holdReader(_ path: String) throws {
+    let store = try Store(at: URL(fileURLWithPath: path), types: [Task.self])
+    let held = store.objects(Task.self)
+    print("holding \(try held.version()) count \(try held.count)")
+    fflush(nil)
+    while true { sleep(60) }
+}
+
 let arguments = CommandLine.arguments
 do {
     if arguments.count == 5, arguments[1] == "write", let first = Int(arguments[3]),
@@ -237,10 +263,14 @@ do {
         try temporaryStore(crashing: arguments[2] == "crash")
     } else if arguments.count == 3, arguments[1] == "crash-writer" {
         try crashWriter(arguments[2])
+    } else if arguments.count == 4, arguments[1] == "lag-and-exit", let lag = Int(arguments[3]) {
+        try lagAndExit(arguments[2], lag: lag)
+    } else if arguments.count == 3, arguments[1] == "hold-reader" {
+        try holdReader(arguments[2])
     } else {
         FileHandle.standardError.write(
             Data(
-                "usage: lode-test-helper write DIR FIRST COUNT | readme-observe | readme-first-use | readme-live | crash-writer DIR | read-all DIR [--no-page-check] | migration-seed DIR COUNT | migration-run DIR | temporary-store exit|crash\n"
+                "usage: lode-test-helper write DIR FIRST COUNT | readme-observe | readme-first-use | readme-live | crash-writer DIR | read-all DIR [--no-page-check] | migration-seed DIR COUNT | migration-run DIR | temporary-store exit|crash | lag-and-exit DIR LAG | hold-reader DIR\n"
                     .utf8
             ))
         exit(2)
