@@ -544,6 +544,51 @@ func runDump(_ arguments: [String]) throws -> (status: Int32, out: String, err: 
         #expect(!export.out.contains(#"{"end""#))
     }
 
+    /// Issue 23, finding 9: records the store's history cannot explain — a flipped bit that renames a
+    /// field, a value of a kind the field never held, an indefinite-length map — passed `check`.
+    @Test func checkReportsRecordsTheTypesHistoryCannotExplain() throws {
+        let path = try makeStore()
+        #expect(try runDump(["check", path]).status == 0)
+        do {
+            let environment = try LMDB.Environment.open(at: path)
+            let records = try environment.database(named: "Task", create: false)
+            try environment.write { txn in
+                let key = KeyEncoder()
+                // Task 1: one bit of the name "title" flipped ("tiTle").
+                var one = try #require(try txn.get(try key.encode(1), in: records))
+                let name: [UInt8] = [0x65] + Array("title".utf8)
+                let at = try #require(
+                    (0...(one.count - name.count)).first { Array(one[$0..<($0 + name.count)]) == name })
+                one[at + 3] ^= 0x20
+                try txn.put(one, forKey: try key.encode(1), in: records)
+                // Task 2: an integer where text always was.
+                let two = try CBORValue(decoding: try #require(try txn.get(try key.encode(2), in: records)))
+                guard case .map(var entries) = two else { throw LodeError.typeNotFound("a map") }
+                for position in entries.indices where entries[position].key == .text("title") {
+                    entries[position].value = .unsigned(7)
+                }
+                try txn.put(CBORValue.map(entries).encoded, forKey: try key.encode(2), in: records)
+                // Task 4: the same fields as an indefinite-length map.
+                let four = try CBORValue(decoding: try #require(try txn.get(try key.encode(4), in: records)))
+                guard case .map(let fields) = four else { throw LodeError.typeNotFound("a map") }
+                let inside: [UInt8] = fields.flatMap { $0.key.encoded + $0.value.encoded }
+                let indefinite: [UInt8] = [0xbf] + inside + [0xff]
+                try txn.put(indefinite, forKey: try key.encode(4), in: records)
+            }
+        }
+        let check = try runDump(["check", path])
+        #expect(check.status == 1)
+        let lines = check.out.split(separator: "\n").map(String.init)
+        for expected in [
+            "Task 1: field \"tiTle\" is not one the type's records have ever had (they had: done, group, id, rank, title)",
+            "Task 2: field \"title\" holds integer, a kind of value it never held (it held text)",
+            "Task 4: not a definite-length map of text field names, which no version of Lode writes",
+        ] {
+            #expect(lines.contains(expected), "missing \"\(expected)\" in \(check.out)")
+        }
+        #expect(check.out.contains("3 problems"), "\(check.out)")
+    }
+
     /// A reader that holds an old version keeps the file from reusing pages: the summary names the
     /// oldest version held, how far behind it is and which process holds it.
     @Test func theSummaryNamesTheOldestReaderAndItsProcess() throws {

@@ -19,12 +19,13 @@ public struct CBOREncoder: Sendable {
         return state.writer.bytes
     }
 
-    /// The CBOR bytes of a record, with a hash of its top-level field names in order (FNV-1a over
-    /// each name's UTF-8 followed by `FF`), so a writer can tell a record shape it has seen without
+    /// The CBOR bytes of a record, with a hash of its top-level field names in order and the kind of
+    /// each one's value (see ``FieldKind``), so a writer can tell a record shape it has seen without
     /// reading the record again.
     func encodeRecord<T: Encodable>(_ value: T) throws -> (bytes: [UInt8], shape: UInt64) {
         let state = CBOREncodingState()
         try state.encodeValue(value)
+        state.foldPendingKind()
         state.closeContainers(from: 0)
         return (state.writer.bytes, state.topLevelShape)
     }
@@ -63,8 +64,21 @@ final class CBOREncodingState: Encoder {
         }
     }
     var userInfo: [CodingUserInfoKey: Any] { [:] }
-    /// The hash of the field names written into the outermost map (see ``CBOREncoder/encodeRecord(_:)``).
+    /// The hash of the field names written into the outermost map and their values' kinds (see
+    /// ``CBOREncoder/encodeRecord(_:)``).
     var topLevelShape = FieldShape.basis
+    /// Where the value of the last top-level field written begins (its kind is folded into the shape
+    /// when the next field begins, or at the end), or -1.
+    var pendingValueStart = -1
+
+    /// Folds the kind of the last top-level field's value into the shape.
+    func foldPendingKind() {
+        guard pendingValueStart >= 0, pendingValueStart < writer.bytes.count else { return }
+        topLevelShape = FieldShape.adding(
+            CollectionOfOne(FieldKind.of(initialByte: writer.bytes[pendingValueStart]).rawValue),
+            to: topLevelShape)
+        pendingValueStart = -1
+    }
 
     /// Finalizes every container at `depth` and deeper.
     func closeContainers(from depth: Int) {
@@ -203,8 +217,11 @@ struct CBORKeyedEncodingContainer<Key: CodingKey>: IntegerForwardingKeyedEncoder
         state.closeContainers(from: depth + 1)
         state.open[depth].count += 1
         let name = key.stringValue
-        if depth == 0 { state.topLevelShape = FieldShape.adding(name, to: state.topLevelShape) }
+        guard depth == 0 else { return state.writer.text(name) }
+        state.foldPendingKind()
+        state.topLevelShape = FieldShape.adding(name, to: state.topLevelShape)
         state.writer.text(name)
+        state.pendingValueStart = state.writer.bytes.count
     }
 
     mutating func encodeNil(forKey key: Key) throws {
@@ -413,4 +430,58 @@ enum FieldShape {
     }
 
     static func adding(_ name: String, to hash: UInt64) -> UInt64 { adding(name.utf8, to: hash) }
+}
+
+/// The kind of a CBOR value, as the catalog records it for each top-level field (`kinds` in
+/// `docs/FORMAT.md`): its major type, with integers of either sign one kind and simple values told
+/// apart (booleans, null, floating-point numbers).
+enum FieldKind: UInt8, CaseIterable {
+    case integer = 0
+    case bytes = 2
+    case text = 3
+    case array = 4
+    case map = 5
+    case tagged = 6
+    case bool = 20
+    case null = 22
+    case undefined = 23
+    case simple = 24
+    case float = 25
+
+    /// The kind of the value whose first byte is `byte`.
+    static func of(initialByte byte: UInt8) -> FieldKind {
+        switch byte >> 5 {
+        case 0, 1: return .integer
+        case 2: return .bytes
+        case 3: return .text
+        case 4: return .array
+        case 5: return .map
+        case 6: return .tagged
+        default:
+            switch byte & 0x1f {
+            case 20, 21: return .bool
+            case 22: return .null
+            case 23: return .undefined
+            case 25, 26, 27: return .float
+            default: return .simple
+            }
+        }
+    }
+
+    /// The name the catalog stores.
+    var name: String {
+        switch self {
+        case .integer: "integer"
+        case .bytes: "bytes"
+        case .text: "text"
+        case .array: "array"
+        case .map: "map"
+        case .tagged: "tagged"
+        case .bool: "bool"
+        case .null: "null"
+        case .undefined: "undefined"
+        case .simple: "simple"
+        case .float: "float"
+        }
+    }
 }

@@ -309,9 +309,10 @@ public final class MigrationContext {
         }
         var fields: Set<String> = []
         var shapes: [CatalogEntry.ShapeExample]? = []
+        var kinds: [String: [String]]? = [:]
         var holders: [[[UInt8]: [UInt8]]] = Array(repeating: [:], count: entry.indexes.count)
         for (key, bytes) in try rawRecords(of: type) {
-            CatalogEntry.note(record: bytes, key: key, in: &shapes)
+            CatalogEntry.note(record: bytes, key: key, shapes: &shapes, kinds: &kinds)
             let record: UntypedRecord
             do {
                 record = try UntypedRecord(bytes: bytes, type: stored)
@@ -343,6 +344,7 @@ public final class MigrationContext {
         var updated = entry
         updated.fields = fields.sorted()
         updated.shapes = shapes
+        updated.kinds = kinds
         updated.note(fields: updated.fields, schemaVersion: schemaVersion, event: "migrated by \(name)")
         if updated != entry { try transaction.writeCatalog(updated) }
         transaction.pendingChanges.recordClear(type: type)

@@ -31,6 +31,10 @@ struct CatalogEntry: Codable, Equatable {
     /// sequence's hash and the key of a record written with it. Nil when unknown (entries written
     /// before it existed, or more than ``maxShapes`` shapes): the check at open then reads every record.
     var shapes: [ShapeExample]?
+    /// The kinds of value each top-level field has held in the type's records (field name → kind
+    /// names, sorted; see ``FieldKind``). Nil when unknown (entries written before it existed):
+    /// `check` then cannot tell a value of a kind no version wrote.
+    var kinds: [String: [String]]?
 
     /// A record shape and a record that had it when it was listed.
     struct ShapeExample: Codable, Equatable {
@@ -64,6 +68,25 @@ struct CatalogEntry: Codable, Equatable {
     ) {
         if let shape = record.withUnsafeBytes({ RecordNames.shape(of: $0) }) {
             note(shape, key: key, in: &list)
+        }
+    }
+
+    /// Adds the shape of `record` and the kinds of its fields' values, when it is a map of fields.
+    static func note(
+        record: some ContiguousBytes, key: some Collection<UInt8>, shapes: inout [ShapeExample]?,
+        kinds: inout [String: [String]]?
+    ) {
+        guard let fields = record.withUnsafeBytes({ try? RecordNames.fields($0) }) else { return }
+        note(fields.shape, key: key, in: &shapes)
+        note(fields, in: &kinds)
+    }
+
+    /// Adds the kinds of value of `fields` to `list` (a nil list, unknown, stays nil).
+    static func note(_ fields: RecordNames.Fields, in list: inout [String: [String]]?) {
+        guard list != nil else { return }
+        for (name, kind) in zip(fields.names, fields.kinds) where list?[name]?.contains(kind.name) != true {
+            list?[name, default: []].append(kind.name)
+            list?[name]?.sort()
         }
     }
 
@@ -102,6 +125,7 @@ struct CatalogEntry: Codable, Equatable {
         history = nil
         defaults = Self.defaults(schema)
         shapes = []
+        kinds = [:]
     }
 
     static func defaults<T: Persistable>(_ schema: Schema<T>) -> [String: Data]? {
@@ -122,6 +146,7 @@ struct CatalogEntry: Codable, Equatable {
         self.history = nil
         self.defaults = nil
         self.shapes = []
+        self.kinds = [:]
     }
 
     static func databaseName(type: String, index: String) -> String { type + "." + index }

@@ -15,8 +15,11 @@ public struct IntegrityReport: Sendable {
 
 extension Transaction {
     /// Checks the store without the app's types: every record decodes as CBOR and is stored under its
-    /// own primary key; every index entry points at a record that has that value and every record is
-    /// in every index of its type; every named database belongs to the layout the catalog describes.
+    /// own primary key; every record is one the type's history explains — a definite-length map whose
+    /// top-level fields are ones the type's records have had, in a sequence they were written with,
+    /// each holding a kind of value that field has held (as far as the catalog lists them); every index
+    /// entry points at a record that has that value and every record is in every index of its type;
+    /// every named database belongs to the layout the catalog describes.
     public func checkIntegrity() throws -> IntegrityReport {
         var report = IntegrityReport()
         let types = try storedTypes()
@@ -25,9 +28,13 @@ extension Transaction {
         for type in types {
             expectedDatabases.insert(type.name)
             var records: [[UInt8]: UntypedRecord] = [:]
+            let entry = try catalogEntry(named: type.name)
             for record in try storedRecords(of: type.name) {
                 report.records += 1
                 let label = "\(type.name) \(KeyDescription.describe(record.key))"
+                if let entry, let problem = Self.unexplained(record.bytes, by: entry) {
+                    report.problems.append("\(label): \(problem)")
+                }
                 let untyped: UntypedRecord
                 do {
                     untyped = try UntypedRecord(bytes: record.bytes, type: type)
@@ -91,5 +98,35 @@ extension Transaction {
             }
         }
         return report
+    }
+
+    /// What in `record` the type's catalog entry cannot explain, or nil.
+    static func unexplained(_ record: [UInt8], by entry: CatalogEntry) -> String? {
+        let fields: RecordNames.Fields?
+        do {
+            fields = try record.withUnsafeBytes { try RecordNames.fields($0) }
+        } catch {
+            return nil  // not CBOR: the decoding check says so
+        }
+        guard let fields else {
+            return "not a definite-length map of text field names, which no version of Lode writes"
+        }
+        let known = Set(entry.fields)
+        if let unknown = fields.names.first(where: { !known.contains($0) }) {
+            return
+                "field \"\(unknown)\" is not one the type's records have ever had (they had: \(entry.fields.joined(separator: ", ")))"
+        }
+        if let shapes = entry.shapes, !shapes.contains(where: { $0.shape == fields.shape }) {
+            return
+                "its fields in this order (\(fields.names.joined(separator: ", "))) are not a sequence the type's records were written with"
+        }
+        if let kinds = entry.kinds {
+            for (name, kind) in zip(fields.names, fields.kinds) where kinds[name]?.contains(kind.name) != true
+            {
+                let held = kinds[name].map { $0.joined(separator: " or ") } ?? "nothing recorded"
+                return "field \"\(name)\" holds \(kind.name), a kind of value it never held (it held \(held))"
+            }
+        }
+        return nil
     }
 }

@@ -55,6 +55,7 @@ extension WriteTransaction {
         }
         var count = 0
         var shapes: [CatalogEntry.ShapeExample]? = appending ? existing?.shapes : []
+        var kinds: [String: [String]]? = appending ? existing?.kinds : [:]
         for record in records {
             count += 1
             let label = "record \(count)"
@@ -92,7 +93,7 @@ extension WriteTransaction {
                 }
             }
             pendingChanges.record(type: name, key: key, existedBefore: false, existsAfter: true)
-            CatalogEntry.note(record: record, key: key, in: &shapes)
+            CatalogEntry.note(record: record, key: key, shapes: &shapes, kinds: &kinds)
         }
         let entry = CatalogEntry(
             name: name, primaryKey: type.primaryKey,
@@ -106,6 +107,7 @@ extension WriteTransaction {
         }
         if restored.history?.isEmpty == true { restored.history = existing?.history }
         restored.shapes = shapes
+        restored.kinds = kinds
         restored.defaults = type.defaults.isEmpty ? nil : type.defaults.mapValues { Data($0.encoded) }
         try writeCatalog(restored)
         return count

@@ -72,12 +72,15 @@ extension WriteTransaction {
         try lmdbWrite.put(try CBOREncoder().encode(entry), forKey: Array(entry.name.utf8), in: store.catalog)
     }
 
-    /// Adds field names never seen before, and a record shape not listed yet (with `key` as its
-    /// example), to the catalog entry.
-    func noteFields<T>(of record: [UInt8], key: [UInt8], state: TypeState<T>) throws {
-        guard let (shape, names) = try record.withUnsafeBytes({ try RecordNames.read($0) }) else { return }
+    /// Adds field names never seen before, a record shape not listed yet (with `key` as its
+    /// example) and kinds of value a field never held, to the catalog entry; `known` is the
+    /// encoder's hash of the record's names and kinds, learned once the entry holds them.
+    func noteFields<T>(of record: [UInt8], key: [UInt8], state: TypeState<T>, known: UInt64) throws {
+        guard let fields = try record.withUnsafeBytes({ try RecordNames.fields($0) }) else { return }
+        let (shape, names) = (fields.shape, fields.names)
         let current = state.latestEntry
         var updated = current
+        CatalogEntry.note(fields, in: &updated.kinds)
         let missing = Set(names).subtracting(current.fields)
         if !missing.isEmpty {
             updated.fields = Array(Set(current.fields).union(missing)).sorted()
@@ -87,7 +90,7 @@ extension WriteTransaction {
         }
         _ = updated.noteShape(shape, key: key)
         if updated == current {
-            if state.pendingEntry == nil { state.learnShape(shape) }
+            if state.pendingEntry == nil { state.learnShape(known) }
             return
         }
         try writeCatalog(updated)

@@ -117,7 +117,7 @@ public final class WriteTransaction: Transaction {
         // The transaction's own notes first (no lock), then what the type has learned.
         let note = ShapeNote(state: ObjectIdentifier(state), shape: shape)
         if !shapesNoted.contains(note) && !state.knowsShape(shape) {
-            try noteFields(of: record, key: key, state: state)
+            try noteFields(of: record, key: key, state: state, known: shape)
             // Known from now on in this transaction (the type learns it only if the catalog it wrote commits).
             shapesNoted.insert(note)
         }
