@@ -290,6 +290,7 @@ public final class Environment: @unchecked Sendable {
         guard !options.readOnly else {
             throw LMDBError(.readOnly, operation: "write", message: "\(path) was opened read-only")
         }
+        LockWatch.check(entering: "an LMDB write of \(path)")
         let thread = ThreadState.current
         let id = ObjectIdentifier(self)
         try refuseNestedWrite()
@@ -378,6 +379,7 @@ public final class Environment: @unchecked Sendable {
     public func database(named name: String?, kind: Database.Kind? = nil, create: Bool = true) throws
         -> Database
     {
+        LockWatch.check(entering: "LMDB (opening database \(name ?? "main") of \(path))")
         guard let name else {
             try Environment.checkKind(mainDatabase, requested: kind)
             return mainDatabase
@@ -552,6 +554,7 @@ public final class Environment: @unchecked Sendable {
     /// same thread is refused rather than deadlocked, and a nested read does not wait for a grower).
     /// `body` learns whether the thread already held the lock (a nested access).
     func withMapAccess<R>(_ body: (_ reentrant: Bool) throws -> R) rethrows -> R {
+        LockWatch.check(entering: "an LMDB read of \(path)")
         let thread = ThreadState.current
         let id = ObjectIdentifier(self)
         let reentrant = thread.holdsShared(in: id)
@@ -635,6 +638,7 @@ public final class Environment: @unchecked Sendable {
 
     /// The reader table: one entry per slot in use, in any process.
     public func readers() -> [ReaderSlot] {
+        LockWatch.check(entering: "LMDB (mdb_reader_list of \(path))")
         final class Lines { var text = "" }
         let lines = Lines()
         _ = withExtendedLifetime(lines) {

@@ -87,6 +87,9 @@ final class ResizeLock: @unchecked Sendable {
         state.broadcast()
         state.unlock()
     }
+
+    /// How many threads wait to take the lock exclusively (tests queue a grower with it).
+    var exclusiveWaiting: Int { state.withLock { exclusiveWaiters } }
 }
 
 /// What the current thread holds in each environment: how many read transactions, and whether it is

@@ -40,7 +40,8 @@ public final class ReadSnapshot: @unchecked Sendable {
     /// Runs `body` with a read transaction on the pinned version. Calls from several threads are
     /// serialized.
     public func read<R>(_ body: (ReadTransaction) throws -> R) throws -> R {
-        try environment.withMapAccess { _ in
+        LockWatch.check(entering: "an LMDB read of a snapshot")
+        return try environment.withMapAccess { _ in
             try lock.withLock {
                 guard let handle else {
                     throw LMDBError(

@@ -24,6 +24,7 @@ public class Transaction {
 
     /// The handle, or an error when the transaction can no longer be used.
     func activeHandle(_ operation: @autoclosure () -> String) throws(LMDBError) -> OpaquePointer {
+        LockWatch.check(entering: "LMDB (\(operation()))")
         guard let handle else {
             throw LMDBError(
                 .transactionNotActive, operation: operation(),

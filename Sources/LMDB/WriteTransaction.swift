@@ -36,6 +36,7 @@ public final class WriteTransaction: Transaction {
     var root: WriteTransaction { parent?.root ?? self }
 
     override func activeHandle(_ operation: @autoclosure () -> String) throws(LMDBError) -> OpaquePointer {
+        LockWatch.check(entering: "LMDB (\(operation()))")
         guard let handle else {
             throw LMDBError(
                 .transactionNotActive, operation: operation(),

@@ -1,10 +1,10 @@
 import Dispatch
 import Foundation
-import LMDB
 import ModelStorage
 import Synchronization
 import Testing
 
+@testable import LMDB
 @testable import Lode
 
 /// `Task` as another version of the app wrote it: `title` is a number, so `Task` no longer decodes it.
@@ -164,6 +164,63 @@ func eventually(_ seconds: Double = 10, _ condition: () throws -> Bool) async re
 
     /// A record that no longer decodes reaches every kind of observer as an error naming the type
     /// and key; once it is fixed, every observer catches up with an exact change.
+    /// Issue 23, finding 5: a write closure (holding the map's resize lock shared) reads live results
+    /// while another thread advances them — under their lock, waiting for the resize lock behind a
+    /// queued map grower, which waits for the write. Reading live results must never wait for an
+    /// advance.
+    @Test func readingLiveResultsInsideAWriteWhileTheyAdvanceBehindAGrowerDoesNotDeadlock() throws {
+        let store = try Store(at: tmp.url, types: [Task.self])
+        try store.write { try $0.insert(Task(id: 1, title: "a", rank: 1, done: false, group: "x")) }
+        let live = try store.objects(Task.self).sorted(by: \.rank).live()
+        try store.write { try $0.insert(Task(id: 2, title: "b", rank: 2, done: false, group: "x")) }
+        let environment = try store.environment()
+        let advancing = DispatchSemaphore(value: 0)
+        let growerQueued = DispatchSemaphore(value: 0)
+        LiveContext.of(store).hooks.onAdvance {
+            advancing.signal()
+            growerQueued.wait()
+        }
+        // The advancing thread: inside the advance, then on to LMDB behind the grower.
+        let advanced = DispatchSemaphore(value: 0)
+        Thread {
+            _ = try? live.refresh()
+            advanced.signal()
+        }.start()
+        advancing.wait()
+        // The write: holds the resize lock shared until it has read the live results.
+        let writing = DispatchSemaphore(value: 0)
+        let proceed = DispatchSemaphore(value: 0)
+        let read = DispatchSemaphore(value: 0)
+        Thread {
+            try? store.write { _ in
+                writing.signal()
+                proceed.wait()
+                _ = live.results
+                read.signal()
+            }
+        }.start()
+        writing.wait()
+        // The grower: queued for the exclusive lock, waiting for the write.
+        let grown = DispatchSemaphore(value: 0)
+        Thread {
+            environment.resizeLock.lockExclusive()
+            environment.resizeLock.unlockExclusive()
+            grown.signal()
+        }.start()
+        #expect(eventually { environment.resizeLock.exclusiveWaiting == 1 })
+        LiveContext.of(store).hooks.onAdvance(nil)
+        growerQueued.signal()
+        proceed.signal()
+        guard read.wait(timeout: .now() + 10) == .success else {
+            // The threads stay deadlocked; the store is abandoned.
+            Issue.record("the write waited for the advance, which waited for the grower: deadlock")
+            return
+        }
+        #expect(grown.wait(timeout: .now() + 10) == .success)
+        #expect(advanced.wait(timeout: .now() + 10) == .success)
+        #expect(try live.results.count == 2)
+    }
+
     @Test func aRecordThatNoLongerDecodesReachesEveryObserverKind() async throws {
         let store = try Store(at: tmp.url, types: [Task.self])
         try await store.write { tx in

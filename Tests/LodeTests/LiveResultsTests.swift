@@ -273,7 +273,8 @@ func changesText(_ update: StorageUpdate) -> [String] {
         let token = query.observe(on: queue) { change in
             switch change {
             case .initial(let results):
-                states.withLock { $0 = [(try? results.fetch()) ?? []] }
+                let fetched = (try? results.fetch()) ?? []
+                states.withLock { $0 = [fetched] }
             case .update(let results, let change):
                 let new = (try? results.fetch()) ?? []
                 let old = states.withLock { $0.last ?? [] }

@@ -73,9 +73,8 @@ func checkTodoIndexes(_ store: Store, sourceLocation: SourceLocation = #_sourceL
         let read = DispatchSemaphore(value: 0)
         let counted = Locked<Int?>(nil)
         Thread {
-            counted.withLock {
-                $0 = try? reader.objects(Todo.self).filter(#Predicate { $0.priority >= 0 }).count
-            }
+            let count = try? reader.objects(Todo.self).filter(#Predicate { $0.priority >= 0 }).count
+            counted.withLock { $0 = count }
             read.signal()
         }.start()
         let finished = read.wait(timeout: .now() + 5)

@@ -11,7 +11,7 @@ import LMDB
 final class LiveContext: @unchecked Sendable {
     // @unchecked: every mutable property is read and written under `lock`.
     private weak var store: Store?
-    private let lock = NSLock()
+    private let lock = LodeLock("LiveContext")
     private var notifier: Notifier?
     private var changes: [ChangesKey: TypeChanges] = [:]
     private var decoded: [String: DecodedObjects] = [:]
@@ -92,7 +92,7 @@ final class DecodedObjects: @unchecked Sendable {
     // @unchecked: `objects` is only touched under `lock`; the values are decoded objects handed out
     // as copies (value types) or as the caller's own references.
     let version: Int
-    private let lock = NSLock()
+    private let lock = LodeLock("DecodedObjects")
     private var objects: [[UInt8]: Any?] = [:]
 
     init(version: Int) { self.version = version }

@@ -6,10 +6,11 @@ import LMDB
 /// so a table built from all of them never shows two versions at once (a row that leaves one query
 /// and joins another moves in one step).
 ///
-/// Lock order: `lock` is held while the members advance; under it the group calls only its members
-/// (whose locks come below it) and the store.
+/// Lock order: the members advance in the group's turn (``AdvanceTurn``), with no lock held; the
+/// group then takes each member's turn. `state` (the members and the version) is a leaf lock.
 public final class LiveGroup: @unchecked Sendable {
-    // @unchecked: `members` and `currentVersion` are read and written under `lock`.
+    // @unchecked: `state` is guarded by its lock; `shown` and `needsResync` are used only by the
+    // advancer whose turn it is.
 
     /// One member's change in a group refresh.
     public enum Change: Sendable, Equatable {
@@ -27,9 +28,12 @@ public final class LiveGroup: @unchecked Sendable {
     }
 
     let store: Store
-    private let lock = NSLock()
-    private var members: [any LiveGroupMember] = []
-    private var currentVersion = -1
+    private let turn = AdvanceTurn()
+    /// The members, the version the group last advanced to, and the shape of each member added since
+    /// the last advance (what the consumer is shown of it until its first change).
+    private let state = Locked<
+        (members: [any LiveGroupMember], version: Int, added: [ObjectIdentifier: MemberShape])
+    >(([], -1, [:]), name: "LiveGroup")
     /// What the consumer was last shown of each member (by identity), for a resynchronization.
     private var shown: [ObjectIdentifier: MemberShape] = [:]
     /// An advance failed after some members had moved: their changes never reached the consumer, so
@@ -48,10 +52,12 @@ public final class LiveGroup: @unchecked Sendable {
     public func add<Key, Element>(_ live: LiveSectionedResults<Key, Element>) -> Int { add(member: live) }
 
     private func add(member: any LiveGroupMember) -> Int {
-        lock.withLock {
-            members.append(member)
-            shown[ObjectIdentifier(member)] = member.shape
-            return members.count - 1
+        // The member's shape when added is what the consumer is shown of it until its first change.
+        let shape = member.shape
+        return state.withLock { state in
+            state.members.append(member)
+            state.added[ObjectIdentifier(member)] = shape
+            return state.members.count - 1
         }
     }
 
@@ -60,10 +66,11 @@ public final class LiveGroup: @unchecked Sendable {
     func edit(
         to snapshot: ReadSnapshot, _ body: (inout [any LiveGroupMember]) throws -> Void
     ) throws -> [(member: any LiveGroupMember, change: Change)] {
-        try lock.withLock {
-            var edited = members
+        try turn.run {
+            var edited = state.withLock { $0.members }
             try body(&edited)
-            members = edited
+            let members = edited
+            state.withLock { $0.members = members }
             for member in members where shown[ObjectIdentifier(member)] == nil {
                 shown[ObjectIdentifier(member)] = member.shape
             }
@@ -77,14 +84,19 @@ public final class LiveGroup: @unchecked Sendable {
     public func refresh() throws -> [Change] {
         try store.checkNotInsideTransaction("refresh")
         let snapshot = try store.currentSnapshot()
-        return try lock.withLock { try advanceMembers(to: snapshot).map(\.change) }
+        return try turn.run { try advanceMembers(to: snapshot).map(\.change) }
     }
 
-    /// The caller holds `lock`. A member that fails leaves the ones before it advanced: then the
+    /// The caller has the turn. A member that fails leaves the ones before it advanced: then the
     /// next advance reports every member as replaced whole, so the consumer is exact again.
     private func advanceMembers(to snapshot: ReadSnapshot) throws -> [(
         member: any LiveGroupMember, change: Change
     )] {
+        let (members, currentVersion, added) = state.withLock { state in
+            defer { state.added = [:] }
+            return (state.members, state.version, state.added)
+        }
+        for (member, shape) in added where shown[member] == nil { shown[member] = shape }
         var changes: [(member: any LiveGroupMember, change: Change)] = []
         do {
             for (index, member) in members.enumerated() {
@@ -107,13 +119,13 @@ public final class LiveGroup: @unchecked Sendable {
                 )
             }
         }
-        currentVersion = snapshot.transactionID
+        state.withLock { $0.version = snapshot.transactionID }
         shown = Dictionary(uniqueKeysWithValues: members.map { (ObjectIdentifier($0), $0.shape) })
         return changes
     }
 
     /// The version the group last advanced to (-1 before its first advance).
-    public var version: Int { lock.withLock { currentVersion } }
+    public var version: Int { state.withLock { $0.version } }
 
     /// Calls `handler` on `queue` (by default a serial queue of the observation's own) with all
     /// members' changes after every commit that changes any of them — all at once, never inside a
@@ -151,7 +163,7 @@ struct GroupUpdate: Sendable {
 
 extension LiveGroup: LiveSource {
     func advance(to snapshot: ReadSnapshot) throws -> GroupUpdate? {
-        let changes = try lock.withLock { try advanceMembers(to: snapshot).map(\.change) }
+        let changes = try turn.run { try advanceMembers(to: snapshot).map(\.change) }
         return changes.isEmpty ? nil : GroupUpdate(version: snapshot.transactionID, changes: changes)
     }
 }

@@ -135,6 +135,7 @@ final class LiveQueryEngine<Element: Persistable> {
     /// Moves to `next` and returns the rows that changed, and whether the query was evaluated again
     /// in full.
     func advance(to next: ReadSnapshot) throws -> (rows: [Row], fullyReevaluated: Bool) {
+        LockWatch.check(entering: "the predicates, sort and section keys of live results of \(Element.self)")
         let from = snapshot.transactionID
         let changes = try context.changes(of: Element.schema.typeName, from: from, to: next, in: store)
         // The engine moves to `next` only when the whole advance succeeded: a record that fails to

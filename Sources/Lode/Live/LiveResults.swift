@@ -14,14 +14,17 @@ import ModelStorage
 /// a log that no longer reaches back, and `deleteAll` are handled by evaluating again in full and
 /// diffing; the change says so.
 ///
-/// Lock order: `lock` is held while advancing; inside it the live results call only down — the live
-/// context's caches, the store, the version pin — never up to an observation or a storage.
+/// Lock order: an advance runs in a turn of its own (``AdvanceTurn``) with no lock held — it reads
+/// LMDB and runs the app's predicates, sort keys and `Decodable` initializers on private state — and
+/// publishes the results of the new version under `published`, a leaf lock. Reading the results never
+/// waits for an advance; the live results call only down, never up to an observation or a storage.
 public final class LiveResults<Element: Persistable>: @unchecked Sendable {
-    // @unchecked: every mutable property is read and written under `lock`.
+    // @unchecked: `engine`, `snapshot`, `plan` and `window` are used only by the advancer whose turn
+    // it is (or during init); what readers see is in `published`, under its lock.
     let store: Store
     private let context: LiveContext
     private let template: Results<Element>
-    private let lock = NSLock()
+    private let turn = AdvanceTurn()
     /// Keeps the change log from being pruned past the version the live results are on.
     private let pin: VersionPin
     /// The incremental engine, or nil when the order cannot be encoded (then every commit that
@@ -30,9 +33,9 @@ public final class LiveResults<Element: Persistable>: @unchecked Sendable {
     private var snapshot: ReadSnapshot
     private var plan: QueryPlan
     private var window: [[UInt8]] = []
-    /// The results of the current version, made when first asked for after each advance (so
-    /// advancing never copies the rows for nobody).
-    private var current: Results<Element>?
+    /// What readers see: the evaluation of the current version, the results made from it when first
+    /// asked for (they register as a holder of the version only then), its version and row count.
+    private let published: Locked<(evaluation: Evaluation<Element>, results: Results<Element>?, rows: Int)>
     /// With key-path filters: the top-level fields whose changes count as modifications.
     private let observedFields: Set<String>?
 
@@ -66,7 +69,9 @@ public final class LiveResults<Element: Persistable>: @unchecked Sendable {
             self.engine = nil
             self.plan = QueryPlan(access: .fullScan, ordering: .inMemory, rechecksPredicate: true)
         }
-        self.current = nil
+        self.published = Locked(
+            (Evaluation(plan: plan, keys: KeyList(), objects: nil, snapshot: snapshot), nil, 0),
+            name: "LiveResults")
         if engine == nil {
             let evaluation = try evaluate(on: snapshot)
             plan = evaluation.plan
@@ -74,18 +79,35 @@ public final class LiveResults<Element: Persistable>: @unchecked Sendable {
         } else if windowed {
             window = windowKeys()
         }
-        current = nil
+        publish()
     }
 
     /// The results at the version the live results are on (immutable, `Sendable`).
-    public var results: Results<Element> { lock.withLock { currentResults() } }
+    ///
+    /// - Complexity: O(1); it never waits for an advance in progress.
+    public var results: Results<Element> {
+        published.withLock { published in
+            if let results = published.results { return results }
+            let made = template.withEvaluation(published.evaluation)
+            published.results = made
+            return made
+        }
+    }
 
     /// The results at the version the live results are on, as an immutable, `Sendable` value that
     /// never changes.
     public func freeze() -> Results<Element> { results }
 
     /// The version the live results are on.
-    public var version: Int { lock.withLock { snapshot.transactionID } }
+    public var version: Int { published.withLock { $0.evaluation.snapshot!.transactionID } }
+
+    /// Makes the advancer's version what readers see. Its keys share the engine's rows, which the
+    /// next advance copies (a chunk and its group) before changing them.
+    private func publish() {
+        let keys = currentKeyList()
+        let evaluation = Evaluation<Element>(plan: plan, keys: keys, objects: nil, snapshot: snapshot)
+        published.withLock { $0 = (evaluation, nil, keys.count) }
+    }
 
     private func evaluate(on snapshot: ReadSnapshot) throws -> Evaluation<Element> {
         try mapStorageErrors {
@@ -149,26 +171,23 @@ public final class LiveResults<Element: Persistable>: @unchecked Sendable {
     /// Advances to the version of `next` (a group advances its members to one snapshot) and returns
     /// the change, or nil when `next` is the version they are on.
     func refresh(to next: ReadSnapshot) throws -> CollectionChange? {
-        try lock.withLock { try advanceIfNewer(to: next) }
+        try turn.run { try advanceIfNewer(to: next) }
     }
 
-    /// The caller holds `lock`.
+    /// The caller has the turn.
     private func advanceIfNewer(to next: ReadSnapshot) throws -> CollectionChange? {
         guard next.transactionID != snapshot.transactionID else { return nil }
         context.hooks.advancing()
-        return try advanceLocked(to: next)
+        let change = try advanceInTurn(to: next)
+        publish()
+        return change
     }
 
-    /// The number of rows at the current version, without making its results.
-    var rowCount: Int {
-        lock.withLock {
-            if let engine, !windowed { return engine.ordered.count }
-            return window.count
-        }
-    }
+    /// The number of rows at the current version.
+    var rowCount: Int { published.withLock { $0.rows } }
 
-    /// The caller holds `lock`.
-    private func advanceLocked(to next: ReadSnapshot) throws -> CollectionChange {
+    /// The caller has the turn.
+    private func advanceInTurn(to next: ReadSnapshot) throws -> CollectionChange {
         var change = CollectionChange(fromVersion: snapshot.transactionID, toVersion: next.transactionID)
         let oldWindow = window
         if let engine {
@@ -203,19 +222,7 @@ public final class LiveResults<Element: Persistable>: @unchecked Sendable {
         }
         snapshot = next
         pin.move(to: next.transactionID)
-        current = nil
         return change
-    }
-
-    /// The results of the current version, made when first asked for after each advance: they share
-    /// the engine's rows, which the next advance then copies before changing them. The caller holds
-    /// `lock`.
-    private func currentResults() -> Results<Element> {
-        if let current { return current }
-        let made = template.withEvaluation(
-            Evaluation(plan: plan, keys: currentKeyList(), objects: nil, snapshot: snapshot))
-        current = made
-        return made
     }
 }
 
@@ -227,10 +234,10 @@ struct ResultsUpdate<Element: Persistable>: Sendable {
 
 extension LiveResults: LiveSource {
     func advance(to snapshot: ReadSnapshot) throws -> ResultsUpdate<Element>? {
-        try lock.withLock {
+        try turn.run {
             guard let change = try advanceIfNewer(to: snapshot), !change.isEmpty || change.wasFullyReevaluated
             else { return nil }
-            return ResultsUpdate(results: currentResults(), change: change)
+            return ResultsUpdate(results: results, change: change)
         }
     }
 }

@@ -9,20 +9,22 @@ import Synchronization
 /// by properties whose order can be encoded (numbers, strings with `<`, dates, booleans) and cannot
 /// have a limit or offset.
 ///
-/// Lock order: as ``LiveResults``: `lock` is held while advancing, and only lower layers are called
-/// under it.
+/// Lock order: as ``LiveResults``: an advance runs in a turn of its own with no lock held and
+/// publishes the sections under `published`, a leaf lock; reading them never waits for an advance.
 public final class LiveSectionedResults<Key: Hashable & Encodable & Sendable, Element: Persistable>:
     @unchecked Sendable
 {
-    // @unchecked: every mutable property (and the engine) is used under `lock`.
+    // @unchecked: the engine is used only by the advancer whose turn it is (or during init); what
+    // readers see is in `published`, under its lock.
     let store: Store
     private let context: LiveContext
     private let pin: VersionPin
     private let sectioned: SectionedResults<Key, Element>
     private let engine: LiveQueryEngine<Element>
-    private let lock = NSLock()
+    private let turn = AdvanceTurn()
     private let keys: SectionKeyBox<Key>
-    private var current: SectionedResults<Key, Element>
+    /// What readers see: the sections of the current version, its version and section count.
+    private let published: Locked<(sections: SectionedResults<Key, Element>, version: Int, count: Int)>
 
     /// Makes live sectioned results (evaluated now, on the last committed version).
     public init(_ sectioned: SectionedResults<Key, Element>, keyPaths: [PartialKeyPath<Element>]? = nil)
@@ -63,18 +65,30 @@ public final class LiveSectionedResults<Key: Hashable & Encodable & Sendable, El
                 keys.remember(key, for: encoded)
                 return encoded
             }, observedFields: keyPaths.map { Set($0.map { fieldName(of: $0) }) }, snapshot: snapshot)
-        current = sectioned
-        current = makeSections()
+        published = Locked((sectioned, snapshot.transactionID, 0), name: "LiveSectionedResults")
+        publish()
+    }
+
+    /// Makes the sections of the engine's version what readers see.
+    @discardableResult
+    private func publish() -> SectionedResults<Key, Element> {
+        let sections = makeSections()
+        let version = engine.snapshot.transactionID
+        let count = engine.sectionCounts.count
+        published.withLock { $0 = (sections, version, count) }
+        return sections
     }
 
     /// The sections at the version the live results are on (immutable, `Sendable`).
-    public var sections: SectionedResults<Key, Element> { lock.withLock { current } }
+    ///
+    /// - Complexity: O(1); it never waits for an advance in progress.
+    public var sections: SectionedResults<Key, Element> { published.withLock { $0.sections } }
 
     /// The number of sections at the current version.
-    var sectionCount: Int { lock.withLock { engine.sectionCounts.count } }
+    var sectionCount: Int { published.withLock { $0.count } }
 
     /// The version the live results are on.
-    public var version: Int { lock.withLock { engine.snapshot.transactionID } }
+    public var version: Int { published.withLock { $0.version } }
 
     private func makeSections() -> SectionedResults<Key, Element> {
         var rank = 0
@@ -102,8 +116,13 @@ public final class LiveSectionedResults<Key: Hashable & Encodable & Sendable, El
     func refresh(to next: ReadSnapshot) throws -> (
         change: SectionedChange, sections: SectionedResults<Key, Element>
     )? {
-        lock.lock()
-        defer { lock.unlock() }
+        try turn.run { try advanceInTurn(to: next) }
+    }
+
+    /// The caller has the turn.
+    private func advanceInTurn(to next: ReadSnapshot) throws -> (
+        change: SectionedChange, sections: SectionedResults<Key, Element>
+    )? {
         guard next.transactionID != engine.snapshot.transactionID else { return nil }
         context.hooks.advancing()
         var change = SectionedChange(
@@ -146,8 +165,7 @@ public final class LiveSectionedResults<Key: Hashable & Encodable & Sendable, El
             }
         }
         change.sort()
-        current = makeSections()
-        return (change, current)
+        return (change, publish())
     }
 }
 

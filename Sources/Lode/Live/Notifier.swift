@@ -29,7 +29,7 @@ final class Notifier: CommitListener, @unchecked Sendable {
     private weak var store: Store?
     private let queue = DispatchQueue(label: "lode.notifier")
     private let timer: any DispatchSourceTimer
-    private let lock = NSLock()
+    private let lock = LodeLock("Notifier")
     private var observers: [ObjectIdentifier: WeakObserver] = [:]
     private var lastSeen = -1
     private var stopped = false

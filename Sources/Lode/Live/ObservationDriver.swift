@@ -27,7 +27,7 @@ final class ObservationDriver<Source: LiveSource>: CommitObserver, @unchecked Se
     /// stop action), and releasing the token ends it.
     private weak var token: ObservationToken?
     private let consumer: @Sendable (Result<Source.Update, LodeError>) -> Void
-    private let lock = NSLock()
+    private let lock = LodeLock("ObservationDriver")
     private var scheduled = false
     private var target: ReadSnapshot?
     /// When set, a delivery waits until the consumer asks for it (``LiveChanges``).
@@ -67,6 +67,7 @@ final class ObservationDriver<Source: LiveSource>: CommitObserver, @unchecked Se
     func notifierDidFail(_ error: LodeError) {
         queue.async { [self] in
             guard !isCancelled, demand?.take() ?? true else { return }
+            LockWatch.check(entering: "an observation handler")
             consumer(.failure(error))
             if case .storeClosed = error { token?.cancel() }
         }
@@ -104,6 +105,7 @@ final class ObservationDriver<Source: LiveSource>: CommitObserver, @unchecked Se
                 try source.advanceSilently(to: next)
             } else if let update = try source.advance(to: next) {
                 _ = demand?.take()
+                LockWatch.check(entering: "an observation handler")
                 consumer(.success(update))
             }
             failedVersion = nil
@@ -111,6 +113,7 @@ final class ObservationDriver<Source: LiveSource>: CommitObserver, @unchecked Se
             failedVersion = attempted
             _ = demand?.take()
             let failure = LodeError(error)
+            LockWatch.check(entering: "an observation handler")
             consumer(.failure(failure))
             // A closed store stays closed: the observation ends with the error.
             if case .storeClosed = failure { token?.cancel() }

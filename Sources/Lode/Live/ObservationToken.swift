@@ -11,7 +11,7 @@ import LMDB
 /// Lock order: `lock` is a leaf; stop actions run after it is released.
 public final class ObservationToken: @unchecked Sendable {
     // @unchecked: `stopActions`, `cancelled` and `silenced` are guarded by `lock`.
-    private let lock = NSLock()
+    private let lock = LodeLock("ObservationToken")
     private var stopActions: [() -> Void] = []
     private var cancelled = false
     /// Versions of commits not to be delivered.

@@ -46,6 +46,7 @@ public struct SectionedResults<Key: Hashable & Encodable & Sendable, Element: Pe
     /// The sections, evaluated once (throwing form).
     public func fetchSections() throws -> [Section] {
         try cache.value {
+            LockWatch.check(entering: "the section key of sectioned results of \(Element.self)")
             let evaluation = try results.evaluation()
             let objects = try results.fetch()
             var groups: [[UInt8]: (key: Key, rows: [Int])] = [:]
@@ -106,9 +107,11 @@ public struct SectionedResults<Key: Hashable & Encodable & Sendable, Element: Pe
     }
 }
 
+/// The sections of sectioned results, made once (see ``EvaluationCache``: made with no lock held,
+/// the first one finished kept). Lock order: `lock` is a leaf.
 final class SectionsCache<Key: Hashable & Encodable & Sendable, Element: Persistable>: @unchecked Sendable {
     // @unchecked: `stored` is read and written under `lock` only; sections are Sendable values.
-    private let lock = NSLock()
+    private let lock = LodeLock("SectionsCache")
     private var stored: [SectionedResults<Key, Element>.Section]?
 
     init(_ sections: [SectionedResults<Key, Element>.Section]?) { stored = sections }
@@ -116,12 +119,13 @@ final class SectionsCache<Key: Hashable & Encodable & Sendable, Element: Persist
     func value(
         _ make: () throws -> [SectionedResults<Key, Element>.Section]
     ) throws -> [SectionedResults<Key, Element>.Section] {
-        lock.lock()
-        defer { lock.unlock() }
-        if let stored { return stored }
+        if let sections = lock.withLock({ stored }) { return sections }
         let sections = try make()
-        stored = sections
-        return sections
+        return lock.withLock {
+            if let stored { return stored }
+            stored = sections
+            return sections
+        }
     }
 }
 

@@ -148,6 +148,7 @@ public struct Results<Element: Persistable>: @unchecked Sendable {
     }
 
     func evaluate(in transaction: Transaction, snapshot: ReadSnapshot?) throws -> Evaluation<Element> {
+        LockWatch.check(entering: "the predicates and sort descriptors of results of \(Element.self)")
         let state = try transaction.typeState(Element.self)
         let conditions = predicates.flatMap { PredicateAnalysis.conditions(of: $0.expression) }
         let execution = try QueryPlanner.plan(state: state, conditions: conditions, sort: sortDescriptors)
@@ -486,27 +487,30 @@ struct Evaluation<Element> {
 }
 
 /// Evaluates once and remembers the outcome, for every copy of the same results.
+///
+/// Lock order: `lock` is a leaf. The evaluation (LMDB reads, the app's predicates and `Decodable`
+/// initializers) runs with no lock held; the first one finished is kept and every reader gets it (two
+/// threads reading the same fresh results at once may both evaluate; one result is kept).
 final class EvaluationCache<Element>: @unchecked Sendable {
-    // @unchecked: `stored` is read and written under `lock` only; an evaluation is immutable.
-    private let lock = NSLock()
+    // @unchecked: `evaluation` is read and written under `lock` only; an evaluation is immutable.
+    private let lock = LodeLock("EvaluationCache")
     private var evaluation: Evaluation<Element>?
 
     /// The evaluation, if one was made or stored.
     var stored: Evaluation<Element>? { lock.withLock { evaluation } }
 
     func store(_ evaluation: Evaluation<Element>) {
-        lock.lock()
-        self.evaluation = evaluation
-        lock.unlock()
+        lock.withLock { self.evaluation = evaluation }
     }
 
     func value(_ evaluate: () throws -> Evaluation<Element>) throws -> Evaluation<Element> {
-        lock.lock()
-        defer { lock.unlock() }
-        if let evaluation { return evaluation }
+        if let stored { return stored }
         let made = try evaluate()
-        evaluation = made
-        return made
+        return lock.withLock {
+            if let evaluation { return evaluation }
+            evaluation = made
+            return made
+        }
     }
 }
 

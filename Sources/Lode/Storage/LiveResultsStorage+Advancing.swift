@@ -12,7 +12,7 @@ extension LiveResultsStorage {
     @discardableResult
     func change(_ edit: (inout [Member]) throws -> Void) throws -> StorageUpdate? {
         try store.checkNotInsideTransaction("LiveResultsStorage")
-        let update = try lock.withLock { () -> StorageUpdate? in
+        let update = try turn.run { () -> StorageUpdate? in
             let snapshot = try store.currentSnapshot()
             var new = members
             try edit(&new)
@@ -21,12 +21,14 @@ extension LiveResultsStorage {
             return compose(old: members, new: edited, changes: changes)
         }
         startObservingIfNeeded()
+        LockWatch.check(entering: "the storage's delegate")
         if let update { deliver(update) }
         return update
     }
 
     /// Builds the update from the members before and after and the group's changes (indexed by the new
-    /// members), and makes the new views visible when the update is applied. The caller holds `lock`.
+    /// members) — reading the models of reloaded rows with no lock held — and makes the new views
+    /// visible when the update is applied. The caller has the turn.
     func compose(
         old: [Member], new: [Member], changes: [(member: any LiveGroupMember, change: LiveGroup.Change)]
     ) -> StorageUpdate? {
@@ -67,16 +69,19 @@ extension LiveResultsStorage {
         members = new
         for member in new { member.composedSections = member.view.sectionCount }
         let views = new.map(\.view)
-        guard !update.objectChanges.isEmpty || !update.sectionChanges.isEmpty else {
-            // Nothing the view shows changed. While it still holds an update, that update's views
-            // stay until it is applied (the view has not seen it yet).
-            if applied.pending == 0 { visible = views }
-            return nil
+        let handler = anomalyHandler
+        return lock.withLock { () -> StorageUpdate? in
+            guard !update.objectChanges.isEmpty || !update.sectionChanges.isEmpty else {
+                // Nothing the view shows changed. While it still holds an update, that update's views
+                // stay until it is applied (the view has not seen it yet).
+                if applied.pending == 0 { visible = views }
+                return nil
+            }
+            applied.enqueue(update, reportingTo: handler, lock: lock) { [weak self] in
+                self?.visible = views
+            }
+            return update
         }
-        applied.enqueue(update, reportingTo: anomalyHandler, lock: lock) { [weak self] in
-            self?.visible = views
-        }
-        return update
     }
 
     /// A member's change as its own update, with the models of reloaded rows from its new view (a
@@ -157,7 +162,7 @@ extension LiveResultsStorage {
 
     /// Advances to `snapshot` and returns the combined update, for the observation.
     func advance(to snapshot: ReadSnapshot) throws -> StorageUpdate? {
-        try lock.withLock {
+        try turn.run {
             let current = members
             let changes = try group.edit(to: snapshot) { _ in }
             return compose(old: current, new: current, changes: changes)

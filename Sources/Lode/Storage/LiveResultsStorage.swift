@@ -18,11 +18,13 @@ import ModelStorage
 /// reaches the delegate's `storageDidFail(_:)` and the `updates` sequence; the storage keeps what
 /// the view shows and catches up with the next commit.
 ///
-/// Lock order: `lock` is held while the members advance (through the group, whose lock and the
-/// members' come below it); the delegate and `updates` are called after it is released.
+/// Lock order: the members advance in the storage's turn (``AdvanceTurn``; the group's and the
+/// members' turns come below it) with no lock held; `lock` is a leaf that guards what the data source
+/// reads. Rows are read from the views outside it; the delegate and `updates` are called after it is
+/// released.
 public final class LiveResultsStorage: BaseStorage, Storage, @unchecked Sendable {
-    // @unchecked: `members`, `visible`, `applied`, `observing` and `observesCommits` are guarded by `lock`;
-    // the group has its own lock.
+    // @unchecked: `visible`, `applied`, `observing` and `observesCommits` are guarded by `lock`;
+    // `members` (and each member's state) is used only by the advancer whose turn it is.
 
     /// A member edit that names a member the storage does not have.
     public enum MemberError: Error, Equatable, Sendable, CustomStringConvertible {
@@ -76,7 +78,9 @@ public final class LiveResultsStorage: BaseStorage, Storage, @unchecked Sendable
     let store: Store
     let queue: DispatchQueue
     let group: LiveGroup
-    let lock = NSRecursiveLock()
+    let lock = LodeLock("LiveResultsStorage", recursive: true)
+    /// The turn in which members are edited and advanced.
+    let turn = AdvanceTurn()
     var members: [Member] = []
     var visible: [View] = []
     /// The delivered updates and the newest the view applied (used under `lock`).
@@ -136,14 +140,15 @@ public final class LiveResultsStorage: BaseStorage, Storage, @unchecked Sendable
         read(indexPath) { view, path in try view.objectID(path) }
     }
 
-    /// Reads one row of the applied views; a failure goes to the delegate and `updates`.
+    /// Reads one row of the applied views (outside the lock: it may decode); a failure goes to the
+    /// delegate and `updates`.
     private func read<T>(_ indexPath: IndexPath, _ body: (View, IndexPath) throws -> T?) -> T? {
-        let found = lock.withLock { () -> Result<T?, any Error> in
-            guard indexPath.count == 2, let (member, local) = locate(indexPath.section) else {
-                return .success(nil)
-            }
-            return Result { try body(visible[member], IndexPath(item: indexPath.item, section: local)) }
+        let located = lock.withLock { () -> (View, IndexPath)? in
+            guard indexPath.count == 2, let (member, local) = locate(indexPath.section) else { return nil }
+            return (visible[member], IndexPath(item: indexPath.item, section: local))
         }
+        guard let (view, path) = located else { return nil }
+        let found = Result { try body(view, path) }
         switch found {
         case .success(let value): return value
         case .failure(let error):
@@ -164,12 +169,13 @@ public final class LiveResultsStorage: BaseStorage, Storage, @unchecked Sendable
     /// to a default name already used. Throws when two sections have one identifier or an object
     /// shows in two sections: a diffable snapshot holds each identity once.
     public func snapshot() throws -> ModelStorage.Snapshot<SectionIdentifier, ObjectID> {
-        try lock.withLock {
-            var snapshot = ModelStorage.Snapshot<SectionIdentifier, ObjectID>()
-            var used: [String: Int] = [:]
-            for section in 0..<numberOfSections() {
-                guard let (member, local) = locate(section) else { break }
-                var identifier = visible[member].identifier(local)
+        // The applied views, taken at once so that every section comes from one version.
+        let views = lock.withLock { visible }
+        var snapshot = ModelStorage.Snapshot<SectionIdentifier, ObjectID>()
+        var used: [String: Int] = [:]
+        for view in views {
+            for local in 0..<view.sectionCount {
+                var identifier = view.identifier(local)
                 if let name = identifier.base as? DefaultSectionName {
                     used[name.text, default: 0] += 1
                     let count = used[name.text]!
@@ -177,17 +183,22 @@ public final class LiveResultsStorage: BaseStorage, Storage, @unchecked Sendable
                 }
                 try snapshot.appendSections([identifier])
                 try snapshot.appendItems(
-                    (0..<numberOfItems(inSection: section)).compactMap {
-                        objectID(at: IndexPath(item: $0, section: section))
+                    try (0..<view.count(local)).compactMap {
+                        try view.objectID(IndexPath(item: $0, section: local))
                     })
             }
-            return snapshot
         }
+        return snapshot
     }
 
     private func locate(_ section: Int) -> (member: Int, local: Int)? {
+        Self.locate(section, in: visible)
+    }
+
+    /// The member and its own section for a section of the views.
+    private static func locate(_ section: Int, in views: [View]) -> (member: Int, local: Int)? {
         var start = 0
-        for (index, view) in visible.enumerated() {
+        for (index, view) in views.enumerated() {
             if section < start + view.sectionCount { return (index, section - start) }
             start += view.sectionCount
         }

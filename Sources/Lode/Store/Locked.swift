@@ -11,11 +11,14 @@ import Foundation
 /// which must only read or write the value.
 final class Locked<Value>: @unchecked Sendable {
     // @unchecked: `value` is only touched inside `withLock`, under `lock`.
-    private let lock = NSLock()
+    private let lock: LodeLock
     private var value: Value
 
-    /// A lock around `value`.
-    init(_ value: Value) { self.value = value }
+    /// A lock around `value`, named `name` in the lock watch's messages.
+    init(_ value: Value, name: StaticString = "a Locked value") {
+        self.value = value
+        self.lock = LodeLock(name)
+    }
 
     /// Runs `body` with the value, under the lock.
     func withLock<Result, Failure: Error>(_ body: (inout Value) throws(Failure) -> Result) throws(Failure)

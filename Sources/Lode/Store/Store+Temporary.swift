@@ -43,7 +43,7 @@ final class TemporaryStores: @unchecked Sendable {
     /// The name every temporary store directory starts with, followed by the process id.
     static let prefix = "lode-temporary-"
 
-    private let lock = NSLock()
+    private let lock = LodeLock("temporary stores")
     private var live = Set<String>()
     private var exitHandlerInstalled = false
     private var swept = false

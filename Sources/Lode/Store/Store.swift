@@ -21,7 +21,7 @@ public final class Store: @unchecked Sendable {
     /// True for a store made by ``temporary(configuration:types:migrations:)``: its directory is
     /// removed when it closes, when it is released, or when the process exits normally.
     public let isTemporary: Bool
-    private let lock = NSLock()
+    private let lock = LodeLock("Store state")
     private var guarded: State
 
     /// Runs `body` with the mutable state, under the lock.
@@ -367,6 +367,7 @@ public final class Store: @unchecked Sendable {
                             try self.refuseIfVersionHeldTooLong(committing: txn.id)
                             let tx = WriteTransaction(store: self, lmdb: txn)
                             transaction = tx
+                            LockWatch.check(entering: "a write closure")
                             let result = try body(tx)
                             try tx.writeChangeLog()
                             tx.committingVersion = tx.version
@@ -446,6 +447,7 @@ public final class Store: @unchecked Sendable {
             lagging = pins.newlyLagging(latest: latest, threshold: threshold)
         }
         lagging += laggingReadersOfOtherProcesses(latest: latest, threshold: threshold, in: environment)
+        LockWatch.check(entering: "the version-lag handler")
         for held in lagging { handler(held) }
     }
 

@@ -118,6 +118,7 @@ public class Transaction {
     func decode<T: Persistable>(
         _ type: T.Type, from bytes: UnsafeRawBufferPointer, key: some Collection<UInt8>
     ) throws -> T {
+        LockWatch.check(entering: "the Decodable initializer of \(T.self)")
         let state = decodingState ?? CBORDecodingState(bytes: bytes)
         decodingState = nil
         defer { decodingState = state }

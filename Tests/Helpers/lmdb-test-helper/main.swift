@@ -95,6 +95,14 @@ do {
             try env.read { _ in try hold(depth + 1) }
         }
         try hold(0)
+    case "read-under-a-lock":
+        // read-under-a-lock DIR: reads the environment while a watched lock is held; a debug build
+        // stops there (the lock watch).
+        let env = try Environment.open(at: directory, options: EnvironmentOptions(createDirectory: true))
+        LockWatch.taken("the helper's lock")
+        try env.read { _ in }
+        LockWatch.released()
+        say("read")
     case "readme-tour":
         // readme-tour DIR: the LMDB tour, as written, in DIR.
         guard FileManager.default.changeCurrentDirectoryPath(directory) else { exit(1) }
