@@ -395,6 +395,48 @@ final class ApplyingDelegate: StorageUpdating {
         #expect(!storage.followsCommits)
     }
 
+    /// Issue 24, point 4, as a list view does it: the user drags a row; the view moves it itself; the
+    /// app stores the new order without an update coming back; the next commit's update replays on
+    /// the view's rows exactly.
+    @Test func aRowTheUserMovedIsStoredSilentlyAndTheNextUpdateReplays() throws {
+        let store = try Store(at: tmp.url, types: [Task.self])
+        try store.write { tx in
+            for (id, title) in ["a", "b", "c"].enumerated() {
+                try tx.insert(Task(id: id, title: title, rank: id + 1, done: false, group: "x"))
+            }
+        }
+        let queue = DispatchQueue(label: "storage updates")
+        let storage = LiveResultsStorage(store: store, queue: queue)
+        let delegate = MirroringStorageDelegate(storage)
+        storage.delegate = delegate
+        try storage.addSection(with: store.objects(Task.self).sorted(by: \.rank))
+        // The user drags "a" below "c": the view moves the row itself (as UIKit does)…
+        try queue.sync {
+            let move = StorageUpdate()
+            move.objectChanges.append(
+                (.move, [IndexPath(item: 0, section: 0), IndexPath(item: 2, section: 0)]))
+            try delegate.mirror.apply(move, dataSource: delegate.mirror.sections)
+        }
+        // …and the app stores the new order without notifying the storage.
+        try store.write(withoutNotifying: [storage.observationToken]) { tx in
+            try tx.update(Task.self, key: 0) { $0.rank = 4 }
+        }
+        func wait(until condition: () -> Bool) {
+            let deadline = Date().addingTimeInterval(30)
+            while !queue.sync(execute: condition), Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
+        }
+        let a = try ObjectID(Task.self, key: 0)
+        wait { storage.objectID(at: IndexPath(item: 2, section: 0)) == a }
+        try store.write { tx in try tx.insert(Task(id: 3, title: "d", rank: 0, done: false, group: "x")) }
+        wait { storage.numberOfItems(inSection: 0) == 4 }
+        queue.sync {
+            #expect(delegate.updates == 2, "the section, then the insert: nothing for the move")
+            #expect(delegate.failures.isEmpty, "\(delegate.failures)")
+            #expect(delegate.mirror.sections == MirroringStorageDelegate.contents(storage))
+            #expect(delegate.mirror.sections.first?.last == a)
+        }
+    }
+
     /// Commits a few random changes to tasks and counters.
     func randomCommit(_ store: Store, _ rng: inout SeededGenerator) throws {
         try store.write { tx in

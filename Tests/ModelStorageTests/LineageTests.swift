@@ -156,3 +156,124 @@ import Testing
         #expect(storage.item(at: ip(0, 1), as: Int.self) == 9)
     }
 }
+
+/// DTTableViewManager's guide, for what issue 24 found missing: unsubclassed views registered on
+/// the manager (cells, headers, footers), every event in both closure shapes, and a reused view of
+/// the wrong type. Written as the guide writes it, with `make:` where UIKit would make the view.
+@Suite struct ManagerGuideTests {
+    struct MenuItem: Equatable {
+        var title: String
+    }
+
+    /// Stands for an unsubclassed `UITableViewCell`.
+    final class Cell {
+        var text = ""
+    }
+
+    /// Stands for an unsubclassed `UITableViewHeaderFooterView`.
+    final class HeaderFooterView {
+        var text = ""
+    }
+
+    @Test func unsubclassedViewsRegisterOnTheManagerAsTheGuideWritesThem() throws {
+        let manager = ListManager()
+        let table = MirroringDelegate<MenuItem>(manager.storage)
+        manager.memoryStorage?.delegate = table
+        var selected: [String] = []
+        manager.register(Cell.self, for: MenuItem.self, make: Cell.init) { mapping in
+            mapping.didSelect { cell, item, indexPath in selected.append(cell.text) }
+            mapping.heightForCell { item, indexPath in 44 }
+        } handler: { cell, item, indexPath in
+            cell.text = item.title
+        }
+        manager.registerHeader(HeaderFooterView.self, for: String.self, make: HeaderFooterView.init) {
+            mapping in
+            mapping.condition = .section(0)
+        } handler: { header, model, section in
+            header.text = "\(section): \(model)"
+        }
+        manager.registerFooter(HeaderFooterView.self, for: String.self, make: HeaderFooterView.init) {
+            footer, model, section in
+            footer.text = "— \(model)"
+        }
+        manager.memoryStorage?.addItems([MenuItem(title: "Soup"), MenuItem(title: "Bread")])
+        manager.memoryStorage?.addItems([MenuItem(title: "Cake")], toSection: 1)
+        manager.supplementaryStorage?.setSectionHeaderModels(["Starters", "Desserts"])
+        manager.supplementaryStorage?.setSectionFooterModels(["two dishes", "one dish"])
+
+        let soup = try #require(manager.makeView(forItemAt: ip(0, 0)) as? Cell)
+        #expect(soup.text == "Soup")
+        #expect(manager.handle(.select, at: ip(0, 0), view: soup))
+        #expect(selected == ["Soup"])
+        #expect(manager.answer(.height, at: ip(1, 0)) == 44)
+        #expect((manager.makeHeaderView(forSection: 0) as? HeaderFooterView)?.text == "0: Starters")
+        // The header's condition is section 0: section 1's header has no view, and says so.
+        let log = AnomalyLog(manager.anomalyHandler)
+        #expect(manager.makeHeaderView(forSection: 1) == nil)
+        #expect(log.kinds == [.noMapping])
+        #expect((manager.makeFooterView(forSection: 1) as? HeaderFooterView)?.text == "— one dish")
+        // A reused cell is configured again for another row.
+        #expect(manager.configure(soup, forItemAt: ip(0, 1)))
+        #expect(soup.text == "Cake")
+        #expect(table.failures.isEmpty)
+        #expect(table.mirror.sections == MirroringDelegate<MenuItem>.contents(of: manager.storage))
+    }
+
+    @Test func everyEventHasBothShapes() throws {
+        let manager = ListManager()
+        var events: [String] = []
+        manager.register(Cell.self, for: MenuItem.self, make: Cell.init) { mapping in
+            mapping.willDisplay { item, indexPath in events.append("will display \(item.title)") }
+            mapping.didEndDisplaying { item, indexPath in events.append("ended \(item.title)") }
+            mapping.didSelect { item, indexPath in events.append("selected \(item.title)") }
+            mapping.didDeselect { item, indexPath in events.append("deselected \(item.title)") }
+        } handler: { cell, item, indexPath in
+            cell.text = item.title
+        }
+        manager.memoryStorage?.addItems([MenuItem(title: "Tea")])
+        // Without a view: the two-argument reactions run.
+        for event in [MappingEvent.willDisplay, .select, .deselect, .didEndDisplaying] {
+            #expect(manager.handle(event, at: ip(0, 0)))
+        }
+        #expect(events == ["will display Tea", "selected Tea", "deselected Tea", "ended Tea"])
+        // The three-argument forms, with the view.
+        let other = ListManager()
+        var seen: [String] = []
+        other.register(Cell.self, for: MenuItem.self, make: Cell.init) { mapping in
+            mapping.willDisplay { cell, item, indexPath in seen.append("will display \(cell.text)") }
+            mapping.didEndDisplaying { cell, item, indexPath in seen.append("ended \(cell.text)") }
+        } handler: { cell, item, indexPath in
+            cell.text = item.title
+        }
+        other.memoryStorage?.addItems([MenuItem(title: "Tea")])
+        let cell = try #require(other.makeView(forItemAt: ip(0, 0)))
+        #expect(other.handle(.willDisplay, at: ip(0, 0), view: cell))
+        #expect(other.handle(.didEndDisplaying, at: ip(0, 0), view: cell))
+        #expect(seen == ["will display Tea", "ended Tea"])
+    }
+
+    /// Issue 24, point 1: a reused view of another type than the mapping makes was reported as
+    /// configured (true) and left untouched, with no anomaly.
+    @Test func aReusedViewOfTheWrongTypeIsRefusedAndReported() throws {
+        let manager = ListManager()
+        manager.register(Cell.self, for: MenuItem.self, make: Cell.init) { cell, item, indexPath in
+            cell.text = item.title
+        }
+        manager.memoryStorage?.addItems([MenuItem(title: "Soup")])
+        let log = AnomalyLog(manager.anomalyHandler)
+        let wrong = HeaderFooterView()
+        #expect(!manager.configure(wrong, forItemAt: ip(0, 0)))
+        #expect(!manager.registry.configure(wrong, with: MenuItem(title: "Soup"), at: ip(0, 0)))
+        #expect(wrong.text == "", "the view was left as it was")
+        #expect(
+            log.anomalies.first
+                == .viewOfWrongType(expected: "Cell", got: "HeaderFooterView", indexPath: ip(0, 0)))
+        #expect(log.anomalies.count == 2)
+        #expect(log.anomalies.first?.debugDescription.contains("it was not configured") == true)
+        // The right type is configured as before.
+        let right = Cell()
+        #expect(manager.configure(right, forItemAt: ip(0, 0)))
+        #expect(right.text == "Soup")
+        #expect(log.anomalies.count == 2)
+    }
+}

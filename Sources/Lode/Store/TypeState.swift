@@ -26,7 +26,7 @@ final class TypeState<T: Persistable>: Sendable, PendingWriteState {
     /// them: they change together, under the mutex.
     private let catalog: Locked<(entry: CatalogEntry, pending: CatalogEntry?)>
     /// The last version at which the stored catalog entry was found to match this state, and the
-    /// entry's bytes then (another process may rewrite the entry: see ``Transaction/verify(_:)``).
+    /// entry's bytes then (another process may rewrite the entry: see `Transaction.verify(_:writing:)`).
     private let verified = Locked<(version: Int, bytes: [UInt8])>((-1, []))
     /// True when the registration is complete (every schema index built); read-only views of a
     /// store whose catalog lags the schema are not.
@@ -51,7 +51,8 @@ final class TypeState<T: Persistable>: Sendable, PendingWriteState {
 
     /// The entry a write transaction builds on: its own pending one, or the committed one.
     var latestEntry: CatalogEntry { catalog.withLock { $0.pending ?? $0.entry } }
-    /// Hashes of top-level field-name sequences whose names are all in the committed catalog entry.
+    /// Hashes of top-level field-name sequences and their values' kinds (the encoder's record shape)
+    /// that the committed catalog entry holds.
     private let shapes = Locked<Set<UInt64>>([])
 
     func knowsShape(_ shape: UInt64) -> Bool { shapes.withLock { $0.contains(shape) } }

@@ -47,11 +47,17 @@ public final class WriteTransaction: Transaction {
     /// store: objects written now could have the shape the migration changed.
     /// - Throws: ``LodeError/storeNewerThanCode(path:unknownMigrations:)``.
     func refuseUnknownMigrations() throws {
-        guard !migrationsChecked else { return }
-        let history = try schemaHistory()
-        if let known = store.knownSchemaVersion, history.version > known {
-            throw LodeError.storeNewerThanCode(
-                path: store.path, unknownMigrations: Array(history.migrations.dropFirst(known)))
+        guard !migrationsChecked, let known = store.knownSchemaVersion else { return }
+        // The count alone (a small integer beside the names); the names are read only when it grew
+        // or does not read as a count (then reading them says what is wrong).
+        let stored = try lmdb.get(Array(StoreLayout.schemaVersionKey.utf8), in: store.meta)
+        let count = stored.flatMap { try? CBORDecoder().decode(Int.self, from: $0) }
+        if stored != nil, count.map({ $0 > known }) ?? true {
+            let history = try schemaHistory()
+            if history.version > known {
+                throw LodeError.storeNewerThanCode(
+                    path: store.path, unknownMigrations: Array(history.migrations.dropFirst(known)))
+            }
         }
         migrationsChecked = true
     }

@@ -23,6 +23,10 @@ public enum ListAnomaly: Hashable, Sendable, CustomStringConvertible, CustomDebu
     case indexPathOutsideData(IndexPath, numberOfSections: Int)
     /// A header, footer or other supplementary model was asked for a section that does not exist.
     case supplementaryForMissingSection(kind: String, section: Int, numberOfSections: Int)
+    /// A reused view handed in to be configured is not of the type the model's mapping makes
+    /// (DTTableViewManager reports a cell of another class than the one registered): it was left as
+    /// it was.
+    case viewOfWrongType(expected: String, got: String, indexPath: IndexPath)
 
     /// The kinds of anomaly, for silencing a whole kind.
     public enum Kind: String, Hashable, Sendable, CaseIterable {
@@ -38,6 +42,8 @@ public enum ListAnomaly: Hashable, Sendable, CustomStringConvertible, CustomDebu
         case indexPathOutsideData
         /// ``ListAnomaly/supplementaryForMissingSection(kind:section:numberOfSections:)``.
         case supplementaryForMissingSection
+        /// ``ListAnomaly/viewOfWrongType(expected:got:indexPath:)``.
+        case viewOfWrongType
     }
 
     /// The kind of this anomaly.
@@ -49,6 +55,7 @@ public enum ListAnomaly: Hashable, Sendable, CustomStringConvertible, CustomDebu
         case .updateAppliedOutOfOrder: return .updateAppliedOutOfOrder
         case .indexPathOutsideData: return .indexPathOutsideData
         case .supplementaryForMissingSection: return .supplementaryForMissingSection
+        case .viewOfWrongType: return .viewOfWrongType
         }
     }
 
@@ -62,6 +69,7 @@ public enum ListAnomaly: Hashable, Sendable, CustomStringConvertible, CustomDebu
         case .updateAppliedOutOfOrder: return "updates"
         case .indexPathOutsideData(let path, _): return "section \(path.count == 2 ? path.section : -1)"
         case .supplementaryForMissingSection(let kind, let section, _): return "\(kind) of section \(section)"
+        case .viewOfWrongType(let expected, let got, _): return "\(got) for \(expected)"
         }
     }
 
@@ -80,6 +88,8 @@ public enum ListAnomaly: Hashable, Sendable, CustomStringConvertible, CustomDebu
             return "ListAnomaly.indexPathOutsideData(\(text(path)), sections: \(sections))"
         case .supplementaryForMissingSection(let kind, let section, let sections):
             return "ListAnomaly.supplementaryForMissingSection(\(kind), \(section), sections: \(sections))"
+        case .viewOfWrongType(let expected, let got, let path):
+            return "ListAnomaly.viewOfWrongType(expected: \(expected), got: \(got), \(text(path)))"
         }
     }
 
@@ -103,6 +113,9 @@ public enum ListAnomaly: Hashable, Sendable, CustomStringConvertible, CustomDebu
         case .supplementaryForMissingSection(let kind, let section, let sections):
             return
                 "a \(kind) model was asked for section \(section), which does not exist (the data has \(sections) sections)"
+        case .viewOfWrongType(let expected, let got, let path):
+            return
+                "a \(got) was handed in to show the item at \(text(path)), whose mapping makes a \(expected): it was not configured; reuse views of the registered type for each model"
         }
     }
 

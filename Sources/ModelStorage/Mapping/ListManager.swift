@@ -47,6 +47,84 @@ public final class ListManager {
         registry.register(View.self, condition: condition, make: make, mapping: mapping, configure: configure)
     }
 
+    /// Registers any view type (an unsubclassed cell) for a model type, as DTTableViewManager's guide
+    /// does: `mapping` adds reactions and sets the condition, `handler` configures each view.
+    ///
+    /// ```swift
+    /// manager.register(Cell.self, for: MenuItem.self, make: Cell.init) { mapping in
+    ///     mapping.didSelect { cell, item, indexPath in … }
+    /// } handler: { cell, item, indexPath in
+    ///     cell.text = item.title
+    /// }
+    /// ```
+    @discardableResult
+    public func register<View: AnyObject, Model>(
+        _ viewType: View.Type, for modelType: Model.Type, condition: MappingCondition = .none,
+        make: @escaping () -> View, mapping: (TypedViewModelMapping<View, Model>) -> Void = { _ in },
+        handler: @escaping (_ view: View, _ model: Model, _ indexPath: IndexPath) -> Void
+    ) -> TypedViewModelMapping<View, Model> {
+        registry.register(
+            View.self, for: Model.self, condition: condition, make: make, mapping: mapping, configure: handler
+        )
+    }
+
+    /// Registers a section-header view for its model type (shown for the storage's header models).
+    @discardableResult
+    public func registerHeader<View: ModelTransfer>(
+        _ viewType: View.Type, condition: MappingCondition = .none, make: @escaping () -> View,
+        mapping: @escaping (TypedViewModelMapping<View, View.ModelType>) -> Void = { _ in },
+        configure: ((View, View.ModelType, IndexPath) -> Void)? = nil
+    ) -> TypedViewModelMapping<View, View.ModelType> {
+        registry.registerHeader(
+            View.self, condition: condition, make: make, mapping: mapping, configure: configure)
+    }
+
+    /// Registers a section-footer view for its model type.
+    @discardableResult
+    public func registerFooter<View: ModelTransfer>(
+        _ viewType: View.Type, condition: MappingCondition = .none, make: @escaping () -> View,
+        mapping: @escaping (TypedViewModelMapping<View, View.ModelType>) -> Void = { _ in },
+        configure: ((View, View.ModelType, IndexPath) -> Void)? = nil
+    ) -> TypedViewModelMapping<View, View.ModelType> {
+        registry.registerFooter(
+            View.self, condition: condition, make: make, mapping: mapping, configure: configure)
+    }
+
+    /// Registers any view type (an unsubclassed header view) as the section header for a model type,
+    /// as DTTableViewManager's guide does: `handler` configures it with its model and section.
+    @discardableResult
+    public func registerHeader<View: AnyObject, Model>(
+        _ viewType: View.Type, for modelType: Model.Type, condition: MappingCondition = .none,
+        make: @escaping () -> View, mapping: (TypedViewModelMapping<View, Model>) -> Void = { _ in },
+        handler: @escaping (_ view: View, _ model: Model, _ section: Int) -> Void
+    ) -> TypedViewModelMapping<View, Model> {
+        registry.registerHeader(
+            View.self, for: Model.self, condition: condition, make: make, mapping: mapping, handler: handler)
+    }
+
+    /// Registers any view type as the section footer for a model type.
+    @discardableResult
+    public func registerFooter<View: AnyObject, Model>(
+        _ viewType: View.Type, for modelType: Model.Type, condition: MappingCondition = .none,
+        make: @escaping () -> View, mapping: (TypedViewModelMapping<View, Model>) -> Void = { _ in },
+        handler: @escaping (_ view: View, _ model: Model, _ section: Int) -> Void
+    ) -> TypedViewModelMapping<View, Model> {
+        registry.registerFooter(
+            View.self, for: Model.self, condition: condition, make: make, mapping: mapping, handler: handler)
+    }
+
+    /// Configures a reused view for the item at `indexPath`; false when no mapping shows the item or
+    /// the view is not of the type its mapping makes (reported as an anomaly).
+    @discardableResult
+    public func configure(_ view: AnyObject, forItemAt indexPath: IndexPath) -> Bool {
+        guard let model = storage.item(at: indexPath) else {
+            registry.anomalyHandler.report(
+                .indexPathOutsideData(indexPath, numberOfSections: storage.numberOfSections()))
+            return false
+        }
+        return registry.configure(view, with: model, at: indexPath)
+    }
+
     /// Registers a cell source.
     @discardableResult
     public func register<View, Model>(_ source: CellSource<View, Model>) -> TypedViewModelMapping<View, Model>

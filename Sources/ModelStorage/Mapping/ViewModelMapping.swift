@@ -146,7 +146,8 @@ public class ViewModelMapping {
     let accepts: (Any) -> Bool
     let acceptsType: (Any.Type) -> Bool
     let make: () -> AnyObject
-    let configure: (AnyObject, Any, IndexPath) -> Void
+    /// Configures a view; false when the view is not of ``viewType`` (nothing was done).
+    let configure: (AnyObject, Any, IndexPath) -> Bool
     /// Event reactions; `run` returns false when the reaction takes a view and none of its type was
     /// given.
     var reactions: [MappingEvent: (AnyObject?, Any, IndexPath) -> Bool] = [:]
@@ -156,7 +157,7 @@ public class ViewModelMapping {
     init(
         kind: ViewKind, viewType: Any.Type, modelType: Any.Type, condition: MappingCondition,
         accepts: @escaping (Any) -> Bool, acceptsType: @escaping (Any.Type) -> Bool,
-        make: @escaping () -> AnyObject, configure: @escaping (AnyObject, Any, IndexPath) -> Void
+        make: @escaping () -> AnyObject, configure: @escaping (AnyObject, Any, IndexPath) -> Bool
     ) {
         self.kind = kind
         self.viewType = viewType
@@ -260,10 +261,20 @@ public final class TypedViewModelMapping<View: AnyObject, Model>: ViewModelMappi
         on(.willDisplay, reaction)
     }
 
+    /// Reacts before the view is shown, without the view.
+    public func willDisplay(_ reaction: @escaping (_ model: Model, _ indexPath: IndexPath) -> Void) {
+        on(.willDisplay, reaction)
+    }
+
     /// Reacts after the view stopped being shown.
     public func didEndDisplaying(
         _ reaction: @escaping (_ view: View, _ model: Model, _ indexPath: IndexPath) -> Void
     ) {
+        on(.didEndDisplaying, reaction)
+    }
+
+    /// Reacts after the view stopped being shown, without the view.
+    public func didEndDisplaying(_ reaction: @escaping (_ model: Model, _ indexPath: IndexPath) -> Void) {
         on(.didEndDisplaying, reaction)
     }
 

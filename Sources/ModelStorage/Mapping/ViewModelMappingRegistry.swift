@@ -80,8 +80,9 @@ public final class ViewModelMappingRegistry {
             kind: kind, viewType: View.self, modelType: Model.self, condition: condition,
             accepts: { $0 is Model }, acceptsType: { $0 is Model.Type }, make: make,
             configure: { view, model, indexPath in
-                guard let view = view as? View, let model = unwrapModel(model) as? Model else { return }
+                guard let view = view as? View, let model = unwrapModel(model) as? Model else { return false }
                 configure(view, model, indexPath)
+                return true
             })
         mappings.append(registered)
         mapping(registered)
@@ -134,6 +135,36 @@ public final class ViewModelMappingRegistry {
         register(
             View.self, kind: .supplementary(kind), condition: condition, make: make, mapping: mapping,
             configure: configure)
+    }
+
+    /// Registers any view type (an unsubclassed header view) as the section header for a model type:
+    /// `mapping` adds reactions, `handler` configures each view with its model and section.
+    @discardableResult
+    public func registerHeader<View: AnyObject, Model>(
+        _ viewType: View.Type, for modelType: Model.Type, kind: String = SupplementaryKind.tableHeader,
+        condition: MappingCondition = .none, make: @escaping () -> View,
+        mapping: (TypedViewModelMapping<View, Model>) -> Void = { _ in },
+        handler: @escaping (_ view: View, _ model: Model, _ section: Int) -> Void
+    ) -> TypedViewModelMapping<View, Model> {
+        register(
+            View.self, for: Model.self, kind: .supplementary(kind), condition: condition, make: make,
+            mapping: mapping
+        ) { view, model, indexPath in handler(view, model, indexPath.section) }
+    }
+
+    /// Registers any view type as the section footer for a model type (see
+    /// ``registerHeader(_:for:kind:condition:make:mapping:handler:)``).
+    @discardableResult
+    public func registerFooter<View: AnyObject, Model>(
+        _ viewType: View.Type, for modelType: Model.Type, kind: String = SupplementaryKind.tableFooter,
+        condition: MappingCondition = .none, make: @escaping () -> View,
+        mapping: (TypedViewModelMapping<View, Model>) -> Void = { _ in },
+        handler: @escaping (_ view: View, _ model: Model, _ section: Int) -> Void
+    ) -> TypedViewModelMapping<View, Model> {
+        register(
+            View.self, for: Model.self, kind: .supplementary(kind), condition: condition, make: make,
+            mapping: mapping
+        ) { view, model, indexPath in handler(view, model, indexPath.section) }
     }
 
     /// Registers a cell source: its view, configuration and reactions in one call.
@@ -213,17 +244,25 @@ public final class ViewModelMappingRegistry {
     public func makeView(for model: Any, at indexPath: IndexPath, kind: ViewKind = .cell) -> AnyObject? {
         guard let mapping = requireMapping(for: model, at: indexPath, kind: kind) else { return nil }
         let view = mapping.make()
-        mapping.configure(view, model, indexPath)
+        _ = mapping.configure(view, model, indexPath)  // made by the mapping: of its type
         return view
     }
 
-    /// Configures an existing (reused) view with `model`; false when no mapping shows it.
+    /// Configures an existing (reused) view with `model`; false when no mapping shows it
+    /// (``ListAnomaly/noMapping(modelType:indexPath:kind:)``) or the view is not of the type the
+    /// model's mapping makes (``ListAnomaly/viewOfWrongType(expected:got:indexPath:)``; the view is
+    /// left as it was).
     @discardableResult
     public func configure(_ view: AnyObject, with model: Any, at indexPath: IndexPath, kind: ViewKind = .cell)
         -> Bool
     {
         guard let mapping = requireMapping(for: model, at: indexPath, kind: kind) else { return false }
-        mapping.configure(view, model, indexPath)
+        guard mapping.configure(view, model, indexPath) else {
+            anomalyHandler.report(
+                .viewOfWrongType(
+                    expected: "\(mapping.viewType)", got: "\(type(of: view))", indexPath: indexPath))
+            return false
+        }
         return true
     }
 
