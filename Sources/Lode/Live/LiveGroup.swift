@@ -6,7 +6,7 @@ import LMDB
 /// so a table built from all of them never shows two versions at once (a row that leaves one query
 /// and joins another moves in one step).
 ///
-/// Lock order: the members advance in the group's turn (``AdvanceTurn``), with no lock held; the
+/// Lock order: the members advance in the group's turn (`AdvanceTurn`), with no lock held; the
 /// group then takes each member's turn. `state` (the members and the version) is a leaf lock.
 public final class LiveGroup: @unchecked Sendable {
     // @unchecked: `state` is guarded by its lock; `shown` and `needsResync` are used only by the

@@ -14,7 +14,7 @@ import ModelStorage
 /// a log that no longer reaches back, and `deleteAll` are handled by evaluating again in full and
 /// diffing; the change says so.
 ///
-/// Lock order: an advance runs in a turn of its own (``AdvanceTurn``) with no lock held — it reads
+/// Lock order: an advance runs in a turn of its own (`AdvanceTurn`) with no lock held — it reads
 /// LMDB and runs the app's predicates, sort keys and `Decodable` initializers on private state — and
 /// publishes the results of the new version under `published`, a leaf lock. Reading the results never
 /// waits for an advance; the live results call only down, never up to an observation or a storage.

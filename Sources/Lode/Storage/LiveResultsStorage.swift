@@ -18,7 +18,7 @@ import ModelStorage
 /// reaches the delegate's `storageDidFail(_:)` and the `updates` sequence; the storage keeps what
 /// the view shows and catches up with the next commit.
 ///
-/// Lock order: the members advance in the storage's turn (``AdvanceTurn``; the group's and the
+/// Lock order: the members advance in the storage's turn (`AdvanceTurn`; the group's and the
 /// members' turns come below it) with no lock held; `lock` is a leaf that guards what the data source
 /// reads. Rows are read from the views outside it; the delegate and `updates` are called after it is
 /// released.
