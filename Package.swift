@@ -50,7 +50,8 @@ let package = Package(
             name: "lode-test-helper", dependencies: ["Lode", "LodeTestSupport"],
             path: "Tests/Helpers/lode-test-helper"),
         .executableTarget(
-            name: "lode-versions-helper", dependencies: ["Lode"], path: "Tests/Helpers/lode-versions-helper"),
+            name: "lode-versions-helper", dependencies: ["Lode", "LodeTestSupport"],
+            path: "Tests/Helpers/lode-versions-helper"),
         .testTarget(
             name: "LodeTests",
             dependencies: [

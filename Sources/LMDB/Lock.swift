@@ -101,6 +101,8 @@ final class ThreadState {
         var writing: Bool
     }
     var entries: [Entry] = []
+    /// The locks of higher layers the thread holds, innermost last (``LockWatch``, debug builds).
+    var heldLocks: [StaticString] = []
 
     static var current: ThreadState {
         if let raw = pthread_getspecific(threadStateKey) {

@@ -1,12 +1,6 @@
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Musl)
-    import Musl
-#endif
-
 /// A debug-build watchdog over the rule every layer above LMDB keeps: no code holds one of its locks
 /// while it calls into LMDB or into the app's code. The layers above report each lock they take and
-/// release ( ``taken(_:)``, ``released()``); LMDB checks at every call that reads or writes the map,
+/// release (``taken(_:)``, ``released()``); LMDB checks at every call that reads or writes the map,
 /// and the layers check before they run app code (``check(entering:)``). A call made with a lock held
 /// stops the program with the lock's name and the call — in debug builds only, where tests run; in
 /// release builds every function here does nothing.
@@ -18,7 +12,7 @@ public enum LockWatch {
     @inline(__always)
     public static func taken(_ name: StaticString) {
         #if DEBUG
-            HeldLocks.current.names.append(name)
+            ThreadState.current.heldLocks.append(name)
         #endif
     }
 
@@ -26,7 +20,7 @@ public enum LockWatch {
     @inline(__always)
     public static func released() {
         #if DEBUG
-            _ = HeldLocks.current.names.popLast()
+            _ = ThreadState.current.heldLocks.popLast()
         #endif
     }
 
@@ -35,7 +29,7 @@ public enum LockWatch {
     @inline(__always)
     public static func check(entering call: @autoclosure () -> String) {
         #if DEBUG
-            let held = HeldLocks.current.names
+            let held = ThreadState.current.heldLocks
             if !held.isEmpty {
                 preconditionFailure(
                     "lock watch: \(call()) entered while holding \(held.map { "\($0)" }.joined(separator: ", "))"
@@ -47,33 +41,9 @@ public enum LockWatch {
     /// The names of the watched locks the calling thread holds, innermost last (for tests).
     public static var heldByCurrentThread: [String] {
         #if DEBUG
-            return HeldLocks.current.names.map { "\($0)" }
+            return ThreadState.current.heldLocks.map { "\($0)" }
         #else
             return []
         #endif
     }
 }
-
-#if DEBUG
-    /// The watched locks one thread holds, in thread-local storage.
-    final class HeldLocks {
-        var names: [StaticString] = []
-
-        static var current: HeldLocks {
-            if let raw = pthread_getspecific(heldLocksKey) {
-                return Unmanaged<HeldLocks>.fromOpaque(raw).takeUnretainedValue()
-            }
-            let held = HeldLocks()
-            pthread_setspecific(heldLocksKey, Unmanaged.passRetained(held).toOpaque())
-            return held
-        }
-    }
-
-    private let heldLocksKey: pthread_key_t = {
-        var key = pthread_key_t()
-        pthread_key_create(&key) { raw in
-            if let raw { Unmanaged<HeldLocks>.fromOpaque(raw).release() }
-        }
-        return key
-    }()
-#endif

@@ -1,4 +1,5 @@
 import Foundation
+import LodeTestSupport
 import Testing
 
 @testable import Lode

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import LodeTestSupport
 import Synchronization
 import Testing
 

@@ -1,5 +1,6 @@
 import Foundation
 import LMDB
+import LodeTestSupport
 import ModelStorage
 import Testing
 

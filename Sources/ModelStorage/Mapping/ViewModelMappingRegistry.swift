@@ -146,10 +146,7 @@ public final class ViewModelMappingRegistry {
         mapping: (TypedViewModelMapping<View, Model>) -> Void = { _ in },
         handler: @escaping (_ view: View, _ model: Model, _ section: Int) -> Void
     ) -> TypedViewModelMapping<View, Model> {
-        register(
-            View.self, for: Model.self, kind: .supplementary(kind), condition: condition, make: make,
-            mapping: mapping
-        ) { view, model, indexPath in handler(view, model, indexPath.section) }
+        registerSupplementary(View.self, for: Model.self, kind, condition, make, mapping, handler)
     }
 
     /// Registers any view type as the section footer for a model type (see
@@ -160,6 +157,15 @@ public final class ViewModelMappingRegistry {
         condition: MappingCondition = .none, make: @escaping () -> View,
         mapping: (TypedViewModelMapping<View, Model>) -> Void = { _ in },
         handler: @escaping (_ view: View, _ model: Model, _ section: Int) -> Void
+    ) -> TypedViewModelMapping<View, Model> {
+        registerSupplementary(View.self, for: Model.self, kind, condition, make, mapping, handler)
+    }
+
+    /// A supplementary view of `kind` whose handler takes the section rather than an index path.
+    private func registerSupplementary<View: AnyObject, Model>(
+        _ viewType: View.Type, for modelType: Model.Type, _ kind: String, _ condition: MappingCondition,
+        _ make: @escaping () -> View, _ mapping: (TypedViewModelMapping<View, Model>) -> Void,
+        _ handler: @escaping (View, Model, Int) -> Void
     ) -> TypedViewModelMapping<View, Model> {
         register(
             View.self, for: Model.self, kind: .supplementary(kind), condition: condition, make: make,

@@ -11,6 +11,7 @@
 // field-retyped, type-renamed, type-deleted, primary-key-changed.
 import Foundation
 import Lode
+import LodeTestSupport
 
 // MARK: Version 1
 
@@ -219,7 +220,7 @@ func runOld(_ path: String, seconds: Double, seed: UInt64?) throws {
         case .error(let error): reporter.once("observe-error \(describe(error))")
         }
     }
-    var random = seed.map { SplitMix(seed: $0) }
+    var random = seed.map { SeededGenerator(seed: $0) }
     let base = (try? store.read { try $0.count(ItemV1.self) }) ?? 0
     var next = base + 1 + Int(getpid() % 1000) * 10_000
     var acks = 0
@@ -284,19 +285,6 @@ final class LockedCount: @unchecked Sendable {
     private var count = 0
     func add() { lock.withLock { count += 1 } }
     var value: Int { lock.withLock { count } }
-}
-
-/// A small deterministic random number generator for the pauses.
-struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
 }
 
 enum HelperError: Error { case usage }
