@@ -180,4 +180,5 @@ enum StoreLayout {
     static let migrationsKey = "migrations"
     /// How many migrations ran (an integer, beside their names).
     static let schemaVersionKey = "schemaVersion"
+    static let schemaVersionKeyBytes = Array(schemaVersionKey.utf8)
 }

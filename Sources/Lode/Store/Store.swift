@@ -48,6 +48,8 @@ public final class Store: @unchecked Sendable {
         /// How many migrations the store had run when this process opened it (after running its
         /// own): a write of a registered type is refused once another process ran more.
         var knownSchemaVersion: Int?
+        /// The stored bytes of that count (`schemaVersion` in `@meta`), nil when absent.
+        var knownSchemaVersionBytes: [UInt8]?
         /// Told when a held version falls `versionLagWarning` versions behind.
         var versionLagHandler: (@Sendable (HeldVersion) -> Void)? = Store.logVersionLag
     }
@@ -121,8 +123,16 @@ public final class Store: @unchecked Sendable {
         self.guarded = State(environment: environment)
         // When migrations ran, the last one's transaction already checked and registered `types`.
         let migrated = try migrations.map { try migrate($0, types: types) } ?? false
-        let schemaVersion = try read { try $0.schemaHistory().version }
-        withState { $0.knownSchemaVersion = schemaVersion }
+        let (schemaVersion, bytes) = try read { tx in
+            (
+                try tx.schemaHistory().version,
+                try tx.lmdb.get(Array(StoreLayout.schemaVersionKey.utf8), in: meta)
+            )
+        }
+        withState {
+            $0.knownSchemaVersion = schemaVersion
+            $0.knownSchemaVersionBytes = bytes
+        }
         if !migrated {
             if configuration.checksTypesAtOpen { try checkTypesAtOpen(types) }
             if !types.isEmpty { try register(types) }
@@ -514,7 +524,9 @@ public final class Store: @unchecked Sendable {
     }
 
     /// How many migrations the store had run when this process opened it.
-    var knownSchemaVersion: Int? { withState { $0.knownSchemaVersion } }
+    var knownSchemaVersion: (count: Int, bytes: [UInt8]?)? {
+        withState { state in state.knownSchemaVersion.map { ($0, state.knownSchemaVersionBytes) } }
+    }
 
     /// True when this process has registered the type stored as `name`.
     func hasRegisteredType(named name: String) -> Bool { withState { $0.types[name] != nil } }

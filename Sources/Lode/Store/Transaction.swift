@@ -33,16 +33,17 @@ public class Transaction {
     /// relies on at this transaction's version: another process — another version of the app — may
     /// have dropped an index, deleted the type or changed its primary key since, and a handle of a
     /// database that no longer exists must never be used (LMDB would read nothing, or crash in a
-    /// write). Once per version for reads; for writes every time (see ``WriteTransaction``), and then
-    /// what the other process learned (fields, shapes) becomes the entry this one builds on.
+    /// write). Once per version for reads; for writes in every transaction, and then what the other
+    /// process learned (fields, shapes) becomes the entry this one builds on. An entry whose bytes are
+    /// the ones checked last is not decoded again.
     /// - Throws: ``LodeError/typeChangedByAnotherProcess(type:change:)``.
     func verify<T: Persistable>(_ state: TypeState<T>, writing: Bool) throws {
         let version = lmdb.id
         if !writing, state.isVerified(at: version) { return }
         let name = state.typeName
-        let found = try lmdb.withValue(forKey: Array(name.utf8), in: store.catalog) { bytes -> Bool in
-            if !writing, state.isVerified(bytes: bytes) {
-                state.noteVerified(version: version, bytes: bytes)
+        let found = try lmdb.withValue(forKey: state.catalogKey, in: store.catalog) { bytes -> Bool in
+            if state.isVerified(bytes: bytes, writing: writing) {
+                if !writing { state.noteVerified(version: version, bytes: bytes, writing: false) }
                 return true
             }
             let stored: CatalogEntry
@@ -57,7 +58,7 @@ public class Transaction {
                 throw LodeError.typeChangedByAnotherProcess(type: name, change: change)
             }
             if writing { state.adopt(stored) }
-            state.noteVerified(version: version, bytes: bytes)
+            state.noteVerified(version: version, bytes: bytes, writing: writing)
             return true
         }
         if found == nil {

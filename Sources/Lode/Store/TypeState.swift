@@ -1,3 +1,4 @@
+import Foundation
 import LMDB
 
 /// Something a write transaction changed provisionally and settles when it ends.
@@ -25,15 +26,17 @@ final class TypeState<T: Persistable>: Sendable, PendingWriteState {
     /// settles them after its commit, outside the writer lock, while the next write may already read
     /// them: they change together, under the mutex.
     private let catalog: Locked<(entry: CatalogEntry, pending: CatalogEntry?)>
-    /// The last version at which the stored catalog entry was found to match this state, and the
-    /// entry's bytes then (another process may rewrite the entry: see `Transaction.verify(_:writing:)`).
-    private let verified = Locked<(version: Int, bytes: [UInt8])>((-1, []))
+    /// The last version at which the stored catalog entry was found to match this state for reading,
+    /// the entry's bytes then, and the bytes last checked for writing and adopted (another process
+    /// may rewrite the entry: see `Transaction.verify(_:writing:)`).
+    private let verified = Locked<(version: Int, bytes: [UInt8], written: [UInt8])>((-1, [], []))
     /// True when the registration is complete (every schema index built); read-only views of a
     /// store whose catalog lags the schema are not.
     let complete: Bool
 
     init(schema: Schema<T>, records: Database?, indexes: [LiveIndex], entry: CatalogEntry, complete: Bool) {
         self.schema = schema
+        self.catalogKeyBytes = Array(schema.typeName.utf8)
         self.records = records
         self.indexes = indexes
         self.catalog = Locked((entry, nil))
@@ -61,18 +64,25 @@ final class TypeState<T: Persistable>: Sendable, PendingWriteState {
     /// True when the entry was verified at `version`.
     func isVerified(at version: Int) -> Bool { verified.withLock { $0.version == version } }
 
-    /// True when `bytes` are the bytes last verified (the entry did not change since).
-    func isVerified(bytes: UnsafeRawBufferPointer) -> Bool {
-        verified.withLock { $0.bytes.elementsEqual(bytes) }
+    /// True when `bytes` are the bytes last verified for reading (or, with `writing`, checked for
+    /// writing and adopted): the entry did not change since.
+    func isVerified(bytes: UnsafeRawBufferPointer, writing: Bool) -> Bool {
+        verified.withLock { same(writing ? $0.written : $0.bytes, bytes) }
     }
 
-    /// Notes that the stored entry, `bytes`, matched at `version`.
-    func noteVerified(version: Int, bytes: UnsafeRawBufferPointer) {
+    /// Notes that the stored entry, `bytes`, matched at `version` (with `writing`: for writing too,
+    /// and was adopted).
+    func noteVerified(version: Int, bytes: UnsafeRawBufferPointer, writing: Bool) {
         verified.withLock { verified in
-            if !verified.bytes.elementsEqual(bytes) { verified.bytes = Array(bytes) }
+            if !same(verified.bytes, bytes) { verified.bytes = Array(bytes) }
+            if writing, !same(verified.written, bytes) { verified.written = Array(bytes) }
             verified.version = version
         }
     }
+
+    /// The type's key in `@catalog`.
+    var catalogKey: [UInt8] { catalogKeyBytes }
+    private let catalogKeyBytes: [UInt8]
 
     /// Takes `stored`, written by another process (fields and shapes it learned), as the committed
     /// entry this process builds on — unless it is the one an earlier write of this process
@@ -117,4 +127,12 @@ final class TypeState<T: Persistable>: Sendable, PendingWriteState {
     var typeName: String { schema.typeName }
 
     func index(named name: String) -> LiveIndex? { indexes.first { $0.definition.name == name } }
+}
+
+/// True when `stored` holds exactly `bytes` (one `memcmp`: catalog entries are compared on every
+/// write).
+func same(_ stored: [UInt8], _ bytes: UnsafeRawBufferPointer) -> Bool {
+    guard stored.count == bytes.count else { return false }
+    guard let base = bytes.baseAddress, !stored.isEmpty else { return true }
+    return stored.withUnsafeBytes { memcmp($0.baseAddress!, base, stored.count) == 0 }
 }

@@ -48,15 +48,17 @@ public final class WriteTransaction: Transaction {
     /// - Throws: ``LodeError/storeNewerThanCode(path:unknownMigrations:)``.
     func refuseUnknownMigrations() throws {
         guard !migrationsChecked, let known = store.knownSchemaVersion else { return }
-        // The count alone (a small integer beside the names); the names are read only when it grew
-        // or does not read as a count (then reading them says what is wrong).
-        let stored = try lmdb.get(Array(StoreLayout.schemaVersionKey.utf8), in: store.meta)
-        let count = stored.flatMap { try? CBORDecoder().decode(Int.self, from: $0) }
-        if stored != nil, count.map({ $0 > known }) ?? true {
+        // The count alone (a small integer beside the names), compared as stored; the names are read
+        // only when it changed.
+        let unchanged =
+            try lmdb.withValue(forKey: StoreLayout.schemaVersionKeyBytes, in: store.meta) {
+                same(known.bytes ?? [], $0) && known.bytes != nil
+            } ?? (known.bytes == nil)
+        if !unchanged {
             let history = try schemaHistory()
-            if history.version > known {
+            if history.version > known.count {
                 throw LodeError.storeNewerThanCode(
-                    path: store.path, unknownMigrations: Array(history.migrations.dropFirst(known)))
+                    path: store.path, unknownMigrations: Array(history.migrations.dropFirst(known.count)))
             }
         }
         migrationsChecked = true
