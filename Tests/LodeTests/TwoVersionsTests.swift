@@ -61,15 +61,18 @@ import Testing
 
     func run(change: String, refusal: String?, round: Int) throws {
         let tmp = TemporaryDirectory()
-        let path = tmp.path
+        // The store in a directory of its own; the stop file beside it, inside `tmp`.
+        let storeURL = tmp.url.appendingPathComponent("store")
+        let path = storeURL.path
         let helper = builtTool("lode-versions-helper")
         // Version 1 made the store and wrote to it before version 2 ever ran.
-        let seeded = try shell("'\(helper)' old '\(path)' \(change) 0.2")
+        let seeded = try shell("'\(helper)' old '\(path)' \(change) -0.2")
         #expect(seeded.status == 0, "\(seeded.err)")
         var acknowledged = Self.acks(seeded.out)
         #expect(!acknowledged.isEmpty, "\(seeded.out)")
         // Version 1 again, running while version 2 opens the store, changes it and writes.
-        let seconds = round == 0 ? 2.5 : 4.0 + Double(round % 3)
+        // Version 1 goes on this long after version 2 finished.
+        let seconds = round == 0 ? 1.0 : 2.0 + Double(round % 3)
         let old = Process()
         old.executableURL = URL(fileURLWithPath: helper)
         old.arguments = ["old", path, change, "\(seconds)", "\(round * 7919 + 1)"]
@@ -90,6 +93,7 @@ import Testing
         let new = try shell("'\(helper)' new '\(path)' \(change)")
         #expect(new.status == 0, "version 2 failed: \(new.err)")
         #expect(new.out.contains("new done items="), "\(new.out)")
+        #expect(FileManager.default.createFile(atPath: path + ".stop", contents: nil))
         old.waitUntilExit()
         let deadline = Date().addingTimeInterval(30)
         while collected.withLock({ $0.isEmpty }) && Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
@@ -122,7 +126,7 @@ import Testing
         let ids = Set(listed.out.split(separator: "\n").compactMap { Int($0) })
         if change == "type-deleted" {
             #expect(ids == Set(2_000_000..<2_000_010))
-            let store = try Store(at: tmp.url, configuration: StoreConfiguration(readOnly: true))
+            let store = try Store(at: storeURL, configuration: StoreConfiguration(readOnly: true))
             #expect(try store.read { try $0.storedTypes().map(\.name) } == ["Other"])
             store.close()
         } else {

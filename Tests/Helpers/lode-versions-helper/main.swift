@@ -1,9 +1,11 @@
 // Two versions of one app on one store, as separate processes (the two-versions suite).
 // Usage:
 //   lode-versions-helper old DIR CHANGE SECONDS [SEED] — version 1: writes an item, reads results
-//     three ways and a point, while an observation follows the store; prints "ack ID" after each
+//     every way and a point, while an observation follows the store; prints "ack ID" after each
 //     commit returned, and each distinct error once ("refused …", "read-error …", "observe-error …");
-//     ends after SECONDS with "old done acks=N updates=U". SEED makes the pauses random.
+//     ends with "old done acks=N updates=U" SECONDS after the file DIR.stop appears (or after
+//     SECONDS when no stop file is used: a negative SECONDS), at most two minutes in all. SEED
+//     makes the pauses random.
 //   lode-versions-helper new DIR CHANGE — version 2: opens the store with its schema and migrations,
 //     writes ten items and reads everything; prints "new done items=N".
 //   lode-versions-helper ids DIR CHANGE — version 2's view: every item's version-1 id, one per line.
@@ -224,8 +226,15 @@ func runOld(_ path: String, seconds: Double, seed: UInt64?) throws {
     let base = (try? store.read { try $0.count(ItemV1.self) }) ?? 0
     var next = base + 1 + Int(getpid() % 1000) * 10_000
     var acks = 0
-    let deadline = Date().addingTimeInterval(seconds)
-    while Date() < deadline {
+    // Runs until told to stop (the file `DIR.stop`) and `seconds` more, so version 1 still works
+    // after version 2 finished, however long that took; a negative `seconds` is a plain duration.
+    let stopFile = path + ".stop"
+    let start = Date()
+    var stopAt: Date? = seconds < 0 ? start.addingTimeInterval(-seconds) : nil
+    while Date() < (stopAt ?? start.addingTimeInterval(120)) {
+        if stopAt == nil, FileManager.default.fileExists(atPath: stopFile) {
+            stopAt = Date().addingTimeInterval(seconds)
+        }
         let id = next
         do {
             try store.write { tx in try tx.insert(ItemV1(id: id, tag: tag(id), note: note(id))) }
