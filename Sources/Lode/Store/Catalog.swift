@@ -151,6 +151,19 @@ struct CatalogEntry: Codable, Equatable {
 
     static func databaseName(type: String, index: String) -> String { type + "." + index }
 
+    /// The entry stored as `name` in `@catalog`, decoded.
+    /// - Throws: ``LodeError/recordDoesNotDecode(type:key:field:reason:)`` naming `@catalog` and
+    ///   `name` when the bytes are not an entry.
+    static func decoded(from bytes: some ContiguousBytes, named name: String) throws -> CatalogEntry {
+        do {
+            return try bytes.withUnsafeBytes { try CBORDecoder().decode(CatalogEntry.self, from: Array($0)) }
+        } catch {
+            throw LodeError.recordDoesNotDecode(
+                type: StoreLayout.catalog, key: name, field: (error as? DecodingError)?.fieldPath ?? "",
+                reason: "\(error)")
+        }
+    }
+
     /// The entry as tools see it, without counts (``Transaction/storedType(named:)`` adds them).
     var storedType: StoredType {
         var stored = StoredType(

@@ -46,10 +46,9 @@ public final class Store: @unchecked Sendable {
         /// Told after each commit of this process.
         var listeners: [WeakListener] = []
         /// How many migrations the store had run when this process opened it (after running its
-        /// own): a write of a registered type is refused once another process ran more.
-        var knownSchemaVersion: Int?
-        /// The stored bytes of that count (`schemaVersion` in `@meta`), nil when absent.
-        var knownSchemaVersionBytes: [UInt8]?
+        /// own), and that count's stored bytes (`schemaVersion` in `@meta`, nil when absent): a write
+        /// of a registered type is refused once another process ran more.
+        var knownSchemaVersion: (count: Int, bytes: [UInt8]?)?
         /// Told when a held version falls `versionLagWarning` versions behind.
         var versionLagHandler: (@Sendable (HeldVersion) -> Void)? = Store.logVersionLag
     }
@@ -123,16 +122,10 @@ public final class Store: @unchecked Sendable {
         self.guarded = State(environment: environment)
         // When migrations ran, the last one's transaction already checked and registered `types`.
         let migrated = try migrations.map { try migrate($0, types: types) } ?? false
-        let (schemaVersion, bytes) = try read { tx in
-            (
-                try tx.schemaHistory().version,
-                try tx.lmdb.get(Array(StoreLayout.schemaVersionKey.utf8), in: meta)
-            )
+        let known = try read { tx in
+            (try tx.schemaHistory().version, try tx.lmdb.get(StoreLayout.schemaVersionKeyBytes, in: meta))
         }
-        withState {
-            $0.knownSchemaVersion = schemaVersion
-            $0.knownSchemaVersionBytes = bytes
-        }
+        withState { $0.knownSchemaVersion = known }
         if !migrated {
             if configuration.checksTypesAtOpen { try checkTypesAtOpen(types) }
             if !types.isEmpty { try register(types) }
@@ -524,9 +517,7 @@ public final class Store: @unchecked Sendable {
     }
 
     /// How many migrations the store had run when this process opened it.
-    var knownSchemaVersion: (count: Int, bytes: [UInt8]?)? {
-        withState { state in state.knownSchemaVersion.map { ($0, state.knownSchemaVersionBytes) } }
-    }
+    var knownSchemaVersion: (count: Int, bytes: [UInt8]?)? { withState { $0.knownSchemaVersion } }
 
     /// True when this process has registered the type stored as `name`.
     func hasRegisteredType(named name: String) -> Bool { withState { $0.types[name] != nil } }
@@ -585,14 +576,9 @@ public final class Store: @unchecked Sendable {
             let (version, entries) = try environment.read { txn in
                 (
                     txn.id,
-                    try txn.entries(in: catalog).map { entry in
-                        do {
-                            return try CBORDecoder().decode(CatalogEntry.self, from: entry.value)
-                        } catch {
-                            throw LodeError.recordDoesNotDecode(
-                                type: StoreLayout.catalog, key: String(decoding: entry.key, as: UTF8.self),
-                                field: (error as? DecodingError)?.fieldPath ?? "", reason: "\(error)")
-                        }
+                    try txn.entries(in: catalog).map {
+                        try CatalogEntry.decoded(
+                            from: $0.value, named: String(decoding: $0.key, as: UTF8.self))
                     }
                 )
             }

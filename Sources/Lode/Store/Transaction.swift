@@ -46,14 +46,7 @@ public class Transaction {
                 if !writing { state.noteVerified(version: version, bytes: bytes, writing: false) }
                 return true
             }
-            let stored: CatalogEntry
-            do {
-                stored = try CBORDecoder().decode(CatalogEntry.self, from: Array(bytes))
-            } catch {
-                throw LodeError.recordDoesNotDecode(
-                    type: StoreLayout.catalog, key: name, field: (error as? DecodingError)?.fieldPath ?? "",
-                    reason: "\(error)")
-            }
+            let stored = try CatalogEntry.decoded(from: bytes, named: name)
             if let change = state.difference(from: stored, writing: writing) {
                 throw LodeError.typeChangedByAnotherProcess(type: name, change: change)
             }
@@ -68,13 +61,7 @@ public class Transaction {
 
     func catalogEntry(named name: String) throws -> CatalogEntry? {
         guard let bytes = try lmdb.get(Array(name.utf8), in: store.catalog) else { return nil }
-        do {
-            return try CBORDecoder().decode(CatalogEntry.self, from: bytes)
-        } catch {
-            throw LodeError.recordDoesNotDecode(
-                type: StoreLayout.catalog, key: name, field: (error as? DecodingError)?.fieldPath ?? "",
-                reason: "\(error)")
-        }
+        return try CatalogEntry.decoded(from: bytes, named: name)
     }
 
     /// A view of `T` built from the catalog, without writing: only indexes that exist on disk and

@@ -36,7 +36,7 @@ final class TypeState<T: Persistable>: Sendable, PendingWriteState {
 
     init(schema: Schema<T>, records: Database?, indexes: [LiveIndex], entry: CatalogEntry, complete: Bool) {
         self.schema = schema
-        self.catalogKeyBytes = Array(schema.typeName.utf8)
+        self.catalogKey = Array(schema.typeName.utf8)
         self.records = records
         self.indexes = indexes
         self.catalog = Locked((entry, nil))
@@ -81,8 +81,7 @@ final class TypeState<T: Persistable>: Sendable, PendingWriteState {
     }
 
     /// The type's key in `@catalog`.
-    var catalogKey: [UInt8] { catalogKeyBytes }
-    private let catalogKeyBytes: [UInt8]
+    let catalogKey: [UInt8]
 
     /// Takes `stored`, written by another process (fields and shapes it learned), as the committed
     /// entry this process builds on — unless it is the one an earlier write of this process

@@ -51,8 +51,8 @@ public final class WriteTransaction: Transaction {
         // The count alone (a small integer beside the names), compared as stored; the names are read
         // only when it changed.
         let unchanged =
-            try lmdb.withValue(forKey: StoreLayout.schemaVersionKeyBytes, in: store.meta) {
-                same(known.bytes ?? [], $0) && known.bytes != nil
+            try lmdb.withValue(forKey: StoreLayout.schemaVersionKeyBytes, in: store.meta) { stored in
+                known.bytes.map { same($0, stored) } ?? false
             } ?? (known.bytes == nil)
         if !unchanged {
             let history = try schemaHistory()
