@@ -1,6 +1,7 @@
 import CLMDB
 import Dispatch
 import Foundation
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -32,6 +33,15 @@ public final class Environment: @unchecked Sendable {
     /// How many stale reader slots (left by processes that died) were cleared when this environment
     /// opened.
     public let staleReadersClearedAtOpen: Int
+    /// True when a system crash (a power cut) happened while a process had this environment open in
+    /// a mode that does not sync every commit: the data file may be damaged, so read it only after
+    /// checking its pages (``checkPages()``), then call ``forgetSystemCrash()``. Lode's `Store` does
+    /// both by itself.
+    public var sawSystemCrashWhileUnsynced: Bool { !crashedSessions.withLock { $0 }.isEmpty }
+    /// The markers of the sessions the system crash interrupted.
+    private let crashedSessions: Mutex<[String]>
+    /// This process's marker while it writes without syncing every commit.
+    private let unsyncedMarker: String?
 
     let handle: OpaquePointer
     let resizeLock = ResizeLock()
@@ -81,15 +91,7 @@ public final class Environment: @unchecked Sendable {
             guard options.createDirectory, !options.readOnly else {
                 throw LMDBError(.pathNotFound, operation: operation, message: "no such directory: \(path)")
             }
-            do {
-                try FileManager.default.createDirectory(
-                    atPath: path, withIntermediateDirectories: true,
-                    attributes: [.posixPermissions: Int(options.directoryMode)])
-            } catch {
-                throw LMDBError(
-                    .system(EACCES), operation: operation,
-                    message: "cannot create directory \(path): \(error)")
-            }
+            try DurableNames.createDirectory(path, mode: mode_t(options.directoryMode), operation: operation)
             guard stat(path, &info) == 0 else { throw LMDBError(returnCode: errno, operation: operation) }
         }
         guard (info.st_mode & S_IFMT) == S_IFDIR else {
@@ -149,6 +151,27 @@ public final class Environment: @unchecked Sendable {
         if rc != 0 { throw fail(rc) }
         rc = mdb_env_set_maxreaders(env, UInt32(options.maxReaders))
         if rc != 0 { throw fail(rc) }
+        if !options.readOnly && access(path + "/data.mdb", F_OK) != 0 {
+            // A new store appears whole (two valid meta pages, on disk) or not at all.
+            do {
+                try DurableNames.createDataFile(
+                    in: path, mapSize: options.mapSize, fileMode: mode_t(options.fileMode),
+                    operation: operation)
+            } catch {
+                mdb_env_close(env)
+                throw error
+            }
+        }
+        let crashed = UnsyncedSessions.crashedSessions(in: path, removingStale: !options.readOnly)
+        var marker: String?
+        if !options.readOnly && options.durability.syncsLazily {
+            do {
+                marker = try UnsyncedSessions.begin(in: path, operation: operation)
+            } catch {
+                mdb_env_close(env)
+                throw error
+            }
+        }
         var flags = UInt32(MDB_NOTLS) | options.durability.flags
         if options.readOnly { flags |= UInt32(MDB_RDONLY) }
         if options.noReadAhead { flags |= UInt32(MDB_NORDAHEAD) }
@@ -187,6 +210,8 @@ public final class Environment: @unchecked Sendable {
         self.pageSize = pageSize
         self.maxKeySize = Int(mdb_env_get_maxkeysize(env))
         self.staleReadersClearedAtOpen = Int(dead)
+        self.crashedSessions = Mutex(crashed)
+        self.unsyncedMarker = marker
         self.registryKey = key
         self.writerQueue = DispatchQueue(label: "lode.lmdb.writer \(path)")
         self.mainDatabase = Database(name: nil, kind: .plain, handle: MDB_dbi(1))  // MAIN_DBI
@@ -196,6 +221,10 @@ public final class Environment: @unchecked Sendable {
         EnvironmentRegistry.shared.close(key: registryKey) {
             for txn in pooledReadHandles { mdb_txn_abort(txn) }
             pooledReadHandles.removeAll()
+            if let unsyncedMarker {
+                // A clean close: everything on disk, then nothing left to suspect.
+                if mdb_env_sync(handle, 1) == 0 { unlink(unsyncedMarker) }
+            }
             mdb_env_close(handle)
         }
     }
@@ -671,6 +700,16 @@ public final class Environment: @unchecked Sendable {
         return Int(dead)
     }
 
+    /// Removes the markers of a system crash (see ``sawSystemCrashWhileUnsynced``) once the pages
+    /// were checked and found whole.
+    public func forgetSystemCrash() {
+        let markers = crashedSessions.withLock { markers in
+            defer { markers = [] }
+            return markers
+        }
+        for marker in markers { unlink(marker) }
+    }
+
     /// Flushes committed data to disk: needed with the no-sync durability modes, harmless otherwise.
     public func sync(force: Bool = true) throws {
         guard !options.readOnly else {
@@ -707,33 +746,49 @@ public final class Environment: @unchecked Sendable {
     /// ``EnvironmentOptions/directoryMode``; must be empty) while it stays in use. A compacting copy
     /// leaves out free pages and renumbers the rest, so it is smaller. The copy's data file gets the
     /// environment's ``EnvironmentOptions/fileMode`` (LMDB itself would create it world-readable).
+    ///
+    /// The copy is whole or not there, also after a power cut: it is written under a temporary name
+    /// (`data.mdb.copying-PID`, which a later copy into the directory clears away), synced, and only
+    /// then named `data.mdb`, with the directory synced before this returns.
     public func copy(to directory: String, compacting: Bool = false) throws {
         let operation = "copy \(path) to \(directory)"
         var info = stat()
+        let manager = FileManager.default
         if stat(directory, &info) != 0 {
-            do {
-                try FileManager.default.createDirectory(
-                    atPath: directory, withIntermediateDirectories: true,
-                    attributes: [.posixPermissions: Int(options.directoryMode)])
-            } catch {
-                throw LMDBError(
-                    .system(EACCES), operation: operation, message: "cannot create \(directory): \(error)")
-            }
+            try DurableNames.createDirectory(
+                directory, mode: mode_t(options.directoryMode), operation: operation)
         } else if (info.st_mode & S_IFMT) != S_IFDIR {
             throw LMDBError(.notADirectory, operation: operation, message: "\(directory) is not a directory")
-        } else if let contents = try? FileManager.default.contentsOfDirectory(atPath: directory),
-            !contents.isEmpty
-        {
-            throw LMDBError(
-                .system(EEXIST), operation: operation,
-                message: "\(directory) is not empty; copy into an empty directory")
+        } else {
+            let contents = (try? manager.contentsOfDirectory(atPath: directory)) ?? []
+            let interrupted = contents.filter { $0.hasPrefix("data.mdb.copying-") }
+            for name in interrupted { unlink(directory + "/" + name) }
+            guard contents.count == interrupted.count else {
+                throw LMDBError(
+                    .system(EEXIST), operation: operation,
+                    message: "\(directory) is not empty; copy into an empty directory")
+            }
+        }
+        let temporary = directory + "/data.mdb.copying-\(getpid())"
+        let descriptor = Glibc.open(
+            temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode_t(options.fileMode))
+        guard descriptor >= 0 else {
+            throw LMDBError(returnCode: errno, operation: operation + " (open \(temporary))")
+        }
+        defer {
+            Glibc.close(descriptor)
+            unlink(temporary)
         }
         try withMapAccess { _ in
-            try check(mdb_env_copy2(handle, directory, compacting ? UInt32(MDB_CP_COMPACT) : 0), operation)
+            try check(mdb_env_copyfd2(handle, descriptor, compacting ? UInt32(MDB_CP_COMPACT) : 0), operation)
         }
-        guard chmod(directory + "/data.mdb", mode_t(options.fileMode)) == 0 else {
-            throw LMDBError(returnCode: errno, operation: operation + " (chmod data.mdb)")
+        guard fchmod(descriptor, mode_t(options.fileMode)) == 0, fsync(descriptor) == 0 else {
+            throw LMDBError(returnCode: errno, operation: operation + " (sync \(temporary))")
         }
+        guard link(temporary, directory + "/data.mdb") == 0 else {
+            throw LMDBError(returnCode: errno, operation: operation + " (link data.mdb)")
+        }
+        try DurableNames.syncDirectory(directory, operation: operation)
     }
 }
 

@@ -61,8 +61,9 @@ public enum Durability: Sendable, Equatable, CaseIterable {
     /// `MDB_NOMETASYNC`: the meta page is flushed at the next commit or ``Environment/sync(force:)``.
     /// A system crash may undo the last commit; the store stays consistent.
     case noMetaSync
-    /// `MDB_NOSYNC`: nothing is fsynced at commit. A system crash may lose the last commits; the store
-    /// stays consistent if the file system keeps write order. Call ``Environment/sync(force:)``.
+    /// `MDB_NOSYNC`: nothing is fsynced at commit (the environment syncs when it closes). A system
+    /// crash may lose the last commits or damage the file, which the disk writes in any order: see
+    /// ``Environment/sawSystemCrashWhileUnsynced``. Call ``Environment/sync(force:)``.
     case noSync
     /// `MDB_WRITEMAP`: writes go through a writable map; full durability, fewer copies. Nested
     /// transactions are unavailable, and every process must use a write-map mode.
@@ -83,6 +84,10 @@ public enum Durability: Sendable, Equatable, CaseIterable {
         case .writeMapNoSync: return UInt32(MDB_WRITEMAP) | UInt32(MDB_NOSYNC)
         }
     }
+
+    /// True for the modes that do not sync every commit, after which a system crash can leave the
+    /// data file damaged.
+    var syncsLazily: Bool { self == .noSync || self == .writeMapAsync || self == .writeMapNoSync }
 
     var usesWriteMap: Bool { self == .writeMap || self == .writeMapAsync || self == .writeMapNoSync }
 

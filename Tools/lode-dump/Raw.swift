@@ -134,9 +134,14 @@ func load(_ path: String, force: Bool) throws {
 }
 
 /// Moves the finished staging directory to `target`: a rename when the target is missing or an
-/// empty directory; otherwise the old directory is renamed aside first and removed after.
+/// empty directory; otherwise the old directory is renamed aside first and removed after. The
+/// parent directory is synced before this returns, so the loaded store survives a power cut (a
+/// rename is on disk only once its directory is).
 private func replace(_ target: URL, with staging: URL, existed: Bool) throws {
-    if rename(staging.path, target.path) == 0 { return }
+    if rename(staging.path, target.path) == 0 {
+        try syncDirectory(target.deletingLastPathComponent())
+        return
+    }
     guard existed, errno == ENOTEMPTY || errno == EEXIST else {
         throw DumpError(
             description: "cannot move the loaded store to \(target.path): \(String(cString: strerror(errno)))"
@@ -152,7 +157,20 @@ private func replace(_ target: URL, with staging: URL, existed: Bool) throws {
         _ = rename(aside.path, target.path)
         throw DumpError(description: "cannot move the loaded store to \(target.path): \(reason)")
     }
+    try syncDirectory(target.deletingLastPathComponent())
     try? FileManager.default.removeItem(at: aside)
+}
+
+/// `fsync` of a directory, so the names just made in it are on disk.
+private func syncDirectory(_ directory: URL) throws {
+    let descriptor = open(directory.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+    guard descriptor >= 0 else {
+        throw DumpError(description: "cannot open \(directory.path): \(String(cString: strerror(errno)))")
+    }
+    defer { close(descriptor) }
+    guard fsync(descriptor) == 0 || errno == EINVAL else {
+        throw DumpError(description: "cannot sync \(directory.path): \(String(cString: strerror(errno)))")
+    }
 }
 
 /// `backup` and `compact`: a consistent copy of the store while it stays in use.

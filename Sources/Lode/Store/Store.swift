@@ -113,13 +113,31 @@ public final class Store: @unchecked Sendable {
             }
             throw LodeError.storage(StorageFailure(error))
         }
-        if configuration.checksPagesAtOpen { try Store.refuseDamagedPages(environment) }
+        // After a system crash that interrupted a process writing without syncing, the file may be
+        // damaged (the disk wrote its pages in any order): its pages are checked first, whatever the
+        // configuration says, and then the records against the indexes and the catalog.
+        let afterSystemCrash = environment.sawSystemCrashWhileUnsynced
+        if configuration.checksPagesAtOpen || afterSystemCrash { try Store.refuseDamagedPages(environment) }
         let (meta, catalog, changeLog) = try Store.prepare(
             environment, path: url.path, readOnly: configuration.readOnly)
         self.meta = meta
         self.catalog = catalog
         self.changeLog = changeLog
         self.guarded = State(environment: environment)
+        if afterSystemCrash {
+            let report = try read { try $0.checkIntegrity() }
+            if let first = report.problems.first {
+                throw LodeError.storage(
+                    StorageFailure(
+                        reason: .damaged, operation: "check \(url.path) after a system crash",
+                        message:
+                            "a process wrote without syncing when the system went down, and the store is "
+                            + "damaged: \(first)"
+                            + (report.problems.count > 1
+                                ? " (and \(report.problems.count - 1) more problems)" : "")))
+            }
+            if !configuration.readOnly { environment.forgetSystemCrash() }
+        }
         // When migrations ran, the last one's transaction already checked and registered `types`.
         let migrated = try migrations.map { try migrate($0, types: types) } ?? false
         let known = try read { tx in
