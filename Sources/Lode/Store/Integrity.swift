@@ -55,10 +55,13 @@ extension Transaction {
                 let databaseName = CatalogEntry.databaseName(type: type.name, index: index.name)
                 expectedDatabases.insert(databaseName)
                 let database = try openDatabase(databaseName, kind: index.isUnique ? .plain : .duplicates)
-                var expected: [[UInt8]: [[UInt8]]] = [:]
+                // Index value → the keys of the records that have it. Sets, changed in place: an
+                // index with few values (a flag) has thousands of records under one value, and
+                // copying or scanning that list for every entry made the check quadratic.
+                var expected: [[UInt8]: Set<[UInt8]>] = [:]
                 for (key, record) in records {
                     do {
-                        expected[try record.indexKey(index), default: []].append(key)
+                        expected[try record.indexKey(index), default: []].insert(key)
                     } catch {
                         report.problems.append(
                             "\(type.name) \(KeyDescription.describe(key)): its \(index.name) value does not encode: \(error.reason)"
@@ -68,9 +71,8 @@ extension Transaction {
                 for entry in try lmdb.entries(in: database) {
                     report.indexEntries += 1
                     let target = "\(type.name) \(KeyDescription.describe(entry.value))"
-                    if var keys = expected[entry.key], let found = keys.firstIndex(of: entry.value) {
-                        keys.remove(at: found)
-                        expected[entry.key] = keys.isEmpty ? nil : keys
+                    if expected[entry.key]?.remove(entry.value) != nil {
+                        if expected[entry.key]?.isEmpty == true { expected[entry.key] = nil }
                     } else if records[entry.value] == nil {
                         report.problems.append(
                             "index \(databaseName): entry \(KeyDescription.describe(entry.key)) points at \(target), which does not exist"
@@ -82,7 +84,7 @@ extension Transaction {
                     }
                 }
                 for (indexKey, keys) in expected.sorted(by: { $0.key.lexicographicallyPrecedes($1.key) }) {
-                    for key in keys {
+                    for key in keys.sorted(by: { $0.lexicographicallyPrecedes($1) }) {
                         report.problems.append(
                             "index \(databaseName): \(type.name) \(KeyDescription.describe(key)) is missing (value \(KeyDescription.describe(indexKey)))"
                         )
