@@ -6,7 +6,7 @@ APT_PACKAGES := liblmdb-dev lmdb-utils libsqlite3-dev pkg-config
 SUDO := $(shell [ "$$(id -u)" = "0" ] || echo sudo)
 FORMAT_PATHS := Package.swift Sources Tests $(wildcard Tools) Fuzz
 
-.PHONY: all deps build lint format test test-tsan fuzz-build fuzz-quick fuzz soak bench demo docs docs-check clean
+.PHONY: all deps build lint format test test-tsan fuzz-build fuzz-quick fuzz soak bench demo docs docs-check clean powercut
 
 # libFuzzer targets (Fuzz/README.md): each harness is compiled with the library sources it exercises.
 FUZZ_TARGETS := cbor keys expression loader
@@ -50,7 +50,15 @@ lint:
 format:
 	$(SWIFT) format --in-place --recursive $(FORMAT_PATHS)
 
-test: deps lint
+# The power-cut layer (docs/POWERCUT.md): an LD_PRELOAD library that records what a process writes
+# to a store's files, so the tests can build every state a power cut could leave.
+powercut: .build/powercut/libpowercut.so
+
+.build/powercut/libpowercut.so: Tools/powercut/powercut.c
+	mkdir -p .build/powercut
+	cc -O2 -Wall -Wextra -Werror -shared -fPIC -o $@ $< -ldl
+
+test: deps lint powercut
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
 	$(MAKE) docs-check
@@ -101,12 +109,14 @@ fuzz-quick: fuzz-build
 fuzz:
 	$(MAKE) fuzz-quick FUZZ_SECONDS=$(FUZZ_LONG_SECONDS)
 
-# The long runs: 1,000 kills of the crash-durability writer, the corruption sweep over 400 copies,
-# the two-versions suite six times per change with random timing and longer runs, the concurrency
-# suites under ThreadSanitizer, and every fuzz target for FUZZ_LONG_SECONDS.
-soak: deps
+# The long runs: 1,000 kills of the crash-durability writer, 10,000 power cuts per durability mode,
+# the corruption sweep over 400 copies, the two-versions suite six times per change with random
+# timing and longer runs, the concurrency suites under ThreadSanitizer, and every fuzz target for
+# FUZZ_LONG_SECONDS.
+soak: deps powercut
 	$(SWIFT) build --build-tests
 	LODE_CRASH_KILLS=1000 $(SWIFT) test --skip-build --filter CrashDurabilityTests
+	LODE_POWERCUT_CUTS=10000 $(SWIFT) test --skip-build --filter PowerCutTests
 	LODE_SWEEP_COPIES=400 $(SWIFT) test --skip-build --filter CorruptionSweepTests
 	LODE_VERSIONS_ROUNDS=6 $(SWIFT) test --skip-build --filter TwoVersionsTests
 	$(MAKE) test-tsan

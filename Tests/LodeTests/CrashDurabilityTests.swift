@@ -6,22 +6,6 @@ import Testing
 
 @testable import Lode
 
-/// What the crash-durability checker expects the store to hold after commits 1…n of `CrashPlan`.
-struct CrashModel {
-    var version = 0
-    /// Task id → the commit that last wrote it.
-    var tasks: [Int: Int] = [:]
-
-    mutating func advance(to n: Int) {
-        while version < n {
-            version += 1
-            let plan = CrashPlan.commit(version)
-            for id in plan.deletes { tasks[id] = nil }
-            for id in plan.upserts { tasks[id] = version }
-        }
-    }
-}
-
 @Suite struct CrashDurabilityTests {
     let tmp = TemporaryDirectory()
 

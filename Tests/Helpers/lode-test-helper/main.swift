@@ -12,6 +12,8 @@
 //     with a migration that reshapes every item, printing "migrating" when it starts, "done" at the end.
 //   lode-test-helper lag-and-exit DIR LAG — keeps results while committing LAG times with
 //     versionLagWarning LAG, then exits at once; hold-reader DIR — reads results and waits to be killed.
+//   lode-test-helper powercut-writer WORKLOAD MODE DIR MARKS, powercut-check WORKLOAD MODE STATE…,
+//     powercut-source DIR, powercut-items DIR — the writers, checker and source store of the power-cut tests (PowerCut.swift).
 //   lode-test-helper crash-writer DIR — commits the deterministic sequence of `CrashPlan` from where
 //     the store is, printing "ack N" after commit N returned, until it is killed.
 import Dispatch
@@ -265,12 +267,23 @@ do {
         try crashWriter(arguments[2])
     } else if arguments.count == 4, arguments[1] == "lag-and-exit", let lag = Int(arguments[3]) {
         try lagAndExit(arguments[2], lag: lag)
+    } else if arguments.count == 6, arguments[1] == "powercut-writer" {
+        try powerCutWriter(
+            arguments[2], mode: try durability(named: arguments[3]), path: arguments[4],
+            marks: try Marks(arguments[5]))
+    } else if arguments.count >= 4, arguments[1] == "powercut-check" {
+        try powerCutCheck(
+            arguments[2], mode: try durability(named: arguments[3]), states: Array(arguments[4...]))
+    } else if arguments.count == 3, arguments[1] == "powercut-source" {
+        try powerCutSource(arguments[2])
+    } else if arguments.count == 3, arguments[1] == "powercut-items" {
+        try powerCutItems(arguments[2])
     } else if arguments.count == 3, arguments[1] == "hold-reader" {
         try holdReader(arguments[2])
     } else {
         FileHandle.standardError.write(
             Data(
-                "usage: lode-test-helper write DIR FIRST COUNT | readme-observe | readme-first-use | readme-live | crash-writer DIR | read-all DIR [--no-page-check] | migration-seed DIR COUNT | migration-run DIR | temporary-store exit|crash | lag-and-exit DIR LAG | hold-reader DIR\n"
+                "usage: lode-test-helper write DIR FIRST COUNT | readme-observe | readme-first-use | readme-live | crash-writer DIR | read-all DIR [--no-page-check] | migration-seed DIR COUNT | migration-run DIR | temporary-store exit|crash | lag-and-exit DIR LAG | hold-reader DIR | powercut-writer WORKLOAD MODE DIR MARKS | powercut-check WORKLOAD MODE STATE… | powercut-source DIR | powercut-items DIR\n"
                     .utf8
             ))
         exit(2)
