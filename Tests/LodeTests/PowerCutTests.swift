@@ -1,4 +1,5 @@
 import Foundation
+import LMDB
 import LodeTestSupport
 import Testing
 
@@ -49,6 +50,51 @@ import Testing
             outcome.hasPrefix(
                 workload == "commits"
                     ? "opened 1" : workload == "load" ? "opened complete" : "opened with copy"), "\(outcome)")
+    }
+
+    /// A store a process was writing without syncing when the system went down (its marker names
+    /// another boot) is checked at the next open, whatever the configuration: whole, it opens and
+    /// the marker goes; with an index entry missing — what pages written back in any order leave —
+    /// it is refused as damaged, naming the problem, and stays refused until repaired.
+    @Test func afterASystemCrashTheStoreIsCheckedAndADamagedOneRefused() throws {
+        let path = tmp.url.appendingPathComponent("crashed").path
+        let marker = path + "/.unsynced-4194000"
+        do {
+            let store = try Store(
+                atPath: path, configuration: StoreConfiguration(durability: .noSync), types: [Task.self])
+            try store.write { tx in
+                for id in 0..<50 { try tx.insert(Task(id: id, title: "t\(id)", rank: id % 9, done: false, group: "g")) }
+            }
+            store.close()
+        }
+        try Data("an earlier boot\n".utf8).write(to: URL(fileURLWithPath: marker))
+        do {
+            let store = try Store(atPath: path, types: [Task.self])
+            #expect(try store.read { try $0.objects(Task.self).count } == 50)
+            store.close()
+        }
+        #expect(!FileManager.default.fileExists(atPath: marker), "a store that passes forgets the crash")
+
+        do {
+            // (The environment closes at the end of this block: markers are read when it opens.)
+            let environment = try LMDB.Environment.open(at: path)
+            let rank = try environment.database(named: "Task.rank", kind: .duplicates, create: false)
+            let encoder = KeyEncoder()
+            try environment.write { try $0.delete(try encoder.encode(8), value: try encoder.encode(8), in: rank) }
+        }
+        // Without a crash marker, the open trusts the file (as before).
+        do { try Store(atPath: path, types: [Task.self]).close() }
+        try Data("an earlier boot\n".utf8).write(to: URL(fileURLWithPath: marker))
+        for _ in 0..<2 {
+            do {
+                _ = try Store(atPath: path, types: [Task.self])
+                Issue.record("a damaged store opened after a system crash")
+            } catch LodeError.storage(let failure) {
+                #expect(failure.reason == .damaged)
+                #expect(failure.message.contains("Task 8 is missing"), "\(failure.message)")
+            }
+            #expect(FileManager.default.fileExists(atPath: marker), "the crash is remembered until the store passes")
+        }
     }
 
     /// `lode-dump load` into a new store and `lode-dump compact`: the store or the copy is complete
