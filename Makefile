@@ -34,6 +34,14 @@ deps:
 		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $(APT_PACKAGES); \
 	fi
 
+	@if command -v cc >/dev/null 2>&1; then \
+		echo "deps: a C compiler present (for the power-cut layer)"; \
+	else \
+		echo "deps: installing gcc"; \
+		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get update -q && \
+		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends gcc libc6-dev; \
+	fi
+
 	@if python3 -c 'import cbor2' 2>/dev/null; then \
 		echo "deps: python cbor2 present (an independent CBOR decoder for the format tests)"; \
 	else \
@@ -58,9 +66,13 @@ powercut: .build/powercut/libpowercut.so
 	mkdir -p .build/powercut
 	cc -O2 -Wall -Wextra -Werror -shared -fPIC -o $@ $< -ldl
 
+# The power-cut tests run their writers and checker from a release build (LODE_POWERCUT_HELPER).
+POWERCUT_HELPER := LODE_POWERCUT_HELPER=$(CURDIR)/.build/release/lode-test-helper
+
 test: deps lint powercut
 	$(SWIFT) build --build-tests
-	$(SWIFT) test --skip-build
+	$(SWIFT) build -c release --product lode-test-helper
+	$(POWERCUT_HELPER) $(SWIFT) test --skip-build
 	$(MAKE) docs-check
 	$(MAKE) test-tsan
 	$(MAKE) fuzz-quick
@@ -116,7 +128,8 @@ fuzz:
 soak: deps powercut
 	$(SWIFT) build --build-tests
 	LODE_CRASH_KILLS=1000 $(SWIFT) test --skip-build --filter CrashDurabilityTests
-	LODE_POWERCUT_CUTS=10000 $(SWIFT) test --skip-build --filter PowerCutTests
+	$(SWIFT) build -c release --product lode-test-helper
+	LODE_POWERCUT_CUTS=10000 $(POWERCUT_HELPER) $(SWIFT) test --skip-build --filter PowerCutTests
 	LODE_SWEEP_COPIES=400 $(SWIFT) test --skip-build --filter CorruptionSweepTests
 	LODE_VERSIONS_ROUNDS=6 $(SWIFT) test --skip-build --filter TwoVersionsTests
 	$(MAKE) test-tsan

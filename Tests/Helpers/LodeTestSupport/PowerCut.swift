@@ -217,6 +217,25 @@ public struct CrashStateBuilder {
     /// stands for the followed directory), and says what it holds.
     @discardableResult
     public func build(at position: Int, variant: CrashVariant, into directory: URL) throws -> Summary {
+        try build(at: position, variants: [(variant, directory)])[0]
+    }
+
+    /// Writes several states of one cut (the trace is replayed once for all of them).
+    public func build(at position: Int, variants: [(CrashVariant, URL)]) throws -> [Summary] {
+        let replayed = replay(to: position)
+        return try variants.map { variant, directory in
+            try write(replayed, at: position, variant: variant, into: directory)
+        }
+    }
+
+    /// What is on disk and what is pending at a cut.
+    private struct Replayed {
+        var files: [UInt64: File] = [:]
+        var initial: [String: Entry] = ["": .directory]
+        var changes: [(change: NameChange, durable: Bool)] = []
+    }
+
+    private func replay(to position: Int) -> Replayed {
         var files: [UInt64: File] = [:]
         var initial: [String: Entry] = ["": .directory]
         var changes: [(change: NameChange, durable: Bool)] = []
@@ -262,7 +281,14 @@ public struct CrashStateBuilder {
             case .mark, .cut: continue
             }
         }
+        return Replayed(files: files, initial: initial, changes: changes)
+    }
 
+    private func write(_ replayed: Replayed, at position: Int, variant: CrashVariant, into directory: URL)
+        throws
+        -> Summary
+    {
+        let (files, initial, changes) = (replayed.files, replayed.initial, replayed.changes)
         var rng: SeededGenerator
         switch variant {
         case .random(let seed): rng = SeededGenerator(seed: seed)
