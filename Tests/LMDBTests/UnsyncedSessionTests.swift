@@ -7,8 +7,10 @@ import Testing
 /// without syncing every commit (docs/FORMAT.md, docs/POWERCUT.md).
 @Suite struct UnsyncedSessionTests {
     func markers(in path: String) -> [String] {
-        ((try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []).filter { $0.hasPrefix(".unsynced-") }
-            .sorted()
+        ((try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []).filter {
+            $0.hasPrefix(".unsynced-")
+        }
+        .sorted()
     }
 
     @Test func aProcessWritingWithoutSyncingKeepsAMarkerUntilItClosesAfterASync() throws {
