@@ -35,7 +35,7 @@ public final class Environment: @unchecked Sendable {
     public let staleReadersClearedAtOpen: Int
     /// True when a system crash (a power cut) happened while a process had this environment open in
     /// a mode that does not sync every commit: the data file may be damaged, so read it only after
-    /// checking its pages (``checkPages()``), then call ``forgetSystemCrash()``. Lode's `Store` does
+    /// checking its pages (``checkPages(maxProblems:)``), then call ``forgetSystemCrash()``. Lode's `Store` does
     /// both by itself.
     public var sawSystemCrashWhileUnsynced: Bool { !crashedSessions.withLock { $0 }.isEmpty }
     /// The markers of the sessions the system crash interrupted.

@@ -66,15 +66,8 @@ func powerCutWriter(_ workload: String, mode: Store.Durability, path: String, ma
             configuration: StoreConfiguration(durability: mode, initialMapSize: 64 << 10),
             types: [Task.self, Counter.self])
         for n in 1...powerCutCommits {
-            let plan = CrashPlan.commit(n)
             try store.write { tx in
-                for id in plan.deletes { try tx.delete(Task.self, key: id) }
-                for id in plan.upserts {
-                    try tx.upsert(
-                        Task(
-                            id: id, title: CrashPlan.title(n, id), rank: n, done: id % 3 == 0,
-                            group: "g\(id % 7)"))
-                }
+                try writeCrashPlanTasks(of: n, in: tx)
                 if mode.writesThroughMap {
                     try tx.upsert(Counter(name: "commits", value: n))
                 } else {

@@ -44,20 +44,23 @@ func crashWriter(_ path: String) throws {
         types: [Task.self, Counter.self])
     var next = (try store.read { try $0.object(Counter.self, key: "commits") }?.value ?? 0) + 1
     while true {
-        let plan = CrashPlan.commit(next)
         try store.write { tx in
-            for id in plan.deletes { try tx.delete(Task.self, key: id) }
-            for id in plan.upserts {
-                try tx.upsert(
-                    Task(
-                        id: id, title: CrashPlan.title(next, id), rank: next, done: id % 3 == 0,
-                        group: "g\(id % 7)"))
-            }
+            try writeCrashPlanTasks(of: next, in: tx)
             try tx.upsert(Counter(name: "commits", value: next))
         }
         print("ack \(next)")
         fflush(nil)
         next += 1
+    }
+}
+
+/// The tasks commit `n` of `CrashPlan` deletes and upserts (the counter is the caller's).
+func writeCrashPlanTasks(of n: Int, in tx: WriteTransaction) throws {
+    let plan = CrashPlan.commit(n)
+    for id in plan.deletes { try tx.delete(Task.self, key: id) }
+    for id in plan.upserts {
+        try tx.upsert(
+            Task(id: id, title: CrashPlan.title(n, id), rank: n, done: id % 3 == 0, group: "g\(id % 7)"))
     }
 }
 
