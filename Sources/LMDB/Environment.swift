@@ -163,15 +163,6 @@ public final class Environment: @unchecked Sendable {
             }
         }
         let crashed = UnsyncedSessions.crashedSessions(in: path, removingStale: !options.readOnly)
-        var marker: String?
-        if !options.readOnly && options.durability.syncsLazily {
-            do {
-                marker = try UnsyncedSessions.begin(in: path, operation: operation)
-            } catch {
-                mdb_env_close(env)
-                throw error
-            }
-        }
         var flags = UInt32(MDB_NOTLS) | options.durability.flags
         if options.readOnly { flags |= UInt32(MDB_RDONLY) }
         if options.noReadAhead { flags |= UInt32(MDB_NORDAHEAD) }
@@ -203,6 +194,16 @@ public final class Environment: @unchecked Sendable {
         }
         var dead: Int32 = 0
         mdb_reader_check(env, &dead)
+        // The marker of a session that writes without syncing is on disk before its first write.
+        var marker: String?
+        if !options.readOnly && options.durability.syncsLazily {
+            do {
+                marker = try UnsyncedSessions.begin(in: path, operation: operation)
+            } catch {
+                mdb_env_close(env)
+                throw error
+            }
+        }
 
         self.handle = env
         self.path = path
