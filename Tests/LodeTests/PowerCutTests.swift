@@ -391,7 +391,7 @@ final class PowerCutHarness {
             for mark in acknowledged {
                 let parts = mark.split(separator: " ")
                 if parts.count == 2, let n = Int(parts[1]) {
-                    last[String(parts[0]), default: 0] = max(last[String(parts[0])] ?? 0, n)
+                    last[String(parts[0]), default: 0] = max(last[String(parts[0]), default: 0], n)
                 }
             }
             let writers = workload == "commits" ? ["ack"] : (0..<8).map { "w\($0)" }

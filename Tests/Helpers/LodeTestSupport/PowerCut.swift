@@ -110,7 +110,6 @@ public struct PowerCutTrace: Sendable {
         for (index, event) in events.enumerated() {
             switch event {
             case .initialDirectory, .initialFile, .mark: continue
-            case .cut: points.append(index)
             default: points.append(index)
             }
         }
