@@ -6,6 +6,7 @@ let package = Package(
     products: [
         .library(name: "LMDB", targets: ["LMDB"]),
         .library(name: "Lode", targets: ["Lode"]),
+        .library(name: "LodeInspection", targets: ["LodeInspection"]),
         .library(name: "ModelStorage", targets: ["ModelStorage"]),
         .library(name: "LodeTesting", targets: ["LodeTesting"]),
     ],
@@ -25,16 +26,34 @@ let package = Package(
         .systemLibrary(name: "CMalloc", path: "Sources/CMalloc"),
         .target(name: "LMDB", dependencies: ["CLMDB"], path: "Sources/LMDB"),
         .target(name: "ModelStorage", path: "Sources/ModelStorage"),
-        .target(name: "Lode", dependencies: ["LMDB", "ModelStorage"], path: "Sources/Lode"),
+        // Lode's layers, bottom to top: each target imports only the ones below it (see the
+        // Architecture article). `Lode` re-exports them for apps; `LodeInspection` is for tools.
+        .target(name: "LodeCodec", path: "Sources/LodeCodec"),
+        .target(name: "LodeStore", dependencies: ["LMDB", "LodeCodec"], path: "Sources/LodeStore"),
+        .target(
+            name: "LodeQuery", dependencies: ["LMDB", "LodeCodec", "LodeStore"], path: "Sources/LodeQuery"),
+        .target(
+            name: "LodeLive", dependencies: ["LMDB", "LodeCodec", "LodeStore", "LodeQuery", "ModelStorage"],
+            path: "Sources/LodeLive"),
+        .target(
+            name: "LodeStorage",
+            dependencies: ["LodeCodec", "LodeStore", "LodeQuery", "LodeLive", "ModelStorage"],
+            path: "Sources/LodeStorage"),
+        .target(
+            name: "Lode", dependencies: ["LodeCodec", "LodeStore", "LodeQuery", "LodeLive", "LodeStorage"],
+            path: "Sources/Lode"),
+        .target(
+            name: "LodeInspection", dependencies: ["LMDB", "LodeCodec", "LodeStore"],
+            path: "Sources/LodeInspection"),
         .target(name: "LodeTesting", dependencies: ["Lode", "ModelStorage"], path: "Sources/LodeTesting"),
         .executableTarget(
             name: "lode-bench",
-            dependencies: ["Lode", "LMDB", "CLMDB", "ModelStorage", "CSQLite", "CMalloc"],
+            dependencies: ["Lode", "LodeInspection", "LMDB", "CLMDB", "ModelStorage", "CSQLite", "CMalloc"],
             path: "Tools/lode-bench"),
         .executableTarget(
             name: "lode-demo", dependencies: ["Lode", "ModelStorage"], path: "Tools/lode-demo"),
         .executableTarget(
-            name: "lode-dump", dependencies: ["Lode"], path: "Tools/lode-dump"),
+            name: "lode-dump", dependencies: ["Lode", "LodeInspection"], path: "Tools/lode-dump"),
         .executableTarget(
             name: "lmdb-test-helper",
             dependencies: ["LMDB", "CLMDB"],
@@ -47,7 +66,7 @@ let package = Package(
         ),
         .target(name: "LodeTestSupport", path: "Tests/Helpers/LodeTestSupport"),
         .executableTarget(
-            name: "lode-test-helper", dependencies: ["Lode", "LodeTestSupport"],
+            name: "lode-test-helper", dependencies: ["Lode", "LodeInspection", "LodeTestSupport"],
             path: "Tests/Helpers/lode-test-helper"),
         .executableTarget(
             name: "lode-versions-helper", dependencies: ["Lode", "LodeTestSupport"],
@@ -55,7 +74,9 @@ let package = Package(
         .testTarget(
             name: "LodeTests",
             dependencies: [
-                "Lode", "LMDB", "ModelStorage", "LodeTesting", "LodeTestSupport", "lode-test-helper",
+                "Lode", "LodeCodec", "LodeStore", "LodeQuery", "LodeLive", "LodeStorage", "LodeInspection",
+                "LMDB",
+                "ModelStorage", "LodeTesting", "LodeTestSupport", "lode-test-helper",
                 "lode-versions-helper",
                 "lode-demo",
                 "lode-dump", "lmdb-test-helper",
@@ -64,7 +85,11 @@ let package = Package(
         .testTarget(
             name: "ModelStorageTests", dependencies: ["ModelStorage"], path: "Tests/ModelStorageTests"),
         .testTarget(
-            name: "LodeTestingTests", dependencies: ["LodeTesting", "Lode", "ModelStorage"],
+            name: "LodeTestingTests",
+            dependencies: [
+                "LodeTesting", "Lode", "LodeCodec", "LodeStore", "LodeQuery", "LodeLive", "LodeStorage",
+                "LodeInspection", "ModelStorage",
+            ],
             path: "Tests/LodeTestingTests"),
     ],
     swiftLanguageModes: [.v6]

@@ -14,7 +14,7 @@ public class Transaction {
     var handle: OpaquePointer?
     var cursors: [ObjectIdentifier: Cursor] = [:]
 
-    init(environment: Environment, handle: OpaquePointer) {
+    package init(environment: Environment, handle: OpaquePointer) {
         self.environment = environment
         self.handle = handle
     }

@@ -1,9 +1,15 @@
 import Foundation
 import LMDB
+import Lode
 import ModelStorage
 import Testing
 
-@testable import Lode
+@testable import LodeCodec
+@testable import LodeInspection
+@testable import LodeLive
+@testable import LodeQuery
+@testable import LodeStorage
+@testable import LodeStore
 
 @Suite struct ChangeLogTests {
     let tmp = TemporaryDirectory()

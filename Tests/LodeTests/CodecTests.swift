@@ -1,7 +1,13 @@
 import Foundation
+import Lode
 import Testing
 
-@testable import Lode
+@testable import LodeCodec
+@testable import LodeInspection
+@testable import LodeLive
+@testable import LodeQuery
+@testable import LodeStorage
+@testable import LodeStore
 
 struct Address: Codable, Equatable {
     var street: String

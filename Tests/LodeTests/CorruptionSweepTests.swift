@@ -1,8 +1,14 @@
 import Foundation
+import Lode
 import LodeTestSupport
 import Testing
 
-@testable import Lode
+@testable import LodeCodec
+@testable import LodeInspection
+@testable import LodeLive
+@testable import LodeQuery
+@testable import LodeStorage
+@testable import LodeStore
 
 @Suite struct CorruptionSweepTests {
     let tmp = TemporaryDirectory()

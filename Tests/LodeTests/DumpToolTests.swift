@@ -1,9 +1,15 @@
 import Foundation
 import LMDB
+import Lode
 import LodeTestSupport
 import Testing
 
-@testable import Lode
+@testable import LodeCodec
+@testable import LodeInspection
+@testable import LodeLive
+@testable import LodeQuery
+@testable import LodeStorage
+@testable import LodeStore
 
 /// Runs the built `lode-dump` to its end; returns its exit status, standard output and error.
 func runDump(_ arguments: [String]) throws -> (status: Int32, out: String, err: String) {

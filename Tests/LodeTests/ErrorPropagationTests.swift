@@ -1,9 +1,15 @@
 import Dispatch
 import Foundation
 import LMDB
+import Lode
 import Testing
 
-@testable import Lode
+@testable import LodeCodec
+@testable import LodeInspection
+@testable import LodeLive
+@testable import LodeQuery
+@testable import LodeStorage
+@testable import LodeStore
 
 /// A value whose `Encodable` conformance always throws.
 struct Unencodable: Codable, Equatable {

@@ -1,8 +1,14 @@
 import Foundation
+import Lode
 import LodeTestSupport
 import Testing
 
-@testable import Lode
+@testable import LodeCodec
+@testable import LodeInspection
+@testable import LodeLive
+@testable import LodeQuery
+@testable import LodeStorage
+@testable import LodeStore
 
 /// A type with every value kind JSON cannot hold exactly.
 struct Shipment: Persistable, Equatable {

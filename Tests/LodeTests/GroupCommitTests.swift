@@ -1,10 +1,16 @@
 import Dispatch
 import Foundation
+import Lode
 import LodeTestSupport
 import Synchronization
 import Testing
 
-@testable import Lode
+@testable import LodeCodec
+@testable import LodeInspection
+@testable import LodeLive
+@testable import LodeQuery
+@testable import LodeStorage
+@testable import LodeStore
 
 /// The error a write of these tests throws on purpose.
 private struct Refused: Error, Equatable {

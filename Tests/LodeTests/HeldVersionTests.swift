@@ -1,8 +1,14 @@
 import Dispatch
 import Foundation
+import Lode
 import Testing
 
-@testable import Lode
+@testable import LodeCodec
+@testable import LodeInspection
+@testable import LodeLive
+@testable import LodeQuery
+@testable import LodeStorage
+@testable import LodeStore
 
 /// Versions held by results an app keeps: reported with their holders, warned about once when they
 /// fall behind, and bounded when the app asks for it.

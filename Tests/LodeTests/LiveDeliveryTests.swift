@@ -1,11 +1,17 @@
 import Dispatch
 import Foundation
+import Lode
 import ModelStorage
 import Synchronization
 import Testing
 
 @testable import LMDB
-@testable import Lode
+@testable import LodeCodec
+@testable import LodeInspection
+@testable import LodeLive
+@testable import LodeQuery
+@testable import LodeStorage
+@testable import LodeStore
 
 /// `Task` as another version of the app wrote it: `title` is a number, so `Task` no longer decodes it.
 /// Same store name and indexes, so the catalog keeps its layout.

@@ -1,12 +1,18 @@
 import Dispatch
 import Foundation
+import Lode
 import LodeTestSupport
 import LodeTesting
 import ModelStorage
 import Synchronization
 import Testing
 
-@testable import Lode
+@testable import LodeCodec
+@testable import LodeInspection
+@testable import LodeLive
+@testable import LodeQuery
+@testable import LodeStorage
+@testable import LodeStore
 
 /// Replays a live-results storage's updates on a mirror of object identities, checking after each
 /// one that the mirror shows what the storage's data source shows.

@@ -1,12 +1,18 @@
 import Dispatch
 import Foundation
+import Lode
 import LodeTestSupport
 import LodeTesting
 import ModelStorage
 import Synchronization
 import Testing
 
-@testable import Lode
+@testable import LodeCodec
+@testable import LodeInspection
+@testable import LodeLive
+@testable import LodeQuery
+@testable import LodeStorage
+@testable import LodeStore
 
 struct Task: Persistable, Equatable, CustomStringConvertible {
     var id: Int
@@ -554,7 +560,7 @@ func changesText(_ update: StorageUpdate) -> [String] {
                 table.remove(key)
                 model[key] = nil
             } else {
-                let entry = LiveQueryEngine<Task>.entry(section: bytes(0...3), sort: bytes(0...30), key: key)
+                let entry = LiveRow.make(section: bytes(0...3), sort: bytes(0...30), key: key)
                 table.set(entry)
                 model[key] = entry
             }

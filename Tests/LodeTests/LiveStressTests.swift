@@ -1,11 +1,17 @@
 import Dispatch
 import Foundation
+import Lode
 import LodeTestSupport
 import ModelStorage
 import Synchronization
 import Testing
 
-@testable import Lode
+@testable import LodeCodec
+@testable import LodeInspection
+@testable import LodeLive
+@testable import LodeQuery
+@testable import LodeStorage
+@testable import LodeStore
 
 /// A consumer's view of a list: replays each update on a mirror and checks it against the contents
 /// the update was delivered with.

@@ -1,7 +1,13 @@
 import Foundation
+import Lode
 import Testing
 
-@testable import Lode
+@testable import LodeCodec
+@testable import LodeInspection
+@testable import LodeLive
+@testable import LodeQuery
+@testable import LodeStorage
+@testable import LodeStore
 
 /// `lode-dump load` (run with batches of 1,000, `LODE_DUMP_LOAD_BATCH`) into a new store: streamed in batches of transactions into a staging directory
 /// renamed into place, so a load larger than a batch is complete, a killed load leaves nothing at

@@ -1,7 +1,13 @@
 import Foundation
+import Lode
 import Testing
 
-@testable import Lode
+@testable import LodeCodec
+@testable import LodeInspection
+@testable import LodeLive
+@testable import LodeQuery
+@testable import LodeStorage
+@testable import LodeStore
 
 // One stored type, "Contact", in three versions of the app.
 

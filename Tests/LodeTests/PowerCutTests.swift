@@ -1,9 +1,15 @@
 import Foundation
 import LMDB
+import Lode
 import LodeTestSupport
 import Testing
 
-@testable import Lode
+@testable import LodeCodec
+@testable import LodeInspection
+@testable import LodeLive
+@testable import LodeQuery
+@testable import LodeStorage
+@testable import LodeStore
 
 /// Power cuts, staged (docs/POWERCUT.md): each workload runs as its own process under the power-cut
 /// layer, which records every change it makes to the store's files and kills it at a seeded

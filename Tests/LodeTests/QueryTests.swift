@@ -1,8 +1,14 @@
 import Foundation
+import Lode
 import LodeTestSupport
 import Testing
 
-@testable import Lode
+@testable import LodeCodec
+@testable import LodeInspection
+@testable import LodeLive
+@testable import LodeQuery
+@testable import LodeStorage
+@testable import LodeStore
 
 /// The property test's type. Its schema is chosen when a store registers it: one store gets every
 /// index, the other none, so the same queries run through the planner's index paths and through

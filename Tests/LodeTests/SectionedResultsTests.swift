@@ -1,11 +1,17 @@
 import Dispatch
 import Foundation
+import Lode
 import LodeTestSupport
 import ModelStorage
 import Synchronization
 import Testing
 
-@testable import Lode
+@testable import LodeCodec
+@testable import LodeInspection
+@testable import LodeLive
+@testable import LodeQuery
+@testable import LodeStorage
+@testable import LodeStore
 
 @Suite struct SectionedResultsTests {
     let tmp = TemporaryDirectory()

@@ -1,8 +1,14 @@
 import Foundation
 import LMDB
+import Lode
 import Testing
 
-@testable import Lode
+@testable import LodeCodec
+@testable import LodeInspection
+@testable import LodeLive
+@testable import LodeQuery
+@testable import LodeStorage
+@testable import LodeStore
 
 /// The same stored type seen by two versions of an app.
 enum V1 {

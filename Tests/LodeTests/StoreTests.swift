@@ -1,8 +1,14 @@
 import Foundation
 import LMDB
+import Lode
 import Testing
 
-@testable import Lode
+@testable import LodeCodec
+@testable import LodeInspection
+@testable import LodeLive
+@testable import LodeQuery
+@testable import LodeStorage
+@testable import LodeStore
 
 /// Checks every index of `Todo` against the records: each object has exactly its entries.
 func checkTodoIndexes(_ store: Store, sourceLocation: SourceLocation = #_sourceLocation) throws {

@@ -1,10 +1,16 @@
 import Foundation
 import LMDB
+import Lode
 import LodeTestSupport
 import ModelStorage
 import Testing
 
-@testable import Lode
+@testable import LodeCodec
+@testable import LodeInspection
+@testable import LodeLive
+@testable import LodeQuery
+@testable import LodeStorage
+@testable import LodeStore
 
 /// Disposable stores, rolled-back writes, savepoints, and reads of a write's own writes.
 @Suite struct TemporaryStoreTests {

@@ -1,7 +1,13 @@
 import Foundation
+import Lode
 import Testing
 
-@testable import Lode
+@testable import LodeCodec
+@testable import LodeInspection
+@testable import LodeLive
+@testable import LodeQuery
+@testable import LodeStorage
+@testable import LodeStore
 
 /// Two versions of one app on one store, as separate processes (`lode-versions-helper`): version 1
 /// writes, reads and observes throughout while version 2 opens the store with one schema change and

@@ -3,6 +3,7 @@ import CSQLite
 import Foundation
 import LMDB
 import Lode
+import LodeInspection
 
 /// The benchmark's object: a primary key, an indexed integer and two more fields.
 struct Row: Persistable, Equatable {

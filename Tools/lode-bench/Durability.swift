@@ -1,6 +1,7 @@
 import Foundation
 import LMDB
 import Lode
+import LodeInspection
 import Synchronization
 
 /// Runs `body(thread)` on `count` threads of their own (not a pool sized to the cores: the point is

@@ -2,6 +2,7 @@ import CMalloc
 import Foundation
 import LMDB
 import Lode
+import LodeInspection
 import ModelStorage
 
 /// How big and how often.

@@ -1,6 +1,7 @@
 // `export` writes a store as a Lode ndjson export; `load` restores one (or a raw dump).
 import Foundation
 import Lode
+import LodeInspection
 
 /// The version of the ndjson export layout this tool writes and reads.
 /// The store formats an export may carry (the library reads them).

@@ -1,5 +1,6 @@
 import Foundation
 import Lode
+import LodeInspection
 
 /// A `--where` expression over a record's fields.
 indirect enum Expression: Sendable {

@@ -1,5 +1,6 @@
 import Foundation
 import Lode
+import LodeInspection
 
 /// How `dump` finds its candidates: every record, or key ranges of the records (by primary key) or of
 /// one index.

@@ -1,5 +1,6 @@
 import Foundation
 import Lode
+import LodeInspection
 
 /// `raw`: LMDB's own `mdb_dump` text (byte values), so stock `mdb_load` restores it. Without
 /// options the main database; `--all` every named database (as `mdb_dump -a`); `-s NAME` one.

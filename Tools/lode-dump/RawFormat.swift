@@ -1,5 +1,6 @@
 import Foundation
 import Lode
+import LodeInspection
 
 // The raw dump format (`mdb_dump` byte-value text) as `load` reads it: kept apart from the store
 // so the loader fuzz target (`Fuzz/loader.swift`) compiles it with the library's codec alone.

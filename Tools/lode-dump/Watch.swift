@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Lode
+import LodeInspection
 import Synchronization
 
 /// Set by SIGINT and SIGTERM: `watch` finishes the commit it is printing and exits cleanly.

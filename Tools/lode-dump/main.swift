@@ -1,6 +1,7 @@
 // lode-dump: inspects any Lode store without the app's Swift types, read-only.
 import Foundation
 import Lode
+import LodeInspection
 
 let usage = """
     usage: lode-dump STORE                          summary: format, types, sizes, readers

@@ -3,6 +3,7 @@
 import Dispatch
 import Foundation
 import Lode
+import LodeInspection
 import LodeTestSupport
 import Synchronization
 

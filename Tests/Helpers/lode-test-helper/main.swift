@@ -19,6 +19,7 @@
 import Dispatch
 import Foundation
 import Lode
+import LodeInspection
 import LodeTestSupport
 
 struct Task: Persistable {

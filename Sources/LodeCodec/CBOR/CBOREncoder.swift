@@ -1,0 +1,487 @@
+import Foundation
+
+/// Encodes `Encodable` values as CBOR (RFC 8949): structs and classes as maps keyed by field name,
+/// arrays as arrays, optionals as null, and Foundation's value types as their standard tagged forms so
+/// any CBOR decoder reads them: `Date` as tag 1 (seconds since 1970, a float; tag 40001, seconds since
+/// 2001, when tag 1 would round it), `UUID` as tag 37 over
+/// 16 bytes, `Data` as a byte string, `Decimal` as tag 4 (a decimal fraction), `URL` as tag 32.
+///
+/// The output is written in one pass into one buffer: no intermediate tree, no per-field copies.
+public struct CBOREncoder: Sendable {
+    /// Makes an encoder.
+    public init() {}
+
+    /// The CBOR bytes of `value`.
+    public func encode<T: Encodable>(_ value: T) throws -> [UInt8] {
+        let state = CBOREncodingState()
+        try state.encodeValue(value)
+        state.closeContainers(from: 0)
+        return state.writer.bytes
+    }
+
+    /// The CBOR bytes of a record, with a hash of its top-level field names in order and the kind of
+    /// each one's value (see ``FieldKind``), so a writer can tell a record shape it has seen without
+    /// reading the record again.
+    package func encodeRecord<T: Encodable>(_ value: T) throws -> (bytes: [UInt8], shape: UInt64) {
+        let state = CBOREncodingState()
+        try state.encodeValue(value)
+        state.foldPendingKind()
+        state.closeContainers(from: 0)
+        return (state.writer.bytes, state.topLevelShape)
+    }
+}
+
+/// The CBOR tags Lode writes beyond RFC 8949's.
+package enum CBORTags {
+    /// A `Date` as seconds since 2001-01-01 (Foundation's reference date), used when tag 1 could not
+    /// represent it exactly.
+    package static let referenceDate: UInt64 = 40001
+}
+
+/// The encoder that `Encodable` values write into. Containers are written in place as they are
+/// opened; each one's item count is patched in when the next write at an outer level (or the end)
+/// closes it.
+final class CBOREncodingState: Encoder {
+    struct OpenContainer {
+        var position: Int
+        var major: UInt8
+        var count: Int
+    }
+
+    var writer = CBORWriter()
+    var open: [OpenContainer] = []
+    /// The depth at which the value being encoded places its container.
+    var valueDepth = 0
+    /// The coding path, kept as the enclosing container's path plus the key being encoded, so that
+    /// encoding a field allocates no array.
+    var basePath: [any CodingKey] = []
+    var currentKey: (any CodingKey)?
+    var codingPath: [any CodingKey] {
+        get { currentKey.map { basePath + [$0] } ?? basePath }
+        set {
+            basePath = newValue
+            currentKey = nil
+        }
+    }
+    var userInfo: [CodingUserInfoKey: Any] { [:] }
+    /// The hash of the field names written into the outermost map and their values' kinds (see
+    /// ``CBOREncoder/encodeRecord(_:)``).
+    var topLevelShape = FieldShape.basis
+    /// Where the value of the last top-level field written begins (its kind is folded into the shape
+    /// when the next field begins, or at the end), or -1.
+    var pendingValueStart = -1
+
+    /// Folds the kind of the last top-level field's value into the shape.
+    func foldPendingKind() {
+        guard pendingValueStart >= 0, pendingValueStart < writer.bytes.count else { return }
+        topLevelShape = FieldShape.adding(
+            CollectionOfOne(FieldKind.of(initialByte: writer.bytes[pendingValueStart]).rawValue),
+            to: topLevelShape)
+        pendingValueStart = -1
+    }
+
+    /// Finalizes every container at `depth` and deeper.
+    func closeContainers(from depth: Int) {
+        while open.count > depth {
+            let container = open.removeLast()
+            writer.patchCount(at: container.position, major: container.major, count: container.count)
+        }
+    }
+
+    /// Opens a container for the current value, or returns the one it already opened.
+    func openContainer(major: UInt8) -> Int {
+        if open.count > valueDepth {
+            closeContainers(from: valueDepth + 1)
+            return valueDepth
+        }
+        open.append(OpenContainer(position: writer.bytes.count, major: major, count: 0))
+        writer.bytes.append(major << 5)  // placeholder head, patched when the container closes
+        return open.count - 1
+    }
+
+    func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
+        KeyedEncodingContainer(
+            CBORKeyedEncodingContainer<Key>(state: self, depth: openContainer(major: 5), path: codingPath))
+    }
+
+    func unkeyedContainer() -> any UnkeyedEncodingContainer {
+        CBORUnkeyedEncodingContainer(state: self, depth: openContainer(major: 4), path: codingPath)
+    }
+
+    func singleValueContainer() -> any SingleValueEncodingContainer {
+        CBORSingleValueEncodingContainer(state: self, path: codingPath)
+    }
+
+    /// Writes one value at the current position.
+    func encodeValue<T: Encodable>(_ value: T) throws {
+        // Type identity checks are cheap; a dynamic cast per value would not be.
+        if T.self == String.self {
+            writer.text(unsafeBitCast(value, to: String.self))
+        } else if T.self == Int.self {
+            writer.integer(Int64(unsafeBitCast(value, to: Int.self)))
+        } else if T.self == Double.self {
+            writer.double(unsafeBitCast(value, to: Double.self))
+        } else if T.self == Bool.self {
+            writer.bool(unsafeBitCast(value, to: Bool.self))
+        } else if T.self == Date.self {
+            writer.date(unsafeBitCast(value, to: Date.self))
+        } else if T.self == UUID.self {
+            writer.tag(37)
+            withUnsafeBytes(of: unsafeBitCast(value, to: UUID.self).uuid) { writer.byteString($0) }
+        } else if T.self == Data.self {
+            (value as! Data).withUnsafeBytes { writer.byteString($0) }
+        } else if T.self == Decimal.self {
+            try encodeDecimal(value as! Decimal)
+        } else if T.self == URL.self {
+            writer.tag(32)
+            writer.text((value as! URL).absoluteString)
+        } else {
+            try encodeComposite(value)
+        }
+    }
+
+    private func encodeComposite<T: Encodable>(_ value: T) throws {
+        let start = writer.bytes.count
+        let savedDepth = valueDepth
+        valueDepth = open.count
+        defer { valueDepth = savedDepth }
+        try value.encode(to: self)
+        closeContainers(from: valueDepth)
+        if writer.bytes.count == start { writer.bytes.append(0xa0) }  // encoded nothing: an empty map
+    }
+
+    /// Tag 4: `[exponent, mantissa]`, the mantissa an integer or a bignum (tags 2 and 3).
+    private func encodeDecimal(_ decimal: Decimal) throws {
+        guard decimal.isFinite else {
+            throw EncodingError.invalidValue(
+                decimal, .init(codingPath: codingPath, debugDescription: "NaN Decimal cannot be stored"))
+        }
+        // The significand's decimal digits, turned into a big-endian magnitude.
+        var mantissa: [UInt8] = []
+        for digit in decimal.significand.magnitude.description.utf8 where digit >= 48 && digit <= 57 {
+            var carry = Int(digit - 48)
+            for index in mantissa.indices.reversed() {
+                let value = Int(mantissa[index]) * 10 + carry
+                mantissa[index] = UInt8(value & 0xff)
+                carry = value >> 8
+            }
+            while carry > 0 {
+                mantissa.insert(UInt8(carry & 0xff), at: 0)
+                carry >>= 8
+            }
+        }
+        if mantissa.isEmpty { mantissa = [0] }
+        let negative = decimal.sign == .minus && !decimal.isZero
+        writer.tag(4)
+        writer.head(4, 2)
+        writer.integer(Int64(decimal.exponent))
+        if mantissa.count <= 8 {
+            let magnitude = mantissa.reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+            if negative {
+                writer.head(1, magnitude - 1)
+            } else {
+                writer.head(0, magnitude)
+            }
+        } else {
+            if negative {
+                // Tag 3 holds -1 - n: subtract one from the magnitude.
+                var index = mantissa.count - 1
+                while mantissa[index] == 0 {
+                    mantissa[index] = 0xff
+                    index -= 1
+                }
+                mantissa[index] -= 1
+            }
+            writer.tag(negative ? 3 : 2)
+            mantissa.withUnsafeBytes { writer.byteString($0) }
+        }
+    }
+
+    func encodeInteger<I: BinaryInteger>(_ value: I) {
+        if let small = Int64(exactly: value) {
+            writer.integer(small)
+        } else {
+            writer.unsigned(UInt64(value))
+        }
+    }
+}
+
+struct CBORKeyedEncodingContainer<Key: CodingKey>: IntegerForwardingKeyedEncoder {
+    let state: CBOREncodingState
+    let depth: Int
+    let path: [any CodingKey]
+    var codingPath: [any CodingKey] { path }
+
+    @inline(__always)
+    private func beginEntry(_ key: Key) {
+        state.closeContainers(from: depth + 1)
+        state.open[depth].count += 1
+        let name = key.stringValue
+        guard depth == 0 else { return state.writer.text(name) }
+        state.foldPendingKind()
+        state.topLevelShape = FieldShape.adding(name, to: state.topLevelShape)
+        state.writer.text(name)
+        state.pendingValueStart = state.writer.bytes.count
+    }
+
+    mutating func encodeNil(forKey key: Key) throws {
+        beginEntry(key)
+        state.writer.null()
+    }
+    mutating func encode(_ value: Bool, forKey key: Key) throws {
+        beginEntry(key)
+        state.writer.bool(value)
+    }
+    mutating func encode(_ value: String, forKey key: Key) throws {
+        beginEntry(key)
+        state.writer.text(value)
+    }
+    mutating func encode(_ value: Double, forKey key: Key) throws {
+        beginEntry(key)
+        state.writer.double(value)
+    }
+    mutating func encode(_ value: Float, forKey key: Key) throws {
+        beginEntry(key)
+        state.writer.float(value)
+    }
+    mutating func encode(_ value: Int, forKey key: Key) throws {
+        beginEntry(key)
+        state.writer.integer(Int64(value))
+    }
+
+    mutating func encodeInteger<I: BinaryInteger & Encodable>(_ value: I, forKey key: Key) throws {
+        beginEntry(key)
+        state.encodeInteger(value)
+    }
+
+    mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
+        beginEntry(key)
+        let (savedBase, savedKey) = (state.basePath, state.currentKey)
+        state.basePath = path
+        state.currentKey = key
+        defer { (state.basePath, state.currentKey) = (savedBase, savedKey) }
+        try state.encodeValue(value)
+    }
+
+    mutating func nestedContainer<NestedKey: CodingKey>(
+        keyedBy keyType: NestedKey.Type, forKey key: Key
+    ) -> KeyedEncodingContainer<NestedKey> {
+        beginEntry(key)
+        state.open.append(.init(position: state.writer.bytes.count, major: 5, count: 0))
+        state.writer.bytes.append(5 << 5)
+        return KeyedEncodingContainer(
+            CBORKeyedEncodingContainer<NestedKey>(
+                state: state, depth: state.open.count - 1, path: path + [key]))
+    }
+
+    mutating func nestedUnkeyedContainer(forKey key: Key) -> any UnkeyedEncodingContainer {
+        beginEntry(key)
+        state.open.append(.init(position: state.writer.bytes.count, major: 4, count: 0))
+        state.writer.bytes.append(4 << 5)
+        return CBORUnkeyedEncodingContainer(state: state, depth: state.open.count - 1, path: path + [key])
+    }
+
+    mutating func superEncoder() -> any Encoder { superEncoder(forKey: Key(stringValue: "super")!) }
+
+    mutating func superEncoder(forKey key: Key) -> any Encoder {
+        beginEntry(key)
+        return CBORNestedEncoder(state: state, path: path + [key])
+    }
+}
+
+/// An encoder for a value whose position is already reserved (a super encoder): its first
+/// container or single value lands there.
+struct CBORNestedEncoder: Encoder {
+    let state: CBOREncodingState
+    let path: [any CodingKey]
+    var codingPath: [any CodingKey] { path }
+    var userInfo: [CodingUserInfoKey: Any] { [:] }
+
+    func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
+        state.valueDepth = state.open.count
+        return state.container(keyedBy: type)
+    }
+    func unkeyedContainer() -> any UnkeyedEncodingContainer {
+        state.valueDepth = state.open.count
+        return state.unkeyedContainer()
+    }
+    func singleValueContainer() -> any SingleValueEncodingContainer {
+        CBORSingleValueEncodingContainer(state: state, path: path)
+    }
+}
+
+struct CBORUnkeyedEncodingContainer: IntegerForwardingUnkeyedEncoder {
+    let state: CBOREncodingState
+    let depth: Int
+    let path: [any CodingKey]
+    var codingPath: [any CodingKey] { path }
+    var count: Int { state.open.count > depth ? state.open[depth].count : 0 }
+
+    @inline(__always)
+    private func beginElement() {
+        state.closeContainers(from: depth + 1)
+        state.open[depth].count += 1
+    }
+
+    mutating func encodeNil() throws {
+        beginElement()
+        state.writer.null()
+    }
+    mutating func encode(_ value: Bool) throws {
+        beginElement()
+        state.writer.bool(value)
+    }
+    mutating func encode(_ value: String) throws {
+        beginElement()
+        state.writer.text(value)
+    }
+    mutating func encode(_ value: Double) throws {
+        beginElement()
+        state.writer.double(value)
+    }
+    mutating func encode(_ value: Float) throws {
+        beginElement()
+        state.writer.float(value)
+    }
+    mutating func encode(_ value: Int) throws {
+        beginElement()
+        state.writer.integer(Int64(value))
+    }
+
+    mutating func encodeInteger<I: BinaryInteger & Encodable>(_ value: I) throws {
+        beginElement()
+        state.encodeInteger(value)
+    }
+
+    mutating func encode<T: Encodable>(_ value: T) throws {
+        beginElement()
+        let (savedBase, savedKey) = (state.basePath, state.currentKey)
+        state.basePath = path
+        state.currentKey = IndexKey(count - 1)
+        defer { (state.basePath, state.currentKey) = (savedBase, savedKey) }
+        try state.encodeValue(value)
+    }
+
+    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type)
+        -> KeyedEncodingContainer<NestedKey>
+    {
+        beginElement()
+        state.open.append(.init(position: state.writer.bytes.count, major: 5, count: 0))
+        state.writer.bytes.append(5 << 5)
+        return KeyedEncodingContainer(
+            CBORKeyedEncodingContainer<NestedKey>(state: state, depth: state.open.count - 1, path: path))
+    }
+
+    mutating func nestedUnkeyedContainer() -> any UnkeyedEncodingContainer {
+        beginElement()
+        state.open.append(.init(position: state.writer.bytes.count, major: 4, count: 0))
+        state.writer.bytes.append(4 << 5)
+        return CBORUnkeyedEncodingContainer(state: state, depth: state.open.count - 1, path: path)
+    }
+
+    mutating func superEncoder() -> any Encoder {
+        beginElement()
+        return CBORNestedEncoder(state: state, path: path)
+    }
+}
+
+struct CBORSingleValueEncodingContainer: IntegerForwardingSingleValueEncoder {
+    let state: CBOREncodingState
+    let path: [any CodingKey]
+    var codingPath: [any CodingKey] { path }
+
+    mutating func encodeNil() throws { state.writer.null() }
+    mutating func encode(_ value: Bool) throws { state.writer.bool(value) }
+    mutating func encode(_ value: String) throws { state.writer.text(value) }
+    mutating func encode(_ value: Double) throws { state.writer.double(value) }
+    mutating func encode(_ value: Float) throws { state.writer.float(value) }
+    mutating func encode(_ value: Int) throws { state.writer.integer(Int64(value)) }
+    mutating func encodeInteger<I: BinaryInteger & Encodable>(_ value: I) throws {
+        state.encodeInteger(value)
+    }
+    mutating func encode<T: Encodable>(_ value: T) throws { try state.encodeValue(value) }
+}
+
+/// An array position as a coding key (for error paths); its text is made only when asked for.
+struct IndexKey: CodingKey {
+    let index: Int
+    var stringValue: String { "[\(index)]" }
+    var intValue: Int? { index }
+    init(_ index: Int) { self.index = index }
+    init?(stringValue: String) { nil }
+    init?(intValue: Int) { self.init(intValue) }
+}
+
+/// The hash of a record's top-level field names in order: FNV-1a 64 over each name's UTF-8 bytes,
+/// each name followed by `FF` (a byte UTF-8 never contains).
+package enum FieldShape {
+    package static let basis: UInt64 = 0xcbf2_9ce4_8422_2325
+    private static let prime: UInt64 = 0x0000_0100_0000_01b3
+
+    @inline(__always)
+    package static func adding(_ name: some Sequence<UInt8>, to hash: UInt64) -> UInt64 {
+        var hash = hash
+        for byte in name {
+            hash ^= UInt64(byte)
+            hash = hash &* prime
+        }
+        hash ^= 0xff
+        return hash &* prime
+    }
+
+    package static func adding(_ name: String, to hash: UInt64) -> UInt64 { adding(name.utf8, to: hash) }
+}
+
+/// The kind of a CBOR value, as the catalog records it for each top-level field (`kinds` in
+/// `docs/FORMAT.md`): its major type, with integers of either sign one kind and simple values told
+/// apart (booleans, null, floating-point numbers).
+package enum FieldKind: UInt8, CaseIterable {
+    case integer = 0
+    case bytes = 2
+    case text = 3
+    case array = 4
+    case map = 5
+    case tagged = 6
+    case bool = 20
+    case null = 22
+    case undefined = 23
+    case simple = 24
+    case float = 25
+
+    /// The kind of the value whose first byte is `byte`.
+    package static func of(initialByte byte: UInt8) -> FieldKind {
+        switch byte >> 5 {
+        case 0, 1: return .integer
+        case 2: return .bytes
+        case 3: return .text
+        case 4: return .array
+        case 5: return .map
+        case 6: return .tagged
+        default:
+            switch byte & 0x1f {
+            case 20, 21: return .bool
+            case 22: return .null
+            case 23: return .undefined
+            case 25, 26, 27: return .float
+            default: return .simple
+            }
+        }
+    }
+
+    /// The name the catalog stores.
+    package var name: String {
+        switch self {
+        case .integer: "integer"
+        case .bytes: "bytes"
+        case .text: "text"
+        case .array: "array"
+        case .map: "map"
+        case .tagged: "tagged"
+        case .bool: "bool"
+        case .null: "null"
+        case .undefined: "undefined"
+        case .simple: "simple"
+        case .float: "float"
+        }
+    }
+}

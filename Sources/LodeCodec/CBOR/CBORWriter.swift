@@ -1,0 +1,98 @@
+import Foundation
+
+/// Low-level CBOR (RFC 8949) output: heads, scalars and strings appended to a byte buffer.
+package struct CBORWriter {
+    package var bytes: [UInt8] = []
+
+    package init(capacity: Int = 128) { bytes.reserveCapacity(capacity) }
+
+    /// A date: tag 1 (seconds since 1970) when that float gives back exactly the same `Date`;
+    /// otherwise tag 40001 over Foundation's own float (seconds since 2001), so no date ever changes
+    /// on a round trip.
+    package mutating func date(_ date: Date) {
+        let epoch = date.timeIntervalSince1970
+        if Date(timeIntervalSince1970: epoch) == date {
+            tag(1)
+            double(epoch)
+        } else {
+            tag(CBORTags.referenceDate)
+            double(date.timeIntervalSinceReferenceDate)
+        }
+    }
+
+    /// Appends a head: major type `major` (0...7) with argument `value`, in the shortest form.
+    @inline(__always)
+    package mutating func head(_ major: UInt8, _ value: UInt64) {
+        let type = major << 5
+        if value < 24 {
+            bytes.append(type | UInt8(value))
+        } else if value <= UInt64(UInt8.max) {
+            bytes.append(type | 24)
+            bytes.append(UInt8(value))
+        } else if value <= UInt64(UInt16.max) {
+            bytes.append(type | 25)
+            appendBigEndian(UInt16(value))
+        } else if value <= UInt64(UInt32.max) {
+            bytes.append(type | 26)
+            appendBigEndian(UInt32(value))
+        } else {
+            bytes.append(type | 27)
+            appendBigEndian(value)
+        }
+    }
+
+    @inline(__always)
+    mutating func appendBigEndian<I: FixedWidthInteger>(_ value: I) {
+        withUnsafeBytes(of: value.bigEndian) { bytes.append(contentsOf: $0) }
+    }
+
+    mutating func integer(_ value: Int64) {
+        if value >= 0 {
+            head(0, UInt64(value))
+        } else {
+            head(1, UInt64(bitPattern: -1 - value))
+        }
+    }
+
+    mutating func unsigned(_ value: UInt64) { head(0, value) }
+
+    mutating func double(_ value: Double) {
+        bytes.append(0xfb)
+        appendBigEndian(value.bitPattern)
+    }
+
+    mutating func float(_ value: Float) {
+        bytes.append(0xfa)
+        appendBigEndian(value.bitPattern)
+    }
+
+    mutating func bool(_ value: Bool) { bytes.append(value ? 0xf5 : 0xf4) }
+    mutating func null() { bytes.append(0xf6) }
+
+    package mutating func text(_ value: String) {
+        var value = value
+        value.withUTF8 { utf8 in
+            head(3, UInt64(utf8.count))
+            bytes.append(contentsOf: utf8)
+        }
+    }
+
+    package mutating func byteString(_ value: UnsafeRawBufferPointer) {
+        head(2, UInt64(value.count))
+        bytes.append(contentsOf: value)
+    }
+
+    mutating func tag(_ value: UInt64) { head(6, value) }
+
+    /// Rewrites the head at `position` (written as a one-byte head with a placeholder count) to
+    /// carry `count`, shifting what follows when the count needs a longer head.
+    mutating func patchCount(at position: Int, major: UInt8, count: Int) {
+        if count < 24 {
+            bytes[position] = major << 5 | UInt8(count)
+            return
+        }
+        var head = CBORWriter(capacity: 9)
+        head.head(major, UInt64(count))
+        bytes.replaceSubrange(position..<position + 1, with: head.bytes)
+    }
+}

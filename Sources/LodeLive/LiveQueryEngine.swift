@@ -1,0 +1,288 @@
+import Foundation
+import LodeCodec
+import LodeQuery
+import LodeStore
+
+import enum LMDB.LockWatch
+import class LMDB.ReadSnapshot
+
+/// The incremental core shared by ``LiveResults`` and ``LiveSectionedResults``: the rows of a query
+/// (without limit and offset) kept in an order-statistic structure of entries — the section key (for
+/// sectioned results), the encoded sort values, the primary key — advanced commit by commit from the
+/// change log. Used under the lock of the live results that own it.
+final class LiveQueryEngine<Element: Persistable> {
+    /// One object that changed between two versions: its entry and rank before and after (nil when
+    /// outside the result).
+    struct Row {
+        var key: [UInt8]
+        var oldEntry: [UInt8]?
+        var newEntry: [UInt8]?
+        var oldRank: Int?
+        var newRank: Int?
+        var modified: Bool
+    }
+
+    let store: Store
+    let context: LiveContext
+    let template: Results<Element>
+    let sortKey: (Element) throws -> [UInt8]
+    let sectionKey: ((Element) throws -> [UInt8])?
+    let observedFields: Set<String>?
+    private(set) var snapshot: ReadSnapshot
+    private(set) var plan: QueryPlan
+    private(set) var ordered = RankedKeys()
+    /// Each row's entry by primary key.
+    private var entryOfKey = EntryTable()
+    /// For sectioned results: the number of rows per encoded section key.
+    private(set) var sectionCounts: [[UInt8]: Int] = [:]
+    /// When the query reads an index: its name, the key ranges that hold every match, and the index
+    /// key of an object — so a commit's changed objects are matched to the query by binary search,
+    /// not by evaluating the predicate on each.
+    private var indexAccess: (name: String, ranges: [KeyRange], keyBytes: (Element) throws -> [UInt8])?
+
+    init(
+        store: Store, context: LiveContext, template: Results<Element>,
+        sortKey: @escaping (Element) throws -> [UInt8],
+        sectionKey: ((Element) throws -> [UInt8])?, observedFields: Set<String>?, snapshot: ReadSnapshot
+    ) throws {
+        self.store = store
+        self.context = context
+        self.template = template
+        self.sortKey = sortKey
+        self.sectionKey = sectionKey
+        self.observedFields = observedFields
+        self.snapshot = snapshot
+        self.plan = QueryPlan(access: .fullScan, ordering: .inMemory, rechecksPredicate: true)
+        let (entries, plan) = try fullEntries(on: snapshot)
+        self.plan = plan
+        install(entries)
+        indexAccess = try findIndexAccess(on: snapshot)
+    }
+
+    /// The index (and ranges) the query's conditions narrow to, if any.
+    private func findIndexAccess(
+        on snapshot: ReadSnapshot
+    ) throws -> (name: String, ranges: [KeyRange], keyBytes: (Element) throws -> [UInt8])? {
+        let conditions = template.predicates.flatMap { PredicateAnalysis.conditions(of: $0.expression) }
+        guard !conditions.isEmpty else { return nil }
+        let state = try mapStorageErrors {
+            try snapshot.read { txn in try Transaction(store: store, lmdb: txn).typeState(Element.self) }
+        }
+        let execution = try QueryPlanner.plan(state: state, conditions: conditions, sort: [])
+        guard case .index(_, let ranges) = execution.source else { return nil }
+        let name: String
+        switch execution.plan.access {
+        case .indexLookup(let index, _), .indexRange(let index), .indexPrefix(let index): name = index
+        default: return nil
+        }
+        guard let definition = state.index(named: name)?.definition else { return nil }
+        return (
+            name, ranges.map { $0.normalized().range }, { IndexKeyLimit.stored(try definition.keyBytes($0)) }
+        )
+    }
+
+    // MARK: Entries
+
+    func entry(for object: Element, key: [UInt8]) throws -> [UInt8] {
+        LiveRow.make(section: try sectionKey?(object) ?? [], sort: try sortKey(object), key: key)
+    }
+
+    /// Evaluates the query (without its window) on `snapshot` and returns every row's entry.
+    private func fullEntries(on snapshot: ReadSnapshot) throws -> (EntryTable, QueryPlan) {
+        let full = Results<Element>(source: .store(store)).copyingQuery(of: template, window: false)
+        let evaluation = try mapStorageErrors {
+            try snapshot.read { txn in
+                try full.evaluate(in: Transaction(store: store, lmdb: txn), snapshot: snapshot)
+            }
+        }
+        let objects = try evaluation.objects ?? full.withEvaluation(evaluation).fetch()
+        var entries = EntryTable()
+        for (index, object) in objects.enumerated() {
+            entries.set(try entry(for: object, key: Array(evaluation.keys[index])))
+        }
+        entries.shrinkToFit()
+        return (entries, evaluation.plan)
+    }
+
+    private func install(_ entries: EntryTable) {
+        entryOfKey = entries
+        ordered = RankedKeys(sorted: entries.entries.sorted { RankedKeys.precedes($0, $1) })
+        sectionCounts = [:]
+        if sectionKey != nil {
+            for entry in entries { sectionCounts[LiveRow.sectionKey(in: Array(entry)), default: 0] += 1 }
+        }
+    }
+
+    /// The primary keys in order, from `lower` (inclusive) to `upper` (exclusive) rank.
+    func keys(_ range: Range<Int>) -> [[UInt8]] {
+        range.map { Array(LiveRow.primaryKey(in: ordered.slice(at: $0))) }
+    }
+
+    /// The encoded section keys in order.
+    var sortedSections: [[UInt8]] { sectionCounts.keys.sorted { $0.lexicographicallyPrecedes($1) } }
+
+    // MARK: Advancing
+
+    /// Moves to `next` and returns the rows that changed, and whether the query was evaluated again
+    /// in full.
+    func advance(to next: ReadSnapshot) throws -> (rows: [Row], fullyReevaluated: Bool) {
+        LockWatch.check(entering: "the predicates, sort and section keys of live results of \(Element.self)")
+        let from = snapshot.transactionID
+        let changes = try context.changes(of: Element.schema.typeName, from: from, to: next, in: store)
+        // The engine moves to `next` only when the whole advance succeeded: a record that fails to
+        // decode leaves it on its version, and the next advance covers the same commits again.
+        if changes.needsFullEvaluation {
+            let rows = try reevaluate(on: next, changes: changes)
+            snapshot = next
+            return (rows, true)
+        }
+        var rows: [Row] = []
+        let predicates = template.predicates
+        try mapStorageErrors {
+            try next.read { txn in
+                let transaction = Transaction(store: store, lmdb: txn)
+                let state = try transaction.typeState(Element.self)
+                // Live results of one store advancing to the same version share the decoded objects.
+                let decoded = context.decodedObjects(of: Element.schema.typeName, at: next.transactionID)
+                let load: ([UInt8]) throws -> Element? = { key in
+                    try decoded.object(key, as: Element.self) {
+                        try transaction.object(Element.self, keyBytes: key, state: state)
+                    }
+                }
+                for key in try candidates(changes, next: next, load: load) {
+                    guard let operation = changes.keys[key] else { continue }
+                    var newEntry: [UInt8]?
+                    if operation != .delete, let object = try load(key),
+                        try predicates.allSatisfy({ try $0.evaluate(object) })
+                    {
+                        newEntry = try entry(for: object, key: key)
+                    }
+                    let oldEntry = entryOfKey[key].map { Array($0) }
+                    if oldEntry == nil && newEntry == nil { continue }
+                    let modified = operation == .update && changes.modifies(key, observing: observedFields)
+                    rows.append(Row(key: key, oldEntry: oldEntry, newEntry: newEntry, modified: modified))
+                }
+            }
+        }
+        apply(&rows)
+        snapshot = next
+        return (rows, false)
+    }
+
+    /// The changed objects that may be in the result before or after: those it held, and those whose
+    /// new index key falls in the query's ranges (every changed object when the query reads no index).
+    private func candidates(
+        _ changes: TypeChanges, next: ReadSnapshot, load: ([UInt8]) throws -> Element?
+    ) throws -> [[UInt8]] {
+        guard let indexAccess else { return Array(changes.keys.keys) }
+        var result = Set<[UInt8]>()
+        if changes.keys.count <= entryOfKey.count {
+            for key in changes.keys.keys where entryOfKey.contains(key) { result.insert(key) }
+        } else {
+            for entry in entryOfKey {
+                let key = Array(LiveRow.primaryKey(in: entry))
+                if changes.keys[key] != nil { result.insert(key) }
+            }
+        }
+        let sorted = try context.changedIndexKeys(
+            of: Element.schema.typeName, index: indexAccess.name, from: snapshot.transactionID,
+            to: next.transactionID
+        ) {
+            var pairs: [(key: [UInt8], primaryKey: [UInt8])] = []
+            for (key, operation) in changes.keys where operation != .delete {
+                if let object = try load(key) { pairs.append((try indexAccess.keyBytes(object), key)) }
+            }
+            return pairs.sorted { $0.key.lexicographicallyPrecedes($1.key) }
+        }
+        for range in indexAccess.ranges {
+            let start = range.start
+            var low = 0
+            var high = sorted.count
+            while low < high {
+                let middle = (low + high) / 2
+                if sorted[middle].key.lexicographicallyPrecedes(start) {
+                    low = middle + 1
+                } else {
+                    high = middle
+                }
+            }
+            var index = low
+            scan: while index < sorted.count {
+                switch range.position(of: sorted[index].key) {
+                case .after: break scan
+                case .inside: result.insert(sorted[index].primaryKey)
+                case .before: break
+                }
+                index += 1
+            }
+        }
+        return Array(result)
+    }
+
+    /// Reads old ranks, moves the entries, reads new ranks.
+    private func apply(_ rows: inout [Row]) {
+        for index in rows.indices {
+            rows[index].oldRank = rows[index].oldEntry.flatMap { ordered.rank(of: $0) }
+        }
+        for row in rows {
+            if let old = row.oldEntry {
+                ordered.remove(old)
+                if sectionKey != nil {
+                    let section = LiveRow.sectionKey(in: old)
+                    sectionCounts[section, default: 0] -= 1
+                    if sectionCounts[section] == 0 { sectionCounts[section] = nil }
+                }
+            }
+        }
+        for row in rows {
+            if let new = row.newEntry {
+                ordered.insert(new)
+                entryOfKey.set(new)
+                if sectionKey != nil { sectionCounts[LiveRow.sectionKey(in: new), default: 0] += 1 }
+            } else {
+                entryOfKey.remove(row.key)
+            }
+        }
+        for index in rows.indices {
+            rows[index].newRank = rows[index].newEntry.flatMap { ordered.rank(of: $0) }
+        }
+    }
+
+    /// Evaluates the query again and compares entries: the rows whose entry changed, or that the log
+    /// says were modified (all surviving ones when the log cannot say).
+    private func reevaluate(on next: ReadSnapshot, changes: TypeChanges) throws -> [Row] {
+        let (entries, plan) = try fullEntries(on: next)
+        self.plan = plan
+        var rows: [Row] = []
+        for oldSlice in entryOfKey {
+            let old = Array(oldSlice)
+            let key = Array(LiveRow.primaryKey(in: old))
+            let new = entries[key].map { Array($0) }
+            let modified: Bool
+            if new == nil {
+                modified = false
+            } else if changes.needsFullEvaluation {
+                modified = true
+            } else {
+                modified = changes.keys[key] == .update && changes.modifies(key, observing: observedFields)
+            }
+            if new != old || modified {
+                rows.append(Row(key: key, oldEntry: old, newEntry: new, modified: modified))
+            }
+        }
+        for new in entries {
+            let key = Array(LiveRow.primaryKey(in: new))
+            if !entryOfKey.contains(key) {
+                rows.append(Row(key: key, oldEntry: nil, newEntry: Array(new), modified: false))
+            }
+        }
+        for index in rows.indices {
+            rows[index].oldRank = rows[index].oldEntry.flatMap { ordered.rank(of: $0) }
+        }
+        install(entries)
+        for index in rows.indices {
+            rows[index].newRank = rows[index].newEntry.flatMap { ordered.rank(of: $0) }
+        }
+        return rows
+    }
+}

@@ -1,0 +1,36 @@
+import LodeQuery
+
+/// The layout of one row of a live query, as ``RankedKeys`` keeps it:
+/// `[section key] + sort key + primary key + primary key length (2) + section key length (2)`.
+/// The parts are self-delimiting, so rows sort by section, then by sort values, then by primary key,
+/// and the primary key and section key are found from the row's end.
+enum LiveRow {
+    /// The row of an object in `section` with encoded sort values `sort` and primary key `key`.
+    static func make(section: [UInt8], sort: [UInt8], key: [UInt8]) -> [UInt8] {
+        section + sort + key + [UInt8(key.count >> 8), UInt8(key.count & 0xff)]
+            + [UInt8(section.count >> 8), UInt8(section.count & 0xff)]
+    }
+
+    /// The primary key inside `row`.
+    static func primaryKey(in row: [UInt8]) -> ArraySlice<UInt8> { primaryKey(in: row[...]) }
+
+    /// The primary key inside `row`, given as a slice (of a ``RankedKeys`` chunk).
+    static func primaryKey(in row: ArraySlice<UInt8>) -> ArraySlice<UInt8> {
+        let end = row.endIndex
+        let length = Int(row[end - 4]) << 8 | Int(row[end - 3])
+        return row[(end - 4 - length)..<(end - 4)]
+    }
+
+    /// The encoded section key at the start of `row` (empty for rows of unsectioned results).
+    static func sectionKey(in row: [UInt8]) -> [UInt8] {
+        let length = Int(row[row.count - 2]) << 8 | Int(row[row.count - 1])
+        return Array(row[0..<length])
+    }
+}
+
+extension RankedKeys: OrderedPrimaryKeys {
+    /// The primary key of the row at `position`.
+    func primaryKey(at position: Int) -> ArraySlice<UInt8> {
+        LiveRow.primaryKey(in: slice(at: position))
+    }
+}

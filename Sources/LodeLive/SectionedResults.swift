@@ -1,0 +1,150 @@
+import Dispatch
+import Foundation
+import LodeCodec
+import LodeQuery
+import LodeStore
+import ModelStorage
+
+import enum LMDB.LockWatch
+
+/// Results split into sections by a key: lazy like ``Results``, evaluated on first read on one
+/// committed version. Sections are ordered by their key's encoded order (numbers and strings sort as
+/// with `<`, enums with raw values by raw value) and exist only while non-empty; rows keep the
+/// results' order within their section.
+///
+/// Reading the sections throws, as reading ``Results`` does: a record that no longer decodes or a
+/// storage failure reaches the caller. A section, once read, holds its objects decoded: reading its
+/// rows cannot fail, so a section is a `RandomAccessCollection`.
+public struct SectionedResults<Key: Hashable & Encodable & Sendable, Element: Persistable>: Sendable {
+    /// One section: its key and its objects. Its size is known once the sections are read; reading
+    /// an object decodes it and throws as reading ``Results`` does.
+    public struct Section: Identifiable, Sendable {
+        /// The section key.
+        public let key: Key
+        /// The section's objects, in order.
+        public let objects: Results<Element>
+
+        /// The key.
+        public var id: Key { key }
+        /// The number of objects.
+        public var count: Int { objects.evaluatedKeyCount }
+        /// True when the section has no object (sections exist only while non-empty).
+        public var isEmpty: Bool { count == 0 }
+        /// The object at a position.
+        /// - Throws: what reading ``Results`` throws.
+        public subscript(position: Int) -> Element {
+            get throws { try objects.object(at: position) }
+        }
+    }
+
+    let results: Results<Element>
+    let keyFunction: @Sendable (Element) -> Key
+    let cache: SectionsCache<Key, Element>
+
+    init(results: Results<Element>, key: @escaping @Sendable (Element) -> Key, sections: [Section]? = nil) {
+        self.results = results
+        self.keyFunction = key
+        self.cache = SectionsCache(sections)
+    }
+
+    /// The sections, evaluated once (throwing form).
+    public func fetchSections() throws -> [Section] {
+        try cache.value {
+            LockWatch.check(entering: "the section key of sectioned results of \(Element.self)")
+            let evaluation = try results.evaluation()
+            let objects = try results.fetch()
+            var groups: [[UInt8]: (key: Key, rows: [Int])] = [:]
+            for (index, object) in objects.enumerated() {
+                let key = keyFunction(object)
+                let encoded = try KeyEncoder().encode(key)
+                groups[encoded, default: (key, [])].rows.append(index)
+            }
+            return groups.sorted { $0.key.lexicographicallyPrecedes($1.key) }.map { _, group in
+                let keys = KeyList(group.rows.map { Array(evaluation.keys[$0]) })
+                let sectionEvaluation = Evaluation<Element>(
+                    plan: evaluation.plan, keys: keys, objects: group.rows.map { objects[$0] },
+                    snapshot: evaluation.snapshot)
+                return Section(key: group.key, objects: results.withEvaluation(sectionEvaluation))
+            }
+        }
+    }
+
+    /// The sections.
+    public var sections: [Section] {
+        get throws { try fetchSections() }
+    }
+
+    /// The section keys, in order.
+    public var allKeys: [Key] {
+        get throws { try fetchSections().map(\.key) }
+    }
+
+    /// The number of sections.
+    public var count: Int {
+        get throws { try fetchSections().count }
+    }
+
+    /// The section at a position.
+    /// - Throws: ``LodeError/positionOutOfRange(type:position:count:)`` outside the sections, and what
+    ///   reading them throws.
+    public subscript(position: Int) -> Section {
+        get throws {
+            let sections = try fetchSections()
+            guard sections.indices.contains(position) else {
+                throw LodeError.positionOutOfRange(
+                    type: Element.schema.typeName, position: position, count: sections.count)
+            }
+            return sections[position]
+        }
+    }
+
+    /// The same sections, not evaluated yet: the first read evaluates them on the last committed
+    /// version (see ``Results/reevaluated()``).
+    public func reevaluated() -> SectionedResults {
+        SectionedResults(results: results.reevaluated(), key: keyFunction)
+    }
+
+    /// Live sectioned results that follow this query (see ``LiveSectionedResults``).
+    public func live(keyPaths: [PartialKeyPath<Element>]? = nil) throws -> LiveSectionedResults<Key, Element>
+    {
+        try LiveSectionedResults(self, keyPaths: keyPaths)
+    }
+}
+
+/// The sections of sectioned results, made once (see ``EvaluationCache``: made with no lock held,
+/// the first one finished kept). Lock order: `lock` is a leaf.
+final class SectionsCache<Key: Hashable & Encodable & Sendable, Element: Persistable>: @unchecked Sendable {
+    // @unchecked: `stored` is read and written under `lock` only; sections are Sendable values.
+    private let lock = LodeLock("SectionsCache")
+    private var stored: [SectionedResults<Key, Element>.Section]?
+
+    init(_ sections: [SectionedResults<Key, Element>.Section]?) { stored = sections }
+
+    func value(
+        _ make: () throws -> [SectionedResults<Key, Element>.Section]
+    ) throws -> [SectionedResults<Key, Element>.Section] {
+        if let sections = lock.withLock({ stored }) { return sections }
+        let sections = try make()
+        return lock.withLock {
+            if let stored { return stored }
+            stored = sections
+            return sections
+        }
+    }
+}
+
+extension Results {
+    /// The results split into sections by a property (see ``SectionedResults``).
+    public func sectioned<Key: Hashable & Encodable & Sendable>(
+        by keyPath: any KeyPath<Element, Key> & Sendable
+    ) -> SectionedResults<Key, Element> {
+        SectionedResults(results: self, key: { $0[keyPath: keyPath] })
+    }
+
+    /// The results split into sections by a computed key.
+    public func sectioned<Key: Hashable & Encodable & Sendable>(
+        by key: @escaping @Sendable (Element) -> Key
+    ) -> SectionedResults<Key, Element> {
+        SectionedResults(results: self, key: key)
+    }
+}

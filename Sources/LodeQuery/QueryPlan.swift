@@ -1,0 +1,69 @@
+import LodeCodec
+import LodeStore
+
+/// How a query is answered: which keys are read, where the order comes from, and whether each
+/// object is checked against the predicate. `Results.explain()` returns it, and tests assert it.
+public struct QueryPlan: Equatable, Sendable, CustomStringConvertible {
+    /// Where candidates come from.
+    public enum Access: Equatable, Sendable {
+        /// Direct lookups of this many primary keys.
+        case primaryKeyLookup(count: Int)
+        /// A range of primary keys.
+        case primaryKeyRange
+        /// Lookups of this many exact values in an index.
+        case indexLookup(index: String, count: Int)
+        /// A range of an index.
+        case indexRange(index: String)
+        /// The values of an index that start with a string.
+        case indexPrefix(index: String)
+        /// Every object of the type.
+        case fullScan
+    }
+
+    /// Where the order of the results comes from.
+    public enum Ordering: Equatable, Sendable {
+        /// Primary-key order (the order of the records), forwards or backwards.
+        case primaryKey(reversed: Bool)
+        /// The order of an index, walked forwards or backwards.
+        case index(String, reversed: Bool)
+        /// Sorted in memory by the sort descriptors.
+        case inMemory
+    }
+
+    /// Where candidates come from.
+    public var access: Access
+    /// Where the order comes from.
+    public var ordering: Ordering
+    /// True when each candidate is decoded and checked against the whole predicate.
+    public var rechecksPredicate: Bool
+
+    /// A plan reading `access`, ordered by `ordering`, that re-checks the predicate when
+    /// `rechecksPredicate` is true.
+    package init(access: Access, ordering: Ordering, rechecksPredicate: Bool) {
+        self.access = access
+        self.ordering = ordering
+        self.rechecksPredicate = rechecksPredicate
+    }
+
+    /// One line, e.g. `index range on "due", ordered by index "due", predicate re-checked`.
+    public var description: String {
+        let accessText: String
+        switch access {
+        case .primaryKeyLookup(let count): accessText = "primary key lookup of \(count) key(s)"
+        case .primaryKeyRange: accessText = "primary key range"
+        case .indexLookup(let index, let count):
+            accessText = "index lookup of \(count) value(s) in \"\(index)\""
+        case .indexRange(let index): accessText = "index range on \"\(index)\""
+        case .indexPrefix(let index): accessText = "index prefix scan on \"\(index)\""
+        case .fullScan: accessText = "full scan"
+        }
+        let orderText: String
+        switch ordering {
+        case .primaryKey(let reversed): orderText = "primary key order" + (reversed ? ", reversed" : "")
+        case .index(let name, let reversed):
+            orderText = "order of index \"\(name)\"" + (reversed ? ", reversed" : "")
+        case .inMemory: orderText = "sorted in memory"
+        }
+        return accessText + "; " + orderText + (rechecksPredicate ? "; predicate re-checked per object" : "")
+    }
+}

@@ -1,0 +1,583 @@
+import Foundation
+import LodeCodec
+import LodeStore
+import Synchronization
+
+import struct LMDB.Database
+import enum LMDB.LockWatch
+import class LMDB.ReadSnapshot
+
+/// The objects of one type that match a query, in order: lazy, typed and consistent.
+///
+/// Results are built by chaining (`filter`, `sorted`, `limit`, `offset`) and evaluated when first
+/// read, on one committed version: results from ``Store/objects(_:)`` pin the version that was last
+/// committed at that moment (every later read of the same results sees that version, never half of
+/// a write); results from ``Transaction/objects(_:)`` read the transaction's version and are used
+/// inside it. Evaluation finds the primary keys with the best plan (see ``explain()``); objects are
+/// decoded when they are read.
+///
+/// Every read throws: a storage failure, or a record that no longer decodes as `Element` (written
+/// by another version of the app, or damaged), reaches the caller as a ``LodeError`` it can handle —
+/// it never stops the program. Read with `try`: ``fetch()`` for every object, ``count``,
+/// `results[i]`, ``first``, ``forEach(_:)``, ``map(_:)``, or a ``ResultsCursor`` (``makeCursor()``)
+/// to decode one object at a time. A failed read changes nothing: the same results read again
+/// throw again (their evaluation is kept once it succeeded), and fresh results
+/// (``reevaluated()``) see the store as it is now.
+///
+/// Results are not a Swift `Collection`, whose accessors cannot throw; ``fetch()`` gives an array.
+public struct Results<Element: Persistable>: @unchecked Sendable {
+    // @unchecked: an immutable value — predicates and sort descriptors over a non-Sendable `Element`
+    // are not marked Sendable but never change; the evaluation cache is locked; results bound to a
+    // transaction are documented as usable only inside it.
+    package enum Source {
+        case store(Store)
+        case transaction(Transaction)
+    }
+
+    package let source: Source
+    package var predicates: [Predicate<Element>] = []
+    package var sortDescriptors: [SortDescriptor<Element>] = []
+    package var limitCount: Int?
+    package var offsetCount = 0
+    let cache = EvaluationCache<Element>()
+
+    package init(source: Source) { self.source = source }
+
+    /// How many objects results made by ``withEvaluation(_:)`` (a section's) hold: known without a
+    /// read, so it cannot fail.
+    package var evaluatedKeyCount: Int { cache.stored?.keys.count ?? 0 }
+
+    /// The same query, already evaluated (live results hand out their current version this way).
+    package func withEvaluation(_ evaluation: Evaluation<Element>) -> Results {
+        let next = copy { _ in }
+        next.cache.store(pinned(evaluation))
+        return next
+    }
+
+    /// `evaluation`, holding a place among the store's held versions when it holds a snapshot.
+    private func pinned(_ evaluation: Evaluation<Element>) -> Evaluation<Element> {
+        guard case .store(let store) = source, let snapshot = evaluation.snapshot, evaluation.pin == nil
+        else {
+            return evaluation
+        }
+        var pinned = evaluation
+        pinned.pin = store.pins.pin(
+            at: snapshot.transactionID, owner: "Results<\(Element.schema.typeName)>", needsChangeLog: false)
+        return pinned
+    }
+
+    private func copy(_ change: (inout Results) -> Void) -> Results {
+        var next = Results(source: source)
+        next.predicates = predicates
+        next.sortDescriptors = sortDescriptors
+        next.limitCount = limitCount
+        next.offsetCount = offsetCount
+        change(&next)
+        return next
+    }
+
+    /// The same query, not evaluated yet: its first read evaluates it on the last committed version
+    /// (or, bound to a transaction, on that transaction), whatever version this one was read on.
+    public func reevaluated() -> Results { copy { _ in } }
+
+    // MARK: Building queries
+
+    /// The results that also match `predicate` (a Foundation `#Predicate`).
+    public func filter(_ predicate: Predicate<Element>) -> Results {
+        copy { $0.predicates.append(predicate) }
+    }
+
+    /// The results sorted by `descriptors` (the first one decides, later ones break ties; objects
+    /// that compare equal stay in primary-key order).
+    public func sorted(by descriptors: [SortDescriptor<Element>]) -> Results {
+        copy { $0.sortDescriptors = descriptors }
+    }
+
+    /// The results sorted by one property.
+    public func sorted<Value: Comparable>(
+        by keyPath: any KeyPath<Element, Value> & Sendable, ascending: Bool = true
+    ) -> Results {
+        sorted(by: [SortDescriptor(keyPath, order: ascending ? .forward : .reverse)])
+    }
+
+    /// At most `count` results (applied after sorting and `offset`).
+    public func limit(_ count: Int) -> Results { copy { $0.limitCount = Swift.max(0, count) } }
+
+    /// The results after skipping the first `count`.
+    public func offset(_ count: Int) -> Results { copy { $0.offsetCount = Swift.max(0, count) } }
+
+    /// The same query, read in `transaction`.
+    func bound(to transaction: Transaction) -> Results {
+        var next = copy { _ in }
+        next = Results(source: .transaction(transaction)).copyQuery(from: next)
+        return next
+    }
+
+    /// This source with `other`'s query (without its limit and offset when `window` is false).
+    package func copyingQuery(of other: Results, window: Bool = true) -> Results {
+        copy {
+            $0.predicates = other.predicates
+            $0.sortDescriptors = other.sortDescriptors
+            $0.limitCount = window ? other.limitCount : nil
+            $0.offsetCount = window ? other.offsetCount : 0
+        }
+    }
+
+    private func copyQuery(from other: Results) -> Results {
+        copy {
+            $0.predicates = other.predicates
+            $0.sortDescriptors = other.sortDescriptors
+            $0.limitCount = other.limitCount
+            $0.offsetCount = other.offsetCount
+        }
+    }
+
+    // MARK: Evaluation
+
+    /// Evaluates (once) and returns the keys, plan and version.
+    package func evaluation() throws -> Evaluation<Element> {
+        try cache.value {
+            switch source {
+            case .transaction(let transaction):
+                return try evaluate(in: transaction, snapshot: nil)
+            case .store(let store):
+                let snapshot = try store.currentSnapshot()
+                return pinned(
+                    try mapStorageErrors {
+                        try snapshot.read { txn in
+                            try evaluate(in: Transaction(store: store, lmdb: txn), snapshot: snapshot)
+                        }
+                    })
+            }
+        }
+    }
+
+    package func evaluate(in transaction: Transaction, snapshot: ReadSnapshot?) throws -> Evaluation<Element>
+    {
+        LockWatch.check(entering: "the predicates and sort descriptors of results of \(Element.self)")
+        let state = try transaction.typeState(Element.self)
+        let conditions = predicates.flatMap { PredicateAnalysis.conditions(of: $0.expression) }
+        let execution = try QueryPlanner.plan(state: state, conditions: conditions, sort: sortDescriptors)
+        var evaluation = Evaluation<Element>(
+            plan: execution.plan, keys: KeyList(), objects: nil, snapshot: snapshot)
+        guard let records = state.records else { return evaluation }
+        let lmdb = transaction.lmdb
+
+        // 1. Candidates, in the access path's order; group boundaries of equal index keys.
+        var candidates = KeyList()
+        var groupStarts: [Int] = []
+        var lossy = false
+        var previousIndexKey: [UInt8]?
+        switch execution.source {
+        case .primaryKeys(let keys):
+            for key in keys where key.count <= IndexKeyLimit.maximum {
+                if try lmdb.contains(key, in: records) { candidates.append(key) }
+            }
+        case .records(let ranges):
+            for range in ranges {
+                let (range, widened) = range.normalized()
+                lossy = lossy || widened
+                try scan(lmdb, records, range) { key, _ in
+                    candidates.append(key)
+                    return true
+                }
+            }
+        case .index(let database, let ranges):
+            for range in ranges {
+                let (range, widened) = range.normalized()
+                lossy = lossy || widened
+                try scan(lmdb, database, range) { key, value in
+                    if IndexKeyLimit.mayBeTruncated(key) { lossy = true }
+                    if previousIndexKey.map({ !$0.elementsEqual(key) }) ?? true {
+                        groupStarts.append(candidates.count)
+                        previousIndexKey = Array(key)
+                    }
+                    candidates.append(value)
+                    return true
+                }
+            }
+        }
+
+        // 2. The per-object check.
+        var objects: [Element]?
+        var keys = candidates
+        if lossy { evaluation.plan.rechecksPredicate = true }
+        if !execution.covered || lossy {
+            var kept = KeyList()
+            var keptObjects: [Element] = []
+            var keptGroups: [Int] = []
+            var group = 0
+            for index in 0..<candidates.count {
+                while group < groupStarts.count && groupStarts[group] == index {
+                    keptGroups.append(kept.count)
+                    group += 1
+                }
+                let key = Array(candidates[index])
+                guard let object = try transaction.object(Element.self, keyBytes: key, state: state) else {
+                    continue
+                }
+                if try predicates.allSatisfy({ try $0.evaluate(object) }) {
+                    kept.append(key)
+                    keptObjects.append(object)
+                }
+            }
+            keys = kept
+            objects = keptObjects
+            groupStarts = keptGroups
+        }
+
+        // 3. Order.
+        var ordering = execution.plan.ordering
+        if case .index = ordering, lossy { ordering = .inMemory }
+        switch ordering {
+        case .primaryKey(let reversed):
+            if case .records = execution.source {} else { (keys, objects) = sortedByKey(keys, objects) }
+            if reversed { (keys, objects) = reverse(keys, objects, groups: nil) }
+        case .index(_, let reversed):
+            if reversed { (keys, objects) = reverse(keys, objects, groups: groupStarts) }
+        case .inMemory:
+            if objects == nil {
+                objects = try (0..<keys.count).map { index in
+                    let key = Array(keys[index])
+                    guard let object = try transaction.object(Element.self, keyBytes: key, state: state)
+                    else {
+                        throw LodeError.objectNotFound(
+                            type: Element.schema.typeName, key: KeyDescription.describe(key))
+                    }
+                    return object
+                }
+            }
+            let all = objects!
+            let descriptors = sortDescriptors
+            let permutation = Array(0..<keys.count).sorted { a, b in
+                for descriptor in descriptors {
+                    switch descriptor.compare(all[a], all[b]) {
+                    case .orderedAscending: return true
+                    case .orderedDescending: return false
+                    case .orderedSame: continue
+                    }
+                }
+                return keys[a].lexicographicallyPrecedes(keys[b])
+            }
+            keys = keys.reordered(permutation)
+            objects = permutation.map { all[$0] }
+        }
+        if execution.plan.ordering != ordering { evaluation.plan.ordering = ordering }
+
+        // 4. Offset and limit.
+        let lower = Swift.min(offsetCount, keys.count)
+        let upper = limitCount.map { $0 >= keys.count - lower ? keys.count : lower + $0 } ?? keys.count
+        if lower != 0 || upper != keys.count {
+            keys = keys.slice(lower..<upper)
+            objects = objects.map { Array($0[lower..<upper]) }
+        }
+        evaluation.keys = keys
+        evaluation.objects = objects
+        return evaluation
+    }
+
+    /// Calls `visit` for each entry of `range` in `database`, in key order, until it returns false.
+    private func scan(
+        _ lmdb: LMDBTransaction, _ database: Database, _ range: KeyRange,
+        _ visit: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool
+    ) throws {
+        try lmdb.withCursor(in: database) { cursor in
+            // Entries are read in place (a scan may pass a million of them).
+            func consider(_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool {
+                switch range.position(of: key) {
+                case .before: return true
+                case .after: return false
+                case .inside: return try visit(key, value)
+                }
+            }
+            guard (range.start.isEmpty ? try cursor.first() : try cursor.seek(atLeast: range.start)) != nil,
+                try cursor.withCurrent(consider) == true
+            else { return }
+            while try cursor.withNext(consider) == true {}
+        }
+    }
+
+    private func sortedByKey(_ keys: KeyList, _ objects: [Element]?) -> (KeyList, [Element]?) {
+        let permutation = Array(0..<keys.count).sorted { keys[$0].lexicographicallyPrecedes(keys[$1]) }
+        return (keys.reordered(permutation), objects.map { list in permutation.map { list[$0] } })
+    }
+
+    /// Reverses the order of groups (runs of equal sort keys), keeping each group's own order.
+    private func reverse(_ keys: KeyList, _ objects: [Element]?, groups: [Int]?) -> (KeyList, [Element]?) {
+        let starts = groups ?? Array(0..<keys.count)
+        var permutation: [Int] = []
+        permutation.reserveCapacity(keys.count)
+        var end = keys.count
+        for start in starts.reversed() where start < end {
+            permutation.append(contentsOf: start..<end)
+            end = start
+        }
+        if end > 0 { permutation.insert(contentsOf: 0..<end, at: 0) }
+        return (keys.reordered(permutation), objects.map { list in permutation.map { list[$0] } })
+    }
+
+    // MARK: Reading
+
+    /// The plan the query runs with.
+    public func explain() throws -> QueryPlan { try evaluation().plan }
+
+    /// The version (transaction id) the results were evaluated on.
+    public func version() throws -> Int {
+        let evaluation = try evaluation()
+        if let snapshot = evaluation.snapshot { return snapshot.transactionID }
+        if case .transaction(let transaction) = source { return transaction.version }
+        return 0
+    }
+
+    /// How many objects match.
+    ///
+    /// - Complexity: the evaluation (see ``explain()``) the first time, O(1) after.
+    public var count: Int {
+        get throws { try evaluation().keys.count }
+    }
+
+    /// True when no object matches.
+    public var isEmpty: Bool {
+        get throws { try count == 0 }
+    }
+
+    /// The object at `position` (from 0 to `count - 1`).
+    ///
+    /// - Complexity: O(1) once evaluated, plus one decode.
+    /// - Throws: ``LodeError/recordDoesNotDecode(type:key:field:reason:)`` and storage failures;
+    ///   ``LodeError/positionOutOfRange(type:position:count:)`` outside the results.
+    public subscript(position: Int) -> Element {
+        get throws { try object(at: position) }
+    }
+
+    /// The first object, or nil when there is none.
+    public var first: Element? {
+        get throws { try isEmpty ? nil : try object(at: 0) }
+    }
+
+    /// The last object, or nil when there is none.
+    public var last: Element? {
+        get throws {
+            let count = try count
+            return count == 0 ? nil : try object(at: count - 1)
+        }
+    }
+
+    /// The object at `position`.
+    public func object(at position: Int) throws -> Element {
+        let evaluation = try evaluation()
+        guard position >= 0, position < evaluation.keys.count else {
+            throw LodeError.positionOutOfRange(
+                type: Element.schema.typeName, position: position, count: evaluation.keys.count)
+        }
+        if let objects = evaluation.objects { return objects[position] }
+        let key = Array(evaluation.keys[position])
+        return try read(at: evaluation) { transaction in
+            let state = try transaction.typeState(Element.self)
+            guard let object = try transaction.object(Element.self, keyBytes: key, state: state) else {
+                throw LodeError.objectNotFound(
+                    type: Element.schema.typeName, key: KeyDescription.describe(key))
+            }
+            return object
+        }
+    }
+
+    /// Every object, decoded.
+    ///
+    /// - Complexity: the evaluation's plan (see ``explain()``) plus O(*n*) decodes for *n* objects;
+    ///   evaluated once, later calls reuse it.
+    public func fetch() throws -> [Element] {
+        let evaluation = try evaluation()
+        if let objects = evaluation.objects { return objects }
+        // One transaction and one type lookup for all of them.
+        let keys = evaluation.keys
+        let ascending = evaluation.plan.ordering == .primaryKey(reversed: false)
+        return try read(at: evaluation) { transaction in
+            try transaction.objects(Element.self, keys: keys, ascending: ascending)
+        }
+    }
+
+    /// Calls `body` with each object in order, decoding one batch at a time (see ``ResultsCursor``).
+    public func forEach(_ body: (Element) throws -> Void) throws {
+        var cursor = try makeCursor()
+        while let object = try cursor.next() { try body(object) }
+    }
+
+    /// The objects transformed by `transform`, in order.
+    public func map<T>(_ transform: (Element) throws -> T) throws -> [T] {
+        var mapped: [T] = []
+        mapped.reserveCapacity(try count)
+        try forEach { mapped.append(try transform($0)) }
+        return mapped
+    }
+
+    /// A cursor over the objects, in order, decoding a batch at a time on the results' version: for
+    /// reading many objects without holding them all (`while let object = try cursor.next()`).
+    public func makeCursor() throws -> ResultsCursor<Element> {
+        ResultsCursor(results: self, evaluation: try evaluation())
+    }
+
+    /// The objects at `range`, decoded in one read of the results' version.
+    package func objects(in range: Range<Int>, of evaluation: Evaluation<Element>) throws -> [Element] {
+        if let objects = evaluation.objects { return Array(objects[range]) }
+        let keys = evaluation.keys.slice(range)
+        let ascending = evaluation.plan.ordering == .primaryKey(reversed: false)
+        return try read(at: evaluation) { transaction in
+            try transaction.objects(Element.self, keys: keys, ascending: ascending)
+        }
+    }
+
+    /// Runs `body` on the version the results were evaluated on: inside the transaction they came
+    /// from, or on their pinned snapshot.
+    private func read<R>(at evaluation: Evaluation<Element>, _ body: (Transaction) throws -> R) throws -> R {
+        switch source {
+        case .transaction(let transaction):
+            return try body(transaction)
+        case .store(let store):
+            return try mapStorageErrors {
+                try evaluation.snapshot!.read { txn in try body(Transaction(store: store, lmdb: txn)) }
+            }
+        }
+    }
+
+    /// The identities of the objects, in order.
+    public var objectIDs: [ObjectID] {
+        get throws {
+            let keys = try evaluation().keys
+            return (0..<keys.count).map {
+                ObjectID(typeName: Element.schema.typeName, primaryKey: Array(keys[$0]))
+            }
+        }
+    }
+
+    // MARK: Aggregates
+
+    /// The smallest value of a property among the results.
+    public func min<Value: Comparable>(of keyPath: KeyPath<Element, Value>) throws -> Value? {
+        try fetch().lazy.map { $0[keyPath: keyPath] }.min()
+    }
+
+    /// The largest value of a property among the results.
+    public func max<Value: Comparable>(of keyPath: KeyPath<Element, Value>) throws -> Value? {
+        try fetch().lazy.map { $0[keyPath: keyPath] }.max()
+    }
+
+    /// The sum of a numeric property over the results.
+    public func sum<Value: AdditiveArithmetic>(of keyPath: KeyPath<Element, Value>) throws -> Value {
+        try fetch().reduce(.zero) { $0 + $1[keyPath: keyPath] }
+    }
+
+    /// The mean of a numeric property over the results, or nil when there are none.
+    public func average<Value: BinaryInteger>(of keyPath: KeyPath<Element, Value>) throws -> Double? {
+        let values = try fetch().map { Double($0[keyPath: keyPath]) }
+        return values.isEmpty ? nil : values.reduce(0, +) / Double(values.count)
+    }
+
+    /// The mean of a floating-point property over the results, or nil when there are none.
+    public func average<Value: BinaryFloatingPoint>(of keyPath: KeyPath<Element, Value>) throws -> Double? {
+        let values = try fetch().map { Double($0[keyPath: keyPath]) }
+        return values.isEmpty ? nil : values.reduce(0, +) / Double(values.count)
+    }
+}
+
+/// What evaluating a query produced.
+package struct Evaluation<Element> {
+    package var plan: QueryPlan
+    package var keys: KeyList
+    /// The decoded objects, when evaluation had to decode them anyway.
+    package var objects: [Element]?
+    /// The pinned version, for results read outside a transaction.
+    package var snapshot: ReadSnapshot?
+    /// The snapshot's place among the store's held versions (released with the evaluation).
+    var pin: VersionPin?
+
+    /// An evaluation by `plan` of `keys` (and their `objects`, when decoded), read on `snapshot`
+    /// (held by `pin`).
+    package init(
+        plan: QueryPlan, keys: KeyList, objects: [Element]?, snapshot: ReadSnapshot?, pin: VersionPin? = nil
+    ) {
+        self.plan = plan
+        self.keys = keys
+        self.objects = objects
+        self.snapshot = snapshot
+        self.pin = pin
+    }
+}
+
+/// Evaluates once and remembers the outcome, for every copy of the same results.
+///
+/// Lock order: `lock` is a leaf. The evaluation (LMDB reads, the app's predicates and `Decodable`
+/// initializers) runs with no lock held; the first one finished is kept and every reader gets it (two
+/// threads reading the same fresh results at once may both evaluate; one result is kept).
+final class EvaluationCache<Element>: @unchecked Sendable {
+    // @unchecked: `evaluation` is read and written under `lock` only; an evaluation is immutable.
+    private let lock = LodeLock("EvaluationCache")
+    private var evaluation: Evaluation<Element>?
+
+    /// The evaluation, if one was made or stored.
+    var stored: Evaluation<Element>? { lock.withLock { evaluation } }
+
+    func store(_ evaluation: Evaluation<Element>) {
+        lock.withLock { self.evaluation = evaluation }
+    }
+
+    func value(_ evaluate: () throws -> Evaluation<Element>) throws -> Evaluation<Element> {
+        if let stored { return stored }
+        let made = try evaluate()
+        return lock.withLock {
+            if let evaluation { return evaluation }
+            evaluation = made
+            return made
+        }
+    }
+}
+
+/// Reads the objects of ``Results`` in order, a batch at a time, on the results' version — GRDB's
+/// cursors are the model: `while let object = try cursor.next() { … }`. A record that does not decode
+/// throws from `next()`; the cursor can go on with the objects after it.
+public struct ResultsCursor<Element: Persistable>: @unchecked Sendable {
+    // @unchecked: as ``Results``, an immutable query and an evaluated, immutable key list.
+    private let results: Results<Element>
+    private let evaluation: Evaluation<Element>
+    private var batch: [Element] = []
+    private var batchPosition = 0
+    /// Up to this position objects are read one at a time (a batch of them did not decode).
+    private var singleUntil = 0
+    /// The position of the next object.
+    public private(set) var position = 0
+    /// How many objects one read decodes.
+    static var batchSize: Int { 256 }
+
+    init(results: Results<Element>, evaluation: Evaluation<Element>) {
+        self.results = results
+        self.evaluation = evaluation
+    }
+
+    /// How many objects the cursor reads in all.
+    public var count: Int { evaluation.keys.count }
+
+    /// The next object, or nil after the last one.
+    /// - Throws: the error reading it (``LodeError/recordDoesNotDecode(type:key:field:reason:)``, a
+    ///   storage failure); the cursor then stands after that object.
+    public mutating func next() throws -> Element? {
+        guard position < evaluation.keys.count else { return nil }
+        if batchPosition >= batch.count, position >= singleUntil {
+            let end = Swift.min(position + Self.batchSize, evaluation.keys.count)
+            batchPosition = 0
+            do {
+                batch = try results.objects(in: position..<end, of: evaluation)
+            } catch {
+                // A record of the batch does not decode: read these one at a time, so the error is
+                // that record's own and the others can still be read.
+                batch = []
+                singleUntil = end
+            }
+        }
+        defer { position += 1 }
+        if batchPosition < batch.count {
+            defer { batchPosition += 1 }
+            return batch[batchPosition]
+        }
+        return try results.object(at: position)
+    }
+}

@@ -1,0 +1,14 @@
+import Foundation
+import LodeCodec
+import LodeStore
+
+extension WriteTransaction {
+    /// Deletes every object of `results` (evaluated in this transaction); returns how many.
+    @discardableResult
+    public func delete<T: Persistable>(_ results: Results<T>) throws -> Int {
+        let keys = try results.bound(to: self).evaluation().keys
+        var deleted = 0
+        for index in 0..<keys.count where try delete(T.self, keyBytes: Array(keys[index])) { deleted += 1 }
+        return deleted
+    }
+}

@@ -1,0 +1,162 @@
+import LMDB
+import LodeCodec
+
+/// An error from the object store, saying what failed and where.
+public enum LodeError: Error, Equatable, CustomStringConvertible, Sendable {
+    /// `insert` found an object with the same primary key.
+    case duplicateKey(type: String, key: String)
+    /// A unique index already holds this value for another object.
+    case uniqueViolation(type: String, index: String, value: String)
+    /// `update` found no object with this key.
+    case objectNotFound(type: String, key: String)
+    /// A stored record could not be decoded as the Swift type (the type changed, or the data is damaged).
+    case recordDoesNotDecode(type: String, key: String, field: String, reason: String)
+    /// An object could not be encoded.
+    case recordDoesNotEncode(type: String, reason: String)
+    /// The type is not in the store's catalog.
+    case typeNotFound(String)
+    /// The type has no such index.
+    case indexNotFound(type: String, index: String)
+    /// An encoded primary key is longer than LMDB's 511-byte limit.
+    case keyTooLong(type: String, bytes: Int)
+    /// The stored schema cannot be reconciled with the type's (for example, another primary key).
+    case schemaMismatch(type: String, reason: String)
+    /// An update tried to change an object's primary key.
+    case primaryKeyChanged(type: String, from: String, to: String)
+    /// A position outside the results was read.
+    case positionOutOfRange(type: String, position: Int, count: Int)
+    /// The store was closed.
+    case storeClosed(path: String)
+    /// The store was opened read-only.
+    case readOnly(path: String)
+    /// The directory exists but is not a Lode store.
+    case notAStore(path: String, reason: String)
+    /// The storage under the store failed (the file, the disk, LMDB).
+    case storage(StorageFailure)
+    /// This process has the type open (registered, with its schema cached): it cannot be restored
+    /// or replaced underneath; do it from a process that does not use the type.
+    case typeInUse(type: String)
+    /// A type description given to the store (to restore a type) is not one the library could have
+    /// written.
+    case invalidTypeDescription(type: String, reason: String)
+    /// These results cannot be followed live (results of a transaction; sectioned results with a
+    /// limit or an order that cannot be encoded).
+    case liveQueryUnsupported(type: String, reason: String)
+    /// The operation is not allowed inside a transaction of the store on the same thread.
+    case insideTransaction(operation: String)
+    /// An observation failed for a reason outside the store's own errors.
+    case observationFailed(reason: String)
+    /// App code Lode ran for you — a `#Predicate`, the `Encodable` conformance of a sort or section
+    /// key — threw; the error is kept as thrown (``AppCodeError/error``), so the app can catch its own.
+    case appCodeFailed(AppCodeError)
+    /// A write was refused: a version this process holds is further behind than
+    /// ``StoreConfiguration/maxVersionLag`` allows (release or refresh its holders).
+    case versionHeldTooLong(HeldVersion, limit: Int)
+    /// The store has run migrations this code does not list: a newer version of the app wrote it.
+    case storeNewerThanCode(path: String, unknownMigrations: [String])
+    /// The migrations given at open and those the store ran differ at `position`.
+    case migrationsDiffer(path: String, position: Int, stored: String, given: String)
+    /// A migration threw; the store stays at the version before it.
+    case migrationFailed(name: String, reason: String)
+    /// Found at open: a stored record of a registered type does not decode as the type declares it
+    /// (a field was added without a default, renamed, or changed its type) — add a migration.
+    case typeChangedWithoutMigration(type: String, key: String, field: String, reason: String)
+    /// Another process — another version of the app — changed the stored type since this process
+    /// registered it (`change` says how: an index dropped or added, the type deleted, another primary
+    /// key): this process's schema no longer matches the store, and it refuses rather than use
+    /// databases that are gone or leave an index it does not maintain behind. Reopen the store with
+    /// the code that made the change.
+    case typeChangedByAnotherProcess(type: String, change: String)
+
+    /// Another process committed while a write grew the map: nothing was written, the write may run
+    /// again.
+    var isGrowthConflict: Bool {
+        if case .storage(let failure) = self { return failure.reason == .writeConflictDuringGrowth }
+        return false
+    }
+
+    /// `error` as a Lode error: itself, an LMDB failure as ``storage(_:)``, anything else — thrown by
+    /// app code Lode ran — as ``appCodeFailed(_:)``, keeping it.
+    package init(_ error: any Error) {
+        switch error {
+        case let error as LodeError: self = error
+        case let error as LMDBError: self = .storage(StorageFailure(error))
+        default: self = .appCodeFailed(AppCodeError(error))
+        }
+    }
+
+    /// One line a user can act on.
+    public var description: String {
+        switch self {
+        case .duplicateKey(let type, let key):
+            return "\(type): an object with primary key \(key) already exists"
+        case .uniqueViolation(let type, let index, let value):
+            return "\(type): unique index \"\(index)\" already holds \(value) for another object"
+        case .objectNotFound(let type, let key): return "\(type): no object with primary key \(key)"
+        case .recordDoesNotDecode(let type, let key, let field, let reason):
+            if field.isEmpty { return "\(type) \(key): the stored record does not decode: \(reason)" }
+            return "\(type) \(key): the stored record does not decode at field \"\(field)\": \(reason)"
+        case .recordDoesNotEncode(let type, let reason):
+            return "\(type): the object does not encode: \(reason)"
+        case .typeNotFound(let type): return "no type named \"\(type)\" in the store"
+        case .indexNotFound(let type, let index): return "\(type) has no index named \"\(index)\""
+        case .keyTooLong(let type, let bytes):
+            return "\(type): the encoded primary key is \(bytes) bytes; primary keys are limited to 511"
+        case .schemaMismatch(let type, let reason):
+            return "\(type): the stored schema does not match: \(reason)"
+        case .primaryKeyChanged(let type, let from, let to):
+            return
+                "\(type): update may not change the primary key (\(from) → \(to)); delete and insert instead"
+        case .positionOutOfRange(let type, let position, let count):
+            return "\(type): no result at position \(position) (there are \(count))"
+        case .storeClosed(let path): return "the store at \(path) is closed"
+        case .readOnly(let path): return "the store at \(path) was opened read-only"
+        case .notAStore(let path, let reason): return "\(path) is not a Lode store: \(reason)"
+        case .storage(let error): return error.description
+        case .typeInUse(let type):
+            return "\(type): this process has the type open; restore it from a process that does not use it"
+        case .invalidTypeDescription(let type, let reason):
+            return "\(type): not a valid type description: \(reason)"
+        case .liveQueryUnsupported(let type, let reason):
+            return "\(type): these results cannot be followed live: \(reason)"
+        case .insideTransaction(let operation):
+            return "\(operation) is not allowed inside a transaction of the store on the same thread"
+        case .observationFailed(let reason): return "observation failed: \(reason)"
+        case .appCodeFailed(let failure): return "app code run by Lode threw: \(failure)"
+        case .storeNewerThanCode(let path, let unknown):
+            return
+                "the store at \(path) has run migrations this code does not know (\(unknown.joined(separator: ", "))): it was written by a newer version of the app"
+        case .migrationsDiffer(let path, let position, let stored, let given):
+            return
+                "the migrations given for \(path) differ from the ones it ran: number \(position + 1) is \"\(given)\" here and \"\(stored)\" in the store (migrations are only ever added at the end)"
+        case .migrationFailed(let name, let reason):
+            return "migration \"\(name)\" failed, nothing of it was written: \(reason)"
+        case .typeChangedWithoutMigration(let type, let key, let field, let reason):
+            return
+                "\(type) \(key)\(field.isEmpty ? "" : ", field \"\(field)\"")\(": ")\(reason) — the stored records no longer decode as the type declares; add a migration (or a default for a new field)"
+        case .typeChangedByAnotherProcess(let type, let change):
+            return
+                "\(type) was changed by another process since this one registered it: \(change); this process's schema no longer matches the store (reopen it with the code that made the change)"
+        case .versionHeldTooLong(let held, let limit):
+            return
+                "write refused: \(held), more than the limit of \(limit) (release or refresh what holds it; the file cannot reuse pages while it is held)"
+        }
+    }
+}
+
+/// An error thrown by app code Lode ran (see ``LodeError/appCodeFailed(_:)``), kept as thrown.
+public struct AppCodeError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// The error as the app's code threw it.
+    public let error: any Error
+
+    /// Wraps `error`.
+    public init(_ error: any Error) { self.error = error }
+
+    /// The error's own description.
+    public var description: String { "\(error)" }
+
+    /// Equal when both errors read the same (errors are not `Equatable` in general).
+    public static func == (lhs: AppCodeError, rhs: AppCodeError) -> Bool {
+        String(reflecting: lhs.error) == String(reflecting: rhs.error)
+    }
+}

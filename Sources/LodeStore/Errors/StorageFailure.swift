@@ -1,0 +1,114 @@
+import LMDB
+import LodeCodec
+
+/// A failure of the storage under the store (LMDB, the file system), in Lode's terms: what kind of
+/// failure, which operation, and the system's own message.
+public struct StorageFailure: Error, Equatable, Sendable, CustomStringConvertible {
+    /// What went wrong, as far as an app can act on it.
+    public enum Reason: Equatable, Hashable, Sendable {
+        /// The file is not a store's data file (or not one this LMDB can read).
+        case notAStoreFile
+        /// The file is damaged (a page is missing or has the wrong type).
+        case damaged
+        /// The path does not exist.
+        case pathNotFound
+        /// The path is not a directory.
+        case notADirectory
+        /// The store is full and could not grow (the disk, or the address space).
+        case full
+        /// Every reader slot is taken: too many processes or open results hold versions.
+        case readersFull
+        /// The disk holding the store is full: the commit was not written and the store stays at its
+        /// last commit.
+        case diskFull
+        /// A transaction changed too much at once; split it.
+        case transactionTooLarge
+        /// Another process committed while this one grew the map in the middle of a write. Nothing
+        /// was written; ``Store/write(_:)-1woiz`` retries such a write by itself.
+        case writeConflictDuringGrowth
+        /// The store is already open in this process in a way that cannot be shared (read-only and
+        /// writable at once).
+        case incompatibleOpen
+        /// A system error (`errno`: permissions, disk space…).
+        case system(Int32)
+        /// Any other failure of the storage layer (its text says which).
+        case other
+    }
+
+    /// What went wrong.
+    public let reason: Reason
+    /// The operation that failed (`mdb_put`, `open /var/db/store`…).
+    public let operation: String
+    /// The storage layer's own explanation.
+    public let message: String
+
+    /// `operation: message`.
+    public var description: String { "\(operation): \(message)" }
+
+    init(reason: Reason, operation: String, message: String) {
+        self.reason = reason
+        self.operation = operation
+        self.message = message
+    }
+
+    package init(_ error: LMDBError) {
+        operation = error.operation
+        message = error.message
+        switch error.code {
+        case .invalid, .versionMismatch, .notAnEnvironment: reason = .notAStoreFile
+        case .corrupted, .pageNotFound, .panic: reason = .damaged
+        case .pathNotFound: reason = .pathNotFound
+        case .notADirectory: reason = .notADirectory
+        case .mapFull: reason = .full
+        case .readersFull: reason = .readersFull
+        case .diskFull: reason = .diskFull
+        case .transactionFull: reason = .transactionTooLarge
+        case .writeConflictDuringGrowth: reason = .writeConflictDuringGrowth
+        case .incompatibleOptions: reason = .incompatibleOpen
+        case .system(let errno): reason = .system(errno)
+        default: reason = .other
+        }
+    }
+}
+
+extension Store {
+    /// What a commit guarantees once it returns. Each mode's promise is staged by cutting the power
+    /// (docs/POWERCUT.md).
+    ///
+    /// After a system crash (a power cut, a kernel crash) that interrupted a process writing in one
+    /// of the modes that do not sync every commit (``noSync``, ``writeMapAsync``,
+    /// ``writeMapNoSync``), the data file may be damaged: the disk wrote its pages in any order. The
+    /// next open notices (the process left a marker naming the boot it ran in), checks every page and
+    /// then the records against the indexes and the catalog, and refuses a damaged store with
+    /// ``StorageFailure/Reason/damaged`` instead of letting LMDB crash on it or read a wrong state.
+    public enum Durability: Sendable, Equatable, CaseIterable {
+        /// Survives power loss: data and meta page are flushed at every commit.
+        case full
+        /// A system crash may undo the last commit; the store stays consistent.
+        case noMetaSync
+        /// Nothing is flushed at commit (the store flushes when it closes): a system crash may lose
+        /// the last commits, or leave the store damaged — then the next open refuses it, naming the
+        /// damage.
+        case noSync
+        /// As ``full``, writing through a writable map (fewer copies; every process must use a
+        /// write-map mode).
+        case writeMap
+        /// Asynchronous flushes through a writable map: a system crash may lose recent commits or
+        /// leave the store damaged (refused at the next open, as for ``noSync``).
+        case writeMapAsync
+        /// No flushes through a writable map until the system writes the pages back or the store
+        /// closes: as ``noSync``.
+        case writeMapNoSync
+
+        package var lmdb: LMDB.Durability {
+            switch self {
+            case .full: return .full
+            case .noMetaSync: return .noMetaSync
+            case .noSync: return .noSync
+            case .writeMap: return .writeMap
+            case .writeMapAsync: return .writeMapAsync
+            case .writeMapNoSync: return .writeMapNoSync
+            }
+        }
+    }
+}

@@ -1,0 +1,231 @@
+import Foundation
+import LodeCodec
+
+/// How a ``Persistable`` type is stored: its name in the store, its primary key and its indexes.
+///
+/// The primary key is any `Codable` value (a `UUID`, an integer, a `String`, a tuple-like struct…)
+/// encoded with the order-preserving ``KeyEncoder``, so objects are kept sorted by it. Indexes are
+/// kept in the same transaction as the objects.
+public struct Schema<Object: Persistable>: @unchecked Sendable {
+    // @unchecked: immutable; the key path and the closures made from it are never mutated, but
+    // `PartialKeyPath` and `Any.Type` are not marked Sendable.
+    /// The name of the type in the store (the Swift type name unless set).
+    public let typeName: String
+    /// The property path of the primary key.
+    public let primaryKeyPath: PartialKeyPath<Object>
+    /// The field name of the primary key.
+    public let primaryKeyField: String
+    /// The indexes.
+    public let indexes: [Index<Object>]
+    /// A version number the app may raise when the type changes shape (recorded in the catalog).
+    public let version: Int
+    /// Values for top-level fields that records written before the field existed lack: such a
+    /// record reads as if it held the value, so adding a non-optional field needs no migration.
+    public let defaults: [FieldDefault<Object>]
+    let primaryKeyBytes: (Object) throws -> [UInt8]
+    package let primaryKeyType: Any.Type
+    let primaryKeyDescription: (Object) -> String
+
+    /// Makes a schema.
+    /// - Parameters:
+    ///   - name: the type's name in the store; defaults to the Swift type name.
+    ///   - primaryKey: the property that identifies an object.
+    ///   - indexes: secondary indexes (`.on`, `.unique`, compound `.on(a, b)`).
+    ///   - version: a number recorded in the catalog.
+    ///   - defaults: values for fields older records lack (`.field(\.priority, 0)`).
+    public init<Key: Codable>(
+        name: String? = nil, primaryKey: KeyPath<Object, Key>, indexes: [Index<Object>] = [],
+        version: Int = 1,
+        defaults: [FieldDefault<Object>] = []
+    ) {
+        self.defaults = defaults
+        self.typeName = name ?? String(describing: Object.self)
+        self.primaryKeyPath = primaryKey
+        self.primaryKeyField = fieldName(of: primaryKey)
+        self.indexes = indexes
+        self.version = version
+        self.primaryKeyType = Key.self
+        self.primaryKeyBytes = { object in try KeyEncoder().encode(object[keyPath: primaryKey]) }
+        self.primaryKeyDescription = { object in "\(object[keyPath: primaryKey])" }
+    }
+
+    /// The index named `name`.
+    public func index(named name: String) -> Index<Object>? { indexes.first { $0.name == name } }
+
+    /// `record` with the declared defaults added for the top-level fields it lacks; nil when it
+    /// lacks none (or is not a map).
+    /// - Throws: ``LodeError/recordDoesNotEncode(type:reason:)`` when a default it needs did not encode.
+    func applyingDefaults(to record: UnsafeRawBufferPointer) throws -> [UInt8]? {
+        guard !defaults.isEmpty, case .map(var entries)? = try? CBORValue(decoding: Array(record)) else {
+            return nil
+        }
+        var added = false
+        for fieldDefault in defaults where !entries.contains(where: { $0.key == .text(fieldDefault.field) }) {
+            guard let value = fieldDefault.value else { throw defaultFailure(fieldDefault) }
+            entries.append(.init(key: .text(fieldDefault.field), value: value))
+            added = true
+        }
+        return added ? CBORValue.map(entries).encoded : nil
+    }
+
+    /// The error for the first declared default whose value does not encode, if any: registering
+    /// the type refuses it rather than store or read a wrong value.
+    var defaultsFailure: LodeError? { defaults.first { $0.value == nil }.map(defaultFailure) }
+
+    private func defaultFailure(_ fieldDefault: FieldDefault<Object>) -> LodeError {
+        .recordDoesNotEncode(
+            type: typeName,
+            reason:
+                "the default of field \"\(fieldDefault.field)\" does not encode: \(fieldDefault.failure ?? "")"
+        )
+    }
+}
+
+/// A value for a top-level field that records written before the field existed lack (see
+/// ``Schema/defaults``). Swift's synthesized `Decodable` does not use a property's initial value for
+/// a missing field; a default declared here does, without a migration.
+public struct FieldDefault<Object>: @unchecked Sendable {
+    // @unchecked: immutable; the value is stored as CBOR.
+    /// The field's name.
+    public let field: String
+    /// The value, as stored; nil when it does not encode (``failure`` says why).
+    let value: CBORValue?
+    /// Why the value does not encode.
+    let failure: String?
+
+    /// The default `value` for the top-level property at `keyPath`.
+    public static func field<V: Codable>(_ keyPath: KeyPath<Object, V>, _ value: V) -> FieldDefault {
+        let name = fieldName(of: keyPath)
+        precondition(!name.contains("."), "defaults are for top-level fields (\(name))")
+        do {
+            let encoded = try CBORValue(decoding: try CBOREncoder().encode(value))
+            return FieldDefault(field: name, value: encoded, failure: nil)
+        } catch {
+            return FieldDefault(field: name, value: nil, failure: "\(error)")
+        }
+    }
+}
+
+/// A secondary index of a ``Persistable`` type: the values of one or more properties, kept sorted,
+/// each pointing at the objects that have them.
+public struct Index<Object>: @unchecked Sendable {
+    // @unchecked: immutable; key paths, value types and the key closure are never mutated, but are
+    // not marked Sendable.
+    /// The index name (the field names joined with `+` unless set).
+    public let name: String
+    /// The indexed fields, in key order.
+    public let fields: [String]
+    /// True when no two objects may have the same value.
+    public let isUnique: Bool
+    package let keyPaths: [PartialKeyPath<Object>]
+    /// Per component: whether memcmp order of the key encoding equals the value type's `<`.
+    package let orderMatchesComparable: [Bool]
+    /// Per component: the value type.
+    package let componentTypes: [Any.Type]
+    package let keyBytes: (Object) throws -> [UInt8]
+    let valueDescription: (Object) -> String
+
+    init(
+        name: String?, unique: Bool, keyPaths: [PartialKeyPath<Object>], types: [Any.Type],
+        keyBytes: @escaping (Object) throws -> [UInt8], describe: @escaping (Object) -> String
+    ) {
+        self.fields = keyPaths.map(fieldName(of:))
+        self.name = name ?? fields.joined(separator: "+")
+        self.isUnique = unique
+        self.keyPaths = keyPaths
+        self.orderMatchesComparable = types.map(keyOrderMatchesComparable)
+        self.componentTypes = types
+        self.keyBytes = keyBytes
+        self.valueDescription = describe
+    }
+
+    /// An index on one property.
+    public static func on<V: Codable>(_ keyPath: KeyPath<Object, V>, name: String? = nil) -> Index {
+        single(keyPath, name: name, unique: false)
+    }
+
+    /// A unique index on one property: a second object with the same value is refused.
+    public static func unique<V: Codable>(_ keyPath: KeyPath<Object, V>, name: String? = nil) -> Index {
+        single(keyPath, name: name, unique: true)
+    }
+
+    /// A compound index on two properties, sorted by the first, then the second.
+    public static func on<A: Codable, B: Codable>(
+        _ first: KeyPath<Object, A>, _ second: KeyPath<Object, B>, name: String? = nil
+    ) -> Index {
+        pair(first, second, name: name, unique: false)
+    }
+
+    /// A unique compound index on two properties.
+    public static func unique<A: Codable, B: Codable>(
+        _ first: KeyPath<Object, A>, _ second: KeyPath<Object, B>, name: String? = nil
+    ) -> Index {
+        pair(first, second, name: name, unique: true)
+    }
+
+    /// A compound index on three properties.
+    public static func on<A: Codable, B: Codable, C: Codable>(
+        _ first: KeyPath<Object, A>, _ second: KeyPath<Object, B>, _ third: KeyPath<Object, C>,
+        name: String? = nil
+    ) -> Index {
+        Index(
+            name: name, unique: false, keyPaths: [first, second, third], types: [A.self, B.self, C.self],
+            keyBytes: { object in
+                var bytes: [UInt8] = []
+                let encoder = KeyEncoder()
+                try encoder.append(object[keyPath: first], to: &bytes)
+                try encoder.append(object[keyPath: second], to: &bytes)
+                try encoder.append(object[keyPath: third], to: &bytes)
+                return bytes
+            },
+            describe: { "(\($0[keyPath: first]), \($0[keyPath: second]), \($0[keyPath: third]))" })
+    }
+
+    private static func single<V: Codable>(_ keyPath: KeyPath<Object, V>, name: String?, unique: Bool)
+        -> Index
+    {
+        Index(
+            name: name, unique: unique, keyPaths: [keyPath], types: [V.self],
+            keyBytes: { try KeyEncoder().encode($0[keyPath: keyPath]) },
+            describe: { "\($0[keyPath: keyPath])" })
+    }
+
+    private static func pair<A: Codable, B: Codable>(
+        _ first: KeyPath<Object, A>, _ second: KeyPath<Object, B>, name: String?, unique: Bool
+    ) -> Index {
+        Index(
+            name: name, unique: unique, keyPaths: [first, second], types: [A.self, B.self],
+            keyBytes: { object in
+                var bytes: [UInt8] = []
+                let encoder = KeyEncoder()
+                try encoder.append(object[keyPath: first], to: &bytes)
+                try encoder.append(object[keyPath: second], to: &bytes)
+                return bytes
+            },
+            describe: { "(\($0[keyPath: first]), \($0[keyPath: second]))" })
+    }
+}
+
+/// The field a key path names, from its description (`\Todo.address.city` → `address.city`).
+package func fieldName<Root>(of keyPath: PartialKeyPath<Root>) -> String {
+    var text = String(describing: keyPath)
+    if text.hasPrefix("\\") { text.removeFirst() }
+    let typeName = String(describing: Root.self)
+    if let range = text.range(of: typeName + "."), range.lowerBound == text.startIndex {
+        return String(text[range.upperBound...])
+    }
+    // Nested or generic type names print differently: the last path component is the field.
+    return text.split(separator: ".").last.map(String.init) ?? text
+}
+
+/// Whether the key encoding of values of `type` sorts like the type's `<` (so an index walk can
+/// answer a `SortDescriptor` on it). Strings compare by Unicode scalars of their NFC form, as the
+/// encoding does; UUIDs and enums sort by other rules, so they are sorted in memory.
+package func keyOrderMatchesComparable(_ type: Any.Type) -> Bool {
+    let ordered: [Any.Type] = [
+        Int.self, Int8.self, Int16.self, Int32.self, Int64.self, UInt.self, UInt8.self, UInt16.self,
+        UInt32.self,
+        UInt64.self, Double.self, Float.self, String.self, Date.self, Bool.self,
+    ]
+    return ordered.contains { $0 == type }
+}

@@ -1,0 +1,135 @@
+import Foundation
+import LMDB
+import LodeCodec
+
+/// What an integrity check of a store found.
+public struct IntegrityReport: Sendable {
+    /// Each problem, one readable line naming the database, the object and what is wrong.
+    public var problems: [String] = []
+    /// How many records were read.
+    public var records = 0
+    /// How many index entries were compared.
+    public var indexEntries = 0
+    /// How many types the catalog lists.
+    public var types = 0
+}
+
+extension Transaction {
+    /// Checks the store without the app's types: every record decodes as CBOR and is stored under its
+    /// own primary key; every record is one the type's history explains — a definite-length map whose
+    /// top-level fields are ones the type's records have had, in a sequence they were written with,
+    /// each holding a kind of value that field has held (as far as the catalog lists them); every index
+    /// entry points at a record that has that value and every record is in every index of its type;
+    /// every named database belongs to the layout the catalog describes.
+    public func checkIntegrity() throws -> IntegrityReport {
+        var report = IntegrityReport()
+        let types = try storedTypes()
+        report.types = types.count
+        var expectedDatabases: Set<String> = [StoreLayout.meta, StoreLayout.catalog, StoreLayout.changes]
+        for type in types {
+            expectedDatabases.insert(type.name)
+            var records: [[UInt8]: UntypedRecord] = [:]
+            let entry = try catalogEntry(named: type.name)
+            for record in try storedRecords(of: type.name) {
+                report.records += 1
+                let label = "\(type.name) \(KeyDescription.describe(record.key))"
+                if let entry, let problem = Self.unexplained(record.bytes, by: entry) {
+                    report.problems.append("\(label): \(problem)")
+                }
+                let untyped: UntypedRecord
+                do {
+                    untyped = try UntypedRecord(bytes: record.bytes, type: type)
+                } catch {
+                    report.problems.append(
+                        "\(label): " + (error.field.isEmpty ? "" : "field \"\(error.field)\": ")
+                            + error.reason)
+                    continue
+                }
+                records[record.key] = untyped
+                if untyped.primaryKey != record.key {
+                    report.problems.append(
+                        "\(label): stored under another key than its \(type.primaryKey) \(untyped.primaryKeyValue.json)"
+                    )
+                }
+            }
+            for index in type.indexes {
+                let databaseName = CatalogEntry.databaseName(type: type.name, index: index.name)
+                expectedDatabases.insert(databaseName)
+                let database = try openDatabase(databaseName, kind: index.isUnique ? .plain : .duplicates)
+                // Index value → the keys of the records that have it. Sets, changed in place: an
+                // index with few values (a flag) has thousands of records under one value, and
+                // copying or scanning that list for every entry made the check quadratic.
+                var expected: [[UInt8]: Set<[UInt8]>] = [:]
+                for (key, record) in records {
+                    do {
+                        expected[try record.indexKey(index), default: []].insert(key)
+                    } catch {
+                        report.problems.append(
+                            "\(type.name) \(KeyDescription.describe(key)): its \(index.name) value does not encode: \(error.reason)"
+                        )
+                    }
+                }
+                for entry in try lmdb.entries(in: database) {
+                    report.indexEntries += 1
+                    let target = "\(type.name) \(KeyDescription.describe(entry.value))"
+                    if expected[entry.key]?.remove(entry.value) != nil {
+                        if expected[entry.key]?.isEmpty == true { expected[entry.key] = nil }
+                    } else if records[entry.value] == nil {
+                        report.problems.append(
+                            "index \(databaseName): entry \(KeyDescription.describe(entry.key)) points at \(target), which does not exist"
+                        )
+                    } else {
+                        report.problems.append(
+                            "index \(databaseName): entry \(KeyDescription.describe(entry.key)) points at \(target), whose \(index.fields.joined(separator: ", ")) differ"
+                        )
+                    }
+                }
+                for (indexKey, keys) in expected.sorted(by: { $0.key.lexicographicallyPrecedes($1.key) }) {
+                    for key in keys.sorted(by: { $0.lexicographicallyPrecedes($1) }) {
+                        report.problems.append(
+                            "index \(databaseName): \(type.name) \(KeyDescription.describe(key)) is missing (value \(KeyDescription.describe(indexKey)))"
+                        )
+                    }
+                }
+            }
+        }
+        let environment = lmdb.environment
+        for entry in try lmdb.entries(in: environment.mainDatabase) {
+            let name = String(decoding: entry.key, as: UTF8.self)
+            if !expectedDatabases.contains(name) {
+                report.problems.append("database \"\(name)\" is not part of the layout the catalog describes")
+            }
+        }
+        return report
+    }
+
+    /// What in `record` the type's catalog entry cannot explain, or nil.
+    static func unexplained(_ record: [UInt8], by entry: CatalogEntry) -> String? {
+        let fields: RecordNames.Fields?
+        do {
+            fields = try record.withUnsafeBytes { try RecordNames.fields($0) }
+        } catch {
+            return nil  // not CBOR: the decoding check says so
+        }
+        guard let fields else {
+            return "not a definite-length map of text field names, which no version of Lode writes"
+        }
+        let known = Set(entry.fields)
+        if let unknown = fields.names.first(where: { !known.contains($0) }) {
+            return
+                "field \"\(unknown)\" is not one the type's records have ever had (they had: \(entry.fields.joined(separator: ", ")))"
+        }
+        if let shapes = entry.shapes, !shapes.contains(where: { $0.shape == fields.shape }) {
+            return
+                "its fields in this order (\(fields.names.joined(separator: ", "))) are not a sequence the type's records were written with"
+        }
+        if let kinds = entry.kinds {
+            for (name, kind) in zip(fields.names, fields.kinds) where kinds[name]?.contains(kind.name) != true
+            {
+                let held = kinds[name].map { $0.joined(separator: " or ") } ?? "nothing recorded"
+                return "field \"\(name)\" holds \(kind.name), a kind of value it never held (it held \(held))"
+            }
+        }
+        return nil
+    }
+}

@@ -1,0 +1,85 @@
+import LMDB
+import LodeCodec
+
+/// How a ``Store`` is opened.
+public struct StoreConfiguration: Sendable, Equatable {
+    /// What a commit guarantees once it returns.
+    public var durability: Store.Durability
+    /// The map size to start with; the map grows by itself.
+    public var initialMapSize: Int
+    /// Opens the store read-only: writes throw ``LodeError/readOnly(path:)``.
+    public var readOnly: Bool
+    /// The size of the reader table shared by every process using the store.
+    public var maxReaders: Int
+    /// How many idle read transactions this process keeps for reuse. Each holds one of the
+    /// `maxReaders` slots shared by every process even while idle, so many processes with large pools
+    /// can fill the table; reads beyond the pool begin and end a transaction of their own.
+    public var readTransactionPoolSize: Int
+    /// The mode of the files a store creates (`0o600`: only the owner reads and writes); a directory
+    /// the store creates gets the same bits plus search where they grant reading (`0o700`). Widen it
+    /// (`0o640`, `0o644`) to share a store with other users. Copies (`copy(to:)`) and raw loads get it
+    /// too.
+    public var fileMode: UInt32
+    /// How often observed stores look for commits of other processes (this process's commits are
+    /// seen at once).
+    public var notificationPollInterval: Duration
+    /// How long change-log entries are kept at least; older ones are pruned once no live results of
+    /// this process still need them. Observers in other processes that fall further behind than this
+    /// get a full re-evaluation (still exact, and marked as such).
+    public var changeLogRetention: Duration
+    /// A commit that changes more objects of one type than this logs them as one bulk change (with
+    /// the count) instead of one by one, so its change-log entry stays small; live results of the type
+    /// then evaluate their query again for that commit.
+    public var changeLogBulkThreshold: Int
+    /// Checks the structure of every page of the data file before the first read (see
+    /// ``Store/checkPages(maxProblems:)``) and refuses a damaged file with ``StorageFailure/Reason/damaged``
+    /// instead of letting LMDB walk a page it cannot trust (LMDB has no checksums; a damaged page can
+    /// make it abort or fault). Reads the whole file once at open.
+    public var checksPagesAtOpen: Bool
+    /// How many versions a version held by this process (unrefreshed live results, results kept
+    /// around) may fall behind the last commit before ``Store/versionLagHandler`` is told, once per
+    /// holder and version. LMDB cannot reuse a page a held version still sees, so the data file grows
+    /// with every commit made while it is held. 0 turns the warning off.
+    public var versionLagWarning: Int
+    /// How many versions a held version may fall behind before this process's writes are refused
+    /// with ``LodeError/versionHeldTooLong(_:limit:)`` (nil: no limit), in the spirit of Realm's
+    /// maximum number of active versions: a bound on the file's growth instead of a full disk.
+    public var maxVersionLag: Int?
+    /// At open, checks that the stored records of every type passed in `types:` still decode as the
+    /// type declares, so a change that needs a migration is reported by name before anything reads
+    /// the records (``LodeError/typeChangedWithoutMigration(type:key:field:reason:)``). The catalog
+    /// lists an example record of each shape (sequence of field names) the type's records have had:
+    /// each example and the first and last 16 records are decoded (112 µs for a type of a million
+    /// objects, `lode-bench --only open-check`). When an example is gone (or the type has had more
+    /// than 64 shapes) every record is read once, one decoded per shape of field names and value
+    /// kinds, and the list is written again.
+    public var checksTypesAtOpen: Bool
+    /// For development only: when the check at open finds records of a type that no longer decode,
+    /// erase every record of that type (loudly, on standard error) instead of failing the open.
+    public var erasesIncompatibleTypes: Bool
+
+    /// Makes a configuration; every parameter has a default.
+    public init(
+        durability: Store.Durability = .full, initialMapSize: Int = 256 << 20, readOnly: Bool = false,
+        maxReaders: Int = 126, readTransactionPoolSize: Int = 4, fileMode: UInt32 = 0o600,
+        notificationPollInterval: Duration = .milliseconds(50),
+        changeLogRetention: Duration = .seconds(600), changeLogBulkThreshold: Int = 10_000,
+        checksPagesAtOpen: Bool = false, versionLagWarning: Int = 1_000, maxVersionLag: Int? = nil,
+        checksTypesAtOpen: Bool = true, erasesIncompatibleTypes: Bool = false
+    ) {
+        self.checksTypesAtOpen = checksTypesAtOpen
+        self.erasesIncompatibleTypes = erasesIncompatibleTypes
+        self.versionLagWarning = versionLagWarning
+        self.maxVersionLag = maxVersionLag
+        self.checksPagesAtOpen = checksPagesAtOpen
+        self.changeLogBulkThreshold = changeLogBulkThreshold
+        self.changeLogRetention = changeLogRetention
+        self.notificationPollInterval = notificationPollInterval
+        self.durability = durability
+        self.initialMapSize = initialMapSize
+        self.readOnly = readOnly
+        self.maxReaders = maxReaders
+        self.readTransactionPoolSize = readTransactionPoolSize
+        self.fileMode = fileMode
+    }
+}

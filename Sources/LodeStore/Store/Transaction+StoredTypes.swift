@@ -1,0 +1,141 @@
+import Foundation
+import LMDB
+import LodeCodec
+
+extension Transaction {
+    /// Every type in the store's catalog, by name.
+    public func storedTypes() throws -> [StoredType] {
+        let names = try lmdb.entries(in: store.catalog).map { String(decoding: $0.key, as: UTF8.self) }
+        return try names.map { try storedType(named: $0) }
+    }
+
+    /// The catalog's description of the type stored as `name`.
+    /// - Throws: ``LodeError/typeNotFound(_:)`` when the catalog has no such type.
+    public func storedType(named name: String) throws -> StoredType {
+        guard let entry = try catalogEntry(named: name) else { throw LodeError.typeNotFound(name) }
+        let records = try database(named: entry.name, kind: .plain)
+        let indexes = try entry.indexes.map { index in
+            let database = try self.database(
+                named: CatalogEntry.databaseName(type: entry.name, index: index.name),
+                kind: index.unique ? .plain : .duplicates)
+            return StoredIndex(
+                name: index.name, fields: index.fields, isUnique: index.unique,
+                entryCount: try lmdb.count(in: database))
+        }
+        var stored = entry.storedType
+        stored.indexes = indexes
+        stored.objectCount = try lmdb.count(in: records)
+        return stored
+    }
+
+    /// One index of a stored type.
+    /// - Throws: ``LodeError/typeNotFound(_:)`` or ``LodeError/indexNotFound(type:index:)``.
+    public func storedIndex(named index: String, of type: String) throws -> StoredIndex {
+        guard let found = try storedType(named: type).indexes.first(where: { $0.name == index }) else {
+            throw LodeError.indexNotFound(type: type, index: index)
+        }
+        return found
+    }
+
+    private func database(named name: String, kind: Database.Kind) throws -> Database {
+        do {
+            return try openDatabase(name, kind: kind)
+        } catch let error as LMDBError where error.code == .notFound {
+            throw LodeError.notAStore(
+                path: store.path, reason: "the catalog names database \"\(name)\", which is missing")
+        }
+    }
+}
+
+/// One stored record read without its Swift type.
+public struct StoredRecord: Sendable, Equatable {
+    /// The primary key, key-encoded (the key of the record in its database).
+    public var key: [UInt8]
+    /// The record's bytes as stored.
+    public var bytes: [UInt8]
+
+    /// Checks that `lode-dump load` (``WriteTransaction/restore(_:records:appending:)``) would restore the record
+    /// as it is: one CBOR map with text field names each used once, holding the primary-key field of
+    /// `type`, whose key encoding is the key the record is stored under, and with every index value
+    /// encodable.
+    /// Returns the record decoded, so a caller that checks it need not decode it again.
+    /// - Throws: ``LodeError/recordDoesNotDecode(type:key:field:reason:)`` naming what is wrong.
+    @discardableResult
+    public func checkRestorable(as type: StoredType) throws -> CBORValue {
+        let label = KeyDescription.describe(key)
+        do throws(UntypedRecord.Problem) {
+            let record = try UntypedRecord(bytes: bytes, type: type)
+            guard record.primaryKey == key else {
+                throw UntypedRecord.Problem(
+                    field: type.primaryKey,
+                    reason:
+                        "the record is stored under another key than its \(type.primaryKey) \(record.primaryKeyValue.json)"
+                )
+            }
+            for index in type.indexes { _ = try record.indexKey(index) }
+            return record.value
+        } catch {
+            throw LodeError.recordDoesNotDecode(
+                type: type.name, key: label, field: error.field, reason: error.reason)
+        }
+    }
+
+    /// The record decoded as a CBOR value.
+    /// - Throws: ``LodeError/recordDoesNotDecode(type:key:field:reason:)`` for bytes that are not one
+    ///   CBOR item.
+    public func value(type: String) throws -> CBORValue {
+        do {
+            return try CBORValue(decoding: bytes)
+        } catch {
+            throw LodeError.recordDoesNotDecode(
+                type: type, key: KeyDescription.describe(key), field: "", reason: error.reason)
+        }
+    }
+}
+
+extension Transaction {
+    /// The records of the type stored as `type`, in primary-key order, starting at the first key
+    /// `>= start`, at most `limit` of them.
+    /// - Throws: ``LodeError/typeNotFound(_:)`` when the catalog has no such type.
+    public func storedRecords(of type: String, from start: [UInt8]? = nil, limit: Int = .max) throws
+        -> [StoredRecord]
+    {
+        let records = try recordsDatabase(of: type)
+        var result: [StoredRecord] = []
+        for item in try lmdb.entries(in: records, from: start) {
+            guard result.count < limit else { break }
+            result.append(StoredRecord(key: item.key, bytes: item.value))
+        }
+        return result
+    }
+
+    /// The record of the type stored as `type` whose key-encoded primary key is `key`, or nil.
+    public func storedRecord(of type: String, key: [UInt8]) throws -> StoredRecord? {
+        try lmdb.get(key, in: try recordsDatabase(of: type)).map { StoredRecord(key: key, bytes: $0) }
+    }
+
+    /// The records database of a cataloged type: looked up without counting anything, as these
+    /// accessors run once per record a tool reads.
+    func recordsDatabase(of type: String) throws -> Database {
+        guard let entry = try catalogEntry(named: type) else { throw LodeError.typeNotFound(type) }
+        return try database(named: entry.name, kind: .plain)
+    }
+}
+
+extension Transaction {
+    /// The entries of the index `index` of the type stored as `type`, in index order, starting at the
+    /// first index key `>= start`: each index key (as stored) with the primary key it points at.
+    /// - Throws: ``LodeError/typeNotFound(_:)`` or ``LodeError/indexNotFound(type:index:)``.
+    public func storedIndexEntries(of type: String, index: String, from start: [UInt8]? = nil) throws
+        -> some Sequence<(key: [UInt8], primaryKey: [UInt8])>
+    {
+        guard let entry = try catalogEntry(named: type) else { throw LodeError.typeNotFound(type) }
+        guard let found = entry.indexes.first(where: { $0.name == index }) else {
+            throw LodeError.indexNotFound(type: type, index: index)
+        }
+        let database = try database(
+            named: CatalogEntry.databaseName(type: type, index: index),
+            kind: found.unique ? .plain : .duplicates)
+        return try lmdb.entries(in: database, from: start).lazy.map { (key: $0.key, primaryKey: $0.value) }
+    }
+}

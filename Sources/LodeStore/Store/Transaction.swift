@@ -1,0 +1,220 @@
+import Foundation
+import LMDB
+import LodeCodec
+
+/// LMDB's transaction, as the layers above the store name it (their own `Transaction` is Lode's).
+package typealias LMDBTransaction = LMDB.Transaction
+
+/// A read transaction of a ``Store``: every read inside it sees one committed version. See
+/// ``Store/read(_:)-6ifq6``.
+public class Transaction {
+    /// The store.
+    public let store: Store
+    package let lmdb: LMDB.Transaction
+    /// Decoding state reused by every record this transaction decodes (taken out while in use).
+    private var decodingState: CBORDecodingState?
+
+    package init(store: Store, lmdb: LMDB.Transaction) {
+        self.store = store
+        self.lmdb = lmdb
+    }
+
+    /// The version (LMDB transaction id) this transaction reads.
+    public var version: Int { lmdb.id }
+
+    // MARK: Types
+
+    /// The state of `T` as this transaction sees it: registered, or read from the catalog.
+    package func typeState<T: Persistable>(_ type: T.Type) throws -> TypeState<T> {
+        if let published = store.publishedState(T.self) {
+            try verify(published, writing: false)
+            return published
+        }
+        return try catalogState(T.self)
+    }
+
+    /// Checks that the catalog entry of a type this process registered still says what the state
+    /// relies on at this transaction's version: another process — another version of the app — may
+    /// have dropped an index, deleted the type or changed its primary key since, and a handle of a
+    /// database that no longer exists must never be used (LMDB would read nothing, or crash in a
+    /// write). Once per version for reads; for writes in every transaction, and then what the other
+    /// process learned (fields, shapes) becomes the entry this one builds on. An entry whose bytes are
+    /// the ones checked last is not decoded again.
+    /// - Throws: ``LodeError/typeChangedByAnotherProcess(type:change:)``.
+    func verify<T: Persistable>(_ state: TypeState<T>, writing: Bool) throws {
+        let version = lmdb.id
+        if !writing, state.isVerified(at: version) { return }
+        let name = state.typeName
+        let found = try lmdb.withValue(forKey: state.catalogKey, in: store.catalog) { bytes -> Bool in
+            if state.isVerified(bytes: bytes, writing: writing) {
+                if !writing { state.noteVerified(version: version, bytes: bytes, writing: false) }
+                return true
+            }
+            let stored = try CatalogEntry.decoded(from: bytes, named: name)
+            if let change = state.difference(from: stored, writing: writing) {
+                throw LodeError.typeChangedByAnotherProcess(type: name, change: change)
+            }
+            if writing { state.adopt(stored) }
+            state.noteVerified(version: version, bytes: bytes, writing: writing)
+            return true
+        }
+        if found == nil {
+            throw LodeError.typeChangedByAnotherProcess(type: name, change: "the type was deleted or renamed")
+        }
+    }
+
+    package func catalogEntry(named name: String) throws -> CatalogEntry? {
+        guard let bytes = try lmdb.get(Array(name.utf8), in: store.catalog) else { return nil }
+        return try CatalogEntry.decoded(from: bytes, named: name)
+    }
+
+    /// A view of `T` built from the catalog, without writing: only indexes that exist on disk and
+    /// match the schema are used.
+    func catalogState<T: Persistable>(_ type: T.Type) throws -> TypeState<T> {
+        let schema = T.schema
+        guard let entry = try catalogEntry(named: schema.typeName) else {
+            return TypeState(
+                schema: schema, records: nil, indexes: [], entry: CatalogEntry(schema), complete: false)
+        }
+        guard entry.primaryKey == schema.primaryKeyField else {
+            throw LodeError.schemaMismatch(
+                type: schema.typeName,
+                reason:
+                    "the store's primary key is \"\(entry.primaryKey)\", the type's is \"\(schema.primaryKeyField)\""
+            )
+        }
+        let records = try openDatabase(schema.typeName, kind: .plain)
+        var indexes: [TypeState<T>.LiveIndex] = []
+        for index in schema.indexes {
+            let wanted = CatalogEntry.IndexEntry(
+                name: index.name, fields: index.fields, unique: index.isUnique)
+            guard entry.indexes.contains(wanted) else { continue }
+            let database = try openDatabase(
+                CatalogEntry.databaseName(type: schema.typeName, index: index.name),
+                kind: index.isUnique ? .plain : .duplicates)
+            indexes.append(.init(definition: index, database: database))
+        }
+        let complete = indexes.count == schema.indexes.count && entry.indexes.count == schema.indexes.count
+        let state = TypeState(
+            schema: schema, records: records, indexes: indexes, entry: entry, complete: complete)
+        if complete { store.publish([schema.typeName: state]) }
+        return state
+    }
+
+    func openDatabase(_ name: String, kind: Database.Kind) throws -> Database {
+        try lmdb.environment.database(named: name, kind: kind, create: false)
+    }
+
+    // MARK: Records
+
+    package func decode<T: Persistable>(
+        _ type: T.Type, from bytes: UnsafeRawBufferPointer, key: some Collection<UInt8>
+    ) throws -> T {
+        LockWatch.check(entering: "the Decodable initializer of \(T.self)")
+        let state = decodingState ?? CBORDecodingState(bytes: bytes)
+        decodingState = nil
+        defer { decodingState = state }
+        func failure(_ error: DecodingError) -> LodeError {
+            .recordDoesNotDecode(
+                type: T.schema.typeName, key: KeyDescription.describe(Array(key)), field: error.fieldPath,
+                reason: error.reason)
+        }
+        do {
+            return try CBORDecoder().decode(T.self, from: bytes, state: state)
+        } catch let error as DecodingError {
+            // A record written before a field with a declared default existed: read it with the default.
+            guard case .keyNotFound(_, let context) = error, context.codingPath.isEmpty,
+                let patched = try T.schema.applyingDefaults(to: bytes)
+            else { throw failure(error) }
+            do {
+                return try CBORDecoder().decode(T.self, from: patched)
+            } catch let error as DecodingError {
+                throw failure(error)
+            }
+        }
+    }
+
+    /// The stored `T` under encoded key `key`.
+    package func object<T: Persistable>(_ type: T.Type, keyBytes key: [UInt8], state: TypeState<T>) throws
+        -> T?
+    {
+        guard let records = state.records else { return nil }
+        return try lmdb.withValue(forKey: key, in: records) { bytes in
+            try decode(T.self, from: bytes, key: key)
+        }
+    }
+
+    /// The `T` whose primary key is `key`, or nil.
+    ///
+    /// - Complexity: one O(log *n*) B-tree lookup and one decode.
+    public func object<T: Persistable, Key: Encodable>(_ type: T.Type, key: Key) throws -> T? {
+        let bytes = try KeyEncoder().encode(key)
+        guard bytes.count <= IndexKeyLimit.maximum else { return nil }
+        return try object(T.self, keyBytes: bytes, state: try typeState(T.self))
+    }
+
+    /// The `T` an ``ObjectID`` names, or nil when it was deleted.
+    public func object<T: Persistable>(_ type: T.Type, for id: ObjectID) throws -> T? {
+        guard id.typeName == T.schema.typeName else {
+            throw LodeError.typeNotFound("\(id.typeName) (asked for as \(T.schema.typeName))")
+        }
+        return try object(T.self, keyBytes: id.primaryKey, state: try typeState(T.self))
+    }
+
+    /// The object an ``ObjectID`` names, as whatever registered Swift type has its type name, or nil
+    /// when it was deleted.
+    ///
+    /// - Throws: ``LodeError/typeNotFound(_:)`` when no Swift type with that name was used with this
+    ///   store in this process.
+    public func object(for id: ObjectID) throws -> (any Persistable)? {
+        guard let type = store.swiftType(named: id.typeName) else {
+            throw LodeError.typeNotFound(id.typeName)
+        }
+        func open<T: Persistable>(_ type: T.Type) throws -> (any Persistable)? {
+            try object(T.self, for: id)
+        }
+        return try open(type)
+    }
+
+    /// How many `T` are stored.
+    public func count<T: Persistable>(_ type: T.Type) throws -> Int {
+        guard let records = try typeState(T.self).records else { return 0 }
+        return try lmdb.count(in: records)
+    }
+
+}
+
+extension DecodingError {
+    /// The coding path as `field.sub[2].leaf`.
+    var fieldPath: String {
+        let path: [any CodingKey]
+        switch self {
+        case .typeMismatch(_, let context), .valueNotFound(_, let context), .dataCorrupted(let context):
+            path = context.codingPath
+        case .keyNotFound(let key, let context):
+            path = context.codingPath + [key]
+        @unknown default:
+            path = []
+        }
+        var text = ""
+        for key in path {
+            if let index = key.intValue, key.stringValue.hasPrefix("[") || key.stringValue == "Index \(index)"
+            {
+                text += "[\(index)]"
+            } else {
+                text += text.isEmpty ? key.stringValue : "." + key.stringValue
+            }
+        }
+        return text
+    }
+
+    package var reason: String {
+        switch self {
+        case .typeMismatch(_, let context), .valueNotFound(_, let context), .keyNotFound(_, let context),
+            .dataCorrupted(let context):
+            return context.debugDescription
+        @unknown default:
+            return "\(self)"
+        }
+    }
+}

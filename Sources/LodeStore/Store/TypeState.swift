@@ -1,0 +1,138 @@
+import Foundation
+import LMDB
+import LodeCodec
+
+/// Something a write transaction changed provisionally and settles when it ends.
+protocol PendingWriteState: AnyObject {
+    /// The catalog entry the running write transaction wrote, if any.
+    var pendingEntry: CatalogEntry? { get set }
+    func finishWrite(committed: Bool)
+}
+
+/// What a store keeps about one registered type: its databases and the indexes that exist on disk.
+///
+/// Lock order: `catalog` and `shapes` are leaves.
+package final class TypeState<T: Persistable>: Sendable, PendingWriteState {
+    package struct LiveIndex {
+        package let definition: Index<T>
+        package let database: Database
+    }
+
+    package let schema: Schema<T>
+    /// The records database, or nil when the type has never been stored (read-only view).
+    package let records: Database?
+    /// Indexes that exist on disk and match the schema.
+    package let indexes: [LiveIndex]
+    /// The committed catalog entry and the one the running write transaction wrote, if any. A write
+    /// settles them after its commit, outside the writer lock, while the next write may already read
+    /// them: they change together, under the mutex.
+    private let catalog: Locked<(entry: CatalogEntry, pending: CatalogEntry?)>
+    /// The last version at which the stored catalog entry was found to match this state for reading,
+    /// the entry's bytes then, and the bytes last checked for writing and adopted (another process
+    /// may rewrite the entry: see `Transaction.verify(_:writing:)`).
+    private let verified = Locked<(version: Int, bytes: [UInt8], written: [UInt8])>((-1, [], []))
+    /// True when the registration is complete (every schema index built); read-only views of a
+    /// store whose catalog lags the schema are not.
+    let complete: Bool
+
+    init(schema: Schema<T>, records: Database?, indexes: [LiveIndex], entry: CatalogEntry, complete: Bool) {
+        self.schema = schema
+        self.catalogKey = Array(schema.typeName.utf8)
+        self.records = records
+        self.indexes = indexes
+        self.catalog = Locked((entry, nil))
+        self.complete = complete
+    }
+
+    /// The committed catalog entry.
+    var entry: CatalogEntry { catalog.withLock { $0.entry } }
+
+    /// A catalog entry written by the running write transaction, not yet committed.
+    var pendingEntry: CatalogEntry? {
+        get { catalog.withLock { $0.pending } }
+        set { catalog.withLock { $0.pending = newValue } }
+    }
+
+    /// The entry a write transaction builds on: its own pending one, or the committed one.
+    var latestEntry: CatalogEntry { catalog.withLock { $0.pending ?? $0.entry } }
+    /// Hashes of top-level field-name sequences and their values' kinds (the encoder's record shape)
+    /// that the committed catalog entry holds.
+    private let shapes = Locked<Set<UInt64>>([])
+
+    func knowsShape(_ shape: UInt64) -> Bool { shapes.withLock { $0.contains(shape) } }
+    func learnShape(_ shape: UInt64) { _ = shapes.withLock { $0.insert(shape) } }
+
+    /// True when the entry was verified at `version`.
+    func isVerified(at version: Int) -> Bool { verified.withLock { $0.version == version } }
+
+    /// True when `bytes` are the bytes last verified for reading (or, with `writing`, checked for
+    /// writing and adopted): the entry did not change since.
+    func isVerified(bytes: UnsafeRawBufferPointer, writing: Bool) -> Bool {
+        verified.withLock { same(writing ? $0.written : $0.bytes, bytes) }
+    }
+
+    /// Notes that the stored entry, `bytes`, matched at `version` (with `writing`: for writing too,
+    /// and was adopted).
+    func noteVerified(version: Int, bytes: UnsafeRawBufferPointer, writing: Bool) {
+        verified.withLock { verified in
+            if !same(verified.bytes, bytes) { verified.bytes = Array(bytes) }
+            if writing, !same(verified.written, bytes) { verified.written = Array(bytes) }
+            verified.version = version
+        }
+    }
+
+    /// The type's key in `@catalog`.
+    let catalogKey: [UInt8]
+
+    /// Takes `stored`, written by another process (fields and shapes it learned), as the committed
+    /// entry this process builds on — unless it is the one an earlier write of this process
+    /// committed and has not settled yet.
+    func adopt(_ stored: CatalogEntry) {
+        catalog.withLock { catalog in
+            if catalog.pending == stored || catalog.entry == stored { return }
+            catalog.entry = stored
+            catalog.pending = nil
+        }
+    }
+
+    /// How the stored `entry` differs from this state in what reading (or, with `writing`, writing)
+    /// relies on — the primary key, the indexes this state uses, and for writes no index it does not
+    /// maintain — or nil when it does not.
+    func difference(from entry: CatalogEntry, writing: Bool) -> String? {
+        if entry.primaryKey != schema.primaryKeyField {
+            return "its primary key is now \"\(entry.primaryKey)\", not \"\(schema.primaryKeyField)\""
+        }
+        for index in indexes {
+            let wanted = CatalogEntry.IndexEntry(
+                name: index.definition.name, fields: index.definition.fields,
+                unique: index.definition.isUnique)
+            guard let stored = entry.indexes.first(where: { $0.name == wanted.name }) else {
+                return "index \"\(wanted.name)\" was dropped"
+            }
+            if stored != wanted { return "index \"\(wanted.name)\" was redefined" }
+        }
+        if writing, let added = entry.indexes.first(where: { index(named: $0.name) == nil }) {
+            return "index \"\(added.name)\" was added, which this process does not maintain"
+        }
+        return nil
+    }
+
+    func finishWrite(committed: Bool) {
+        catalog.withLock { catalog in
+            if committed, let pending = catalog.pending { catalog.entry = pending }
+            catalog.pending = nil
+        }
+    }
+
+    var typeName: String { schema.typeName }
+
+    package func index(named name: String) -> LiveIndex? { indexes.first { $0.definition.name == name } }
+}
+
+/// True when `stored` holds exactly `bytes` (one `memcmp`: catalog entries are compared on every
+/// write).
+func same(_ stored: [UInt8], _ bytes: UnsafeRawBufferPointer) -> Bool {
+    guard stored.count == bytes.count else { return false }
+    guard let base = bytes.baseAddress, !stored.isEmpty else { return true }
+    return stored.withUnsafeBytes { memcmp($0.baseAddress!, base, stored.count) == 0 }
+}

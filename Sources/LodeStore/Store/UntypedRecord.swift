@@ -1,0 +1,89 @@
+import Foundation
+import LodeCodec
+
+/// A stored record read without its Swift type and checked the way `lode-dump load` restores it:
+/// one CBOR map whose field names are text, each used once, holding the primary-key field. Its
+/// primary key and index keys come from this one untyped derivation (the key encoding of the value
+/// the app wrote, through `CBORValue`'s `Encodable` form), used by `checkIntegrity()`, the export and
+/// `restore` alike, so what one accepts the others accept.
+package struct UntypedRecord {
+    /// What is wrong with a record: the field (empty for the whole record) and why.
+    package struct Problem: Error {
+        package var field: String
+        package var reason: String
+        /// For a primary key over the limit: its length.
+        package var keyLength: Int?
+    }
+
+    /// The decoded record.
+    package let value: CBORValue
+    /// The primary-key field's value.
+    package let primaryKeyValue: CBORValue
+    /// The primary key, key-encoded: where the record must be stored.
+    package let primaryKey: [UInt8]
+
+    /// Reads `bytes` as a record of `type`.
+    package init(bytes: [UInt8], type: StoredType) throws(Problem) {
+        let decoded: CBORValue
+        do {
+            decoded = try CBORValue(decoding: bytes)
+        } catch {
+            throw Problem(field: "", reason: "the record is not CBOR: \(error.reason)")
+        }
+        guard case .map(let entries) = decoded else {
+            throw Problem(field: "", reason: "the record is not a CBOR map")
+        }
+        var names = Set<String>()
+        for entry in entries {
+            guard case .text(let name) = entry.key else {
+                throw Problem(field: entry.key.json, reason: "a field name is not text")
+            }
+            guard names.insert(name).inserted else {
+                throw Problem(field: name, reason: "the field appears twice in the record")
+            }
+        }
+        // Fields older records lack read as the schema's defaults, as the typed path reads them.
+        let missing = type.defaults.filter { field, _ in !names.contains(field) }
+        let value =
+            missing.isEmpty
+            ? decoded
+            : .map(
+                entries
+                    + missing.sorted { $0.key < $1.key }.map { .init(key: .text($0.key), value: $0.value) })
+        guard let primaryKeyValue = value.value(atPath: type.primaryKey) else {
+            throw Problem(field: type.primaryKey, reason: "the primary-key field is missing")
+        }
+        do {
+            primaryKey = try KeyEncoder().encode(primaryKeyValue)
+        } catch {
+            throw Problem(field: type.primaryKey, reason: "the value cannot be a primary key: \(error)")
+        }
+        guard primaryKey.count <= IndexKeyLimit.maximum else {
+            throw Problem(
+                field: type.primaryKey,
+                reason: "the primary key is \(primaryKey.count) bytes; primary keys are limited to 511",
+                keyLength: primaryKey.count)
+        }
+        self.value = value
+        self.primaryKeyValue = primaryKeyValue
+    }
+
+    /// The field names, in record order.
+    package var fieldNames: [String] {
+        guard case .map(let entries) = value else { return [] }
+        return entries.compactMap { if case .text(let name) = $0.key { return name } else { return nil } }
+    }
+
+    /// The key the record has in `index` (as stored: long values cut to 500 bytes and a hash).
+    package func indexKey(_ index: StoredIndex) throws(Problem) -> [UInt8] {
+        var bytes: [UInt8] = []
+        for field in index.fields {
+            do {
+                try KeyEncoder().append(value.value(atPath: field) ?? .null, to: &bytes)
+            } catch {
+                throw Problem(field: field, reason: "the value cannot be an index key: \(error)")
+            }
+        }
+        return IndexKeyLimit.stored(bytes)
+    }
+}

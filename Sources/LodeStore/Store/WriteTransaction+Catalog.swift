@@ -1,0 +1,114 @@
+import Foundation
+import LMDB
+import LodeCodec
+
+/// Registering types: catalog entries, index databases built or dropped, field names learned.
+extension WriteTransaction {
+    func registerType(_ type: any Persistable.Type) throws {
+        func open<T: Persistable>(_ type: T.Type) throws { _ = try typeState(T.self) }
+        try open(type)
+    }
+
+    /// Creates or reconciles the type's databases and catalog entry: builds indexes the schema added
+    /// (or changed), drops the ones it removed.
+    @discardableResult
+    func register<T: Persistable>(_ type: T.Type) throws -> TypeState<T> {
+        let schema = T.schema
+        let name = schema.typeName
+        if let failure = schema.defaultsFailure { throw failure }
+        let existing = try catalogEntry(named: name)
+        if let existing, existing.primaryKey != schema.primaryKeyField {
+            throw LodeError.schemaMismatch(
+                type: name,
+                reason:
+                    "the store's primary key is \"\(existing.primaryKey)\", the type's is \"\(schema.primaryKeyField)\""
+            )
+        }
+        let records = try lmdbWrite.database(named: name, kind: .plain)
+        var entry = existing ?? CatalogEntry(schema)
+        var live: [TypeState<T>.LiveIndex] = []
+        var toBuild: [TypeState<T>.LiveIndex] = []
+        for index in schema.indexes {
+            let databaseName = CatalogEntry.databaseName(type: name, index: index.name)
+            let wanted = CatalogEntry.IndexEntry(
+                name: index.name, fields: index.fields, unique: index.isUnique)
+            let stored = existing?.indexes.first { $0.name == index.name }
+            if let stored, stored != wanted {
+                try lmdbWrite.drop(try lmdbWrite.database(named: databaseName, create: false))
+            }
+            let database = try lmdbWrite.database(
+                named: databaseName, kind: index.isUnique ? .plain : .duplicates)
+            let liveIndex = TypeState<T>.LiveIndex(definition: index, database: database)
+            live.append(liveIndex)
+            if stored != wanted { toBuild.append(liveIndex) }
+        }
+        for stored in existing?.indexes ?? []
+        where !schema.indexes.contains(where: { $0.name == stored.name }) {
+            let databaseName = CatalogEntry.databaseName(type: name, index: stored.name)
+            try lmdbWrite.drop(try lmdbWrite.database(named: databaseName, create: false))
+        }
+        if !toBuild.isEmpty {
+            // Build from the records; a unique index that the data violates fails the registration.
+            for entry in try lmdb.entries(in: records) {
+                let object = try entry.value.withUnsafeBytes { try decode(T.self, from: $0, key: entry.key) }
+                for index in toBuild {
+                    try putIndexEntry(
+                        index, key: try indexKey(index, of: object), primaryKey: entry.key, object: object)
+                }
+            }
+        }
+        entry.indexes = schema.indexes.map { .init(name: $0.name, fields: $0.fields, unique: $0.isUnique) }
+        entry.version = schema.version
+        entry.defaults = CatalogEntry.defaults(schema)
+        if existing == nil {
+            entry.note(fields: entry.fields, schemaVersion: try schemaHistory().version, event: "stored")
+        }
+        if entry != existing { try writeCatalog(entry) }
+        let state = TypeState(schema: schema, records: records, indexes: live, entry: entry, complete: true)
+        registeredTypes[name] = state
+        return state
+    }
+
+    package func writeCatalog(_ entry: CatalogEntry) throws {
+        try lmdbWrite.put(try CBOREncoder().encode(entry), forKey: Array(entry.name.utf8), in: store.catalog)
+    }
+
+    /// Adds field names never seen before, a record shape not listed yet (with `key` as its
+    /// example) and kinds of value a field never held, to the catalog entry; `known` is the
+    /// encoder's hash of the record's names and kinds, learned once the entry holds them.
+    func noteFields<T>(of record: [UInt8], key: [UInt8], state: TypeState<T>, known: UInt64) throws {
+        guard let fields = try record.withUnsafeBytes({ try RecordNames.fields($0) }) else { return }
+        let (shape, names) = (fields.shape, fields.names)
+        let current = state.latestEntry
+        var updated = current
+        CatalogEntry.note(fields, in: &updated.kinds)
+        let missing = Set(names).subtracting(current.fields)
+        if !missing.isEmpty {
+            updated.fields = Array(Set(current.fields).union(missing)).sorted()
+            if let last = updated.history?.last {
+                updated.note(fields: updated.fields, schemaVersion: last.schemaVersion, event: last.event)
+            }
+        }
+        _ = updated.noteShape(shape, key: key)
+        if updated == current {
+            if state.pendingEntry == nil { state.learnShape(known) }
+            return
+        }
+        try writeCatalog(updated)
+        if pendingEntriesBefore[ObjectIdentifier(state)] == nil {
+            pendingEntriesBefore[ObjectIdentifier(state)] = (state, state.pendingEntry)
+        }
+        state.pendingEntry = updated
+    }
+
+    /// A record shape this transaction has already added to a type's catalog entry.
+    struct ShapeNote: Hashable {
+        var state: ObjectIdentifier
+        var shape: UInt64
+    }
+
+    func finishPending(committed: Bool) {
+        for (_, pending) in pendingEntriesBefore { pending.state.finishWrite(committed: committed) }
+        pendingEntriesBefore.removeAll()
+    }
+}

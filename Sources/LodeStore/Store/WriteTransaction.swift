@@ -1,0 +1,259 @@
+import Foundation
+import LMDB
+import LodeCodec
+
+/// A write transaction of a ``Store``. Everything a ``Transaction`` reads, plus inserts, upserts,
+/// updates and deletes; indexes change with the objects, in the same transaction. See
+/// ``Store/write(_:)-1woiz``.
+///
+/// Every operation is all-or-nothing on its own: one that throws (a duplicate key, a unique-index
+/// violation) has changed nothing, so the closure may catch the error and carry on. An error that
+/// leaves the closure rolls back the whole transaction.
+public final class WriteTransaction: Transaction {
+    /// Types registered by this transaction, published when it commits.
+    package var registeredTypes: [String: AnyObject] = [:]
+    /// This transaction's version, set once its closure and change-log entry are done (the commit
+    /// follows).
+    var committingVersion: Int?
+    /// The net object changes, written to `@changes` just before the commit.
+    package var pendingChanges = PendingChanges()
+    package var lmdbWrite: LMDB.WriteTransaction { lmdb as! LMDB.WriteTransaction }
+
+    /// Type states this transaction already looked up, by Swift type.
+    var stateCache: [ObjectIdentifier: AnyObject] = [:]
+
+    override package func typeState<T: Persistable>(_ type: T.Type) throws -> TypeState<T> {
+        // Keyed by the Swift type, so the cast cannot fail (a checked cast costs a metadata lookup).
+        if let cached = stateCache[ObjectIdentifier(T.self)] {
+            return unsafeDowncast(cached, to: TypeState<T>.self)
+        }
+        let state: TypeState<T>
+        if let pending = registeredTypes[T.schema.typeName] as? TypeState<T> {
+            state = pending
+        } else if let published = store.publishedState(T.self) {
+            try refuseUnknownMigrations()
+            try verify(published, writing: true)
+            state = published
+        } else {
+            state = try register(T.self)
+        }
+        stateCache[ObjectIdentifier(T.self)] = state
+        return state
+    }
+
+    /// True once this transaction checked that no migration ran since the store was opened.
+    private var migrationsChecked = false
+
+    /// Throws when another process ran migrations this store's code may not know since it opened the
+    /// store: objects written now could have the shape the migration changed.
+    /// - Throws: ``LodeError/storeNewerThanCode(path:unknownMigrations:)``.
+    func refuseUnknownMigrations() throws {
+        guard !migrationsChecked, let known = store.knownSchemaVersion else { return }
+        // The count alone (a small integer beside the names), compared as stored; the names are read
+        // only when it changed.
+        let unchanged =
+            try lmdb.withValue(forKey: StoreLayout.schemaVersionKeyBytes, in: store.meta) { stored in
+                known.bytes.map { same($0, stored) } ?? false
+            } ?? (known.bytes == nil)
+        if !unchanged {
+            let history = try schemaHistory()
+            if history.version > known.count {
+                throw LodeError.storeNewerThanCode(
+                    path: store.path, unknownMigrations: Array(history.migrations.dropFirst(known.count)))
+            }
+        }
+        migrationsChecked = true
+    }
+
+    override func openDatabase(_ name: String, kind: Database.Kind) throws -> Database {
+        try lmdbWrite.database(named: name, kind: kind, create: false)
+    }
+
+    /// Record shapes noted by this transaction.
+    var shapesNoted: Set<ShapeNote> = []
+
+    /// Each type whose catalog entry this transaction rewrote — settled when it ends — with the
+    /// pending entry it had before (what a savepoint that rolls back puts back).
+    var pendingEntriesBefore: [ObjectIdentifier: (state: any PendingWriteState, entry: CatalogEntry?)] = [:]
+
+    // MARK: Keys and records
+
+    func primaryKey<T: Persistable>(of object: T) throws -> [UInt8] {
+        let key = try T.schema.primaryKeyBytes(object)
+        guard key.count <= IndexKeyLimit.maximum else {
+            throw LodeError.keyTooLong(type: T.schema.typeName, bytes: key.count)
+        }
+        return key
+    }
+
+    /// The record of `object` and the hash of its top-level field names.
+    func encodeRecord<T: Persistable>(_ object: T) throws -> (bytes: [UInt8], shape: UInt64) {
+        LockWatch.check(entering: "the Encodable conformance of \(T.self)")
+        do {
+            return try CBOREncoder().encodeRecord(object)
+        } catch {
+            throw LodeError.recordDoesNotEncode(type: T.schema.typeName, reason: "\(error)")
+        }
+    }
+
+    /// Writes `object` under `key`, moving its index entries from `old` (the stored version, if any).
+    private func store<T: Persistable>(
+        _ object: T, key: [UInt8], replacing old: (keys: [[UInt8]], record: [UInt8])?, state: TypeState<T>
+    ) throws {
+        // Generic code runs unspecialized for the app's types: index loops, not iterators or
+        // optionals of `T`, keep it from looking up generic metadata for every object.
+        let (record, shape) = try encodeRecord(object)
+        let newKeys = try indexKeys(of: object, state: state)
+        let oldKeys = old?.keys
+        let indexCount = state.indexes.count
+        // Check every unique index before changing anything, so a violation changes nothing.
+        for position in 0..<indexCount where oldKeys?[position] != newKeys[position] {
+            try checkUnique(state.indexes[position], key: newKeys[position], primaryKey: key, object: object)
+        }
+        do {
+            // An insert refuses an existing key here, before anything else is written.
+            try lmdbWrite.put(record, forKey: key, in: state.records!, flags: old == nil ? .noOverwrite : [])
+        } catch let error as LMDBError where error.code == .keyExists {
+            throw LodeError.duplicateKey(type: T.schema.typeName, key: T.schema.primaryKeyDescription(object))
+        }
+        for position in 0..<indexCount {
+            let index = state.indexes[position]
+            if let oldKeys {
+                guard oldKeys[position] != newKeys[position] else { continue }
+                try removeIndexEntry(index, key: oldKeys[position], primaryKey: key)
+            }
+            try putIndexEntry(index, key: newKeys[position], primaryKey: key, object: object)
+        }
+        // The transaction's own notes first (no lock), then what the type has learned.
+        let note = ShapeNote(state: ObjectIdentifier(state), shape: shape)
+        if !shapesNoted.contains(note) && !state.knowsShape(shape) {
+            try noteFields(of: record, key: key, state: state, known: shape)
+            // Known from now on in this transaction (the type learns it only if the catalog it wrote commits).
+            shapesNoted.insert(note)
+        }
+        // The stored record, not a re-encoding of the decoded object, is what changed.
+        let changed = old.flatMap { RecordDiff.changedFields($0.record, record) }
+        pendingChanges.record(
+            type: state.typeName, key: key, existedBefore: old != nil, existsAfter: true, fields: changed)
+    }
+
+    /// The stored `T` under `key` with its record bytes, or nil.
+    private func storedObject<T: Persistable>(_ type: T.Type, keyBytes key: [UInt8], state: TypeState<T>)
+        throws
+        -> (object: T, record: [UInt8])?
+    {
+        guard let records = state.records, let record = try lmdb.get(key, in: records) else { return nil }
+        let object = try record.withUnsafeBytes { try decode(T.self, from: $0, key: key) }
+        return (object, record)
+    }
+
+    // MARK: Writing objects
+
+    /// Stores a new object.
+    ///
+    /// - Complexity: O(log *n*) B-tree puts: the record and one entry per index.
+    /// - Throws: ``LodeError/duplicateKey(type:key:)`` when an object with the same primary key exists,
+    ///   ``LodeError/uniqueViolation(type:index:value:)`` when a unique index already has the value.
+    public func insert<T: Persistable>(_ object: T) throws {
+        let state = try typeState(T.self)
+        let key = try primaryKey(of: object)
+        try store(object, key: key, replacing: nil, state: state)
+    }
+
+    /// Stores several new objects.
+    public func insert<S: Sequence>(contentsOf objects: S) throws where S.Element: Persistable {
+        for object in objects { try insert(object) }
+    }
+
+    /// Stores `object`, replacing the one with the same primary key if there is one.
+    public func upsert<T: Persistable>(_ object: T) throws {
+        let state = try typeState(T.self)
+        let key = try primaryKey(of: object)
+        let old = try storedObject(T.self, keyBytes: key, state: state)
+        try store(
+            object, key: key,
+            replacing: try old.map { (try indexKeys(of: $0.object, state: state), $0.record) },
+            state: state)
+    }
+
+    /// Changes the object with primary key `key` in place and returns the new version.
+    /// - Throws: ``LodeError/objectNotFound(type:key:)`` when there is none,
+    ///   ``LodeError/primaryKeyChanged(type:from:to:)`` when `body` changes the primary key.
+    @discardableResult
+    public func update<T: Persistable, Key: Encodable>(
+        _ type: T.Type, key: Key, _ body: (inout T) throws -> Void
+    ) throws -> T {
+        let state = try typeState(T.self)
+        let keyBytes = try KeyEncoder().encode(key)
+        guard let old = try storedObject(T.self, keyBytes: keyBytes, state: state) else {
+            throw LodeError.objectNotFound(type: T.schema.typeName, key: "\(key)")
+        }
+        var updated = old.object
+        try body(&updated)
+        let newKey = try primaryKey(of: updated)
+        guard newKey == keyBytes else {
+            throw LodeError.primaryKeyChanged(
+                type: T.schema.typeName, from: "\(key)", to: T.schema.primaryKeyDescription(updated))
+        }
+        try store(
+            updated, key: keyBytes, replacing: (try indexKeys(of: old.object, state: state), old.record),
+            state: state)
+        return updated
+    }
+
+    /// Deletes the object with primary key `key`; returns false when there was none.
+    @discardableResult
+    public func delete<T: Persistable, Key: Encodable>(_ type: T.Type, key: Key) throws -> Bool {
+        try delete(T.self, keyBytes: try KeyEncoder().encode(key))
+    }
+
+    /// Deletes the stored version of `object` (found by its primary key).
+    @discardableResult
+    public func delete<T: Persistable>(_ object: T) throws -> Bool {
+        try delete(T.self, keyBytes: try T.schema.primaryKeyBytes(object))
+    }
+
+    /// Deletes every `T`; returns how many there were.
+    @discardableResult
+    public func deleteAll<T: Persistable>(_ type: T.Type) throws -> Int {
+        let state = try typeState(T.self)
+        let count = try lmdb.count(in: state.records!)
+        try lmdbWrite.empty(state.records!)
+        for index in state.indexes { try lmdbWrite.empty(index.database) }
+        pendingChanges.recordClear(type: state.typeName)
+        return count
+    }
+
+    package func delete<T: Persistable>(_ type: T.Type, keyBytes key: [UInt8]) throws -> Bool {
+        let state = try typeState(T.self)
+        guard key.count <= IndexKeyLimit.maximum, let records = state.records,
+            let record = try lmdb.get(key, in: records)
+        else { return false }
+        let old: T?
+        do {
+            old = try record.withUnsafeBytes { try decode(T.self, from: $0, key: key) }
+        } catch LodeError.recordDoesNotDecode {
+            old = nil
+        }
+        for index in state.indexes {
+            if let old {
+                try removeIndexEntry(index, key: try indexKey(index, of: old), primaryKey: key)
+            } else {
+                // The record no longer decodes: find its entries by walking the index.
+                try lmdbWrite.withCursor(in: index.database) { cursor in
+                    var entry = try cursor.first()
+                    while let current = entry {
+                        if current.value == key {
+                            entry = try (cursor as! WriteCursor).deleteCurrent()
+                        } else {
+                            entry = try cursor.next()
+                        }
+                    }
+                }
+            }
+        }
+        try lmdbWrite.delete(key, in: records)
+        pendingChanges.record(type: state.typeName, key: key, existedBefore: true, existsAfter: false)
+        return true
+    }
+}
