@@ -7,12 +7,12 @@ import class LMDB.ReadSnapshot
 
 /// The live layer's state for one store: its notifier and the caches that the live results of the
 /// store share (the change log read once per version range, objects decoded once per version, the
-/// sorted index keys of changed objects). Kept by the store as an attachment; it holds the store
-/// weakly.
+/// sorted index keys of changed objects). The store keeps it as its ``StoreFollower`` and tells it
+/// of each commit, which it passes on to the notifier; it holds the store weakly.
 ///
 /// Lock order: `lock` is a leaf (the caches only; nothing is called while it is held). The notifier
 /// is made under it but its initializer only allocates and arms a timer.
-final class LiveContext: @unchecked Sendable {
+final class LiveContext: StoreFollower, @unchecked Sendable {
     // @unchecked: every mutable property is read and written under `lock`.
     private weak var store: Store?
     private let lock = LodeLock("LiveContext")
@@ -27,19 +27,20 @@ final class LiveContext: @unchecked Sendable {
 
     /// The context of `store`.
     static func of(_ store: Store) -> LiveContext {
-        store.attachment(LiveContext.self) { LiveContext(store: store) }
+        store.follower { LiveContext(store: store) }
     }
+
+    /// Wakes the notifier (when there is one) after a commit of this process.
+    func storeDidCommit() { lock.withLock { notifier }?.storeDidCommit() }
 
     /// The store's notifier, made (and listening to the store's commits) on first use.
     func makeNotifier(for store: Store) -> Notifier {
-        let (found, isNew) = lock.withLock { () -> (Notifier, Bool) in
-            if let notifier { return (notifier, false) }
+        lock.withLock {
+            if let notifier { return notifier }
             let made = Notifier(store: store, interval: store.configuration.notificationPollInterval)
             notifier = made
-            return (made, true)
+            return made
         }
-        if isNew { store.addCommitListener(found) }
-        return found
     }
 
     /// The changes to a type in versions `(from, next]`, read from the change log once for all live

@@ -27,7 +27,7 @@ protocol CommitObserver: AnyObject, Sendable {
 ///
 /// Lock order: `lock` (the observer list) is a leaf. Observers are called on the notifier's queue
 /// with no lock held.
-final class Notifier: CommitListener, @unchecked Sendable {
+final class Notifier: @unchecked Sendable {
     // @unchecked: `observers` is guarded by `lock`; `lastSeen` and `stopped` are only touched on
     // `queue`; `timer` is set once.
     private weak var store: Store?

@@ -15,14 +15,3 @@ public struct Migration: Sendable {
         self.body = body
     }
 }
-
-/// The migrations a store has run, as recorded in its `@meta` database.
-public struct SchemaHistory: Sendable, Equatable {
-    /// The schema version: how many migrations have run.
-    public var version: Int { migrations.count }
-    /// The names of the migrations that ran, in order.
-    public var migrations: [String]
-
-    /// A history of `migrations`.
-    public init(migrations: [String]) { self.migrations = migrations }
-}

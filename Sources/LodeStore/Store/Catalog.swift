@@ -197,7 +197,7 @@ package struct CatalogEntry: Codable, Equatable {
 }
 
 /// Names of the store's own databases, and the values in `@meta`.
-enum StoreLayout {
+package enum StoreLayout {
     static let meta = "@meta"
     static let catalog = "@catalog"
     static let changes = "@changes"
@@ -206,8 +206,8 @@ enum StoreLayout {
     static let formatVersionKey = "format"
     static let createdKey = "created"
     /// The names of the migrations the store ran, in order (a CBOR array of text).
-    static let migrationsKey = "migrations"
+    package static let migrationsKey = "migrations"
     /// How many migrations ran (an integer, beside their names).
-    static let schemaVersionKey = "schemaVersion"
+    package static let schemaVersionKey = "schemaVersion"
     static let schemaVersionKeyBytes = Array(schemaVersionKey.utf8)
 }

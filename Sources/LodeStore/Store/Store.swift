@@ -42,10 +42,8 @@ public final class Store: @unchecked Sendable {
         weak var sharedSnapshot: ReadSnapshot?
         /// The last version whose catalog has had all its databases opened.
         var catalogSyncedVersion = -1
-        /// Per-store objects of higher layers (the live layer's notifier and caches), by type.
-        var attachments: [ObjectIdentifier: AnyObject] = [:]
-        /// Told after each commit of this process.
-        var listeners: [WeakListener] = []
+        /// The layer above that follows this store's commits, once made (see ``StoreFollower``).
+        var follower: (any StoreFollower)?
         /// How many migrations the store had run when this process opened it (after running its
         /// own), and that count's stored bytes (`schemaVersion` in `@meta`, nil when absent): a write
         /// of a registered type is refused once another process ran more.
@@ -65,35 +63,12 @@ public final class Store: @unchecked Sendable {
     /// The change log, or nil in a read-only store made before it existed.
     let changeLog: Database?
 
-    /// Opens (or creates) the store in the directory at `url`, registering `types` at once: their
-    /// catalog entries are written and indexes added to or removed from their schemas are built or
-    /// dropped, all in one transaction.
-    ///
-    /// With `migrations` (see ``Migration``), the ones the store has not run yet run first, in order,
-    /// each in its own write transaction; then every type in `types` is checked against its stored
-    /// records (see ``StoreConfiguration/checksTypesAtOpen``) before anything reads them. Without it (nil) the store's
-    /// schema history is left alone (tools open stores so).
-    ///
-    /// - Throws: ``LodeError/notAStore(path:reason:)`` for a directory that holds another kind of
-    ///   LMDB environment or no store (read-only), ``LodeError/storage(_:)`` for LMDB failures (a file
-    ///   that is not LMDB, a missing directory in read-only mode); ``LodeError/storeNewerThanCode(path:unknownMigrations:)``,
-    ///   ``LodeError/migrationsDiffer(path:position:stored:given:)``,
-    ///   ``LodeError/migrationFailed(name:reason:)`` and
-    ///   ``LodeError/typeChangedWithoutMigration(type:key:field:reason:)`` as their names say.
-    public convenience init(
-        at url: URL, configuration: StoreConfiguration = StoreConfiguration(),
-        types: [any Persistable.Type] = [], migrations: [Migration]? = nil
-    ) throws {
-        try self.init(
-            at: url, configuration: configuration, types: types, migrations: migrations, isTemporary: false)
-    }
-
-    /// Opens (or creates) a store; a temporary one (see ``temporary(configuration:types:migrations:)``)
-    /// removes its directory when it closes.
-    init(
+    /// Opens (or creates) a store, registering `types` after the `opening` steps ran; a temporary one
+    /// (see ``temporary(configuration:types:migrations:)``) removes its directory when it closes. The
+    /// public initializers, which take migrations, are in `Migration/Store+Opening.swift`.
+    package init(
         at url: URL, configuration: StoreConfiguration, types: [any Persistable.Type],
-        migrations: [Migration]?,
-        isTemporary: Bool
+        opening: some StoreOpening, isTemporary: Bool
     ) throws {
         self.path = url.path
         self.isTemporary = isTemporary
@@ -140,26 +115,16 @@ public final class Store: @unchecked Sendable {
             if !configuration.readOnly { environment.forgetSystemCrash() }
         }
         // When migrations ran, the last one's transaction already checked and registered `types`.
-        let migrated = try migrations.map { try migrate($0, types: types) } ?? false
+        let migrated = try opening.runMigrations(on: self, types: types)
         let known = try read { tx in
             (try tx.schemaHistory().version, try tx.lmdb.get(StoreLayout.schemaVersionKeyBytes, in: meta))
         }
         withState { $0.knownSchemaVersion = known }
         if !migrated {
-            if configuration.checksTypesAtOpen { try checkTypesAtOpen(types) }
+            try opening.checkTypes(types, of: self)
             if !types.isEmpty { try register(types) }
         }
         try openCatalogDatabases()
-    }
-
-    /// Opens (or creates) the store in the directory at `path`.
-    public convenience init(
-        atPath path: String, configuration: StoreConfiguration = StoreConfiguration(),
-        types: [any Persistable.Type] = [], migrations: [Migration]? = nil
-    ) throws {
-        try self.init(
-            at: URL(fileURLWithPath: path), configuration: configuration, types: types, migrations: migrations
-        )
     }
 
     /// Checks (or, for a new store, writes) `@meta` and `@catalog`.
@@ -248,31 +213,25 @@ public final class Store: @unchecked Sendable {
     /// What change-log pruning has done in this process.
     let changeLogStatistics = ChangeLogStatistics()
 
-    /// The per-store object of type `T` a higher layer keeps here, made by `make` on first use.
-    /// `make` runs under the store's lock: it must only allocate.
-    package func attachment<T: AnyObject>(_ type: T.Type, make: () -> T) -> T {
+    /// The store's follower (see ``StoreFollower``), made by `make` on first use. `make` runs under
+    /// the store's lock: it must only allocate. A store has one follower, of one type.
+    package func follower<F: StoreFollower>(made make: () -> F) -> F {
         withState { state in
-            if let existing = state.attachments[ObjectIdentifier(T.self)] {
-                return unsafeDowncast(existing, to: T.self)
+            guard let existing = state.follower else {
+                let made = make()
+                state.follower = made
+                return made
             }
-            let made = make()
-            state.attachments[ObjectIdentifier(T.self)] = made
-            return made
+            guard let follower = existing as? F else {
+                preconditionFailure("a store has one follower: \(type(of: existing)), not \(F.self)")
+            }
+            return follower
         }
     }
 
-    /// Tells `listener` (held weakly) about every commit of this process from now on.
-    package func addCommitListener(_ listener: any CommitListener) {
-        withState { state in
-            state.listeners.removeAll { $0.listener == nil }
-            state.listeners.append(WeakListener(listener: listener))
-        }
-    }
-
-    /// Wakes the commit listeners; called after a write ended, outside every lock.
+    /// Tells the follower of a commit; called after a write ended, outside every lock.
     private func didCommit() {
-        let listeners = withState { $0.listeners.compactMap(\.listener) }
-        for listener in listeners { listener.storeDidCommit() }
+        withState { $0.follower }?.storeDidCommit()
     }
 
     /// Closes the store. Later calls throw ``LodeError/storeClosed(path:)``; the files close when the
@@ -618,10 +577,6 @@ public final class Store: @unchecked Sendable {
             withState { $0.catalogSyncedVersion = max($0.catalogSyncedVersion, version) }
         }
     }
-}
-
-struct WeakListener {
-    weak var listener: (any CommitListener)?
 }
 
 /// Thrown out of a rolled-back write's LMDB transaction so that it aborts; never reaches the caller.

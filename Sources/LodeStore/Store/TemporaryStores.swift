@@ -5,35 +5,6 @@ import LodeCodec
     import Glibc
 #endif
 
-extension Store {
-    /// A store in a fresh directory of its own that disappears when the store closes — for tests and
-    /// scratch work, with the same API as any store.
-    ///
-    /// The directory is made in `LODE_TEMPORARY_DIRECTORY` when that environment variable is set,
-    /// otherwise on the memory-backed file system at `/dev/shm` when one is mounted there and
-    /// writable (nothing touches a disk), otherwise in the system's temporary directory. It is
-    /// removed when the store is closed, when the `Store` is released, or when the process exits
-    /// normally. A process that crashes (or is killed) leaves its directories behind; the next
-    /// `temporary()` of the same user removes those whose process is gone.
-    ///
-    /// The configuration defaults to ``Durability/noSync``: a temporary store need not survive a
-    /// system crash, and its commits cost no flush.
-    public static func temporary(
-        configuration: StoreConfiguration = StoreConfiguration(durability: .noSync),
-        types: [any Persistable.Type] = [], migrations: [Migration]? = nil
-    ) throws -> Store {
-        let directory = try TemporaryStores.shared.makeDirectory()
-        do {
-            return try Store(
-                at: directory, configuration: configuration, types: types, migrations: migrations,
-                isTemporary: true)
-        } catch {
-            TemporaryStores.shared.remove(directory.path)
-            throw error
-        }
-    }
-}
-
 /// The directories of this process's temporary stores, removed when their store closes or at exit.
 ///
 /// Lock order: `lock` is a leaf; files are removed after it is released.
