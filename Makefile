@@ -10,8 +10,15 @@ FORMAT_PATHS := Package.swift Sources Tests $(wildcard Tools) Fuzz
 
 # libFuzzer targets (Fuzz/README.md): each harness is compiled with the library sources it exercises.
 FUZZ_TARGETS := cbor keys expression loader
-FUZZ_SOURCES := $(wildcard Sources/Lode/Codec/*.swift) $(wildcard Sources/Lode/Keys/*.swift)
-LOADER_SOURCES := $(addprefix Sources/Lode/Store/,UntypedRecord.swift StoredType.swift RawDatabaseKind.swift)
+# The harnesses compile the sources they exercise into one module (copies without their `import Lode…`
+# lines, in .build-fuzz/src): the codec layer, and for the loader a few files of the store and
+# inspection layers and of lode-dump.
+CODEC_SOURCES := $(wildcard Sources/LodeCodec/CBOR/*.swift) $(wildcard Sources/LodeCodec/Keys/*.swift)
+LOADER_SOURCES := Sources/LodeStore/Store/UntypedRecord.swift Sources/LodeStore/Store/StoredType.swift \
+	Sources/LodeInspection/RawDatabaseKind.swift
+FUZZ_SOURCES = $(addprefix .build-fuzz/src/,$(notdir $(CODEC_SOURCES)))
+FUZZ_LOADER_SOURCES = $(addprefix .build-fuzz/src/,$(notdir $(LOADER_SOURCES)))
+FUZZ_SWIFTC := swiftc -O -sanitize=fuzzer,address -parse-as-library -package-name LodeFuzz
 FUZZ_SECONDS ?= 10
 FUZZ_LONG_SECONDS ?= 600
 
@@ -49,8 +56,12 @@ deps:
 		python3 -m pip install --quiet --disable-pip-version-check cbor2; \
 	fi
 
+# Every target may import only the targets it declares: an upward import between Lode's layers is
+# a cycle the compiler refuses, and this check refuses an import of an undeclared one.
+BUILD_FLAGS := --explicit-target-dependency-import-check error
+
 build: deps
-	$(SWIFT) build
+	$(SWIFT) build $(BUILD_FLAGS)
 
 lint:
 	$(SWIFT) format lint --strict --recursive $(FORMAT_PATHS)
@@ -70,7 +81,7 @@ powercut: .build/powercut/libpowercut.so
 POWERCUT_HELPER := LODE_POWERCUT_HELPER=$(CURDIR)/.build/release/lode-test-helper
 
 test: deps lint powercut
-	$(SWIFT) build --build-tests
+	$(SWIFT) build --build-tests $(BUILD_FLAGS)
 	$(SWIFT) build -c release --product lode-test-helper
 	$(POWERCUT_HELPER) $(SWIFT) test --skip-build
 	$(MAKE) docs-check
@@ -93,19 +104,18 @@ test-tsan:
 		--scratch-path .build-tsan --filter '$(TSAN_SUITES)'
 
 fuzz-build:
-	mkdir -p .build-fuzz
-	sed '/^import Lode$$/d' Tools/lode-dump/Expression.swift > .build-fuzz/Expression.swift
-	swiftc -O -sanitize=fuzzer,address -parse-as-library -module-name FuzzCBOR $(FUZZ_SOURCES) \
-		Fuzz/cbor.swift -o .build-fuzz/fuzz-cbor
-	swiftc -O -sanitize=fuzzer,address -parse-as-library -module-name FuzzKeys $(FUZZ_SOURCES) \
-		Fuzz/keys.swift -o .build-fuzz/fuzz-keys
-	swiftc -O -sanitize=fuzzer,address -parse-as-library -module-name FuzzExpression $(FUZZ_SOURCES) \
-		.build-fuzz/Expression.swift Fuzz/expression.swift -o .build-fuzz/fuzz-expression
-	for file in Input ExportFormat RawFormat; do \
-		sed '/^import Lode$$/d' Tools/lode-dump/$$file.swift > .build-fuzz/$$file.swift; done
-	swiftc -O -sanitize=fuzzer,address -parse-as-library -module-name FuzzLoader $(FUZZ_SOURCES) \
-		$(LOADER_SOURCES) .build-fuzz/Input.swift .build-fuzz/ExportFormat.swift \
-		.build-fuzz/RawFormat.swift Fuzz/loader.swift -o .build-fuzz/fuzz-loader
+	rm -rf .build-fuzz/src
+	mkdir -p .build-fuzz/src
+	for file in $(CODEC_SOURCES) $(LOADER_SOURCES) $(addprefix Tools/lode-dump/,Expression.swift Input.swift \
+		ExportFormat.swift RawFormat.swift); do \
+		sed -E '/^import (Lode[A-Za-z]*|LMDB)$$/d' $$file > .build-fuzz/src/$$(basename $$file); done
+	$(FUZZ_SWIFTC) -module-name FuzzCBOR $(FUZZ_SOURCES) Fuzz/cbor.swift -o .build-fuzz/fuzz-cbor
+	$(FUZZ_SWIFTC) -module-name FuzzKeys $(FUZZ_SOURCES) Fuzz/keys.swift -o .build-fuzz/fuzz-keys
+	$(FUZZ_SWIFTC) -module-name FuzzExpression $(FUZZ_SOURCES) .build-fuzz/src/Expression.swift \
+		Fuzz/expression.swift -o .build-fuzz/fuzz-expression
+	$(FUZZ_SWIFTC) -module-name FuzzLoader $(FUZZ_SOURCES) $(FUZZ_LOADER_SOURCES) .build-fuzz/src/Input.swift \
+		.build-fuzz/src/ExportFormat.swift .build-fuzz/src/RawFormat.swift Fuzz/loader.swift \
+		-o .build-fuzz/fuzz-loader
 
 # Each target for FUZZ_SECONDS on its seed corpus (what make test runs); a crash fails the run.
 fuzz-quick: fuzz-build

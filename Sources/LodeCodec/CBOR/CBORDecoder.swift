@@ -707,7 +707,7 @@ struct CBORUnkeyedDecodingContainer: IntegerForwardingUnkeyedDecoder {
         return position >= state.bytes.count || state.bytes[position] == 0xff
     }
 
-    private var elementPath: [any CodingKey] { path + [IndexKey(currentIndex)] }
+    private var elementPath: [any CodingKey] { path + [ArrayIndexKey(currentIndex)] }
 
     private mutating func next<T>(_ body: (CBORDecodingState, Int, [any CodingKey]) throws -> T) throws -> T {
         guard !isAtEnd else {

@@ -31,13 +31,6 @@ public struct CBOREncoder: Sendable {
     }
 }
 
-/// The CBOR tags Lode writes beyond RFC 8949's.
-package enum CBORTags {
-    /// A `Date` as seconds since 2001-01-01 (Foundation's reference date), used when tag 1 could not
-    /// represent it exactly.
-    package static let referenceDate: UInt64 = 40001
-}
-
 /// The encoder that `Encodable` values write into. Containers are written in place as they are
 /// opened; each one's item count is patched in when the next write at an outer level (or the end)
 /// closes it.
@@ -357,7 +350,7 @@ struct CBORUnkeyedEncodingContainer: IntegerForwardingUnkeyedEncoder {
         beginElement()
         let (savedBase, savedKey) = (state.basePath, state.currentKey)
         state.basePath = path
-        state.currentKey = IndexKey(count - 1)
+        state.currentKey = ArrayIndexKey(count - 1)
         defer { (state.basePath, state.currentKey) = (savedBase, savedKey) }
         try state.encodeValue(value)
     }
@@ -400,88 +393,4 @@ struct CBORSingleValueEncodingContainer: IntegerForwardingSingleValueEncoder {
         state.encodeInteger(value)
     }
     mutating func encode<T: Encodable>(_ value: T) throws { try state.encodeValue(value) }
-}
-
-/// An array position as a coding key (for error paths); its text is made only when asked for.
-struct IndexKey: CodingKey {
-    let index: Int
-    var stringValue: String { "[\(index)]" }
-    var intValue: Int? { index }
-    init(_ index: Int) { self.index = index }
-    init?(stringValue: String) { nil }
-    init?(intValue: Int) { self.init(intValue) }
-}
-
-/// The hash of a record's top-level field names in order: FNV-1a 64 over each name's UTF-8 bytes,
-/// each name followed by `FF` (a byte UTF-8 never contains).
-package enum FieldShape {
-    package static let basis: UInt64 = 0xcbf2_9ce4_8422_2325
-    private static let prime: UInt64 = 0x0000_0100_0000_01b3
-
-    @inline(__always)
-    package static func adding(_ name: some Sequence<UInt8>, to hash: UInt64) -> UInt64 {
-        var hash = hash
-        for byte in name {
-            hash ^= UInt64(byte)
-            hash = hash &* prime
-        }
-        hash ^= 0xff
-        return hash &* prime
-    }
-
-    package static func adding(_ name: String, to hash: UInt64) -> UInt64 { adding(name.utf8, to: hash) }
-}
-
-/// The kind of a CBOR value, as the catalog records it for each top-level field (`kinds` in
-/// `docs/FORMAT.md`): its major type, with integers of either sign one kind and simple values told
-/// apart (booleans, null, floating-point numbers).
-package enum FieldKind: UInt8, CaseIterable {
-    case integer = 0
-    case bytes = 2
-    case text = 3
-    case array = 4
-    case map = 5
-    case tagged = 6
-    case bool = 20
-    case null = 22
-    case undefined = 23
-    case simple = 24
-    case float = 25
-
-    /// The kind of the value whose first byte is `byte`.
-    package static func of(initialByte byte: UInt8) -> FieldKind {
-        switch byte >> 5 {
-        case 0, 1: return .integer
-        case 2: return .bytes
-        case 3: return .text
-        case 4: return .array
-        case 5: return .map
-        case 6: return .tagged
-        default:
-            switch byte & 0x1f {
-            case 20, 21: return .bool
-            case 22: return .null
-            case 23: return .undefined
-            case 25, 26, 27: return .float
-            default: return .simple
-            }
-        }
-    }
-
-    /// The name the catalog stores.
-    package var name: String {
-        switch self {
-        case .integer: "integer"
-        case .bytes: "bytes"
-        case .text: "text"
-        case .array: "array"
-        case .map: "map"
-        case .tagged: "tagged"
-        case .bool: "bool"
-        case .null: "null"
-        case .undefined: "undefined"
-        case .simple: "simple"
-        case .float: "float"
-        }
-    }
 }

@@ -18,14 +18,6 @@ extension ModelTransfer {
     }
 }
 
-/// A value that wraps another one — a type-erased box such as ``AnyIdentifiableEquatable``. Mappings,
-/// reactions and typed item access see through it to ``base``, so a boxed item finds the mapping of
-/// the type it boxes. Conform your own boxes to it.
-public protocol TypeErasedModel {
-    /// The wrapped value.
-    var base: Any { get }
-}
-
 /// Where a mapping applies.
 public enum MappingCondition {
     /// Everywhere.
@@ -47,28 +39,6 @@ public enum MappingCondition {
         case .none: return true
         case .section(let section): return indexPath.count == 2 && indexPath.section == section
         case .custom(let test): return test(indexPath, model)
-        }
-    }
-}
-
-/// What kind of view a mapping makes.
-public enum ViewKind: Hashable, Sendable, CustomStringConvertible {
-    /// A cell for an item.
-    case cell
-    /// A supplementary view of a kind (a header, a footer…).
-    case supplementary(String)
-
-    /// Section headers of table views (``SupplementaryKind/tableHeader``), the kind storages answer
-    /// with their header models by default.
-    public static var header: ViewKind { .supplementary(SupplementaryKind.tableHeader) }
-    /// Section footers of table views (``SupplementaryKind/tableFooter``).
-    public static var footer: ViewKind { .supplementary(SupplementaryKind.tableFooter) }
-
-    /// `cell`, or the supplementary kind's name.
-    public var description: String {
-        switch self {
-        case .cell: return "cell"
-        case .supplementary(let kind): return kind
         }
     }
 }
@@ -319,14 +289,4 @@ public final class TypedViewModelMapping<View: AnyObject, Model>: ViewModelMappi
     public func canMoveCell(_ body: @escaping (_ model: Model, _ indexPath: IndexPath) -> Bool) {
         answer(.canMove, body)
     }
-}
-
-/// `Optional<Optional<T>>.some(.some(x))` → `x`, and a type-erased box → what it boxes, repeatedly;
-/// `nil` stays an empty optional.
-func unwrapModel(_ value: Any) -> Any {
-    if let box = value as? any TypeErasedModel { return unwrapModel(box.base) }
-    let mirror = Mirror(reflecting: value)
-    guard mirror.displayStyle == .optional else { return value }
-    guard let child = mirror.children.first else { return value }
-    return unwrapModel(child.value)
 }

@@ -1,0 +1,21 @@
+import Foundation
+
+/// The hash of a record's top-level field names in order: FNV-1a 64 over each name's UTF-8 bytes,
+/// each name followed by `FF` (a byte UTF-8 never contains).
+package enum FieldShape {
+    package static let basis: UInt64 = 0xcbf2_9ce4_8422_2325
+    private static let prime: UInt64 = 0x0000_0100_0000_01b3
+
+    @inline(__always)
+    package static func adding(_ name: some Sequence<UInt8>, to hash: UInt64) -> UInt64 {
+        var hash = hash
+        for byte in name {
+            hash ^= UInt64(byte)
+            hash = hash &* prime
+        }
+        hash ^= 0xff
+        return hash &* prime
+    }
+
+    package static func adding(_ name: String, to hash: UInt64) -> UInt64 { adding(name.utf8, to: hash) }
+}

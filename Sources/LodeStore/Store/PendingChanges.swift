@@ -1,0 +1,157 @@
+import Foundation
+import LMDB
+import LodeCodec
+
+/// The net changes of one write transaction, per type and primary key: an insert followed by an
+/// update is an insert, an insert followed by a delete is nothing, and so on. Kept in the order the
+/// objects were first touched.
+package struct PendingChanges {
+    private struct Net {
+        var type: String
+        var key: [UInt8]
+        var existedBefore: Bool
+        var existsAfter: Bool
+        var fields: Set<String>?
+        var cleared = false
+    }
+
+    /// A primary key hashed as one run of bytes (an array hashes element by element).
+    private struct Slot: Hashable {
+        var key: [UInt8]
+        func hash(into hasher: inout Hasher) { key.withUnsafeBytes { hasher.combine(bytes: $0) } }
+    }
+
+    private var nets: [Net] = []
+    /// Per type touched (a transaction touches few), the position in `nets` of each key.
+    private var types: [String] = []
+    private var index: [[Slot: Int]] = []
+
+    private mutating func typeIndex(_ type: String) -> Int {
+        if let found = types.firstIndex(of: type) { return found }
+        types.append(type)
+        index.append([:])
+        return types.count - 1
+    }
+
+    var isEmpty: Bool { nets.isEmpty }
+
+    package mutating func record(
+        type: String, key: [UInt8], existedBefore: Bool, existsAfter: Bool, fields: Set<String>? = nil
+    ) {
+        let slot = Slot(key: key)
+        let typeIndex = typeIndex(type)
+        if let position = index[typeIndex][slot] {
+            nets[position].existsAfter = existsAfter
+            if let known = nets[position].fields, let fields {
+                nets[position].fields = known.union(fields)
+            } else {
+                nets[position].fields = nil
+            }
+        } else {
+            index[typeIndex][slot] = nets.count
+            nets.append(
+                Net(
+                    type: type, key: key, existedBefore: existedBefore, existsAfter: existsAfter,
+                    fields: fields))
+        }
+    }
+
+    /// Adds what a savepoint recorded (on a fresh `PendingChanges`) after this transaction's own
+    /// changes, as if each had been recorded here: the net effect of both, in order.
+    mutating func merge(_ later: PendingChanges) {
+        for net in later.nets {
+            if net.cleared {
+                recordClear(type: net.type)
+            } else {
+                record(
+                    type: net.type, key: net.key, existedBefore: net.existedBefore,
+                    existsAfter: net.existsAfter, fields: net.fields)
+            }
+        }
+    }
+
+    package mutating func recordClear(type: String) {
+        // Earlier changes to the type are covered by the clear; later ones follow it.
+        for position in nets.indices where nets[position].type == type && !nets[position].cleared {
+            nets[position].existedBefore = false
+            nets[position].existsAfter = false
+        }
+        index[typeIndex(type)] = [:]
+        nets.append(
+            Net(type: type, key: [], existedBefore: true, existsAfter: false, fields: nil, cleared: true))
+    }
+
+    private static func operation(_ net: Net) -> ChangeLogEntry.Operation? {
+        if net.cleared { return .clear }
+        switch (net.existedBefore, net.existsAfter) {
+        case (false, true): return .insert
+        case (true, true): return .update
+        case (true, false): return .delete
+        case (false, false): return nil
+        }
+    }
+
+    /// What the entry lists: each object's net change, except that a type with more than
+    /// `bulkThreshold` changed objects is one `bulk` change (with the count) where its first change was.
+    private func listed(bulkThreshold: Int) -> [(net: Net, op: ChangeLogEntry.Operation, count: Int?)] {
+        var counts: [String: Int] = [:]
+        for net in nets where Self.operation(net) != nil && !net.cleared { counts[net.type, default: 0] += 1 }
+        var listed: [(net: Net, op: ChangeLogEntry.Operation, count: Int?)] = []
+        var bulkWritten = Set<String>()
+        for net in nets {
+            guard let op = Self.operation(net) else { continue }
+            if op != .clear, let count = counts[net.type], count > bulkThreshold {
+                if bulkWritten.insert(net.type).inserted {
+                    listed.append(
+                        (Net(type: net.type, key: [], existedBefore: true, existsAfter: true), .bulk, count))
+                }
+                continue
+            }
+            listed.append((net, op, nil))
+        }
+        return listed
+    }
+
+    /// The entry to store.
+    func entry(bulkThreshold: Int = .max) -> ChangeLogEntry {
+        ChangeLogEntry(
+            time: Date(),
+            changes: listed(bulkThreshold: bulkThreshold).map { net, op, count in
+                let fields = op == .update ? net.fields.map { $0.sorted() } : nil
+                return .init(type: net.type, key: Data(net.key), op: op, fields: fields, count: count)
+            })
+    }
+
+    /// The entry's CBOR, written directly (a bulk write can log a million changes): the same bytes
+    /// the `Codable` form of ``ChangeLogEntry`` has, `time` first so pruning reads only that.
+    func encodedEntry(bulkThreshold: Int) -> [UInt8]? {
+        let changes = listed(bulkThreshold: bulkThreshold)
+        guard !changes.isEmpty else { return nil }
+        var writer = CBORWriter(capacity: 64 + changes.count * 48)
+        writer.head(5, 2)
+        writer.text("time")
+        writer.date(Date())
+        writer.text("changes")
+        writer.head(4, UInt64(changes.count))
+        for (net, op, count) in changes {
+            let fields = op == .update ? net.fields.map { $0.sorted() } : nil
+            writer.head(5, fields == nil && count == nil ? 3 : 4)
+            writer.text("type")
+            writer.text(net.type)
+            writer.text("key")
+            net.key.withUnsafeBytes { writer.byteString($0) }
+            writer.text("op")
+            writer.text(op.rawValue)
+            if let fields {
+                writer.text("fields")
+                writer.head(4, UInt64(fields.count))
+                for field in fields { writer.text(field) }
+            }
+            if let count {
+                writer.text("count")
+                writer.head(0, UInt64(count))
+            }
+        }
+        return writer.bytes
+    }
+}
