@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 
 SWIFT=${SWIFT:-swift}
 DOCC=${DOCC:-$(dirname "$(readlink -f "$(command -v "$SWIFT")")")/docc}
-MODULES=(Lode ModelStorage LMDB LodeTesting)
+MODULES=(Lode LodeInspection ModelStorage LMDB LodeTesting)
 WORK=.build-docs
 GRAPHS=$WORK/symbol-graphs
 OUT=.build/docs
@@ -14,12 +14,15 @@ OUT=.build/docs
 rm -rf "$WORK/graphs" "$WORK/catalogs" "$OUT"
 mkdir -p "$GRAPHS" "$OUT"
 
-# LodeTesting depends on every other documented module, so building it emits all their graphs. A
-# module is compiled (and its graph written) only when it changed: the graphs of the last build stay.
+# LodeTesting depends on every other documented module but LodeInspection, so building the two emits
+# all their graphs. A module is compiled (and its graph written) only when it changed: the graphs of
+# the last build stay.
 emit_graphs() {
-    "$SWIFT" build --scratch-path "$WORK" --target LodeTesting \
-        -Xswiftc -emit-symbol-graph -Xswiftc -emit-symbol-graph-dir -Xswiftc "$PWD/$GRAPHS" \
-        -Xswiftc -emit-extension-block-symbols
+    for target in LodeTesting LodeInspection; do
+        "$SWIFT" build --scratch-path "$WORK" --target "$target" \
+            -Xswiftc -emit-symbol-graph -Xswiftc -emit-symbol-graph-dir -Xswiftc "$PWD/$GRAPHS" \
+            -Xswiftc -emit-extension-block-symbols
+    done
 }
 emit_graphs
 for module in "${MODULES[@]}"; do

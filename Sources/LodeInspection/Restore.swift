@@ -14,10 +14,10 @@ extension WriteTransaction {
     /// records are added to the ones an earlier `restore` of the same description stored instead (a
     /// loader restores a large type in several transactions this way, so none holds it all). The
     /// object and entry counts of `type` are ignored. Returns the number of records stored.
-    /// - Throws: ``LodeError/recordDoesNotDecode(type:key:field:reason:)`` for a record that is not a
-    ///   CBOR map holding the primary-key field; ``LodeError/duplicateKey(type:key:)``,
-    ///   ``LodeError/uniqueViolation(type:index:value:)`` and ``LodeError/keyTooLong(type:bytes:)`` as
-    ///   an insert would; ``LodeError/typeInUse(type:)`` when this process has the type
+    /// - Throws: `LodeError/recordDoesNotDecode(type:key:field:reason:)` for a record that is not a
+    ///   CBOR map holding the primary-key field; `LodeError/duplicateKey(type:key:)`,
+    ///   `LodeError/uniqueViolation(type:index:value:)` and `LodeError/keyTooLong(type:bytes:)` as
+    ///   an insert would; `LodeError/typeInUse(type:)` when this process has the type
     ///   registered (its cached schema would go stale) or the description is not a valid schema. Like
     ///   every error that leaves the write, each rolls the whole transaction back.
     @discardableResult

@@ -76,7 +76,7 @@ extension Store {
     }
 
     /// Runs `body` in a read transaction in which every database of the directory can be read — also
-    /// ones outside the store's layout, which a plain ``read(_:)-6ifq6`` may not have open (a database can
+    /// ones outside the store's layout, which a plain `read(_:)-2vg9z` may not have open (a database can
     /// only be read by transactions begun after it was opened).
     public func inspect<R>(_ body: (Transaction) throws -> R) throws -> R {
         let environment = try environment()
@@ -108,9 +108,9 @@ extension Transaction {
     }
 
     /// The B-tree figures of the database `name` (nil: LMDB's main database). A database outside the
-    /// store's layout is readable in ``Store/inspect(_:)``.
+    /// store's layout is readable in `Store/inspect(_:)`.
     ///
-    /// - Throws: ``LodeError/typeNotFound(_:)`` when there is no such database.
+    /// - Throws: `LodeError/typeNotFound(_:)` when there is no such database.
     public func statistics(ofDatabase name: String?) throws -> StoreDatabaseStatistics {
         let database = try rawDatabase(name)
         let stat = try mapStorageErrors { try lmdb.statistics(of: database) }
@@ -128,9 +128,9 @@ extension Transaction {
 
     /// Calls `body` with every key and value of the database `name` (nil: LMDB's main database), in
     /// key order, as stored — the bytes `mdb_dump` prints. A database outside the store's layout is
-    /// readable in ``Store/inspect(_:)``.
+    /// readable in `Store/inspect(_:)`.
     ///
-    /// - Throws: ``LodeError/typeNotFound(_:)`` when there is no such database.
+    /// - Throws: `LodeError/typeNotFound(_:)` when there is no such database.
     public func forEachRawEntry(
         ofDatabase name: String?, _ body: (_ key: [UInt8], _ value: [UInt8]) throws -> Void
     ) throws {
@@ -171,7 +171,7 @@ extension Transaction {
 /// With a `batchSize`, entries are written as they come in, that many per transaction, so memory
 /// stays bounded whatever the size of the dump (a loader that must be all or nothing builds into a
 /// staging directory and renames it into place, as `lode-dump load` does). Without one, everything
-/// is kept until ``finish()`` and written in one transaction: all or nothing in place, memory
+/// is kept until `finish()` and written in one transaction: all or nothing in place, memory
 /// growing with the dump.
 public final class RawDumpLoader {
     private let environment: Environment
@@ -242,7 +242,7 @@ public final class RawDumpLoader {
     }
 }
 
-/// What ``Store/checkPages(maxProblems:)`` found.
+/// What `Store/checkPages(maxProblems:)` found.
 public struct PageReport: Sendable, Equatable {
     /// Each problem: the page, the database whose tree holds it, and what is wrong.
     public var problems: [String]
@@ -275,20 +275,20 @@ extension Store {
     /// Checks the structure of every page of the store's current version with reads of its own,
     /// never through LMDB's map (see `PageCheck` in the LMDB module): a page a tree names that is
     /// missing, of the wrong type or malformed, keys out of order, counts that do not match, pages used
-    /// twice or lost. Run it (or open with ``StoreConfiguration/checksPagesAtOpen``) before reading a
+    /// twice or lost. Run it (or open with `StoreConfiguration/checksPagesAtOpen`) before reading a
     /// file you do not trust: LMDB itself trusts every page and may abort or fault on a damaged one.
     /// Reads the whole file once.
     ///
-    /// - Throws: ``LodeError/storage(_:)`` when the file cannot be read.
+    /// - Throws: `LodeError/storage(_:)` when the file cannot be read.
     public func checkPages(maxProblems: Int = 100) throws -> PageReport {
         let environment = try environment()
         return PageReport(try mapStorageErrors { try environment.checkPages(maxProblems: maxProblems) })
     }
 
     /// Checks the pages of the store in the directory at `path` without opening it as a store (so
-    /// without reading any of its databases through LMDB first), as ``checkPages(maxProblems:)`` does.
+    /// without reading any of its databases through LMDB first), as `checkPages(maxProblems:)` does.
     ///
-    /// - Throws: ``LodeError/storage(_:)`` when the directory holds no LMDB file or it cannot be read.
+    /// - Throws: `LodeError/storage(_:)` when the directory holds no LMDB file or it cannot be read.
     public static func checkPages(atPath path: String, maxProblems: Int = 100) throws -> PageReport {
         try mapStorageErrors {
             let environment = try Environment.open(at: path, options: EnvironmentOptions(readOnly: true))

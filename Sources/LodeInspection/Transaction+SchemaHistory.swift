@@ -3,9 +3,9 @@ import LodeStore
 
 extension Transaction {
     /// Writes `history` as the migrations this store has run — for tools that restore a store from an
-    /// export of another (`lode-dump load`); apps let ``Store/init(at:configuration:types:migrations:)``
+    /// export of another (`lode-dump load`); apps let `Store/init(at:configuration:types:migrations:)`
     /// keep it.
-    /// - Throws: ``LodeError/migrationsDiffer(path:position:stored:given:)`` when the store ran other
+    /// - Throws: `LodeError/migrationsDiffer(path:position:stored:given:)` when the store ran other
     ///   migrations than the start of `history`.
     public func restoreSchemaHistory(_ history: SchemaHistory) throws {
         guard let write = self as? WriteTransaction else { throw LodeError.readOnly(path: store.path) }

@@ -24,7 +24,7 @@ public struct StorageFailure: Error, Equatable, Sendable, CustomStringConvertibl
         /// A transaction changed too much at once; split it.
         case transactionTooLarge
         /// Another process committed while this one grew the map in the middle of a write. Nothing
-        /// was written; ``Store/write(_:)-1woiz`` retries such a write by itself.
+        /// was written; ``Store/write(_:)-86d6p`` retries such a write by itself.
         case writeConflictDuringGrowth
         /// The store is already open in this process in a way that cannot be shared (read-only and
         /// writable at once).

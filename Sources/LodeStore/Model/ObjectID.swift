@@ -6,7 +6,7 @@ import LodeCodec
 public struct ObjectID: Hashable, Sendable, Codable, CustomStringConvertible, Comparable {
     /// The type's name in the store.
     public let typeName: String
-    /// The primary key in its order-preserving encoding (see ``KeyEncoder``).
+    /// The primary key in its order-preserving encoding (see `KeyEncoder` (docs/FORMAT.md)).
     public let primaryKey: [UInt8]
 
     /// Makes an identity from a type name and encoded key bytes.

@@ -4,7 +4,7 @@ import LodeCodec
 /// How a ``Persistable`` type is stored: its name in the store, its primary key and its indexes.
 ///
 /// The primary key is any `Codable` value (a `UUID`, an integer, a `String`, a tuple-like struct…)
-/// encoded with the order-preserving ``KeyEncoder``, so objects are kept sorted by it. Indexes are
+/// encoded with the order-preserving `KeyEncoder` (docs/FORMAT.md), so objects are kept sorted by it. Indexes are
 /// kept in the same transaction as the objects.
 public struct Schema<Object: Persistable>: @unchecked Sendable {
     // @unchecked: immutable; the key path and the closures made from it are never mutated, but

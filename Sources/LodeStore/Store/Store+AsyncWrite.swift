@@ -26,7 +26,7 @@ extension Store {
     /// savepoints: there each write commits alone.
     ///
     /// A closure runs once, except that it runs again from the start when the whole group has to:
-    /// when another process commits while the group grows the map (as ``write(_:)-1woiz`` describes), and
+    /// when another process commits while the group grows the map (as ``write(_:)-86d6p`` describes), and
     /// when the group's commit itself fails, after which each write of the group runs again in a
     /// transaction of its own so that every caller gets the outcome of its own write.
     @discardableResult
@@ -53,7 +53,7 @@ extension Store {
     /// Runs `body` in a write transaction that joins the writes of other threads and tasks arriving
     /// at the same time: group commit (see the async `write`) for threads. The closure runs on the
     /// store's writer thread while the calling thread waits; the result or error is this write's
-    /// own. Use it where many threads commit durably at once; ``write(_:)-1woiz`` runs the closure on the
+    /// own. Use it where many threads commit durably at once; ``write(_:)-86d6p`` runs the closure on the
     /// calling thread and commits alone.
     ///
     /// - Throws: the nested-write ``LodeError/storage(_:)`` error when the calling thread is inside a

@@ -285,7 +285,7 @@ public final class Store: @unchecked Sendable {
     /// Runs `body` in a write transaction that is rolled back when it returns (`rollingBack: true`) —
     /// a dry run: inside, `body` reads its own writes (queries, counts, `Results`); afterwards the
     /// store is as it was, no observer is told and no version is used. `body`'s result is returned.
-    /// With `rollingBack: false` it is ``write(_:)-1woiz``.
+    /// With `rollingBack: false` it is ``write(_:)-86d6p``.
     ///
     /// Why a parameter rather than a `tx.rollback()`: the decision is made before the write starts
     /// (a test, a `--dry-run` flag), so the closure cannot go on writing into a transaction already
@@ -333,7 +333,7 @@ public final class Store: @unchecked Sendable {
 
     /// Runs `body` in one write transaction and commits it — the change-log entry written, type
     /// states settled, listeners told — running it again when another process commits while it
-    /// grows the map (see ``write(_:)-1woiz``). Shared by ``write(_:)-1woiz`` and group commit.
+    /// grows the map (see ``write(_:)-86d6p``). Shared by ``write(_:)-86d6p`` and group commit.
     func commitWrite<R>(_ body: (WriteTransaction) throws -> R) throws -> R {
         let environment = try environment()
         var attempt = 1

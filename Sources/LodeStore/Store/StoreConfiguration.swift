@@ -32,7 +32,7 @@ public struct StoreConfiguration: Sendable, Equatable {
     /// then evaluate their query again for that commit.
     public var changeLogBulkThreshold: Int
     /// Checks the structure of every page of the data file before the first read (see
-    /// ``Store/checkPages(maxProblems:)``) and refuses a damaged file with ``StorageFailure/Reason/damaged``
+    /// `Store.checkPages(maxProblems:)` in `LodeInspection`) and refuses a damaged file with ``StorageFailure/Reason/damaged``
     /// instead of letting LMDB walk a page it cannot trust (LMDB has no checksums; a damaged page can
     /// make it abort or fault). Reads the whole file once at open.
     public var checksPagesAtOpen: Bool

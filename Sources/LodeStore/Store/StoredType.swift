@@ -21,7 +21,7 @@ public struct StoredType: Sendable, Equatable {
     /// record without the field is read, and indexed, as if it held the value.
     public var defaults: [String: CBORValue] = [:]
 
-    /// Describes a stored type (for tools that restore one; see ``WriteTransaction/restore(_:records:appending:)``).
+    /// Describes a stored type (for tools that restore one; see `WriteTransaction.restore(_:records:appending:)` in `LodeInspection`).
     public init(
         name: String, primaryKey: String, indexes: [StoredIndex], fields: [String], version: Int,
         objectCount: Int = 0

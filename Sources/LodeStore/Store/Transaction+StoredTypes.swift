@@ -54,7 +54,7 @@ public struct StoredRecord: Sendable, Equatable {
     /// The record's bytes as stored.
     public var bytes: [UInt8]
 
-    /// Checks that `lode-dump load` (``WriteTransaction/restore(_:records:appending:)``) would restore the record
+    /// Checks that `lode-dump load` (`WriteTransaction.restore(_:records:appending:)`, in `LodeInspection`) would restore the record
     /// as it is: one CBOR map with text field names each used once, holding the primary-key field of
     /// `type`, whose key encoding is the key the record is stored under, and with every index value
     /// encodable.

@@ -6,7 +6,7 @@ import LodeCodec
 package typealias LMDBTransaction = LMDB.Transaction
 
 /// A read transaction of a ``Store``: every read inside it sees one committed version. See
-/// ``Store/read(_:)-6ifq6``.
+/// ``Store/read(_:)-2vg9z``.
 public class Transaction {
     /// The store.
     public let store: Store

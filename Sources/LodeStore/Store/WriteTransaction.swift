@@ -4,7 +4,7 @@ import LodeCodec
 
 /// A write transaction of a ``Store``. Everything a ``Transaction`` reads, plus inserts, upserts,
 /// updates and deletes; indexes change with the objects, in the same transaction. See
-/// ``Store/write(_:)-1woiz``.
+/// ``Store/write(_:)-86d6p``.
 ///
 /// Every operation is all-or-nothing on its own: one that throws (a duplicate key, a unique-index
 /// violation) has changed nothing, so the closure may catch the error and carry on. An error that
