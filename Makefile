@@ -80,10 +80,14 @@ powercut: .build/powercut/libpowercut.so
 # The power-cut tests run their writers and checker from a release build (LODE_POWERCUT_HELPER).
 POWERCUT_HELPER := LODE_POWERCUT_HELPER=$(CURDIR)/.build/release/lode-test-helper
 
+# The test builds check the invariants of RankedKeys, EntryTable, the change types and ListMirror
+# after every mutation (Package.swift, `internalChecks`); the release builds leave the checks out.
+CHECKS := LODE_INTERNAL_CHECKS=1
+
 test: deps lint powercut
-	$(SWIFT) build --build-tests $(BUILD_FLAGS)
+	$(CHECKS) $(SWIFT) build --build-tests $(BUILD_FLAGS)
 	$(SWIFT) build -c release --product lode-test-helper
-	$(POWERCUT_HELPER) $(SWIFT) test --skip-build
+	$(CHECKS) $(POWERCUT_HELPER) $(SWIFT) test --skip-build
 	$(MAKE) docs-check
 	$(MAKE) test-tsan
 	$(MAKE) fuzz-quick
@@ -99,8 +103,8 @@ docs-check: docs
 	scripts/check-docs-in-browser.sh
 
 test-tsan:
-	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build-tsan
-	TSAN_OPTIONS="halt_on_error=0 exitcode=66" $(SWIFT) test --skip-build --sanitize=thread \
+	$(CHECKS) $(SWIFT) build --build-tests --sanitize=thread --scratch-path .build-tsan
+	$(CHECKS) TSAN_OPTIONS="halt_on_error=0 exitcode=66" $(SWIFT) test --skip-build --sanitize=thread \
 		--scratch-path .build-tsan --filter '$(TSAN_SUITES)'
 
 fuzz-build:
@@ -136,12 +140,12 @@ fuzz:
 # timing and longer runs, the concurrency suites under ThreadSanitizer, and every fuzz target for
 # FUZZ_LONG_SECONDS.
 soak: deps powercut
-	$(SWIFT) build --build-tests
-	LODE_CRASH_KILLS=1000 $(SWIFT) test --skip-build --filter CrashDurabilityTests
+	$(CHECKS) $(SWIFT) build --build-tests $(BUILD_FLAGS)
+	$(CHECKS) LODE_CRASH_KILLS=1000 $(SWIFT) test --skip-build --filter CrashDurabilityTests
 	$(SWIFT) build -c release --product lode-test-helper
-	LODE_POWERCUT_CUTS=10000 $(POWERCUT_HELPER) $(SWIFT) test --skip-build --filter PowerCutTests
-	LODE_SWEEP_COPIES=400 $(SWIFT) test --skip-build --filter CorruptionSweepTests
-	LODE_VERSIONS_ROUNDS=6 $(SWIFT) test --skip-build --filter TwoVersionsTests
+	$(CHECKS) LODE_POWERCUT_CUTS=10000 $(POWERCUT_HELPER) $(SWIFT) test --skip-build --filter PowerCutTests
+	$(CHECKS) LODE_SWEEP_COPIES=400 $(SWIFT) test --skip-build --filter CorruptionSweepTests
+	$(CHECKS) LODE_VERSIONS_ROUNDS=6 $(SWIFT) test --skip-build --filter TwoVersionsTests
 	$(MAKE) test-tsan
 	$(MAKE) fuzz
 

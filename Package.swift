@@ -1,6 +1,13 @@
 // swift-tools-version:6.0
 import PackageDescription
 
+// Internal invariant checks: with `LODE_INTERNAL_CHECKS=1` in the build's environment (`make test`
+// sets it), the structures that keep an invariant — RankedKeys, EntryTable, CollectionChange,
+// SectionedChange, ListMirror — check all of it after every mutation. Off otherwise: the checks cost
+// time in proportion to the structure's size.
+let internalChecks: [SwiftSetting] =
+    Context.environment["LODE_INTERNAL_CHECKS"] == "1" ? [.define("LODE_INTERNAL_CHECKS")] : []
+
 let package = Package(
     name: "Lode",
     products: [
@@ -25,7 +32,7 @@ let package = Package(
         ),
         .systemLibrary(name: "CMalloc", path: "Sources/CMalloc"),
         .target(name: "LMDB", dependencies: ["CLMDB"], path: "Sources/LMDB"),
-        .target(name: "ModelStorage", path: "Sources/ModelStorage"),
+        .target(name: "ModelStorage", path: "Sources/ModelStorage", swiftSettings: internalChecks),
         // Lode's layers, bottom to top: each target imports only the ones below it (see the
         // Architecture article). `Lode` re-exports them for apps; `LodeInspection` is for tools.
         .target(name: "LodeCodec", path: "Sources/LodeCodec"),
@@ -34,7 +41,7 @@ let package = Package(
             name: "LodeQuery", dependencies: ["LMDB", "LodeCodec", "LodeStore"], path: "Sources/LodeQuery"),
         .target(
             name: "LodeLive", dependencies: ["LMDB", "LodeCodec", "LodeStore", "LodeQuery", "ModelStorage"],
-            path: "Sources/LodeLive"),
+            path: "Sources/LodeLive", swiftSettings: internalChecks),
         .target(
             name: "LodeStorage",
             dependencies: ["LodeCodec", "LodeStore", "LodeQuery", "LodeLive", "ModelStorage"],
@@ -61,7 +68,7 @@ let package = Package(
         ),
         .testTarget(
             name: "LMDBTests",
-            dependencies: ["LMDB", "CLMDB", "lmdb-test-helper"],
+            dependencies: ["LMDB", "CLMDB", "LodeTestSupport", "lmdb-test-helper"],
             path: "Tests/LMDBTests"
         ),
         .target(name: "LodeTestSupport", path: "Tests/Helpers/LodeTestSupport"),

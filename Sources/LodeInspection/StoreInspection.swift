@@ -60,6 +60,9 @@ public struct StoreDatabaseStatistics: Sendable, Equatable {
 
 extension Store {
     /// The store's files and reader table.
+    ///
+    /// - Throws: ``LodeError/storeClosed(path:)`` after the store closed and ``LodeError/storage(_:)`` when
+    ///   LMDB fails.
     public func fileInfo() throws -> StoreFileInfo {
         let info = try environment().info
         return StoreFileInfo(
@@ -69,6 +72,9 @@ extension Store {
     }
 
     /// The reader table, with slots of processes that are gone flagged.
+    ///
+    /// - Throws: ``LodeError/storeClosed(path:)`` after the store closed and ``LodeError/storage(_:)`` when
+    ///   LMDB fails.
     public func readers() throws -> [StoreReader] {
         try environment().readers().map {
             StoreReader(processID: $0.processID, version: $0.transactionID, processIsAlive: $0.processIsAlive)
@@ -78,6 +84,9 @@ extension Store {
     /// Runs `body` in a read transaction in which every database of the directory can be read — also
     /// ones outside the store's layout, which a plain `read(_:)-2vg9z` may not have open (a database can
     /// only be read by transactions begun after it was opened).
+    ///
+    /// - Throws: ``LodeError/storeClosed(path:)`` after the store closed and ``LodeError/storage(_:)`` when
+    ///   LMDB fails, and whatever `body` throws.
     public func inspect<R>(_ body: (Transaction) throws -> R) throws -> R {
         let environment = try environment()
         try mapStorageErrors {
@@ -91,6 +100,10 @@ extension Store {
 
     /// Writes a consistent copy of the store (while it stays in use) into the empty or missing
     /// directory `path`; `compacting` leaves out free pages.
+    ///
+    /// - Throws: ``LodeError/storeClosed(path:)`` after the store closed and ``LodeError/storage(_:)`` when
+    ///   LMDB fails (the directory at `path` not empty or not writable included); nothing is left at `path`
+    ///   then.
     public func copy(to path: String, compacting: Bool = false) throws {
         let environment = try environment()
         try mapStorageErrors { try environment.copy(to: path, compacting: compacting) }
@@ -99,6 +112,9 @@ extension Store {
 
 extension Transaction {
     /// The names of the store's databases (`@meta`, `@catalog`, `@changes`, each type and index).
+    ///
+    /// - Throws: ``LodeError/storeClosed(path:)`` after the store closed and ``LodeError/storage(_:)`` when
+    ///   LMDB fails.
     public func databaseNames() throws -> [String] {
         try mapStorageErrors {
             try lmdb.entries(in: lmdb.environment.mainDatabase).map {
@@ -141,6 +157,9 @@ extension Transaction {
     }
 
     /// The `@meta` entries, by name, as stored (CBOR values, except `changes.floor`).
+    ///
+    /// - Throws: ``LodeError/storeClosed(path:)`` after the store closed and ``LodeError/storage(_:)`` when
+    ///   LMDB fails.
     public func metaEntries() throws -> [String: [UInt8]] {
         try mapStorageErrors {
             var entries: [String: [UInt8]] = [:]
@@ -184,6 +203,9 @@ public final class RawDumpLoader {
     public private(set) var entriesWritten = 0
 
     /// Opens (or creates) the environment at `path` with files of mode `fileMode`.
+    ///
+    /// - Throws: ``LodeError/storage(_:)`` when the directory cannot be made or opened as an LMDB
+    ///   environment.
     public init(into path: String, fileMode: UInt32 = 0o600, batchSize: Int? = 20_000) throws {
         environment = try mapStorageErrors {
             try Environment.open(
@@ -194,6 +216,8 @@ public final class RawDumpLoader {
 
     /// Starts the database `name` (nil: LMDB's main database, whose entries LMDB maintains itself —
     /// they are skipped).
+    ///
+    /// - Throws: ``LodeError/storage(_:)`` when writing the entries gathered so far fails.
     public func beginDatabase(named name: String?, kind: RawDatabaseKind) throws {
         if batchSize != nil { try flush() }
         guard let name else {
@@ -211,6 +235,9 @@ public final class RawDumpLoader {
     }
 
     /// Adds one entry to the current database.
+    ///
+    /// - Throws: ``LodeError/storage(_:)`` when a batch is written and LMDB fails (a key longer than 511
+    ///   bytes included).
     public func put(key: [UInt8], value: [UInt8]) throws {
         guard current != nil else { return }
         pending[pending.count - 1].entries.append((key, value))
@@ -218,6 +245,8 @@ public final class RawDumpLoader {
     }
 
     /// Writes what is still pending.
+    ///
+    /// - Throws: ``LodeError/storage(_:)`` when writing the last batch fails.
     public func finish() throws { try flush() }
 
     /// Writes the pending databases and entries in one transaction; a database met for the first

@@ -13,6 +13,9 @@ import ModelStorage
 /// move. A moved object whose content also changed is a move marked ``Move/isModified``; a view
 /// cannot move and reload one row in one batch, so ``storageUpdate(section:model:)`` turns those into
 /// a delete and an insert.
+///
+/// Every change Lode delivers is well formed (``isWellFormed``) with its lists in ascending order;
+/// a change an app builds itself may check ``isWellFormed`` before a view applies it.
 public struct CollectionChange: Equatable, Sendable, CustomStringConvertible {
     /// An object that changed position.
     public struct Move: Equatable, Hashable, Sendable {
@@ -83,6 +86,8 @@ public struct CollectionChange: Equatable, Sendable, CustomStringConvertible {
 
     /// The change as a ModelStorage update for one section. `model` gives the object at a new index,
     /// captured for reloads (`{ try results[$0] }`); an error it throws is rethrown.
+    ///
+    /// - Throws: what `model` throws.
     public func storageUpdate(section: Int = 0, model: (Int) throws -> Any?) rethrows -> StorageUpdate {
         try SectionedChange(self, section: section).storageUpdate { try model($0.item) }
     }
@@ -113,11 +118,22 @@ public struct CollectionChange: Equatable, Sendable, CustomStringConvertible {
         modifications.sort { $0.old < $1.old }
         moves.sort { $0.from < $1.from }
         assert(isWellFormed, "CollectionChange: an index is used twice: \(self)")
+        if internalChecksEnabled { checkInvariants() }
+    }
+
+    /// Checks the change's invariants (with `LODE_INTERNAL_CHECKS`, after every change Lode makes):
+    /// well formed (``isWellFormed``) and every list in ascending order without repeats.
+    func checkInvariants() {
+        precondition(isWellFormed, "CollectionChange: an index is used twice: \(self)")
+        precondition(
+            deletions.isStrictlyAscending && insertions.isStrictlyAscending
+                && modifications.map(\.old).isStrictlyAscending && moves.map(\.from).isStrictlyAscending,
+            "CollectionChange: a list is out of order: \(self)")
     }
 
     /// No old index is deleted, moved or modified twice, and no new index inserted, moved to or
     /// modified twice: what a batch update requires.
-    var isWellFormed: Bool {
+    public var isWellFormed: Bool {
         let old = deletions + moves.map(\.from) + modifications.map(\.old)
         let new = insertions + moves.map(\.to) + modifications.map(\.new)
         return Set(old).count == old.count && Set(new).count == new.count
@@ -143,4 +159,9 @@ public struct CollectionChange: Equatable, Sendable, CustomStringConvertible {
             + (parts.isEmpty ? "no changes" : parts.joined(separator: ", "))
             + (wasFullyReevaluated ? " (re-evaluated)" : "")
     }
+}
+
+extension Array where Element: Comparable {
+    /// True when each element is greater than the one before it.
+    var isStrictlyAscending: Bool { zip(self, dropFirst()).allSatisfy { $0 < $1 } }
 }

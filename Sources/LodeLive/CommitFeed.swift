@@ -24,6 +24,10 @@ public struct CommitBatch: Sendable {
     let snapshot: ReadSnapshot
 
     /// Reads the store at the batch's version (objects as the last commit of the batch left them).
+    ///
+    /// - Throws: ``LodeError/storeClosed(path:)`` after the store closed and ``LodeError/storage(_:)`` when
+    ///   LMDB fails, ``LodeError/recordDoesNotDecode(type:key:field:reason:)`` for a stored record that no
+    ///   longer decodes, and whatever `body` throws.
     public func read<R>(_ body: (Transaction) throws -> R) throws -> R {
         try mapStorageErrors { try snapshot.read { txn in try body(Transaction(store: store, lmdb: txn)) } }
     }

@@ -4,7 +4,7 @@ import LodeStore
 
 /// A live query's entry for each primary key, kept compactly: the entries back to back in one byte
 /// arena (each behind a 4-byte length) and an open-addressing hash table of arena offsets, hashed
-/// by the primary key that ends every entry (see ``LiveQueryEngine/entry(section:sort:key:)``).
+/// by the primary key that ends every entry (see `LiveRow`).
 ///
 /// A dictionary from key arrays to entry arrays costs two heap arrays per object (a 32-byte header
 /// each and an allocation rounded up) plus its table: about 110 bytes for a 22-byte entry, where this
@@ -80,6 +80,7 @@ struct EntryTable: Sequence {
             count += 1
         }
         compactIfWasteful()
+        if internalChecksEnabled { checkInvariants() }
     }
 
     /// Removes the entry of the object with primary key `key`, if any.
@@ -89,6 +90,33 @@ struct EntryTable: Sequence {
         slots[index] = 1
         count -= 1
         compactIfWasteful()
+        if internalChecksEnabled { checkInvariants() }
+    }
+
+    /// Checks every invariant of the table (with `LODE_INTERNAL_CHECKS`, after every mutation): a
+    /// power-of-two table at most three quarters occupied, `count` and `occupied` as the slots say,
+    /// every live entry found from its own key at its own slot (so no key twice and no probe chain
+    /// broken), and `garbage` the arena bytes no live slot points at. Stops the program naming the
+    /// first one broken.
+    func checkInvariants() {
+        precondition(
+            slots.count >= 16 && slots.count & (slots.count - 1) == 0, "EntryTable: \(slots.count) slots")
+        let live = slots.indices.filter { slots[$0] > 1 }
+        precondition(live.count == count, "EntryTable: \(live.count) live slots, counted \(count)")
+        precondition(slots.filter { $0 != 0 }.count == occupied, "EntryTable: occupied slots miscounted")
+        precondition(
+            occupied * 4 <= slots.count * 3, "EntryTable: \(occupied) of \(slots.count) slots occupied")
+        var liveBytes = 0
+        for index in live {
+            let entry = self.entry(at: slots[index])
+            precondition(
+                find(LiveRow.primaryKey(in: entry)) == index,
+                "EntryTable: the entry at slot \(index) is not found by its key")
+            liveBytes += entry.count + 4
+        }
+        precondition(
+            liveBytes + garbage == arena.count,
+            "EntryTable: \(liveBytes) live and \(garbage) garbage bytes in an arena of \(arena.count)")
     }
 
     private mutating func append(_ entry: some Collection<UInt8>) -> UInt32 {

@@ -84,6 +84,12 @@ public final class LiveGroup: @unchecked Sendable {
 
     /// Advances every member to the last committed version — the same one — and returns their
     /// changes (members that did not change are left out). Not allowed inside a transaction.
+    ///
+    /// - Throws: what advancing any member throws (``LodeError/storeClosed(path:)`` after the store closed
+    ///   and ``LodeError/storage(_:)`` when LMDB fails,
+    ///   ``LodeError/recordDoesNotDecode(type:key:field:reason:)`` for a stored record that no longer
+    ///   decodes), or ``LodeError/insideTransaction(operation:)`` inside a transaction; the group stays on
+    ///   its version.
     @discardableResult
     public func refresh() throws -> [Change] {
         try store.checkNotInsideTransaction("refresh")

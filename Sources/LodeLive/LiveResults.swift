@@ -46,6 +46,11 @@ public final class LiveResults<Element: Persistable>: @unchecked Sendable {
     /// Makes live results for `results`' query (evaluated now, on the last committed version). With
     /// `keyPaths`, an object whose other fields change is not reported as modified (it is still
     /// reported when it joins, leaves or moves).
+    ///
+    /// - Throws: ``LodeError/liveQueryUnsupported(type:reason:)`` for results of a transaction, and what
+    ///   evaluating the results throws: ``LodeError/storeClosed(path:)`` after the store closed and
+    ///   ``LodeError/storage(_:)`` when LMDB fails, ``LodeError/recordDoesNotDecode(type:key:field:reason:)``
+    ///   for a stored record that no longer decodes.
     public init(_ results: Results<Element>, keyPaths: [PartialKeyPath<Element>]? = nil) throws {
         guard case .store(let store) = results.source else {
             throw LodeError.liveQueryUnsupported(
@@ -166,6 +171,11 @@ public final class LiveResults<Element: Persistable>: @unchecked Sendable {
     /// - Complexity: from the change log, O(*c* log *n*) for *c* objects changed since the last
     ///   version, whatever the size *n* of the results; a full evaluation when the log does not
     ///   reach back (``CollectionChange/wasFullyReevaluated``).
+    ///
+    /// - Throws: ``LodeError/storeClosed(path:)`` after the store closed and ``LodeError/storage(_:)`` when
+    ///   LMDB fails, ``LodeError/recordDoesNotDecode(type:key:field:reason:)`` for a stored record that no
+    ///   longer decodes, and ``LodeError/insideTransaction(operation:)`` inside a transaction; the results
+    ///   stay on their version.
     @discardableResult
     public func refresh() throws -> CollectionChange? {
         try store.checkNotInsideTransaction("refresh")

@@ -31,6 +31,12 @@ public final class LiveSectionedResults<Key: Hashable & Encodable & Sendable, El
     private let published: Locked<(sections: SectionedResults<Key, Element>, version: Int, count: Int)>
 
     /// Makes live sectioned results (evaluated now, on the last committed version).
+    ///
+    /// - Throws: ``LodeError/liveQueryUnsupported(type:reason:)`` for sections of a transaction's results,
+    ///   ``LodeError/appCodeFailed(_:)`` when the section key throws, and what evaluating the results throws:
+    ///   ``LodeError/storeClosed(path:)`` after the store closed and ``LodeError/storage(_:)`` when LMDB
+    ///   fails, ``LodeError/recordDoesNotDecode(type:key:field:reason:)`` for a stored record that no longer
+    ///   decodes.
     public init(_ sectioned: SectionedResults<Key, Element>, keyPaths: [PartialKeyPath<Element>]? = nil)
         throws
     {
@@ -109,6 +115,12 @@ public final class LiveSectionedResults<Key: Hashable & Encodable & Sendable, El
     }
 
     /// Advances to the last committed version and returns what changed, or nil when nothing committed.
+    ///
+    /// - Throws: ``LodeError/storeClosed(path:)`` after the store closed and ``LodeError/storage(_:)`` when
+    ///   LMDB fails, ``LodeError/recordDoesNotDecode(type:key:field:reason:)`` for a stored record that no
+    ///   longer decodes, ``LodeError/appCodeFailed(_:)`` when the section key throws, and
+    ///   ``LodeError/insideTransaction(operation:)`` inside a transaction; the sections stay on their
+    ///   version.
     @discardableResult
     public func refresh() throws -> SectionedChange? {
         try store.checkNotInsideTransaction("refresh")

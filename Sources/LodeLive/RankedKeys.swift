@@ -156,6 +156,7 @@ struct RankedKeys: Sendable {
         }
         count = keys.count
         rebuildIndex()
+        if internalChecksEnabled { checkInvariants() }
     }
 
     private mutating func rebuildIndex() {
@@ -284,6 +285,7 @@ struct RankedKeys: Sendable {
             fenwickAdd(index, 1)
         }
         assert(invariantsHold(around: index), "RankedKeys: invariants broken by an insert")
+        if internalChecksEnabled { checkInvariants() }
         return rank
     }
 
@@ -306,6 +308,7 @@ struct RankedKeys: Sendable {
             fenwickAdd(index, -1)
         }
         assert(invariantsHold(around: index), "RankedKeys: invariants broken by a removal")
+        if internalChecksEnabled { checkInvariants() }
         return rank
     }
 
@@ -338,6 +341,52 @@ struct RankedKeys: Sendable {
             }
         }
         return true
+    }
+
+    /// Checks every invariant of the whole set (with `LODE_INTERNAL_CHECKS`, after every mutation):
+    /// each group holds 1 to `groupCapacity` chunks and starts where the previous one ended, each
+    /// chunk 1 to `chunkCapacity` keys, strictly increasing within and across chunks, and the Fenwick
+    /// tree gives the keys before every chunk. Stops the program naming the first one broken.
+    func checkInvariants() {
+        precondition(
+            groupStarts.count == groups.count,
+            "RankedKeys: \(groups.count) groups, \(groupStarts.count) starts")
+        precondition(
+            fenwick.count == chunkCount + 1,
+            "RankedKeys: Fenwick tree of \(fenwick.count) for \(chunkCount) chunks")
+        var chunkIndex = 0
+        var keysSoFar = 0
+        var previous: [UInt8]?
+        for (group, chunks) in groups.enumerated() {
+            precondition(
+                !chunks.isEmpty && chunks.count <= groupCapacity,
+                "RankedKeys: group \(group) holds \(chunks.count) chunks")
+            precondition(
+                groupStarts[group] == chunkIndex,
+                "RankedKeys: group \(group) starts at \(groupStarts[group]), not \(chunkIndex)")
+            for chunk in chunks {
+                precondition(
+                    chunk.count >= 1 && chunk.count <= chunkCapacity,
+                    "RankedKeys: chunk \(chunkIndex) holds \(chunk.count) keys")
+                precondition(
+                    keysBefore(chunkIndex) == keysSoFar,
+                    "RankedKeys: Fenwick tree wrong before chunk \(chunkIndex)")
+                for position in 0..<chunk.count {
+                    let key = chunk.key(position)
+                    if let previous {
+                        precondition(
+                            previous.lexicographicallyPrecedes(key),
+                            "RankedKeys: keys out of order at rank \(keysSoFar + position)")
+                    }
+                    previous = key
+                }
+                keysSoFar += chunk.count
+                chunkIndex += 1
+            }
+        }
+        precondition(
+            chunkIndex == chunkCount && keysSoFar == count,
+            "RankedKeys: \(keysSoFar) keys in \(chunkIndex) chunks, counted \(count) in \(chunkCount)")
     }
 
     /// The key at `rank`.

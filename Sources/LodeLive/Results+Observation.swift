@@ -48,6 +48,8 @@ extension Results {
     }
 
     /// Live results that follow this query (see ``LiveResults``).
+    ///
+    /// - Throws: as ``LiveResults/init(_:keyPaths:)``.
     public func live(keyPaths: [PartialKeyPath<Element>]? = nil) throws -> LiveResults<Element> {
         try LiveResults(self, keyPaths: keyPaths)
     }

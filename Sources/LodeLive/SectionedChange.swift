@@ -101,11 +101,23 @@ public struct SectionedChange: Equatable, Sendable, CustomStringConvertible {
         modifications.sort { $0.old < $1.old }
         moves.sort { $0.from < $1.from }
         assert(isWellFormed, "SectionedChange: an index is used twice: \(self)")
+        if internalChecksEnabled { checkInvariants() }
+    }
+
+    /// Checks the change's invariants (with `LODE_INTERNAL_CHECKS`, after every change Lode makes):
+    /// well formed (``isWellFormed``) and every list in ascending order without repeats.
+    func checkInvariants() {
+        precondition(isWellFormed, "SectionedChange: an index is used twice: \(self)")
+        precondition(
+            sectionDeletions.isStrictlyAscending && sectionInsertions.isStrictlyAscending
+                && deletions.isStrictlyAscending && insertions.isStrictlyAscending
+                && modifications.map(\.old).isStrictlyAscending && moves.map(\.from).isStrictlyAscending,
+            "SectionedChange: a list is out of order: \(self)")
     }
 
     /// No section or row is used twice on either side, and no row is changed inside a section that
     /// is deleted or inserted: what a batch update requires.
-    var isWellFormed: Bool {
+    public var isWellFormed: Bool {
         let old = deletions + moves.map(\.from) + modifications.map(\.old)
         let new = insertions + moves.map(\.to) + modifications.map(\.new)
         let deletedSections = Set(sectionDeletions)
@@ -125,6 +137,8 @@ public struct SectionedChange: Equatable, Sendable, CustomStringConvertible {
 
     /// The change as a ModelStorage update (sections offset by `firstSection`), with `model` giving
     /// the object at a new index path for reloads; an error it throws is rethrown.
+    ///
+    /// - Throws: what `model` throws.
     public func storageUpdate(firstSection: Int = 0, model: (IndexPath) throws -> Any?) rethrows
         -> StorageUpdate
     {

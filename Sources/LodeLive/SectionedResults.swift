@@ -48,6 +48,11 @@ public struct SectionedResults<Key: Hashable & Encodable & Sendable, Element: Pe
     }
 
     /// The sections, evaluated once (throwing form).
+    ///
+    /// - Throws: what evaluating the results throws (``LodeError/storeClosed(path:)`` after the store closed
+    ///   and ``LodeError/storage(_:)`` when LMDB fails,
+    ///   ``LodeError/recordDoesNotDecode(type:key:field:reason:)`` for a stored record that no longer
+    ///   decodes), and ``LodeError/appCodeFailed(_:)`` when the section key throws.
     public func fetchSections() throws -> [Section] {
         try cache.value {
             LockWatch.check(entering: "the section key of sectioned results of \(Element.self)")
@@ -105,6 +110,8 @@ public struct SectionedResults<Key: Hashable & Encodable & Sendable, Element: Pe
     }
 
     /// Live sectioned results that follow this query (see ``LiveSectionedResults``).
+    ///
+    /// - Throws: as ``LiveSectionedResults/init(_:keyPaths:)``.
     public func live(keyPaths: [PartialKeyPath<Element>]? = nil) throws -> LiveSectionedResults<Key, Element>
     {
         try LiveSectionedResults(self, keyPaths: keyPaths)

@@ -319,9 +319,19 @@ public struct Results<Element: Persistable>: @unchecked Sendable {
     // MARK: Reading
 
     /// The plan the query runs with.
+    ///
+    /// - Throws: what evaluating the results throws: ``LodeError/storeClosed(path:)`` after the store closed
+    ///   and ``LodeError/storage(_:)`` when LMDB fails,
+    ///   ``LodeError/recordDoesNotDecode(type:key:field:reason:)`` for a stored record that no longer
+    ///   decodes.
     public func explain() throws -> QueryPlan { try evaluation().plan }
 
     /// The version (transaction id) the results were evaluated on.
+    ///
+    /// - Throws: what evaluating the results throws: ``LodeError/storeClosed(path:)`` after the store closed
+    ///   and ``LodeError/storage(_:)`` when LMDB fails,
+    ///   ``LodeError/recordDoesNotDecode(type:key:field:reason:)`` for a stored record that no longer
+    ///   decodes.
     public func version() throws -> Int {
         let evaluation = try evaluation()
         if let snapshot = evaluation.snapshot { return snapshot.transactionID }
@@ -364,6 +374,11 @@ public struct Results<Element: Persistable>: @unchecked Sendable {
     }
 
     /// The object at `position`.
+    ///
+    /// - Throws: ``LodeError/positionOutOfRange(type:position:count:)`` for a position outside the results,
+    ///   and what evaluating the results throws: ``LodeError/storeClosed(path:)`` after the store closed and
+    ///   ``LodeError/storage(_:)`` when LMDB fails, ``LodeError/recordDoesNotDecode(type:key:field:reason:)``
+    ///   for a stored record that no longer decodes.
     public func object(at position: Int) throws -> Element {
         let evaluation = try evaluation()
         guard position >= 0, position < evaluation.keys.count else {
@@ -386,6 +401,11 @@ public struct Results<Element: Persistable>: @unchecked Sendable {
     ///
     /// - Complexity: the evaluation's plan (see ``explain()``) plus O(*n*) decodes for *n* objects;
     ///   evaluated once, later calls reuse it.
+    ///
+    /// - Throws: what evaluating the results throws: ``LodeError/storeClosed(path:)`` after the store closed
+    ///   and ``LodeError/storage(_:)`` when LMDB fails,
+    ///   ``LodeError/recordDoesNotDecode(type:key:field:reason:)`` for a stored record that no longer
+    ///   decodes.
     public func fetch() throws -> [Element] {
         let evaluation = try evaluation()
         if let objects = evaluation.objects { return objects }
@@ -398,12 +418,22 @@ public struct Results<Element: Persistable>: @unchecked Sendable {
     }
 
     /// Calls `body` with each object in order, decoding one batch at a time (see ``ResultsCursor``).
+    ///
+    /// - Throws: what evaluating the results throws: ``LodeError/storeClosed(path:)`` after the store closed
+    ///   and ``LodeError/storage(_:)`` when LMDB fails,
+    ///   ``LodeError/recordDoesNotDecode(type:key:field:reason:)`` for a stored record that no longer
+    ///   decodes, and whatever `body` throws (the walk stops there).
     public func forEach(_ body: (Element) throws -> Void) throws {
         var cursor = try makeCursor()
         while let object = try cursor.next() { try body(object) }
     }
 
     /// The objects transformed by `transform`, in order.
+    ///
+    /// - Throws: what evaluating the results throws: ``LodeError/storeClosed(path:)`` after the store closed
+    ///   and ``LodeError/storage(_:)`` when LMDB fails,
+    ///   ``LodeError/recordDoesNotDecode(type:key:field:reason:)`` for a stored record that no longer
+    ///   decodes, and whatever `transform` throws.
     public func map<T>(_ transform: (Element) throws -> T) throws -> [T] {
         var mapped: [T] = []
         mapped.reserveCapacity(try count)
@@ -413,6 +443,11 @@ public struct Results<Element: Persistable>: @unchecked Sendable {
 
     /// A cursor over the objects, in order, decoding a batch at a time on the results' version: for
     /// reading many objects without holding them all (`while let object = try cursor.next()`).
+    ///
+    /// - Throws: what evaluating the results throws: ``LodeError/storeClosed(path:)`` after the store closed
+    ///   and ``LodeError/storage(_:)`` when LMDB fails,
+    ///   ``LodeError/recordDoesNotDecode(type:key:field:reason:)`` for a stored record that no longer
+    ///   decodes.
     public func makeCursor() throws -> ResultsCursor<Element> {
         ResultsCursor(results: self, evaluation: try evaluation())
     }
@@ -453,27 +488,52 @@ public struct Results<Element: Persistable>: @unchecked Sendable {
     // MARK: Aggregates
 
     /// The smallest value of a property among the results.
+    ///
+    /// - Throws: what evaluating the results throws: ``LodeError/storeClosed(path:)`` after the store closed
+    ///   and ``LodeError/storage(_:)`` when LMDB fails,
+    ///   ``LodeError/recordDoesNotDecode(type:key:field:reason:)`` for a stored record that no longer
+    ///   decodes.
     public func min<Value: Comparable>(of keyPath: KeyPath<Element, Value>) throws -> Value? {
         try fetch().lazy.map { $0[keyPath: keyPath] }.min()
     }
 
     /// The largest value of a property among the results.
+    ///
+    /// - Throws: what evaluating the results throws: ``LodeError/storeClosed(path:)`` after the store closed
+    ///   and ``LodeError/storage(_:)`` when LMDB fails,
+    ///   ``LodeError/recordDoesNotDecode(type:key:field:reason:)`` for a stored record that no longer
+    ///   decodes.
     public func max<Value: Comparable>(of keyPath: KeyPath<Element, Value>) throws -> Value? {
         try fetch().lazy.map { $0[keyPath: keyPath] }.max()
     }
 
     /// The sum of a numeric property over the results.
+    ///
+    /// - Throws: what evaluating the results throws: ``LodeError/storeClosed(path:)`` after the store closed
+    ///   and ``LodeError/storage(_:)`` when LMDB fails,
+    ///   ``LodeError/recordDoesNotDecode(type:key:field:reason:)`` for a stored record that no longer
+    ///   decodes.
     public func sum<Value: AdditiveArithmetic>(of keyPath: KeyPath<Element, Value>) throws -> Value {
         try fetch().reduce(.zero) { $0 + $1[keyPath: keyPath] }
     }
 
     /// The mean of a numeric property over the results, or nil when there are none.
+    ///
+    /// - Throws: what evaluating the results throws: ``LodeError/storeClosed(path:)`` after the store closed
+    ///   and ``LodeError/storage(_:)`` when LMDB fails,
+    ///   ``LodeError/recordDoesNotDecode(type:key:field:reason:)`` for a stored record that no longer
+    ///   decodes.
     public func average<Value: BinaryInteger>(of keyPath: KeyPath<Element, Value>) throws -> Double? {
         let values = try fetch().map { Double($0[keyPath: keyPath]) }
         return values.isEmpty ? nil : values.reduce(0, +) / Double(values.count)
     }
 
     /// The mean of a floating-point property over the results, or nil when there are none.
+    ///
+    /// - Throws: what evaluating the results throws: ``LodeError/storeClosed(path:)`` after the store closed
+    ///   and ``LodeError/storage(_:)`` when LMDB fails,
+    ///   ``LodeError/recordDoesNotDecode(type:key:field:reason:)`` for a stored record that no longer
+    ///   decodes.
     public func average<Value: BinaryFloatingPoint>(of keyPath: KeyPath<Element, Value>) throws -> Double? {
         let values = try fetch().map { Double($0[keyPath: keyPath]) }
         return values.isEmpty ? nil : values.reduce(0, +) / Double(values.count)

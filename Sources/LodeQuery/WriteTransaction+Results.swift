@@ -4,6 +4,11 @@ import LodeStore
 
 extension WriteTransaction {
     /// Deletes every object of `results` (evaluated in this transaction); returns how many.
+    ///
+    /// - Throws: what evaluating the results throws: ``LodeError/storeClosed(path:)`` after the store closed
+    ///   and ``LodeError/storage(_:)`` when LMDB fails,
+    ///   ``LodeError/recordDoesNotDecode(type:key:field:reason:)`` for a stored record that no longer
+    ///   decodes; a deletion that fails throws as ``WriteTransaction/delete(_:key:)`` does.
     @discardableResult
     public func delete<T: Persistable>(_ results: Results<T>) throws -> Int {
         let keys = try results.bound(to: self).evaluation().keys

@@ -109,6 +109,11 @@ extension LiveResultsStorage {
 
     /// Advances every member to the last committed version and delivers the combined update (nil when
     /// nothing changed). Called by the observation after commits; callable directly (tests, tools).
+    ///
+    /// - Throws: what advancing a member throws (``LodeError/storeClosed(path:)`` after the store closed and
+    ///   ``LodeError/storage(_:)`` when LMDB fails, ``LodeError/recordDoesNotDecode(type:key:field:reason:)``
+    ///   for a stored record that no longer decodes), and ``LodeError/insideTransaction(operation:)`` inside
+    ///   a transaction; the storage stays on its version.
     @discardableResult
     public func refresh() throws -> StorageUpdate? {
         try change { _ in }

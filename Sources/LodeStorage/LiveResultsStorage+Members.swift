@@ -12,6 +12,10 @@ extension LiveResultsStorage {
     /// Adds a section showing `results` (of any type), at the end. With `keyPaths`, only changes to
     /// those fields count as modifications (joining, leaving and moving always count).
     /// `sectionIdentifier` names the section in ``snapshot()``.
+    ///
+    /// - Throws: as ``LiveResults/init(_:keyPaths:)`` (``LodeError/liveQueryUnsupported(type:reason:)`` for
+    ///   results of a transaction, and what evaluating them throws), and
+    ///   ``LodeError/insideTransaction(operation:)`` inside a transaction; the storage is left as it was.
     public func addSection<Element: Persistable>(
         with results: Results<Element>, keyPaths: [PartialKeyPath<Element>]? = nil,
         sectionIdentifier: SectionIdentifier? = nil
@@ -22,6 +26,9 @@ extension LiveResultsStorage {
 
     /// Inserts a section showing `results` before the member at `memberIndex` (each plain results is one
     /// member; sectioned results are one member of many sections).
+    ///
+    /// - Throws: as ``addSection(with:keyPaths:sectionIdentifier:)``, and
+    ///   ``MemberError/noSuchMember(index:count:)`` for an index outside the members.
     public func insertSection<Element: Persistable>(
         with results: Results<Element>, at memberIndex: Int, keyPaths: [PartialKeyPath<Element>]? = nil,
         sectionIdentifier: SectionIdentifier? = nil
@@ -31,6 +38,13 @@ extension LiveResultsStorage {
     }
 
     /// Removes the member at `memberIndex` and its sections.
+    ///
+    /// - Throws: ``MemberError/noSuchMember(index:count:)`` for an index outside the members,
+    ///   ``LodeError/insideTransaction(operation:)`` inside a transaction, and what advancing the
+    ///   other members to the same version throws (``LodeError/storeClosed(path:)`` after the store closed
+    ///   and ``LodeError/storage(_:)`` when LMDB fails,
+    ///   ``LodeError/recordDoesNotDecode(type:key:field:reason:)`` for a stored record that no longer
+    ///   decodes); the storage is left as it was.
     public func removeSection(at memberIndex: Int) throws {
         try change { members in
             guard members.indices.contains(memberIndex) else {
@@ -41,6 +55,9 @@ extension LiveResultsStorage {
     }
 
     /// Replaces the member at `memberIndex` by a section showing `results`, in one update.
+    ///
+    /// - Throws: as ``addSection(with:keyPaths:sectionIdentifier:)``, and
+    ///   ``MemberError/noSuchMember(index:count:)`` for an index outside the members.
     public func replaceSection<Element: Persistable>(
         at memberIndex: Int, with results: Results<Element>, keyPaths: [PartialKeyPath<Element>]? = nil,
         sectionIdentifier: SectionIdentifier? = nil
@@ -56,6 +73,9 @@ extension LiveResultsStorage {
 
     /// Shows `sectioned` as the storage's only member: its sections, their keys as header models.
     /// `sectionIdentifier` names each section in ``snapshot()`` from its key.
+    ///
+    /// - Throws: as ``LiveSectionedResults/init(_:keyPaths:)``, and
+    ///   ``LodeError/insideTransaction(operation:)`` inside a transaction; the storage is left as it was.
     public func setSections<Key, Element>(
         from sectioned: SectionedResults<Key, Element>, keyPaths: [PartialKeyPath<Element>]? = nil,
         sectionIdentifier: ((Key) -> SectionIdentifier)? = nil
@@ -65,6 +85,8 @@ extension LiveResultsStorage {
     }
 
     /// Adds sectioned results after the current members.
+    ///
+    /// - Throws: as ``setSections(from:keyPaths:sectionIdentifier:)``.
     public func addSections<Key, Element>(
         from sectioned: SectionedResults<Key, Element>, keyPaths: [PartialKeyPath<Element>]? = nil,
         sectionIdentifier: ((Key) -> SectionIdentifier)? = nil
@@ -74,6 +96,9 @@ extension LiveResultsStorage {
     }
 
     /// Inserts sectioned results before the member at `memberIndex`.
+    ///
+    /// - Throws: as ``setSections(from:keyPaths:sectionIdentifier:)``, and
+    ///   ``MemberError/noSuchMember(index:count:)`` for an index outside the members.
     public func insertSections<Key, Element>(
         from sectioned: SectionedResults<Key, Element>, at memberIndex: Int,
         keyPaths: [PartialKeyPath<Element>]? = nil, sectionIdentifier: ((Key) -> SectionIdentifier)? = nil

@@ -173,6 +173,10 @@ public final class LiveResultsStorage: BaseStorage, Storage, @unchecked Sendable
     /// (`"Task"`) and a sectioned member's by type and key (`"Task.done"`), with `#2`, `#3`… appended
     /// to a default name already used. Throws when two sections have one identifier or an object
     /// shows in two sections: a diffable snapshot holds each identity once.
+    ///
+    /// - Throws: ``LodeError/storeClosed(path:)`` after the store closed and ``LodeError/storage(_:)`` when
+    ///   LMDB fails, ``LodeError/recordDoesNotDecode(type:key:field:reason:)`` for a stored record that no
+    ///   longer decodes.
     public func snapshot() throws -> ModelStorage.Snapshot<SectionIdentifier, ObjectID> {
         // The applied views, taken at once so that every section comes from one version.
         let views = lock.withLock { visible }

@@ -1,4 +1,5 @@
 import Foundation
+import LodeTestSupport
 import Testing
 
 @testable import LMDB
@@ -13,7 +14,10 @@ import Testing
 
     @Test func keysComeBackInMemcmpOrderBothWays() throws {
         let db = try env.database(named: "d")
-        let keys = (0..<500).map { _ in (0..<Int.random(in: 1...12)).map { _ in UInt8.random(in: 0...255) } }
+        var rng = SeededGenerator(seed: 0x6375_7273)
+        let keys = (0..<500).map { _ in
+            (0..<Int.random(in: 1...12, using: &rng)).map { _ in UInt8.random(in: 0...255, using: &rng) }
+        }
         try env.write { txn throws in for key in keys { try txn.put(key, forKey: key, in: db) } }
         let sorted = Set(keys).sorted { $0.lexicographicallyPrecedes($1) }
         try env.read { txn throws in

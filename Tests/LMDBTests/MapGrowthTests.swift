@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import LodeTestSupport
 import Synchronization
 import Testing
 
@@ -35,7 +36,7 @@ func payload(_ i: Int, size: Int) -> [UInt8] {
             readers.enter()
             Thread.detachNewThread {
                 defer { readers.leave() }
-                var generator = SystemRandomNumberGenerator()
+                var generator = SeededGenerator(seed: 0x6d61_7000 + UInt64(reader))
                 while !stop.load(ordering: .relaxed) {
                     do {
                         try env.read { txn in

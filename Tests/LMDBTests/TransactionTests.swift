@@ -219,9 +219,21 @@ import Testing
         let db = self.db
         try env.write { try $0.put(b("v"), forKey: b("k"), in: db) }
         // More threads than reader slots: NOTLS + the pool keep slot use bounded.
+        let lock = NSLock()
+        nonisolated(unsafe) var reads = 0
+        nonisolated(unsafe) var errors: [String] = []
         DispatchQueue.concurrentPerform(iterations: 300) { _ in
-            for _ in 0..<20 { _ = try! env.read { try $0.get(b("k"), in: db) } }
+            for _ in 0..<20 {
+                do {
+                    let value = try env.read { try $0.get(b("k"), in: db) }
+                    lock.withLock { reads += value == b("v") ? 1 : 0 }
+                } catch {
+                    lock.withLock { errors.append("\(error)") }
+                }
+            }
         }
+        #expect(lock.withLock { errors } == [])
+        #expect(lock.withLock { reads } == 6_000)
         try env.read { txn throws in
             try env.read { inner throws in  // two read transactions on one thread (MDB_NOTLS)
                 #expect(try inner.get(b("k"), in: db) == txn.get(b("k"), in: db))

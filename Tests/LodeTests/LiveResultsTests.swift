@@ -211,10 +211,19 @@ func replay(_ change: CollectionChange, old: [Task], new: [Task]) throws -> [Tas
             delivered.signal()
         }
         #expect(delivered.wait(timeout: .now() + 5) == .success)
+        let notifier = LiveContext.of(store).makeNotifier(for: store)
         try store.write { tx in
             insideWrite.store(true, ordering: .sequentiallyConsistent)
             try tx.insert(Task(id: 1, title: "one", rank: 1, done: false, group: "x"))
-            Thread.sleep(forTimeInterval: 0.1)  // a notifier tick passes while the write is open
+            // The notifier looks from a thread of its own while the write is open (as its timer
+            // may), and what it scheduled has run before the write ends: nothing may be delivered.
+            let looked = DispatchSemaphore(value: 0)
+            Thread {
+                notifier.storeDidCommit()
+                looked.signal()
+            }.start()
+            looked.wait()
+            queue.sync {}
             insideWrite.store(false, ordering: .sequentiallyConsistent)
         }
         #expect(delivered.wait(timeout: .now() + 5) == .success)
@@ -222,8 +231,18 @@ func replay(_ change: CollectionChange, old: [Task], new: [Task]) throws -> [Tas
         let deliveredDuringWrite = sawWrite.load(ordering: .sequentiallyConsistent)
         #expect(!deliveredDuringWrite)
         token.cancel()
+        // A second observation on the same queue witnesses the next commit: once its update has run and
+        // the queue has drained, a delivery to the cancelled one would have run too.
+        let witnessed = DispatchSemaphore(value: 0)
+        let witness = store.objects(Task.self).observe(on: queue) { change in
+            if case .update = change { witnessed.signal() }
+        }
         try store.write { tx in try tx.insert(Task(id: 2, title: "two", rank: 2, done: false, group: "x")) }
-        #expect(delivered.wait(timeout: .now() + 0.3) == .timedOut)  // a cancelled token stops deliveries
+        #expect(witnessed.wait(timeout: .now() + 5) == .success)
+        queue.sync {}
+        #expect(delivered.wait(timeout: .now()) == .timedOut, "a cancelled token stops deliveries")
+        #expect(received.withLock { $0 }.count == 2)
+        witness.cancel()
     }
 
     @Test func changesAsAnAsyncSequence() async throws {

@@ -8,6 +8,9 @@ public struct CBORDecoder: Sendable {
     public init() {}
 
     /// Decodes a `T` from `bytes`, which must hold exactly one data item.
+    ///
+    /// - Throws: `DecodingError` when the bytes are not CBOR or do not hold a `T` (the error's coding path
+    ///   names the field), or what `T`'s `init(from:)` throws.
     public func decode<T: Decodable>(_ type: T.Type, from bytes: UnsafeRawBufferPointer) throws -> T {
         try decode(type, from: bytes, state: CBORDecodingState(bytes: bytes))
     }
@@ -40,6 +43,9 @@ public struct CBORDecoder: Sendable {
     }
 
     /// Decodes a `T` from a byte array.
+    ///
+    /// - Throws: `DecodingError` when the bytes are not CBOR or do not hold a `T`, or what `T`'s
+    ///   `init(from:)` throws.
     public func decode<T: Decodable>(_ type: T.Type, from bytes: [UInt8]) throws -> T {
         try bytes.withUnsafeBytes { try decode(type, from: $0) }
     }

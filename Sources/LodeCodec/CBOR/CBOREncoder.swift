@@ -12,6 +12,9 @@ public struct CBOREncoder: Sendable {
     public init() {}
 
     /// The CBOR bytes of `value`.
+    ///
+    /// - Throws: `EncodingError` for a value CBOR cannot hold (a non-string map key, a nested container used
+    ///   twice), or what `T`'s `encode(to:)` throws.
     public func encode<T: Encodable>(_ value: T) throws -> [UInt8] {
         let state = CBOREncodingState()
         try state.encodeValue(value)

@@ -3,6 +3,8 @@ import Foundation
 extension CBORValue: Encodable {
     /// Encodes the value as the Swift value that wrote it would encode: so ``KeyEncoder`` gives a
     /// record's fields the key bytes the library gave them (dates, UUIDs, URLs and decimals included).
+    ///
+    /// - Throws: what `encoder` throws.
     public func encode(to encoder: any Encoder) throws {
         switch self {
         case .unsigned(let value):

@@ -27,6 +27,9 @@ public struct KeyEncoder: Sendable {
     public init() {}
 
     /// The key bytes of `value`.
+    ///
+    /// - Throws: `EncodingError` for a value the key encoding cannot hold (a dictionary, a nested keyed
+    ///   container), or what `T`'s `encode(to:)` throws.
     public func encode<T: Encodable>(_ value: T) throws -> [UInt8] {
         var bytes: [UInt8] = []
         try append(value, to: &bytes)
@@ -34,6 +37,8 @@ public struct KeyEncoder: Sendable {
     }
 
     /// Appends the key bytes of `value` to `bytes`.
+    ///
+    /// - Throws: as ``encode(_:)``; `bytes` is left as it was.
     public func append<T: Encodable>(_ value: T, to bytes: inout [UInt8]) throws {
         if T.self == Int.self {
             // The most common key, without an encoder object.

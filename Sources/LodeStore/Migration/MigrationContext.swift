@@ -38,6 +38,9 @@ public final class MigrationContext {
     // MARK: Reading
 
     /// The stored type names the catalog lists.
+    ///
+    /// - Throws: ``LodeError/storeClosed(path:)`` after the store closed and ``LodeError/storage(_:)`` when
+    ///   LMDB fails.
     public func typeNames() throws -> [String] {
         try transaction.lmdb.entries(in: transaction.store.catalog).map {
             String(decoding: $0.key, as: UTF8.self)
@@ -111,6 +114,9 @@ public final class MigrationContext {
     // MARK: Helpers for the common changes
 
     /// Gives every record of `type` that lacks the field at `path` the value `value`.
+    ///
+    /// - Throws: ``LodeError/typeNotFound(_:)`` for a type the store does not hold, and
+    ///   ``LodeError/recordDoesNotDecode(type:key:field:reason:)`` for a record that is not a map.
     public func addField(_ path: String, to type: String, default value: CBORValue) throws {
         try updateRecords(of: type) { record in
             if record[path] == nil { record[path] = value }
@@ -120,6 +126,10 @@ public final class MigrationContext {
 
     /// Renames the field at `path` in every record of `type` (nested fields keep their parent);
     /// indexes on the field follow it.
+    ///
+    /// - Throws: ``LodeError/typeNotFound(_:)`` for a type the store does not hold, and
+    ///   ``LodeError/recordDoesNotDecode(type:key:field:reason:)`` for a record where a field of the new name
+    ///   exists already or that is not a map.
     public func renameField(_ path: String, to newName: String, in type: String) throws {
         try updateRecords(of: type) { record in
             try record.rename(path, to: newName)
@@ -136,6 +146,9 @@ public final class MigrationContext {
     }
 
     /// Removes the field at `path` from every record of `type`, and the indexes on it.
+    ///
+    /// - Throws: ``LodeError/typeNotFound(_:)`` for a type the store does not hold, and
+    ///   ``LodeError/recordDoesNotDecode(type:key:field:reason:)`` for a record that is not a map.
     public func removeField(_ path: String, from type: String) throws {
         try updateRecords(of: type) { record in
             record.remove(path)
@@ -165,6 +178,9 @@ public final class MigrationContext {
 
     /// Replaces the value of the field at `path` in every record of `type` that has it by what
     /// `convert` returns (nil removes the field): a change of the field's type.
+    ///
+    /// - Throws: ``LodeError/typeNotFound(_:)`` for a type the store does not hold, and whatever `convert`
+    ///   throws (the migration then fails).
     public func convertField(
         _ path: String, in type: String, _ convert: (CBORValue) throws -> CBORValue?
     ) throws {
@@ -202,6 +218,8 @@ public final class MigrationContext {
     }
 
     /// Deletes the stored type `name`: its records, indexes and catalog entry.
+    ///
+    /// - Throws: ``LodeError/typeNotFound(_:)`` for a type the store does not hold.
     public func deleteType(_ name: String) throws {
         let entry = try entry(name)
         let write = transaction.lmdbWrite
@@ -252,6 +270,10 @@ public final class MigrationContext {
     /// The final typed pass: every record of `T`'s stored type is read as a `T` (a record that does
     /// not decode fails the migration, naming it), changed by `body`, and written again through the
     /// library, with `T`'s schema: its indexes are reconciled (added, dropped, rebuilt) and checked.
+    ///
+    /// - Throws: ``LodeError/recordDoesNotDecode(type:key:field:reason:)`` for a record that does not decode
+    ///   as `T`, ``LodeError/duplicateKey(type:key:)`` when `body` gives two objects one primary key,
+    ///   ``LodeError/uniqueViolation(type:index:value:)`` for a unique index, and whatever `body` throws.
     public func migrate<T: Persistable>(_ type: T.Type, _ body: (inout T) throws -> Void) throws {
         let name = T.schema.typeName
         let entry = try entry(name)
@@ -353,6 +375,8 @@ public final class MigrationContext {
 
     /// Deletes every record of `type` and its index entries (the type stays, empty); returns how many
     /// records there were.
+    ///
+    /// - Throws: ``LodeError/typeNotFound(_:)`` for a type the store does not hold.
     @discardableResult
     public func deleteAllRecords(of type: String) throws -> Int {
         let entry = try entry(type)

@@ -30,6 +30,8 @@ extension Store {
     }
 
     /// Opens (or creates) the store in the directory at `path`.
+    ///
+    /// - Throws: as ``init(at:configuration:types:migrations:)``.
     public convenience init(
         atPath path: String, configuration: StoreConfiguration = StoreConfiguration(),
         types: [any Persistable.Type] = [], migrations: [Migration]? = nil
@@ -51,6 +53,9 @@ extension Store {
     ///
     /// The configuration defaults to ``Durability/noSync``: a temporary store need not survive a
     /// system crash, and its commits cost no flush.
+    ///
+    /// - Throws: ``LodeError/storage(_:)`` when no temporary directory can be made, and what
+    ///   ``init(at:configuration:types:migrations:)`` throws.
     public static func temporary(
         configuration: StoreConfiguration = StoreConfiguration(durability: .noSync),
         types: [any Persistable.Type] = [], migrations: [Migration]? = nil

@@ -21,6 +21,9 @@ extension Transaction {
     /// each holding a kind of value that field has held (as far as the catalog lists them); every index
     /// entry points at a record that has that value and every record is in every index of its type;
     /// every named database belongs to the layout the catalog describes.
+    ///
+    /// - Throws: ``LodeError/storeClosed(path:)`` after the store closed and ``LodeError/storage(_:)`` when
+    ///   LMDB fails; what is wrong with the data is in the report, not thrown.
     public func checkIntegrity() throws -> IntegrityReport {
         var report = IntegrityReport()
         let types = try storedTypes()

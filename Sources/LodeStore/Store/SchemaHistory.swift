@@ -15,6 +15,9 @@ public struct SchemaHistory: Sendable, Equatable {
 
 extension Transaction {
     /// The migrations this store has run (see ``Migration``).
+    ///
+    /// - Throws: ``LodeError/storeClosed(path:)`` after the store closed and ``LodeError/storage(_:)`` when
+    ///   LMDB fails, and ``LodeError/notAStore(path:reason:)`` when the list of migrations does not decode.
     public func schemaHistory() throws -> SchemaHistory {
         guard let bytes = try lmdb.get(Array(StoreLayout.migrationsKey.utf8), in: store.meta) else {
             return SchemaHistory(migrations: [])

@@ -29,6 +29,11 @@ extension Store {
     /// when another process commits while the group grows the map (as ``write(_:)-86d6p`` describes), and
     /// when the group's commit itself fails, after which each write of the group runs again in a
     /// transaction of its own so that every caller gets the outcome of its own write.
+    ///
+    /// - Throws: ``LodeError/readOnly(path:)`` in a read-only store, ``LodeError/storeClosed(path:)`` after
+    ///   the store closed and ``LodeError/storage(_:)`` when LMDB fails (a full disk included),
+    ///   ``LodeError/storage(_:)`` too for a write begun on a thread already inside a write of the store
+    ///   (rather than a deadlock), and whatever `body` throws (then nothing is written).
     @discardableResult
     public func write<R: Sendable>(_ body: @escaping @Sendable (WriteTransaction) throws -> R) async throws
         -> R

@@ -260,6 +260,9 @@ public final class Store: @unchecked Sendable {
     // MARK: Transactions
 
     /// Runs `body` in a read transaction: one consistent snapshot of the store.
+    ///
+    /// - Throws: ``LodeError/storeClosed(path:)`` after the store closed and ``LodeError/storage(_:)`` when
+    ///   LMDB fails, and whatever `body` throws.
     @discardableResult
     public func read<R>(_ body: (Transaction) throws -> R) throws -> R {
         let environment = try environment()
@@ -275,6 +278,13 @@ public final class Store: @unchecked Sendable {
     /// map, LMDB cannot replay the write on the new version, so nothing is written and the write is
     /// run again from the start (five runs at most; then it throws
     /// ``StorageFailure/Reason/writeConflictDuringGrowth``). Async code uses the `async` overload.
+    ///
+    /// - Throws: ``LodeError/readOnly(path:)`` in a read-only store, ``LodeError/storeClosed(path:)`` after
+    ///   the store closed and ``LodeError/storage(_:)`` when LMDB fails (a full disk included),
+    ///   ``LodeError/storage(_:)`` too for a write begun on a thread already inside a write of the store
+    ///   (rather than a deadlock), and whatever `body` throws (then nothing is written);
+    ///   ``StorageFailure/Reason/writeConflictDuringGrowth`` after five runs that other processes' commits
+    ///   interrupted; ``LodeError/versionHeldTooLong(_:limit:)`` past ``StoreConfiguration/maxVersionLag``.
     @discardableResult
     @available(*, noasync, message: "a write transaction must not cross an await; use the async overload")
     public func write<R>(_ body: (WriteTransaction) throws -> R) throws -> R {
@@ -290,6 +300,11 @@ public final class Store: @unchecked Sendable {
     /// Why a parameter rather than a `tx.rollback()`: the decision is made before the write starts
     /// (a test, a `--dry-run` flag), so the closure cannot go on writing into a transaction already
     /// doomed, and an error thrown by `body` still reaches the caller as itself.
+    ///
+    /// - Throws: ``LodeError/readOnly(path:)`` in a read-only store, ``LodeError/storeClosed(path:)`` after
+    ///   the store closed and ``LodeError/storage(_:)`` when LMDB fails (a full disk included),
+    ///   ``LodeError/storage(_:)`` too for a write begun on a thread already inside a write of the store
+    ///   (rather than a deadlock), and whatever `body` throws (then nothing is written).
     @discardableResult
     @available(*, noasync, message: "a write transaction must not cross an await; use the async overload")
     public func write<R>(rollingBack: Bool, _ body: (WriteTransaction) throws -> R) throws -> R {
@@ -321,6 +336,8 @@ public final class Store: @unchecked Sendable {
 
     /// Runs `body` in a write transaction rolled back when it returns (see the synchronous
     /// ``write(rollingBack:_:)``), on a thread of its own, off the caller's task.
+    ///
+    /// - Throws: as the synchronous `write(rollingBack:_:)`.
     @discardableResult
     public func write<R: Sendable>(
         rollingBack: Bool, _ body: @escaping @Sendable (WriteTransaction) throws -> R
@@ -406,6 +423,9 @@ public final class Store: @unchecked Sendable {
 
     /// The versions objects of this process hold (results read outside a transaction, live results),
     /// oldest first, with what holds each and how far behind the last commit it is.
+    ///
+    /// - Throws: ``LodeError/storeClosed(path:)`` after the store closed and ``LodeError/storage(_:)`` when
+    ///   LMDB fails.
     public func heldVersions() throws -> [HeldVersion] {
         pins.held(latest: try environment().info.lastTransactionID)
     }
@@ -463,6 +483,9 @@ public final class Store: @unchecked Sendable {
     }
 
     /// Runs `body` in a read transaction, off the caller's task.
+    ///
+    /// - Throws: ``LodeError/storeClosed(path:)`` after the store closed and ``LodeError/storage(_:)`` when
+    ///   LMDB fails, and whatever `body` throws.
     public func read<R: Sendable>(_ body: @escaping @Sendable (Transaction) throws -> R) async throws -> R {
         try await withCheckedThrowingContinuation { continuation in
             DispatchQueue.global().async {
@@ -473,6 +496,12 @@ public final class Store: @unchecked Sendable {
 
     /// Registers types now (rather than on first use): writes their catalog entries and builds or
     /// drops indexes whose definitions changed, in one transaction.
+    ///
+    /// - Throws: ``LodeError/schemaMismatch(type:reason:)`` when a type's schema does not fit what the store
+    ///   holds, ``LodeError/uniqueViolation(type:index:value:)`` when a new unique index does not hold for
+    ///   the stored objects, ``LodeError/readOnly(path:)`` in a read-only store that lacks them, and
+    ///   ``LodeError/storeClosed(path:)`` after the store closed and ``LodeError/storage(_:)`` when LMDB
+    ///   fails; nothing is registered then.
     public func register(_ types: [any Persistable.Type]) throws {
         guard !configuration.readOnly else { return }
         let environment = try environment()

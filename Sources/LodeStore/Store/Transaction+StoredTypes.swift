@@ -4,6 +4,9 @@ import LodeCodec
 
 extension Transaction {
     /// Every type in the store's catalog, by name.
+    ///
+    /// - Throws: ``LodeError/storeClosed(path:)`` after the store closed and ``LodeError/storage(_:)`` when
+    ///   LMDB fails, and ``LodeError/notAStore(path:reason:)`` for a catalog entry that does not decode.
     public func storedTypes() throws -> [StoredType] {
         let names = try lmdb.entries(in: store.catalog).map { String(decoding: $0.key, as: UTF8.self) }
         return try names.map { try storedType(named: $0) }
@@ -110,6 +113,10 @@ extension Transaction {
     }
 
     /// The record of the type stored as `type` whose key-encoded primary key is `key`, or nil.
+    ///
+    /// - Throws: ``LodeError/typeNotFound(_:)`` for a type the store does not hold, and
+    ///   ``LodeError/storeClosed(path:)`` after the store closed and ``LodeError/storage(_:)`` when LMDB
+    ///   fails.
     public func storedRecord(of type: String, key: [UInt8]) throws -> StoredRecord? {
         try lmdb.get(key, in: try recordsDatabase(of: type)).map { StoredRecord(key: key, bytes: $0) }
     }

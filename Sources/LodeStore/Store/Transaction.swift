@@ -147,6 +147,9 @@ public class Transaction {
     /// The `T` whose primary key is `key`, or nil.
     ///
     /// - Complexity: one O(log *n*) B-tree lookup and one decode.
+    /// - Throws: ``LodeError/storeClosed(path:)`` after the store closed and ``LodeError/storage(_:)`` when
+    ///   LMDB fails, ``LodeError/recordDoesNotDecode(type:key:field:reason:)`` for a stored record that no
+    ///   longer decodes, and `EncodingError` when `key` does not encode.
     public func object<T: Persistable, Key: Encodable>(_ type: T.Type, key: Key) throws -> T? {
         let bytes = try KeyEncoder().encode(key)
         guard bytes.count <= IndexKeyLimit.maximum else { return nil }
@@ -154,6 +157,10 @@ public class Transaction {
     }
 
     /// The `T` an ``ObjectID`` names, or nil when it was deleted.
+    ///
+    /// - Throws: ``LodeError/storeClosed(path:)`` after the store closed and ``LodeError/storage(_:)`` when
+    ///   LMDB fails, ``LodeError/recordDoesNotDecode(type:key:field:reason:)`` for a stored record that no
+    ///   longer decodes.
     public func object<T: Persistable>(_ type: T.Type, for id: ObjectID) throws -> T? {
         guard id.typeName == T.schema.typeName else {
             throw LodeError.typeNotFound("\(id.typeName) (asked for as \(T.schema.typeName))")
@@ -177,6 +184,9 @@ public class Transaction {
     }
 
     /// How many `T` are stored.
+    ///
+    /// - Throws: ``LodeError/storeClosed(path:)`` after the store closed and ``LodeError/storage(_:)`` when
+    ///   LMDB fails.
     public func count<T: Persistable>(_ type: T.Type) throws -> Int {
         guard let records = try typeState(T.self).records else { return 0 }
         return try lmdb.count(in: records)

@@ -161,11 +161,19 @@ public final class WriteTransaction: Transaction {
     }
 
     /// Stores several new objects.
+    ///
+    /// - Throws: as ``insert(_:)`` for the first object that fails; the transaction keeps the ones before it
+    ///   unless the error leaves the write closure.
     public func insert<S: Sequence>(contentsOf objects: S) throws where S.Element: Persistable {
         for object in objects { try insert(object) }
     }
 
     /// Stores `object`, replacing the one with the same primary key if there is one.
+    ///
+    /// - Throws: ``LodeError/uniqueViolation(type:index:value:)`` when a unique index already holds the value
+    ///   for another object, ``LodeError/recordDoesNotEncode(type:reason:)``,
+    ///   ``LodeError/keyTooLong(type:bytes:)`` for a primary key over 511 bytes, and
+    ///   ``LodeError/storage(_:)``; nothing of the object is written then.
     public func upsert<T: Persistable>(_ object: T) throws {
         let state = try typeState(T.self)
         let key = try primaryKey(of: object)
@@ -202,18 +210,27 @@ public final class WriteTransaction: Transaction {
     }
 
     /// Deletes the object with primary key `key`; returns false when there was none.
+    ///
+    /// - Throws: `EncodingError` when `key` does not encode,
+    ///   ``LodeError/recordDoesNotDecode(type:key:field:reason:)`` when the stored record does not decode
+    ///   (its index entries cannot be found), and ``LodeError/storage(_:)``.
     @discardableResult
     public func delete<T: Persistable, Key: Encodable>(_ type: T.Type, key: Key) throws -> Bool {
         try delete(T.self, keyBytes: try KeyEncoder().encode(key))
     }
 
     /// Deletes the stored version of `object` (found by its primary key).
+    ///
+    /// - Throws: as ``delete(_:key:)``.
     @discardableResult
     public func delete<T: Persistable>(_ object: T) throws -> Bool {
         try delete(T.self, keyBytes: try T.schema.primaryKeyBytes(object))
     }
 
     /// Deletes every `T`; returns how many there were.
+    ///
+    /// - Throws: ``LodeError/recordDoesNotDecode(type:key:field:reason:)`` for a stored record that does not
+    ///   decode, and ``LodeError/storage(_:)``.
     @discardableResult
     public func deleteAll<T: Persistable>(_ type: T.Type) throws -> Int {
         let state = try typeState(T.self)

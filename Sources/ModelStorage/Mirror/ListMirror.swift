@@ -253,6 +253,22 @@ public struct ListMirror<Item> {
             result.append(rows)
         }
         sections = result
+        if internalChecksEnabled { checkInvariants(shapedLike: dataSource) }
+    }
+
+    /// Checks the mirror's invariant after an update applied (with `LODE_INTERNAL_CHECKS`): it shows
+    /// as many sections as the data source, each with as many rows. Stops the program naming the
+    /// first section that differs.
+    func checkInvariants(shapedLike dataSource: [[Item]]) {
+        precondition(
+            sections.count == dataSource.count,
+            "ListMirror: \(sections.count) sections after an update, the data source has \(dataSource.count)")
+        for (index, (shown, expected)) in zip(sections, dataSource).enumerated() {
+            precondition(
+                shown.count == expected.count,
+                "ListMirror: section \(index) shows \(shown.count) rows, the data source has \(expected.count)"
+            )
+        }
     }
 
     /// Applies `update` and checks that the mirror then shows exactly `dataSource` — what a table
