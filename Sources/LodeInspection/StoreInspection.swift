@@ -61,7 +61,7 @@ public struct StoreDatabaseStatistics: Sendable, Equatable {
 extension Store {
     /// The store's files and reader table.
     ///
-    /// - Throws: ``LodeError/storeClosed(path:)`` after the store closed and ``LodeError/storage(_:)`` when
+    /// - Throws: `LodeError/storeClosed(path:)` after the store closed and `LodeError/storage(_:)` when
     ///   LMDB fails.
     public func fileInfo() throws -> StoreFileInfo {
         let info = try environment().info
@@ -73,7 +73,7 @@ extension Store {
 
     /// The reader table, with slots of processes that are gone flagged.
     ///
-    /// - Throws: ``LodeError/storeClosed(path:)`` after the store closed and ``LodeError/storage(_:)`` when
+    /// - Throws: `LodeError/storeClosed(path:)` after the store closed and `LodeError/storage(_:)` when
     ///   LMDB fails.
     public func readers() throws -> [StoreReader] {
         try environment().readers().map {
@@ -85,7 +85,7 @@ extension Store {
     /// ones outside the store's layout, which a plain `read(_:)-2vg9z` may not have open (a database can
     /// only be read by transactions begun after it was opened).
     ///
-    /// - Throws: ``LodeError/storeClosed(path:)`` after the store closed and ``LodeError/storage(_:)`` when
+    /// - Throws: `LodeError/storeClosed(path:)` after the store closed and `LodeError/storage(_:)` when
     ///   LMDB fails, and whatever `body` throws.
     public func inspect<R>(_ body: (Transaction) throws -> R) throws -> R {
         let environment = try environment()
@@ -101,7 +101,7 @@ extension Store {
     /// Writes a consistent copy of the store (while it stays in use) into the empty or missing
     /// directory `path`; `compacting` leaves out free pages.
     ///
-    /// - Throws: ``LodeError/storeClosed(path:)`` after the store closed and ``LodeError/storage(_:)`` when
+    /// - Throws: `LodeError/storeClosed(path:)` after the store closed and `LodeError/storage(_:)` when
     ///   LMDB fails (the directory at `path` not empty or not writable included); nothing is left at `path`
     ///   then.
     public func copy(to path: String, compacting: Bool = false) throws {
@@ -113,7 +113,7 @@ extension Store {
 extension Transaction {
     /// The names of the store's databases (`@meta`, `@catalog`, `@changes`, each type and index).
     ///
-    /// - Throws: ``LodeError/storeClosed(path:)`` after the store closed and ``LodeError/storage(_:)`` when
+    /// - Throws: `LodeError/storeClosed(path:)` after the store closed and `LodeError/storage(_:)` when
     ///   LMDB fails.
     public func databaseNames() throws -> [String] {
         try mapStorageErrors {
@@ -158,7 +158,7 @@ extension Transaction {
 
     /// The `@meta` entries, by name, as stored (CBOR values, except `changes.floor`).
     ///
-    /// - Throws: ``LodeError/storeClosed(path:)`` after the store closed and ``LodeError/storage(_:)`` when
+    /// - Throws: `LodeError/storeClosed(path:)` after the store closed and `LodeError/storage(_:)` when
     ///   LMDB fails.
     public func metaEntries() throws -> [String: [UInt8]] {
         try mapStorageErrors {
@@ -204,7 +204,7 @@ public final class RawDumpLoader {
 
     /// Opens (or creates) the environment at `path` with files of mode `fileMode`.
     ///
-    /// - Throws: ``LodeError/storage(_:)`` when the directory cannot be made or opened as an LMDB
+    /// - Throws: `LodeError/storage(_:)` when the directory cannot be made or opened as an LMDB
     ///   environment.
     public init(into path: String, fileMode: UInt32 = 0o600, batchSize: Int? = 20_000) throws {
         environment = try mapStorageErrors {
@@ -217,7 +217,7 @@ public final class RawDumpLoader {
     /// Starts the database `name` (nil: LMDB's main database, whose entries LMDB maintains itself —
     /// they are skipped).
     ///
-    /// - Throws: ``LodeError/storage(_:)`` when writing the entries gathered so far fails.
+    /// - Throws: `LodeError/storage(_:)` when writing the entries gathered so far fails.
     public func beginDatabase(named name: String?, kind: RawDatabaseKind) throws {
         if batchSize != nil { try flush() }
         guard let name else {
@@ -236,7 +236,7 @@ public final class RawDumpLoader {
 
     /// Adds one entry to the current database.
     ///
-    /// - Throws: ``LodeError/storage(_:)`` when a batch is written and LMDB fails (a key longer than 511
+    /// - Throws: `LodeError/storage(_:)` when a batch is written and LMDB fails (a key longer than 511
     ///   bytes included).
     public func put(key: [UInt8], value: [UInt8]) throws {
         guard current != nil else { return }
@@ -246,7 +246,7 @@ public final class RawDumpLoader {
 
     /// Writes what is still pending.
     ///
-    /// - Throws: ``LodeError/storage(_:)`` when writing the last batch fails.
+    /// - Throws: `LodeError/storage(_:)` when writing the last batch fails.
     public func finish() throws { try flush() }
 
     /// Writes the pending databases and entries in one transaction; a database met for the first
