@@ -103,6 +103,9 @@ public class Cursor {
     }
 
     /// Calls `body` with the key and value the cursor is on, borrowed from the map, without copying.
+    ///
+    /// - Throws: ``LMDBError`` when LMDB fails (`.transactionNotActive` once the transaction has ended or
+    ///   from another thread), and whatever `body` throws.
     public func withCurrent<R>(_ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> R) throws
         -> R?
     {
@@ -114,6 +117,9 @@ public class Cursor {
 
     /// Moves to the first entry and calls `body` with its key and value, borrowed from the map without
     /// copying; nil (and `body` not called) when the database is empty.
+    ///
+    /// - Throws: ``LMDBError`` when LMDB fails (`.transactionNotActive` once the transaction has ended or
+    ///   from another thread), and whatever `body` throws.
     public func withFirst<R>(_ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> R) throws
         -> R?
     {
@@ -125,6 +131,9 @@ public class Cursor {
 
     /// Moves to the next entry and calls `body` with its key and value, borrowed from the map without
     /// copying; nil (and `body` not called) at the end.
+    ///
+    /// - Throws: ``LMDBError`` when LMDB fails (`.transactionNotActive` once the transaction has ended or
+    ///   from another thread), and whatever `body` throws.
     public func withNext<R>(_ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> R) throws -> R?
     {
         guard let (k, v) = try rawMove(MDB_NEXT) else { return nil }
@@ -135,6 +144,9 @@ public class Cursor {
 
     /// Moves to `key` exactly and calls `body` with its value, borrowed from the map without copying;
     /// nil (and `body` not called) when the key is absent.
+    ///
+    /// - Throws: ``LMDBError`` when LMDB fails (`.transactionNotActive` once the transaction has ended or
+    ///   from another thread, `.invalidKeySize` for a key LMDB cannot hold), and whatever `body` throws.
     public func withValue<R>(at key: some ContiguousBytes, _ body: (UnsafeRawBufferPointer) throws -> R)
         throws
         -> R?
@@ -148,18 +160,36 @@ public class Cursor {
     }
 
     /// Moves to the first entry.
+    ///
+    /// - Throws: ``LMDBError`` when LMDB fails (`.transactionNotActive` once the transaction has ended or
+    ///   from another thread).
     @discardableResult public func first() throws -> Entry? { try move(MDB_FIRST) }
     /// Moves to the last entry (the last duplicate of the last key).
+    ///
+    /// - Throws: as ``first()`` does: ``LMDBError`` when LMDB fails (`.transactionNotActive` once the
+    ///   transaction has ended or from another thread).
     @discardableResult public func last() throws -> Entry? { try move(MDB_LAST) }
     /// Moves to the next entry (the next duplicate, or the first value of the next key); from an
     /// unpositioned cursor, the first.
+    ///
+    /// - Throws: as ``first()`` does: ``LMDBError`` when LMDB fails (`.transactionNotActive` once the
+    ///   transaction has ended or from another thread).
     @discardableResult public func next() throws -> Entry? { try move(MDB_NEXT) }
     /// Moves to the previous entry; from an unpositioned cursor, the last.
+    ///
+    /// - Throws: as ``first()`` does: ``LMDBError`` when LMDB fails (`.transactionNotActive` once the
+    ///   transaction has ended or from another thread).
     @discardableResult public func previous() throws -> Entry? { try move(MDB_PREV) }
     /// The entry the cursor is on.
+    ///
+    /// - Throws: as ``first()`` does: ``LMDBError`` when LMDB fails (`.transactionNotActive` once the
+    ///   transaction has ended or from another thread).
     public func current() throws -> Entry? { try move(MDB_GET_CURRENT) }
 
     /// Moves to `key` exactly (its first value), or returns `nil` when it is absent.
+    ///
+    /// - Throws: ``LMDBError`` when LMDB fails (`.transactionNotActive` once the transaction has ended or
+    ///   from another thread, `.invalidKeySize` for a key LMDB cannot hold).
     @discardableResult public func seek(to key: some ContiguousBytes) throws -> Entry? {
         try key.withUnsafeBytes { (bytes) -> Entry? in
             try transaction.environment.checkKey(bytes.count, "seek in \(database)")
@@ -168,6 +198,8 @@ public class Cursor {
     }
 
     /// Moves to the first key `>= key`.
+    ///
+    /// - Throws: as ``seek(to:)``.
     @discardableResult public func seek(atLeast key: some ContiguousBytes) throws -> Entry? {
         try key.withUnsafeBytes { (bytes) -> Entry? in
             try transaction.environment.checkKey(bytes.count, "seek in \(database)")
@@ -176,6 +208,8 @@ public class Cursor {
     }
 
     /// Moves to the last key `<= key`.
+    ///
+    /// - Throws: as ``seek(to:)``.
     @discardableResult public func seek(atMost key: some ContiguousBytes) throws -> Entry? {
         let bytes = key.withUnsafeBytes { Array($0) }
         if let found = try seek(atLeast: bytes) {
@@ -191,6 +225,8 @@ public class Cursor {
     // MARK: Duplicates
 
     /// In a dup-sort database: moves to the exact `key`/`value` pair.
+    ///
+    /// - Throws: as ``seek(to:)``, and `.invalidValueSize` for a value the database cannot hold.
     @discardableResult public func seek(key: some ContiguousBytes, value: some ContiguousBytes) throws
         -> Entry?
     {
@@ -203,6 +239,8 @@ public class Cursor {
     }
 
     /// In a dup-sort database: moves to the first value `>= value` of `key`.
+    ///
+    /// - Throws: as ``seek(key:value:)``.
     @discardableResult public func seek(key: some ContiguousBytes, atLeastValue value: some ContiguousBytes)
         throws
         -> Entry?
@@ -216,19 +254,40 @@ public class Cursor {
     }
 
     /// Moves to the first value of the current key.
+    ///
+    /// - Throws: as ``first()`` does: ``LMDBError`` when LMDB fails (`.transactionNotActive` once the
+    ///   transaction has ended or from another thread).
     @discardableResult public func firstDuplicate() throws -> Entry? { try move(MDB_FIRST_DUP) }
     /// Moves to the last value of the current key.
+    ///
+    /// - Throws: as ``first()`` does: ``LMDBError`` when LMDB fails (`.transactionNotActive` once the
+    ///   transaction has ended or from another thread).
     @discardableResult public func lastDuplicate() throws -> Entry? { try move(MDB_LAST_DUP) }
     /// Moves to the next value of the current key, or returns `nil` after its last one.
+    ///
+    /// - Throws: as ``first()`` does: ``LMDBError`` when LMDB fails (`.transactionNotActive` once the
+    ///   transaction has ended or from another thread).
     @discardableResult public func nextDuplicate() throws -> Entry? { try move(MDB_NEXT_DUP) }
     /// Moves to the previous value of the current key.
+    ///
+    /// - Throws: as ``first()`` does: ``LMDBError`` when LMDB fails (`.transactionNotActive` once the
+    ///   transaction has ended or from another thread).
     @discardableResult public func previousDuplicate() throws -> Entry? { try move(MDB_PREV_DUP) }
     /// Moves to the first value of the next key.
+    ///
+    /// - Throws: as ``first()`` does: ``LMDBError`` when LMDB fails (`.transactionNotActive` once the
+    ///   transaction has ended or from another thread).
     @discardableResult public func nextKey() throws -> Entry? { try move(MDB_NEXT_NODUP) }
     /// Moves to the last value of the previous key.
+    ///
+    /// - Throws: as ``first()`` does: ``LMDBError`` when LMDB fails (`.transactionNotActive` once the
+    ///   transaction has ended or from another thread).
     @discardableResult public func previousKey() throws -> Entry? { try move(MDB_PREV_NODUP) }
 
     /// The number of values of the current key.
+    ///
+    /// - Throws: ``LMDBError`` when LMDB fails (`.transactionNotActive` once the transaction has ended or
+    ///   from another thread, or a database without duplicates).
     public func duplicateCount() throws -> Int {
         let cursor = try activeHandle("mdb_cursor_count in \(database)")
         var count = 0
@@ -237,6 +296,9 @@ public class Cursor {
     }
 
     /// In a dup-fixed database: every value of `key`, read a page at a time (`MDB_GET_MULTIPLE`).
+    ///
+    /// - Throws: ``LMDBError`` when LMDB fails (`.transactionNotActive` once the transaction has ended or
+    ///   from another thread, or a database that is not dup-fixed).
     public func fixedDuplicates(forKey key: some ContiguousBytes) throws -> [[UInt8]] {
         guard let width = database.fixedValueWidth else {
             throw LMDBError(

@@ -235,6 +235,9 @@ public final class Environment: @unchecked Sendable {
     /// Runs `body` in a read transaction: a consistent snapshot that later commits do not change.
     /// Several reads may run at once, on any threads, also alongside a write. Keep them short: an open
     /// snapshot keeps the pages it sees from being reused.
+    ///
+    /// - Throws: ``LMDBError`` when a read transaction cannot begin (`.readersFull` once every reader slot is
+    ///   taken by live processes), and whatever `body` throws.
     @discardableResult
     public func read<R>(_ body: (ReadTransaction) throws -> R) throws -> R {
         try withMapAccess { reentrant in
@@ -370,6 +373,9 @@ public final class Environment: @unchecked Sendable {
 
     /// Throws ``LMDBError/Code/nestedWrite`` when the calling thread is inside a write transaction of
     /// this environment: what a caller checks before it waits for a write that another thread runs.
+    ///
+    /// - Throws: ``LMDBError`` `.nestedWrite` when the calling thread has a write open on this environment,
+    ///   `.writeInsideRead` when it has a read open.
     public func refuseNestedWrite() throws {
         if ThreadState.current.isWriting(in: ObjectIdentifier(self)) {
             throw LMDBError(
@@ -381,6 +387,8 @@ public final class Environment: @unchecked Sendable {
 
     /// Runs `body` in a write transaction on the environment's writer thread, so an async caller never
     /// holds a write transaction across an `await`.
+    ///
+    /// - Throws: as the synchronous ``write(_:)``, and whatever `body` throws (the transaction is aborted).
     @discardableResult
     public func write<R: Sendable>(_ body: @escaping @Sendable (WriteTransaction) throws -> R) async throws
         -> R
@@ -406,6 +414,10 @@ public final class Environment: @unchecked Sendable {
     /// its own (in a read-only environment, a read transaction), so inside a write closure use
     /// ``WriteTransaction/database(named:kind:create:)`` instead, and open databases before a read
     /// that needs them: a transaction sees only the handles open when it began.
+    ///
+    /// - Throws: ``LMDBError`` `.notFound` for a missing database when `create` is false, `.readOnly` when
+    ///   creating one in a read-only environment, `.incompatible` for a `kind` that differs from the
+    ///   stored one.
     public func database(named name: String?, kind: Database.Kind? = nil, create: Bool = true) throws
         -> Database
     {
@@ -694,6 +706,8 @@ public final class Environment: @unchecked Sendable {
     }
 
     /// Clears reader slots held by processes that no longer exist; returns how many.
+    ///
+    /// - Throws: ``LMDBError`` when LMDB cannot read the reader table.
     @discardableResult
     public func clearStaleReaders() throws -> Int {
         var dead: Int32 = 0
@@ -712,6 +726,9 @@ public final class Environment: @unchecked Sendable {
     }
 
     /// Flushes committed data to disk: needed with the no-sync durability modes, harmless otherwise.
+    ///
+    /// - Throws: ``LMDBError`` `.system` with the `errno` of a failed flush (`EIO` after a write error,
+    ///   `ENOSPC`).
     public func sync(force: Bool = true) throws {
         guard !options.readOnly else {
             throw LMDBError(.readOnly, operation: "mdb_env_sync", message: "\(path) was opened read-only")
@@ -751,6 +768,9 @@ public final class Environment: @unchecked Sendable {
     /// The copy is whole or not there, also after a power cut: it is written under a temporary name
     /// (`data.mdb.copying-PID`, which a later copy into the directory clears away), synced, and only
     /// then named `data.mdb`, with the directory synced before this returns.
+    ///
+    /// - Throws: ``LMDBError`` `.system` when `directory` is missing, not empty or not writable, or the disk
+    ///   fills; the partial copy is removed.
     public func copy(to directory: String, compacting: Bool = false) throws {
         let operation = "copy \(path) to \(directory)"
         var info = stat()

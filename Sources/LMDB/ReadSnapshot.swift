@@ -39,6 +39,8 @@ public final class ReadSnapshot: @unchecked Sendable {
 
     /// Runs `body` with a read transaction on the pinned version. Calls from several threads are
     /// serialized.
+    ///
+    /// - Throws: whatever `body` throws, and ``LMDBError`` when the snapshot's transaction cannot be renewed.
     public func read<R>(_ body: (ReadTransaction) throws -> R) throws -> R {
         LockWatch.check(entering: "an LMDB read of a snapshot")
         return try environment.withMapAccess { _ in
@@ -61,6 +63,8 @@ public final class ReadSnapshot: @unchecked Sendable {
 
 extension Environment {
     /// Pins the last committed version as a ``ReadSnapshot``.
+    ///
+    /// - Throws: ``LMDBError`` when a read transaction cannot begin (`.readersFull`).
     public func snapshot() throws -> ReadSnapshot {
         for attempt in 0..<2 {
             let outcome = withMapAccess { reentrant -> Result<ReadSnapshot, LMDBError>? in

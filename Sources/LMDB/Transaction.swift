@@ -49,12 +49,17 @@ public class Transaction {
 
     /// The value stored under `key`, copied out of the map, or `nil` when the key is absent. In a
     /// dup-sort database this is the first (smallest) value.
+    ///
+    /// - Throws: ``LMDBError`` when LMDB fails (`.transactionNotActive` once the transaction has ended or
+    ///   from another thread, `.invalidKeySize` for a key LMDB cannot hold).
     public func get(_ key: some ContiguousBytes, in database: Database) throws -> [UInt8]? {
         try withValue(forKey: key, in: database) { Array($0) }
     }
 
     /// Calls `body` with the bytes stored under `key`, borrowed from the map, or returns `nil` when
     /// the key is absent. The buffer is valid only inside `body`.
+    ///
+    /// - Throws: as ``get(_:in:)``, and whatever `body` throws.
     public func withValue<R>(
         forKey key: some ContiguousBytes, in database: Database,
         _ body: (UnsafeRawBufferPointer) throws -> R
@@ -73,11 +78,15 @@ public class Transaction {
     }
 
     /// True when `key` is present.
+    ///
+    /// - Throws: as ``get(_:in:)``.
     public func contains(_ key: some ContiguousBytes, in database: Database) throws -> Bool {
         try withValue(forKey: key, in: database) { _ in true } ?? false
     }
 
     /// Every value of `key` in a dup-sort database, in order (one value, or none, in a plain one).
+    ///
+    /// - Throws: as ``get(_:in:)``.
     public func values(forKey key: some ContiguousBytes, in database: Database) throws -> [[UInt8]] {
         try withCursor(in: database) { cursor -> [[UInt8]] in
             guard let first = try cursor.seek(to: key) else { return [] }
@@ -89,6 +98,9 @@ public class Transaction {
     }
 
     /// The B-tree figures of `database` as this transaction sees it.
+    ///
+    /// - Throws: ``LMDBError`` when LMDB fails (`.transactionNotActive` once the transaction has ended or
+    ///   from another thread).
     public func statistics(of database: Database) throws(LMDBError) -> DatabaseStatistics {
         let txn = try activeHandle("mdb_stat \(database)")
         var stat = MDB_stat()
@@ -97,6 +109,9 @@ public class Transaction {
     }
 
     /// The number of entries in `database` (every value counts in a dup-sort database).
+    ///
+    /// - Throws: ``LMDBError`` when LMDB fails (`.transactionNotActive` once the transaction has ended or
+    ///   from another thread).
     public func count(in database: Database) throws(LMDBError) -> Int {
         try statistics(of: database).entries
     }
@@ -117,11 +132,17 @@ public class Transaction {
 
     /// Opens a cursor over `database`; it stays usable until ``Cursor/close()`` or the end of the
     /// transaction.
+    ///
+    /// - Throws: ``LMDBError`` when LMDB fails (`.transactionNotActive` once the transaction has ended or
+    ///   from another thread).
     public func cursor(in database: Database) throws(LMDBError) -> Cursor {
         try makeCursor(in: database)
     }
 
     /// Calls `body` with a cursor over `database`, closed when `body` returns.
+    ///
+    /// - Throws: ``LMDBError`` when LMDB fails (`.transactionNotActive` once the transaction has ended or
+    ///   from another thread), and whatever `body` throws.
     public func withCursor<R>(
         in database: Database, _ body: (Cursor) throws -> R
     ) throws -> R {
@@ -132,6 +153,9 @@ public class Transaction {
 
     /// The entries of `database` in key order (or reverse order), starting at the first key `>= start`
     /// (`<= start` in reverse), as a Swift sequence of copies. Every duplicate is its own entry.
+    ///
+    /// - Throws: ``LMDBError`` when LMDB fails (`.transactionNotActive` once the transaction has ended or
+    ///   from another thread).
     public func entries(
         in database: Database, from start: [UInt8]? = nil, reverse: Bool = false
     ) throws(LMDBError) -> Cursor.Entries {

@@ -74,6 +74,10 @@ public final class WriteTransaction: Transaction {
     /// Stores `value` under `key`. Without flags an existing value is replaced (in a dup-sort database
     /// the value is added to the key's set). With ``PutFlags/noOverwrite`` an existing key throws
     /// ``LMDBError/Code/keyExists`` and nothing changes.
+    ///
+    /// - Throws: ``LMDBError`` when LMDB fails: `.transactionNotActive` once the transaction has ended or
+    ///   from another thread, `.invalidKeySize` or `.invalidValueSize` for bytes the database cannot hold,
+    ///   `.keyExists` as above, `.mapFull` only when the map cannot grow, and `.diskFull`.
     public func put(
         _ value: some ContiguousBytes, forKey key: some ContiguousBytes, in database: Database,
         flags: PutFlags = []
@@ -108,6 +112,9 @@ public final class WriteTransaction: Transaction {
     }
 
     /// Removes `key` and all its values. Returns false when the key was absent.
+    ///
+    /// - Throws: ``LMDBError`` when LMDB fails (`.transactionNotActive` once the transaction has ended or
+    ///   from another thread, `.invalidKeySize` for a key LMDB cannot hold).
     @discardableResult
     public func delete(_ key: some ContiguousBytes, in database: Database) throws -> Bool {
         try key.withUnsafeBytes { (keyBytes) -> Bool in
@@ -126,6 +133,9 @@ public final class WriteTransaction: Transaction {
 
     /// Removes one `key`/`value` pair from a dup-sort database (in a plain database: the key, if its
     /// value is `value`). Returns false when the pair was absent.
+    ///
+    /// - Throws: ``LMDBError`` when LMDB fails (`.transactionNotActive` once the transaction has ended or
+    ///   from another thread, `.invalidKeySize` for a key LMDB cannot hold).
     @discardableResult
     public func delete(
         _ key: some ContiguousBytes, value: some ContiguousBytes, in database: Database
@@ -154,6 +164,9 @@ public final class WriteTransaction: Transaction {
     }
 
     /// Removes every entry of `database`, keeping the database.
+    ///
+    /// - Throws: ``LMDBError`` when LMDB fails (`.transactionNotActive` once the transaction has ended or
+    ///   from another thread).
     public func empty(_ database: Database) throws {
         func operation() -> String { "mdb_drop (empty) \(database)" }
         try check(try perform(operation()) { mdb_drop($0, database.handle, 0) }, operation())
@@ -162,6 +175,9 @@ public final class WriteTransaction: Transaction {
 
     /// Deletes a named database and its name. The ``Database`` value must not be used afterwards; a
     /// later ``database(named:kind:create:)`` makes a new one.
+    ///
+    /// - Throws: ``LMDBError`` when LMDB fails (`.transactionNotActive` once the transaction has ended or
+    ///   from another thread).
     public func drop(_ database: Database) throws {
         guard let name = database.name else {
             throw LMDBError(
@@ -198,6 +214,8 @@ public final class WriteTransaction: Transaction {
     /// Opens (and, with `create`, creates) a named database inside this transaction. It becomes
     /// available to other transactions when this one commits. See
     /// ``Environment/database(named:kind:create:)``.
+    ///
+    /// - Throws: as ``Environment/database(named:kind:create:)``.
     public func database(named name: String, kind: Database.Kind? = nil, create: Bool = true) throws
         -> Database
     {
@@ -228,6 +246,9 @@ public final class WriteTransaction: Transaction {
     }
 
     /// Opens a cursor that can also write; see ``Transaction/cursor(in:)``.
+    ///
+    /// - Throws: ``LMDBError`` when LMDB fails (`.transactionNotActive` once the transaction has ended or
+    ///   from another thread).
     public func writeCursor(in database: Database) throws -> WriteCursor {
         try makeCursor(in: database) as! WriteCursor
     }
@@ -237,6 +258,10 @@ public final class WriteTransaction: Transaction {
     /// Runs `body` in a child transaction: its changes join this transaction when `body` returns, and
     /// are discarded when it throws (this transaction carries on). This transaction cannot be used
     /// until `body` returns. Unavailable with write-map durability modes.
+    ///
+    /// - Throws: ``LMDBError`` when LMDB fails (`.transactionNotActive` once the transaction has ended or
+    ///   from another thread), `.nestedTransactionsUnavailable` in a write-map durability mode, and whatever
+    ///   `body` throws (the child's writes are rolled back).
     public func nested<R>(_ body: (WriteTransaction) throws -> R) throws -> R {
         guard !environment.options.durability.usesWriteMap else {
             throw LMDBError(
@@ -413,6 +438,8 @@ public final class WriteCursor: Cursor {
 
     /// Stores `value` under `key` and leaves the cursor on the new entry. ``PutFlags/append`` makes bulk
     /// loads of sorted keys fast.
+    ///
+    /// - Throws: as ``WriteTransaction/put(_:forKey:in:flags:)``.
     public func put(_ value: some ContiguousBytes, forKey key: some ContiguousBytes, flags: PutFlags = [])
         throws
     {
@@ -443,6 +470,9 @@ public final class WriteCursor: Cursor {
 
     /// Deletes the entry the cursor is on (or, with `allDuplicates`, every value of its key) and moves
     /// to the entry that followed it, which it returns (`nil` at the end).
+    ///
+    /// - Throws: ``LMDBError`` when LMDB fails (`.transactionNotActive` once the transaction has ended or
+    ///   from another thread).
     @discardableResult
     public func deleteCurrent(allDuplicates: Bool = false) throws -> Entry? {
         guard let current = try current() else {

@@ -308,6 +308,7 @@ extension Store {
     /// file you do not trust: LMDB itself trusts every page and may abort or fault on a damaged one.
     /// Reads the whole file once.
     ///
+    /// - Complexity: O(*P*) for the *P* pages of the file, each read once with reads of its own.
     /// - Throws: `LodeError/storage(_:)` when the file cannot be read.
     public func checkPages(maxProblems: Int = 100) throws -> PageReport {
         let environment = try environment()

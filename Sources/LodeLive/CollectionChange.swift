@@ -87,17 +87,22 @@ public struct CollectionChange: Equatable, Sendable, CustomStringConvertible {
     /// The change as a ModelStorage update for one section. `model` gives the object at a new index,
     /// captured for reloads (`{ try results[$0] }`); an error it throws is rethrown.
     ///
+    /// - Complexity: O(*c*) for *c* changes, and one call of `model` per modified row.
     /// - Throws: what `model` throws.
     public func storageUpdate(section: Int = 0, model: (Int) throws -> Any?) rethrows -> StorageUpdate {
         try SectionedChange(self, section: section).storageUpdate { try model($0.item) }
     }
 
     /// The change as a ModelStorage update for one section, without models for reloads.
+    ///
+    /// - Complexity: O(*c*) for *c* changes.
     public func storageUpdate(section: Int = 0) -> StorageUpdate {
         storageUpdate(section: section) { _ in nil }
     }
 
     /// The change as a standard-library difference between the old and new lists of identities.
+    ///
+    /// - Complexity: O(*c* log *c*) for *c* changes.
     public func difference<ID: Hashable>(from old: [ID], to new: [ID]) -> CollectionDifference<ID> {
         var changes: [CollectionDifference<ID>.Change] = []
         let movedFrom = Dictionary(uniqueKeysWithValues: moves.map { ($0.from, $0.to) })

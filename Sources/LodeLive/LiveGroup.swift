@@ -85,6 +85,8 @@ public final class LiveGroup: @unchecked Sendable {
     /// Advances every member to the last committed version — the same one — and returns their
     /// changes (members that did not change are left out). Not allowed inside a transaction.
     ///
+    /// - Complexity: each member advances at the cost of ``LiveResults/refresh()``, over versions read once
+    ///   for all of them.
     /// - Throws: what advancing any member throws (``LodeError/storeClosed(path:)`` after the store closed
     ///   and ``LodeError/storage(_:)`` when LMDB fails,
     ///   ``LodeError/recordDoesNotDecode(type:key:field:reason:)`` for a stored record that no longer

@@ -116,6 +116,8 @@ public final class LiveSectionedResults<Key: Hashable & Encodable & Sendable, El
 
     /// Advances to the last committed version and returns what changed, or nil when nothing committed.
     ///
+    /// - Complexity: as ``LiveResults/refresh()``, plus O(*c* log *s*) to place *c* changed objects among *s*
+    ///   sections.
     /// - Throws: ``LodeError/storeClosed(path:)`` after the store closed and ``LodeError/storage(_:)`` when
     ///   LMDB fails, ``LodeError/recordDoesNotDecode(type:key:field:reason:)`` for a stored record that no
     ///   longer decodes, ``LodeError/appCodeFailed(_:)`` when the section key throws, and

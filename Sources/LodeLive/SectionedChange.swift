@@ -131,6 +131,8 @@ public struct SectionedChange: Equatable, Sendable, CustomStringConvertible {
 
     /// The change as a ModelStorage update (sections offset by `firstSection`), without models for
     /// reloads; moved rows whose content changed become a delete and an insert.
+    ///
+    /// - Complexity: O(*c* log *c*) for *c* changes.
     public func storageUpdate(firstSection: Int = 0) -> StorageUpdate {
         storageUpdate(firstSection: firstSection) { _ in nil }
     }
@@ -138,6 +140,7 @@ public struct SectionedChange: Equatable, Sendable, CustomStringConvertible {
     /// The change as a ModelStorage update (sections offset by `firstSection`), with `model` giving
     /// the object at a new index path for reloads; an error it throws is rethrown.
     ///
+    /// - Complexity: O(*c* log *c*) for *c* changes, and one call of `model` per modified row.
     /// - Throws: what `model` throws.
     public func storageUpdate(firstSection: Int = 0, model: (IndexPath) throws -> Any?) rethrows
         -> StorageUpdate

@@ -49,6 +49,8 @@ public struct SectionedResults<Key: Hashable & Encodable & Sendable, Element: Pe
 
     /// The sections, evaluated once (throwing form).
     ///
+    /// - Complexity: the first read evaluates the query and runs the section key once per object: O(*n*)
+    ///   section keys and O(*n* log *s*) to group *n* objects into *s* sections; every later read reuses it.
     /// - Throws: what evaluating the results throws (``LodeError/storeClosed(path:)`` after the store closed
     ///   and ``LodeError/storage(_:)`` when LMDB fails,
     ///   ``LodeError/recordDoesNotDecode(type:key:field:reason:)`` for a stored record that no longer
@@ -75,16 +77,25 @@ public struct SectionedResults<Key: Hashable & Encodable & Sendable, Element: Pe
     }
 
     /// The sections.
+    ///
+    /// - Complexity: as ``fetchSections()``.
+    /// - Throws: as ``fetchSections()``.
     public var sections: [Section] {
         get throws { try fetchSections() }
     }
 
     /// The section keys, in order.
+    ///
+    /// - Complexity: as ``fetchSections()``, then O(*s*).
+    /// - Throws: as ``fetchSections()``.
     public var allKeys: [Key] {
         get throws { try fetchSections().map(\.key) }
     }
 
     /// The number of sections.
+    ///
+    /// - Complexity: as ``fetchSections()``, then O(1).
+    /// - Throws: as ``fetchSections()``.
     public var count: Int {
         get throws { try fetchSections().count }
     }

@@ -83,17 +83,23 @@ public struct Results<Element: Persistable>: @unchecked Sendable {
     // MARK: Building queries
 
     /// The results that also match `predicate` (a Foundation `#Predicate`).
+    ///
+    /// - Complexity: O(1): a new query; nothing is read until it is evaluated.
     public func filter(_ predicate: Predicate<Element>) -> Results {
         copy { $0.predicates.append(predicate) }
     }
 
     /// The results sorted by `descriptors` (the first one decides, later ones break ties; objects
     /// that compare equal stay in primary-key order).
+    ///
+    /// - Complexity: O(1): a new query; nothing is read until it is evaluated.
     public func sorted(by descriptors: [SortDescriptor<Element>]) -> Results {
         copy { $0.sortDescriptors = descriptors }
     }
 
     /// The results sorted by one property.
+    ///
+    /// - Complexity: O(1): a new query; nothing is read until it is evaluated.
     public func sorted<Value: Comparable>(
         by keyPath: any KeyPath<Element, Value> & Sendable, ascending: Bool = true
     ) -> Results {
@@ -320,6 +326,7 @@ public struct Results<Element: Persistable>: @unchecked Sendable {
 
     /// The plan the query runs with.
     ///
+    /// - Complexity: the query's evaluation, once (see the plan it returns); O(1) after.
     /// - Throws: what evaluating the results throws: ``LodeError/storeClosed(path:)`` after the store closed
     ///   and ``LodeError/storage(_:)`` when LMDB fails,
     ///   ``LodeError/recordDoesNotDecode(type:key:field:reason:)`` for a stored record that no longer
@@ -328,6 +335,7 @@ public struct Results<Element: Persistable>: @unchecked Sendable {
 
     /// The version (transaction id) the results were evaluated on.
     ///
+    /// - Complexity: the query's evaluation, once; O(1) after.
     /// - Throws: what evaluating the results throws: ``LodeError/storeClosed(path:)`` after the store closed
     ///   and ``LodeError/storage(_:)`` when LMDB fails,
     ///   ``LodeError/recordDoesNotDecode(type:key:field:reason:)`` for a stored record that no longer
@@ -342,11 +350,22 @@ public struct Results<Element: Persistable>: @unchecked Sendable {
     /// How many objects match.
     ///
     /// - Complexity: the evaluation (see ``explain()``) the first time, O(1) after.
+    /// - Throws: what evaluating the results throws: ``LodeError/storeClosed(path:)`` after the store closed
+    ///   and ``LodeError/storage(_:)`` when LMDB fails,
+    ///   ``LodeError/recordDoesNotDecode(type:key:field:reason:)`` for a stored record that no longer
+    ///   decodes.
     public var count: Int {
         get throws { try evaluation().keys.count }
     }
 
     /// True when no object matches.
+    ///
+    /// - Complexity: the first read evaluates the query by its plan (see ``explain()``) and keeps the
+    ///   evaluation; then O(1).
+    /// - Throws: what evaluating the results throws: ``LodeError/storeClosed(path:)`` after the store closed
+    ///   and ``LodeError/storage(_:)`` when LMDB fails,
+    ///   ``LodeError/recordDoesNotDecode(type:key:field:reason:)`` for a stored record that no longer
+    ///   decodes.
     public var isEmpty: Bool {
         get throws { try count == 0 }
     }
@@ -361,11 +380,25 @@ public struct Results<Element: Persistable>: @unchecked Sendable {
     }
 
     /// The first object, or nil when there is none.
+    ///
+    /// - Complexity: the first read evaluates the query by its plan (see ``explain()``) and keeps the
+    ///   evaluation; then as the subscript.
+    /// - Throws: what evaluating the results throws: ``LodeError/storeClosed(path:)`` after the store closed
+    ///   and ``LodeError/storage(_:)`` when LMDB fails,
+    ///   ``LodeError/recordDoesNotDecode(type:key:field:reason:)`` for a stored record that no longer
+    ///   decodes.
     public var first: Element? {
         get throws { try isEmpty ? nil : try object(at: 0) }
     }
 
     /// The last object, or nil when there is none.
+    ///
+    /// - Complexity: the first read evaluates the query by its plan (see ``explain()``) and keeps the
+    ///   evaluation; then as the subscript.
+    /// - Throws: what evaluating the results throws: ``LodeError/storeClosed(path:)`` after the store closed
+    ///   and ``LodeError/storage(_:)`` when LMDB fails,
+    ///   ``LodeError/recordDoesNotDecode(type:key:field:reason:)`` for a stored record that no longer
+    ///   decodes.
     public var last: Element? {
         get throws {
             let count = try count
@@ -375,6 +408,8 @@ public struct Results<Element: Persistable>: @unchecked Sendable {
 
     /// The object at `position`.
     ///
+    /// - Complexity: the first read evaluates the query by its plan (see ``explain()``) and keeps the
+    ///   evaluation; then O(log *N*) to find the record among the *N* objects of the type, and one decode.
     /// - Throws: ``LodeError/positionOutOfRange(type:position:count:)`` for a position outside the results,
     ///   and what evaluating the results throws: ``LodeError/storeClosed(path:)`` after the store closed and
     ///   ``LodeError/storage(_:)`` when LMDB fails, ``LodeError/recordDoesNotDecode(type:key:field:reason:)``
@@ -419,6 +454,8 @@ public struct Results<Element: Persistable>: @unchecked Sendable {
 
     /// Calls `body` with each object in order, decoding one batch at a time (see ``ResultsCursor``).
     ///
+    /// - Complexity: the first read evaluates the query by its plan (see ``explain()``) and keeps the
+    ///   evaluation; then O(*n*) decodes for *n* objects, a batch at a time, in O(batch) memory.
     /// - Throws: what evaluating the results throws: ``LodeError/storeClosed(path:)`` after the store closed
     ///   and ``LodeError/storage(_:)`` when LMDB fails,
     ///   ``LodeError/recordDoesNotDecode(type:key:field:reason:)`` for a stored record that no longer
@@ -430,6 +467,8 @@ public struct Results<Element: Persistable>: @unchecked Sendable {
 
     /// The objects transformed by `transform`, in order.
     ///
+    /// - Complexity: the first read evaluates the query by its plan (see ``explain()``) and keeps the
+    ///   evaluation; then O(*n*) decodes for *n* objects.
     /// - Throws: what evaluating the results throws: ``LodeError/storeClosed(path:)`` after the store closed
     ///   and ``LodeError/storage(_:)`` when LMDB fails,
     ///   ``LodeError/recordDoesNotDecode(type:key:field:reason:)`` for a stored record that no longer
@@ -444,6 +483,8 @@ public struct Results<Element: Persistable>: @unchecked Sendable {
     /// A cursor over the objects, in order, decoding a batch at a time on the results' version: for
     /// reading many objects without holding them all (`while let object = try cursor.next()`).
     ///
+    /// - Complexity: the first read evaluates the query by its plan (see ``explain()``) and keeps the
+    ///   evaluation; then each `next()` is O(1) amortized: a decode, a batch read at a time.
     /// - Throws: what evaluating the results throws: ``LodeError/storeClosed(path:)`` after the store closed
     ///   and ``LodeError/storage(_:)`` when LMDB fails,
     ///   ``LodeError/recordDoesNotDecode(type:key:field:reason:)`` for a stored record that no longer
@@ -476,6 +517,13 @@ public struct Results<Element: Persistable>: @unchecked Sendable {
     }
 
     /// The identities of the objects, in order.
+    ///
+    /// - Complexity: the first read evaluates the query by its plan (see ``explain()``) and keeps the
+    ///   evaluation; then O(*n*), without decoding.
+    /// - Throws: what evaluating the results throws: ``LodeError/storeClosed(path:)`` after the store closed
+    ///   and ``LodeError/storage(_:)`` when LMDB fails,
+    ///   ``LodeError/recordDoesNotDecode(type:key:field:reason:)`` for a stored record that no longer
+    ///   decodes.
     public var objectIDs: [ObjectID] {
         get throws {
             let keys = try evaluation().keys
@@ -489,6 +537,8 @@ public struct Results<Element: Persistable>: @unchecked Sendable {
 
     /// The smallest value of a property among the results.
     ///
+    /// - Complexity: the first read evaluates the query by its plan (see ``explain()``) and keeps the
+    ///   evaluation; then O(*n*) decodes for *n* objects.
     /// - Throws: what evaluating the results throws: ``LodeError/storeClosed(path:)`` after the store closed
     ///   and ``LodeError/storage(_:)`` when LMDB fails,
     ///   ``LodeError/recordDoesNotDecode(type:key:field:reason:)`` for a stored record that no longer
@@ -499,6 +549,8 @@ public struct Results<Element: Persistable>: @unchecked Sendable {
 
     /// The largest value of a property among the results.
     ///
+    /// - Complexity: the first read evaluates the query by its plan (see ``explain()``) and keeps the
+    ///   evaluation; then O(*n*) decodes for *n* objects.
     /// - Throws: what evaluating the results throws: ``LodeError/storeClosed(path:)`` after the store closed
     ///   and ``LodeError/storage(_:)`` when LMDB fails,
     ///   ``LodeError/recordDoesNotDecode(type:key:field:reason:)`` for a stored record that no longer
@@ -509,6 +561,8 @@ public struct Results<Element: Persistable>: @unchecked Sendable {
 
     /// The sum of a numeric property over the results.
     ///
+    /// - Complexity: the first read evaluates the query by its plan (see ``explain()``) and keeps the
+    ///   evaluation; then O(*n*) decodes for *n* objects.
     /// - Throws: what evaluating the results throws: ``LodeError/storeClosed(path:)`` after the store closed
     ///   and ``LodeError/storage(_:)`` when LMDB fails,
     ///   ``LodeError/recordDoesNotDecode(type:key:field:reason:)`` for a stored record that no longer
@@ -519,6 +573,8 @@ public struct Results<Element: Persistable>: @unchecked Sendable {
 
     /// The mean of a numeric property over the results, or nil when there are none.
     ///
+    /// - Complexity: the first read evaluates the query by its plan (see ``explain()``) and keeps the
+    ///   evaluation; then O(*n*) decodes for *n* objects.
     /// - Throws: what evaluating the results throws: ``LodeError/storeClosed(path:)`` after the store closed
     ///   and ``LodeError/storage(_:)`` when LMDB fails,
     ///   ``LodeError/recordDoesNotDecode(type:key:field:reason:)`` for a stored record that no longer
@@ -530,6 +586,8 @@ public struct Results<Element: Persistable>: @unchecked Sendable {
 
     /// The mean of a floating-point property over the results, or nil when there are none.
     ///
+    /// - Complexity: the first read evaluates the query by its plan (see ``explain()``) and keeps the
+    ///   evaluation; then O(*n*) decodes for *n* objects.
     /// - Throws: what evaluating the results throws: ``LodeError/storeClosed(path:)`` after the store closed
     ///   and ``LodeError/storage(_:)`` when LMDB fails,
     ///   ``LodeError/recordDoesNotDecode(type:key:field:reason:)`` for a stored record that no longer

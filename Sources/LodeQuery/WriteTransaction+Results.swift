@@ -5,6 +5,8 @@ import LodeStore
 extension WriteTransaction {
     /// Deletes every object of `results` (evaluated in this transaction); returns how many.
     ///
+    /// - Complexity: the results' evaluation, then O(*n* (1 + *i*) log *N*) for *n* objects with *i* indexes
+    ///   among *N*, with one decode each.
     /// - Throws: what evaluating the results throws: ``LodeError/storeClosed(path:)`` after the store closed
     ///   and ``LodeError/storage(_:)`` when LMDB fails,
     ///   ``LodeError/recordDoesNotDecode(type:key:field:reason:)`` for a stored record that no longer

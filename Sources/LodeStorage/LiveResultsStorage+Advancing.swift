@@ -110,6 +110,8 @@ extension LiveResultsStorage {
     /// Advances every member to the last committed version and delivers the combined update (nil when
     /// nothing changed). Called by the observation after commits; callable directly (tests, tools).
     ///
+    /// - Complexity: each member advances at the cost of ``LiveResults/refresh()``; composing the update is
+    ///   O(*c* + *s*) for *c* changed rows and *s* sections.
     /// - Throws: what advancing a member throws (``LodeError/storeClosed(path:)`` after the store closed and
     ///   ``LodeError/storage(_:)`` when LMDB fails, ``LodeError/recordDoesNotDecode(type:key:field:reason:)``
     ///   for a stored record that no longer decodes), and ``LodeError/insideTransaction(operation:)`` inside

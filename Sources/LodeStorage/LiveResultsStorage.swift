@@ -123,9 +123,13 @@ public final class LiveResultsStorage: BaseStorage, Storage, @unchecked Sendable
     // MARK: Data source
 
     /// The number of sections the view has applied.
+    ///
+    /// - Complexity: O(*m*) for *m* members; it never waits for an advance.
     public func numberOfSections() -> Int { lock.withLock { visible.reduce(0) { $0 + $1.sectionCount } } }
 
     /// The number of items in a section, as applied.
+    ///
+    /// - Complexity: O(*m*) for *m* members; it never waits for an advance.
     public func numberOfItems(inSection section: Int) -> Int {
         lock.withLock { locate(section).map { visible[$0.member].count($0.local) } ?? 0 }
     }
@@ -135,12 +139,17 @@ public final class LiveResultsStorage: BaseStorage, Storage, @unchecked Sendable
     /// Every row shown was decoded when its member advanced, so reading it again succeeds; if it does
     /// not (the record changed under the same version, which LMDB rules out), the error goes to the
     /// delegate's `storageDidFail(_:)` and `updates`, never into a blank row unannounced.
+    ///
+    /// - Complexity: O(*m* + log *N*) for *m* members and *N* objects of the row's type, and one decode (the
+    ///   row's member may keep it decoded).
     public func item(at indexPath: IndexPath) -> Any? {
         read(indexPath) { view, path in try view.item(path) }
     }
 
     /// The identity of the object at an index path, as applied (failures are reported as for
     /// ``item(at:)``).
+    ///
+    /// - Complexity: O(*m*) for *m* members, without decoding.
     public func objectID(at indexPath: IndexPath) -> ObjectID? {
         read(indexPath) { view, path in try view.objectID(path) }
     }
@@ -174,6 +183,8 @@ public final class LiveResultsStorage: BaseStorage, Storage, @unchecked Sendable
     /// to a default name already used. Throws when two sections have one identifier or an object
     /// shows in two sections: a diffable snapshot holds each identity once.
     ///
+    /// - Complexity: O(*n*) for *n* objects in all sections, without decoding: identities are read from the
+    ///   published results.
     /// - Throws: ``LodeError/storeClosed(path:)`` after the store closed and ``LodeError/storage(_:)`` when
     ///   LMDB fails, ``LodeError/recordDoesNotDecode(type:key:field:reason:)`` for a stored record that no
     ///   longer decodes.

@@ -35,6 +35,10 @@ extension Store {
     /// ```
     ///
     /// `keyPaths` limits what counts as a modification, as for `observe`.
+    ///
+    /// - Throws: what making the results live throws (as `LiveResults.init(_:keyPaths:)`), what the write
+    ///   throws (as `Store.write(_:)`, whatever `body` throws included; nothing is written then), and what
+    ///   advancing them throws.
     @available(*, noasync, message: "runs a write, which must not cross an await")
     public func change<Element>(
         of results: Results<Element>, keyPaths: [PartialKeyPath<Element>]? = nil,
@@ -48,6 +52,9 @@ extension Store {
     }
 
     /// Runs `body` in a write and returns the change sectioned results report for it.
+    ///
+    /// - Throws: as the `change(of:keyPaths:whenWriting:)` of plain results: what making the sections live,
+    ///   the write and advancing them throw.
     @available(*, noasync, message: "runs a write, which must not cross an await")
     public func change<Key, Element>(
         of sections: SectionedResults<Key, Element>, keyPaths: [PartialKeyPath<Element>]? = nil,
@@ -80,6 +87,8 @@ extension BaseStorage {
     /// Runs `edit` and returns every update, reload and failure the storage delivered during it, in
     /// order. The storage's delegate (if any) still receives them and applies them; without one they
     /// are applied as the storage applies them itself.
+    ///
+    /// - Throws: whatever `edit` throws.
     public func events(during edit: () throws -> Void) rethrows -> [StorageEvent] {
         let recorder = RecordingDelegate(forwardingTo: delegate)
         delegate = recorder

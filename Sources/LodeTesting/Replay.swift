@@ -4,9 +4,13 @@ import ModelStorage
 
 extension ListMirror where Item == ObjectID {
     /// A mirror of the identities `results` hold.
+    ///
+    /// - Throws: what evaluating the results throws (`LodeError`).
     public init<Element>(_ results: Results<Element>) throws { self.init(sections: [try results.objectIDs]) }
 
     /// A mirror of the identities of each section.
+    ///
+    /// - Throws: what evaluating the sections throws (`LodeError`).
     public init<Key, Element>(_ sections: SectionedResults<Key, Element>) throws {
         self.init(sections: try sections.fetchSections().map { try $0.objects.objectIDs })
     }
@@ -25,6 +29,9 @@ extension ListMirror where Item == ObjectID {
     }
 
     /// Replays a change of sectioned results against a fresh read of them.
+    ///
+    /// - Throws: `ListMirror.Inconsistency` naming what a table view would reject or the first section that
+    ///   differs from a fresh read, and what the fresh read throws.
     public mutating func replay<Key, Element>(
         _ change: SectionedChange, against sections: SectionedResults<Key, Element>
     ) throws {
@@ -34,6 +41,9 @@ extension ListMirror where Item == ObjectID {
 
     /// Replays an update of a live-results storage (after its delegate applied it) against what its
     /// data source shows.
+    ///
+    /// - Throws: `ListMirror.Inconsistency` naming what a table view would reject or the first section that
+    ///   differs from the storage's data source.
     public mutating func replay(_ update: StorageUpdate, against storage: LiveResultsStorage) throws {
         try replay(update, dataSource: Self.contents(of: storage))
     }
@@ -54,6 +64,9 @@ extension ListMirror where Item: Equatable {
     }
 
     /// Replays an update of any storage (after it was applied) against what its data source shows.
+    ///
+    /// - Throws: `ListMirror.Inconsistency` naming what a table view would reject or the first section
+    ///   that differs from the storage's data source.
     public mutating func replay(_ update: StorageUpdate, against storage: any Storage) throws {
         try replay(update, dataSource: Self.contents(of: storage))
     }

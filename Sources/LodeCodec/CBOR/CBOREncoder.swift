@@ -13,6 +13,7 @@ public struct CBOREncoder: Sendable {
 
     /// The CBOR bytes of `value`.
     ///
+    /// - Complexity: O(*b*) for the *b* bytes written.
     /// - Throws: `EncodingError` for a value CBOR cannot hold (a non-string map key, a nested container used
     ///   twice), or what `T`'s `encode(to:)` throws.
     public func encode<T: Encodable>(_ value: T) throws -> [UInt8] {

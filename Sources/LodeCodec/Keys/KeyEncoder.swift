@@ -28,6 +28,7 @@ public struct KeyEncoder: Sendable {
 
     /// The key bytes of `value`.
     ///
+    /// - Complexity: O(*b*) for the *b* bytes written.
     /// - Throws: `EncodingError` for a value the key encoding cannot hold (a dictionary, a nested keyed
     ///   container), or what `T`'s `encode(to:)` throws.
     public func encode<T: Encodable>(_ value: T) throws -> [UInt8] {

@@ -79,6 +79,8 @@ public struct CommitHistory: Sendable, Equatable {
 extension Transaction {
     /// The commits after `version` up to this transaction's version, read from the change log.
     ///
+    /// - Complexity: O(*k* + *e*) for the *k* commits after `version` and their *e* object changes, read in
+    ///   one pass of the log.
     /// - Throws: ``LodeError/recordDoesNotDecode(type:key:field:reason:)`` for an entry that is not a
     ///   change-log entry (`@changes`, the entry's version).
     public func commits(after version: Int) throws -> CommitHistory {

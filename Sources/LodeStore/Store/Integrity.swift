@@ -22,6 +22,8 @@ extension Transaction {
     /// entry points at a record that has that value and every record is in every index of its type;
     /// every named database belongs to the layout the catalog describes.
     ///
+    /// - Complexity: O(*N* (1 + *i*) log *N*) for *N* records with *i* indexes each: every record is read and
+    ///   its index keys looked up, every index entry checked against its record.
     /// - Throws: ``LodeError/storeClosed(path:)`` after the store closed and ``LodeError/storage(_:)`` when
     ///   LMDB fails; what is wrong with the data is in the report, not thrown.
     public func checkIntegrity() throws -> IntegrityReport {

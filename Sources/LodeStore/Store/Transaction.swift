@@ -158,6 +158,7 @@ public class Transaction {
 
     /// The `T` an ``ObjectID`` names, or nil when it was deleted.
     ///
+    /// - Complexity: O(log *N*) among the *N* objects of the type, and one decode.
     /// - Throws: ``LodeError/storeClosed(path:)`` after the store closed and ``LodeError/storage(_:)`` when
     ///   LMDB fails, ``LodeError/recordDoesNotDecode(type:key:field:reason:)`` for a stored record that no
     ///   longer decodes.
@@ -185,6 +186,7 @@ public class Transaction {
 
     /// How many `T` are stored.
     ///
+    /// - Complexity: O(1): LMDB keeps the count.
     /// - Throws: ``LodeError/storeClosed(path:)`` after the store closed and ``LodeError/storage(_:)`` when
     ///   LMDB fails.
     public func count<T: Persistable>(_ type: T.Type) throws -> Int {

@@ -162,6 +162,7 @@ public final class WriteTransaction: Transaction {
 
     /// Stores several new objects.
     ///
+    /// - Complexity: O(*n* (1 + *i*) log *N*) for *n* objects, as ``insert(_:)`` each.
     /// - Throws: as ``insert(_:)`` for the first object that fails; the transaction keeps the ones before it
     ///   unless the error leaves the write closure.
     public func insert<S: Sequence>(contentsOf objects: S) throws where S.Element: Persistable {
@@ -170,6 +171,8 @@ public final class WriteTransaction: Transaction {
 
     /// Stores `object`, replacing the one with the same primary key if there is one.
     ///
+    /// - Complexity: O((1 + *i*) log *N*) for a type with *i* indexes and *N* objects, with one decode of the
+    ///   stored object when there is one.
     /// - Throws: ``LodeError/uniqueViolation(type:index:value:)`` when a unique index already holds the value
     ///   for another object, ``LodeError/recordDoesNotEncode(type:reason:)``,
     ///   ``LodeError/keyTooLong(type:bytes:)`` for a primary key over 511 bytes, and
@@ -185,6 +188,9 @@ public final class WriteTransaction: Transaction {
     }
 
     /// Changes the object with primary key `key` in place and returns the new version.
+    ///
+    /// - Complexity: O((1 + *i*) log *N*) for a type with *i* indexes and *N* objects: a read and decode,
+    ///   `body`, an encode, and puts for the record and the indexes whose value changed.
     /// - Throws: ``LodeError/objectNotFound(type:key:)`` when there is none,
     ///   ``LodeError/primaryKeyChanged(type:from:to:)`` when `body` changes the primary key.
     @discardableResult
@@ -211,6 +217,8 @@ public final class WriteTransaction: Transaction {
 
     /// Deletes the object with primary key `key`; returns false when there was none.
     ///
+    /// - Complexity: O((1 + *i*) log *N*) for a type with *i* indexes and *N* objects, with one decode of the
+    ///   stored record (to find its index entries).
     /// - Throws: `EncodingError` when `key` does not encode,
     ///   ``LodeError/recordDoesNotDecode(type:key:field:reason:)`` when the stored record does not decode
     ///   (its index entries cannot be found), and ``LodeError/storage(_:)``.
@@ -221,6 +229,7 @@ public final class WriteTransaction: Transaction {
 
     /// Deletes the stored version of `object` (found by its primary key).
     ///
+    /// - Complexity: as ``delete(_:key:)``.
     /// - Throws: as ``delete(_:key:)``.
     @discardableResult
     public func delete<T: Persistable>(_ object: T) throws -> Bool {
@@ -229,8 +238,9 @@ public final class WriteTransaction: Transaction {
 
     /// Deletes every `T`; returns how many there were.
     ///
-    /// - Throws: ``LodeError/recordDoesNotDecode(type:key:field:reason:)`` for a stored record that does not
-    ///   decode, and ``LodeError/storage(_:)``.
+    /// - Complexity: O(*P*) for the *P* pages of the type's records and indexes, which LMDB frees; no
+    ///   record is read, and the change log notes one clear rather than a deletion per object.
+    /// - Throws: ``LodeError/storage(_:)`` when LMDB fails.
     @discardableResult
     public func deleteAll<T: Persistable>(_ type: T.Type) throws -> Int {
         let state = try typeState(T.self)

@@ -35,6 +35,8 @@ public struct ListMirror<Item> {
     /// Applies `update`. `dataSource` is what the data source reports after the update.
     ///
     /// - Complexity: O(*r* + *s* · *c*) for *r* rows, *s* sections and *c* changes.
+    /// - Throws: ``Inconsistency`` naming what a table view would reject: an index path used twice, a row or
+    ///   section out of range, or a section whose row count does not add up; the mirror is left as it was.
     public mutating func apply(_ update: StorageUpdate, dataSource: [[Item]]) throws(Inconsistency) {
         let oldCount = sections.count
         let newCount = dataSource.count
@@ -274,6 +276,9 @@ public struct ListMirror<Item> {
     /// Applies `update` and checks that the mirror then shows exactly `dataSource` — what a table
     /// view would show against what its data source says. The mismatch is an ``Inconsistency`` that
     /// names the first section that differs.
+    ///
+    /// - Throws: as ``apply(_:dataSource:)``, and ``Inconsistency`` naming the first section that then
+    ///   differs from `dataSource`.
     public mutating func replay(_ update: StorageUpdate, dataSource: [[Item]]) throws(Inconsistency)
     where Item: Equatable {
         try apply(update, dataSource: dataSource)

@@ -58,12 +58,16 @@ public struct Snapshot<SectionID: Hashable & Sendable, ItemID: Hashable & Sendab
     public var itemIdentifiers: [ItemID] { sections.flatMap(\.items) }
 
     /// The items of a section.
+    ///
+    /// - Throws: ``SnapshotError`` `.sectionNotFound` for a section not in the snapshot.
     public func itemIdentifiers(inSection section: SectionID) throws(Failure) -> [ItemID] {
         guard let index = sectionIndex[section] else { throw .sectionNotFound(section) }
         return sections[index].items
     }
 
     /// The number of items in a section.
+    ///
+    /// - Throws: ``SnapshotError`` `.sectionNotFound` for a section not in the snapshot.
     public func numberOfItems(inSection section: SectionID) throws(Failure) -> Int {
         try itemIdentifiers(inSection: section).count
     }
@@ -95,6 +99,9 @@ public struct Snapshot<SectionID: Hashable & Sendable, ItemID: Hashable & Sendab
     }
 
     /// Adds sections at the end.
+    ///
+    /// - Throws: ``SnapshotError`` `.duplicateSection` for a section already in the snapshot (or given
+    ///   twice); nothing changes then.
     public mutating func appendSections(_ identifiers: [SectionID]) throws(Failure) {
         try checkNew(identifiers)
         sections += identifiers.map { ($0, []) }
@@ -102,6 +109,9 @@ public struct Snapshot<SectionID: Hashable & Sendable, ItemID: Hashable & Sendab
     }
 
     /// Inserts sections before another.
+    ///
+    /// - Throws: ``SnapshotError`` `.duplicateSection` as for ``appendSections(_:)``, and `.sectionNotFound`
+    ///   for a `target` not in the snapshot.
     public mutating func insertSections(_ identifiers: [SectionID], beforeSection target: SectionID)
         throws(Failure)
     {
@@ -112,6 +122,8 @@ public struct Snapshot<SectionID: Hashable & Sendable, ItemID: Hashable & Sendab
     }
 
     /// Inserts sections after another.
+    ///
+    /// - Throws: as ``insertSections(_:beforeSection:)``.
     public mutating func insertSections(_ identifiers: [SectionID], afterSection target: SectionID)
         throws(Failure)
     {
@@ -122,6 +134,9 @@ public struct Snapshot<SectionID: Hashable & Sendable, ItemID: Hashable & Sendab
     }
 
     /// Deletes sections and their items.
+    ///
+    /// - Throws: ``SnapshotError`` `.sectionNotFound` for a section not in the snapshot; nothing changes
+    ///   then.
     public mutating func deleteSections(_ identifiers: [SectionID]) throws(Failure) {
         for id in identifiers where sectionIndex[id] == nil { throw .sectionNotFound(id) }
         let doomed = Set(identifiers)
@@ -134,12 +149,17 @@ public struct Snapshot<SectionID: Hashable & Sendable, ItemID: Hashable & Sendab
     }
 
     /// Moves a section before another.
+    ///
+    /// - Throws: ``SnapshotError`` `.sectionNotFound` for a section not in the snapshot,
+    ///   `.moveRelativeToItself` when `target` is `identifier`.
     public mutating func moveSection(_ identifier: SectionID, beforeSection target: SectionID) throws(Failure)
     {
         try moveSection(identifier, relativeTo: target, after: false)
     }
 
     /// Moves a section after another.
+    ///
+    /// - Throws: as ``moveSection(_:beforeSection:)``.
     public mutating func moveSection(_ identifier: SectionID, afterSection target: SectionID) throws(Failure)
     {
         try moveSection(identifier, relativeTo: target, after: true)
@@ -158,6 +178,8 @@ public struct Snapshot<SectionID: Hashable & Sendable, ItemID: Hashable & Sendab
     }
 
     /// Marks sections for reloading.
+    ///
+    /// - Throws: ``SnapshotError`` `.sectionNotFound` for a section not in the snapshot.
     public mutating func reloadSections(_ identifiers: [SectionID]) throws(Failure) {
         for id in identifiers where sectionIndex[id] == nil { throw .sectionNotFound(id) }
         reloadedSections.formUnion(identifiers)
@@ -173,6 +195,9 @@ public struct Snapshot<SectionID: Hashable & Sendable, ItemID: Hashable & Sendab
     }
 
     /// Adds items at the end of a section (by default the last one).
+    ///
+    /// - Throws: ``SnapshotError`` `.duplicateItem` for an item already in the snapshot (or given twice),
+    ///   `.sectionNotFound` for a `section` not in it, `.noSections` when it has none; nothing changes then.
     public mutating func appendItems(_ identifiers: [ItemID], toSection section: SectionID? = nil)
         throws(Failure)
     {
@@ -184,11 +209,16 @@ public struct Snapshot<SectionID: Hashable & Sendable, ItemID: Hashable & Sendab
     }
 
     /// Inserts items before another item.
+    ///
+    /// - Throws: ``SnapshotError`` `.duplicateItem` as for ``appendItems(_:toSection:)``, and `.itemNotFound`
+    ///   for a `target` not in the snapshot.
     public mutating func insertItems(_ identifiers: [ItemID], beforeItem target: ItemID) throws(Failure) {
         try insertItems(identifiers, relativeTo: target, after: false)
     }
 
     /// Inserts items after another item.
+    ///
+    /// - Throws: as ``insertItems(_:beforeItem:)``.
     public mutating func insertItems(_ identifiers: [ItemID], afterItem target: ItemID) throws(Failure) {
         try insertItems(identifiers, relativeTo: target, after: true)
     }
@@ -205,6 +235,8 @@ public struct Snapshot<SectionID: Hashable & Sendable, ItemID: Hashable & Sendab
     }
 
     /// Deletes items.
+    ///
+    /// - Throws: ``SnapshotError`` `.itemNotFound` for an item not in the snapshot; nothing changes then.
     public mutating func deleteItems(_ identifiers: [ItemID]) throws(Failure) {
         for id in identifiers where itemSection[id] == nil { throw .itemNotFound(id) }
         let doomed = Set(identifiers)
@@ -221,11 +253,16 @@ public struct Snapshot<SectionID: Hashable & Sendable, ItemID: Hashable & Sendab
     }
 
     /// Moves an item before another (possibly into another section).
+    ///
+    /// - Throws: ``SnapshotError`` `.itemNotFound` for an item not in the snapshot, `.moveRelativeToItself`
+    ///   when `target` is `identifier`.
     public mutating func moveItem(_ identifier: ItemID, beforeItem target: ItemID) throws(Failure) {
         try moveItem(identifier, relativeTo: target, after: false)
     }
 
     /// Moves an item after another.
+    ///
+    /// - Throws: as ``moveItem(_:beforeItem:)``.
     public mutating func moveItem(_ identifier: ItemID, afterItem target: ItemID) throws(Failure) {
         try moveItem(identifier, relativeTo: target, after: true)
     }
@@ -247,6 +284,8 @@ public struct Snapshot<SectionID: Hashable & Sendable, ItemID: Hashable & Sendab
     }
 
     /// Marks items for reloading.
+    ///
+    /// - Throws: ``SnapshotError`` `.itemNotFound` for an item not in the snapshot.
     public mutating func reloadItems(_ identifiers: [ItemID]) throws(Failure) {
         for id in identifiers where itemSection[id] == nil { throw .itemNotFound(id) }
         reloadedItems.formUnion(identifiers)

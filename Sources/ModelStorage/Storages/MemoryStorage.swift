@@ -101,6 +101,9 @@ open class MemoryStorage: BaseStorage, Storage {
 
     /// Runs `block` and reports everything it changed as one update (nested calls join the outer one).
     /// Edits that threw are not part of it; edits made before the error are.
+    ///
+    /// - Throws: whatever `block` throws; the edits it made before throwing are still delivered as one
+    ///   update.
     public func performUpdates(_ block: () throws -> Void) rethrows {
         batchDepth += 1
         defer {
@@ -112,6 +115,8 @@ open class MemoryStorage: BaseStorage, Storage {
 
     /// Runs `block`, applies everything it changed at once, and asks the delegate to reload instead
     /// of animating (the lineage left the reload to the caller).
+    ///
+    /// - Throws: whatever `block` throws.
     public func updateWithoutAnimations(_ block: () throws -> Void) rethrows {
         try performUpdates {
             needsReload = true
@@ -190,6 +195,9 @@ open class MemoryStorage: BaseStorage, Storage {
     }
 
     /// Inserts items one after another starting at an index path (creating missing sections).
+    ///
+    /// - Throws: ``MemoryStorageError/indexPathTooBig(_:itemsInSection:)`` for a position past the end of its
+    ///   section; nothing is inserted then.
     public func insertItems<T>(_ items: [T], at indexPath: IndexPath) throws {
         guard indexPath.count == 2, indexPath.section >= 0, indexPath.item >= 0 else {
             throw MemoryStorageError.invalidIndexPath(indexPath)
@@ -256,6 +264,8 @@ open class MemoryStorage: BaseStorage, Storage {
     }
 
     /// Replaces the first item equal to `itemToReplace` with `replacingItem` (reported as a reload).
+    ///
+    /// - Throws: ``MemoryStorageError/itemNotFound(_:)`` when no item equals `itemToReplace`.
     public func replaceItem<T: Equatable>(_ itemToReplace: T, with replacingItem: Any) throws {
         guard let path = indexPath(forItem: itemToReplace) else {
             throw MemoryStorageError.itemNotFound("\(itemToReplace)")
@@ -269,12 +279,17 @@ open class MemoryStorage: BaseStorage, Storage {
     // MARK: Removing
 
     /// Removes the first item equal to `item`.
+    ///
+    /// - Throws: ``MemoryStorageError/itemNotFound(_:)`` when no item equals `item`.
     public func removeItem<T: Equatable>(_ item: T) throws {
         guard let path = indexPath(forItem: item) else { throw MemoryStorageError.itemNotFound("\(item)") }
         change { sections[path.section].remove(at: path.item) }
     }
 
     /// Removes the first item equal to each of `items`; throws, removing nothing, if one is missing.
+    ///
+    /// - Throws: ``MemoryStorageError/itemNotFound(_:)`` for the first item no stored item equals; nothing is
+    ///   removed then.
     public func removeItems<T: Equatable>(_ items: [T]) throws {
         // Each occurrence removes a distinct stored item.
         var paths: [IndexPath] = []
@@ -286,6 +301,9 @@ open class MemoryStorage: BaseStorage, Storage {
     }
 
     /// Removes the items at index paths; throws, removing nothing, if one does not name an item.
+    ///
+    /// - Throws: ``MemoryStorageError/invalidIndexPath(_:)`` for an index path that names no item; nothing is
+    ///   removed then.
     public func removeItems(at indexPaths: [IndexPath]) throws {
         for path in indexPaths { try checkItem(path) }
         change { removeSorted(Array(Set(indexPaths))) }
@@ -296,6 +314,9 @@ open class MemoryStorage: BaseStorage, Storage {
     }
 
     /// Removes every item of a section (the section stays).
+    ///
+    /// - Throws: ``MemoryStorageError/sectionOutOfRange(_:numberOfSections:)`` for a section the storage does
+    ///   not have.
     public func removeItems(fromSection index: Int) throws {
         try checkSection(index)
         change { sections[index].removeAll() }
@@ -352,6 +373,9 @@ open class MemoryStorage: BaseStorage, Storage {
     }
 
     /// Moves a section.
+    ///
+    /// - Throws: ``MemoryStorageError/sectionOutOfRange(_:numberOfSections:)`` for a section the storage does
+    ///   not have.
     public func moveSection(_ sourceSectionIndex: Int, toSection destinationSectionIndex: Int) throws {
         try checkSection(sourceSectionIndex)
         try checkSection(destinationSectionIndex)
@@ -369,6 +393,10 @@ open class MemoryStorage: BaseStorage, Storage {
     /// and ``insertItem(_:to:)`` do (DTModelStorage does the same): the update inserts the sections
     /// and deletes the item where it was — a view shows an inserted section's rows with it, so the
     /// item is not a move.
+    ///
+    /// - Throws: ``MemoryStorageError/invalidIndexPath(_:)`` when `source` names no item,
+    ///   ``MemoryStorageError/indexPathTooBig(_:itemsInSection:)`` when `destination` is past the end of its
+    ///   section.
     public func moveItem(at source: IndexPath, to destination: IndexPath) throws {
         try checkMove(source, destination, creatingSections: true)
         change {
