@@ -1,6 +1,3 @@
-import LodeCodec
-import LodeStore
-
 /// How a database stores values.
 public enum RawDatabaseKind: Sendable, Equatable {
     /// One value per key.

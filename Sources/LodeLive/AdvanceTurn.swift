@@ -1,7 +1,4 @@
 import Foundation
-import LodeCodec
-import LodeQuery
-import LodeStore
 
 /// The right to advance one live object (live results, sectioned results, a group, a storage):
 /// advancers take turns, one at a time. The one whose turn it is works on the object's private

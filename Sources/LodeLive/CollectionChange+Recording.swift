@@ -1,7 +1,4 @@
 import Foundation
-import LodeCodec
-import LodeQuery
-import LodeStore
 import ModelStorage
 
 extension CollectionChange {

@@ -1,7 +1,4 @@
 import Foundation
-import LodeCodec
-import LodeQuery
-import LodeStore
 import ModelStorage
 
 /// What changed in a live list between two versions, in batch-update form: deletions at old indices,
@@ -118,31 +115,20 @@ public struct CollectionChange: Equatable, Sendable, CustomStringConvertible {
 
     /// Sorts every list the documented way (and, in debug builds, checks the change is well formed).
     mutating func sort() {
-        deletions.sort()
-        insertions.sort()
-        modifications.sort { $0.old < $1.old }
-        moves.sort { $0.from < $1.from }
+        sortRows()
         assert(isWellFormed, "CollectionChange: an index is used twice: \(self)")
         if internalChecksEnabled { checkInvariants() }
     }
 
     /// Checks the change's invariants (with `LODE_INTERNAL_CHECKS`, after every change Lode makes):
     /// well formed (``isWellFormed``) and every list in ascending order without repeats.
-    func checkInvariants() {
-        precondition(isWellFormed, "CollectionChange: an index is used twice: \(self)")
-        precondition(
-            deletions.isStrictlyAscending && insertions.isStrictlyAscending
-                && modifications.map(\.old).isStrictlyAscending && moves.map(\.from).isStrictlyAscending,
-            "CollectionChange: a list is out of order: \(self)")
-    }
+    func checkInvariants() { checkInvariants(wellFormed: isWellFormed) }
 
     /// No old index is deleted, moved or modified twice, and no new index inserted, moved to or
     /// modified twice: what a batch update requires.
     public var isWellFormed: Bool {
-        let old = deletions + moves.map(\.from) + modifications.map(\.old)
-        let new = insertions + moves.map(\.to) + modifications.map(\.new)
-        return Set(old).count == old.count && Set(new).count == new.count
-            && old.allSatisfy { $0 >= 0 } && new.allSatisfy { $0 >= 0 }
+        let (old, new) = usedPositions
+        return rowsUseEachPositionOnce && old.allSatisfy { $0 >= 0 } && new.allSatisfy { $0 >= 0 }
     }
 
     /// `v3→v4: delete [1], insert [0], modify [2→2], move [0→3]` (a modified move is marked `*`).
@@ -166,7 +152,10 @@ public struct CollectionChange: Equatable, Sendable, CustomStringConvertible {
     }
 }
 
-extension Array where Element: Comparable {
-    /// True when each element is greater than the one before it.
-    var isStrictlyAscending: Bool { zip(self, dropFirst()).allSatisfy { $0 < $1 } }
+extension CollectionChange: BatchRowChanges {
+    static func positions(of modification: Modification) -> (old: Int, new: Int) {
+        (modification.old, modification.new)
+    }
+
+    static func positions(of move: Move) -> (old: Int, new: Int) { (move.from, move.to) }
 }

@@ -1,7 +1,5 @@
 import Dispatch
 import Foundation
-import LodeCodec
-import LodeQuery
 import LodeStore
 
 import class LMDB.ReadSnapshot

@@ -1,7 +1,3 @@
-import LodeCodec
-import LodeQuery
-import LodeStore
-
 /// A live query's entry for each primary key, kept compactly: the entries back to back in one byte
 /// arena (each behind a 4-byte length) and an open-addressing hash table of arena offsets, hashed
 /// by the primary key that ends every entry (see `LiveRow`).

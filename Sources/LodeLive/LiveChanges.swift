@@ -1,5 +1,3 @@
-import LodeCodec
-import LodeQuery
 import LodeStore
 
 /// An asynchronous sequence of live changes that advances only as fast as it is consumed.

@@ -1,6 +1,4 @@
 import Foundation
-import LodeCodec
-import LodeQuery
 import LodeStore
 
 import class LMDB.ReadSnapshot

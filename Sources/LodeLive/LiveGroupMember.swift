@@ -1,7 +1,3 @@
-import LodeCodec
-import LodeQuery
-import LodeStore
-
 import class LMDB.ReadSnapshot
 
 /// How much of a member a consumer shows: rows of plain results, sections of sectioned ones.

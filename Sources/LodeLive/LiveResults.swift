@@ -3,7 +3,6 @@ import Foundation
 import LodeCodec
 import LodeQuery
 import LodeStore
-import ModelStorage
 
 import class LMDB.ReadSnapshot
 

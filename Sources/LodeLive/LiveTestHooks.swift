@@ -1,5 +1,3 @@
-import LodeCodec
-import LodeQuery
 import LodeStore
 
 import class LMDB.ReadSnapshot

@@ -1,7 +1,5 @@
 import Dispatch
 import Foundation
-import LodeCodec
-import LodeQuery
 import LodeStore
 
 /// Keeps an observation alive: it stops on ``cancel()`` or when the token is released.

@@ -1,7 +1,3 @@
-import LodeCodec
-import LodeQuery
-import LodeStore
-
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Musl)

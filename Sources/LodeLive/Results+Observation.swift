@@ -1,8 +1,6 @@
 import Dispatch
 import Foundation
-import LodeCodec
 import LodeQuery
-import LodeStore
 
 extension Results {
     /// Observes these results: `handler` runs on `queue` with `.initial` first, then `.update` with

@@ -1,8 +1,6 @@
 import Foundation
-import LodeCodec
 import LodeQuery
 import LodeStore
-import ModelStorage
 
 /// What an observer of live results receives.
 public enum ResultsChange<Element: Persistable>: Sendable {

@@ -1,4 +1,3 @@
-import LodeCodec
 import LodeQuery
 import LodeStore
 import ModelStorage

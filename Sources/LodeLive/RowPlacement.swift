@@ -1,6 +1,3 @@
-import LodeCodec
-import LodeQuery
-import LodeStore
 import ModelStorage
 
 /// Decides which changed rows a batch update must move.

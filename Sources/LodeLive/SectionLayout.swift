@@ -1,7 +1,5 @@
 import Dispatch
 import Foundation
-import LodeCodec
-import LodeQuery
 import LodeStore
 
 /// The encoded section keys and their values.

@@ -1,7 +1,4 @@
 import Foundation
-import LodeCodec
-import LodeQuery
-import LodeStore
 import ModelStorage
 
 /// What changed in sectioned results between two versions: section deletions (old indices) and
@@ -96,10 +93,7 @@ public struct SectionedChange: Equatable, Sendable, CustomStringConvertible {
     mutating func sort() {
         sectionDeletions.sort()
         sectionInsertions.sort()
-        deletions.sort()
-        insertions.sort()
-        modifications.sort { $0.old < $1.old }
-        moves.sort { $0.from < $1.from }
+        sortRows()
         assert(isWellFormed, "SectionedChange: an index is used twice: \(self)")
         if internalChecksEnabled { checkInvariants() }
     }
@@ -107,22 +101,19 @@ public struct SectionedChange: Equatable, Sendable, CustomStringConvertible {
     /// Checks the change's invariants (with `LODE_INTERNAL_CHECKS`, after every change Lode makes):
     /// well formed (``isWellFormed``) and every list in ascending order without repeats.
     func checkInvariants() {
-        precondition(isWellFormed, "SectionedChange: an index is used twice: \(self)")
+        checkInvariants(wellFormed: isWellFormed)
         precondition(
-            sectionDeletions.isStrictlyAscending && sectionInsertions.isStrictlyAscending
-                && deletions.isStrictlyAscending && insertions.isStrictlyAscending
-                && modifications.map(\.old).isStrictlyAscending && moves.map(\.from).isStrictlyAscending,
-            "SectionedChange: a list is out of order: \(self)")
+            sectionDeletions.isStrictlyAscending && sectionInsertions.isStrictlyAscending,
+            "SectionedChange: a section list is out of order: \(self)")
     }
 
     /// No section or row is used twice on either side, and no row is changed inside a section that
     /// is deleted or inserted: what a batch update requires.
     public var isWellFormed: Bool {
-        let old = deletions + moves.map(\.from) + modifications.map(\.old)
-        let new = insertions + moves.map(\.to) + modifications.map(\.new)
+        let (old, new) = usedPositions
         let deletedSections = Set(sectionDeletions)
         let insertedSections = Set(sectionInsertions)
-        return Set(old).count == old.count && Set(new).count == new.count
+        return rowsUseEachPositionOnce
             && Set(sectionDeletions).count == sectionDeletions.count
             && Set(sectionInsertions).count == sectionInsertions.count
             && !old.contains { deletedSections.contains($0.section) }
@@ -196,4 +187,12 @@ public struct SectionedChange: Equatable, Sendable, CustomStringConvertible {
             + (parts.isEmpty ? "no changes" : parts.joined(separator: ", "))
             + (wasFullyReevaluated ? " (re-evaluated)" : "")
     }
+}
+
+extension SectionedChange: BatchRowChanges {
+    static func positions(of modification: Modification) -> (old: IndexPath, new: IndexPath) {
+        (modification.old, modification.new)
+    }
+
+    static func positions(of move: Move) -> (old: IndexPath, new: IndexPath) { (move.from, move.to) }
 }

@@ -1,6 +1,3 @@
-import LodeCodec
-import LodeStore
-
 /// Primary keys kept in order by a layer above this one — live results' rows — that a ``KeyList``
 /// reads in place instead of copying them.
 package protocol OrderedPrimaryKeys: Sendable {

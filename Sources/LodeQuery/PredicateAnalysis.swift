@@ -1,6 +1,4 @@
 import Foundation
-import LodeCodec
-import LodeStore
 
 /// What the planner can learn from a `#Predicate`: its top-level conjuncts, each either a condition
 /// on one property that an index can answer, or something only a per-object check can.

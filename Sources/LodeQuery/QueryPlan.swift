@@ -1,6 +1,3 @@
-import LodeCodec
-import LodeStore
-
 /// How a query is answered: which keys are read, where the order comes from, and whether each
 /// object is checked against the predicate. `Results.explain()` returns it, and tests assert it.
 public struct QueryPlan: Equatable, Sendable, CustomStringConvertible {

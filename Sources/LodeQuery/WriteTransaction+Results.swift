@@ -1,5 +1,4 @@
 import Foundation
-import LodeCodec
 import LodeStore
 
 extension WriteTransaction {

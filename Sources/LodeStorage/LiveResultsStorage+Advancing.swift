@@ -1,9 +1,6 @@
 import Dispatch
 import Foundation
-import LodeCodec
 import LodeLive
-import LodeQuery
-import LodeStore
 import ModelStorage
 
 import enum LMDB.LockWatch

@@ -1,10 +1,8 @@
 import Dispatch
 import Foundation
-import LodeCodec
 import LodeLive
 import LodeQuery
 import LodeStore
-import ModelStorage
 
 extension LiveResultsStorage {
     // MARK: Sections

@@ -1,6 +1,5 @@
 import Dispatch
 import Foundation
-import LodeCodec
 import LodeLive
 import LodeQuery
 import LodeStore

@@ -1,8 +1,3 @@
-import LodeCodec
-import LodeLive
-import LodeQuery
-import LodeStore
-
 /// The identifier of a ``LiveResultsStorage`` section in its ``LiveResultsStorage/snapshot()``: any
 /// hashable, sendable value (a string, an enum case, a group key), compared by value and type.
 public struct SectionIdentifier: Hashable, @unchecked Sendable, ExpressibleByStringLiteral,

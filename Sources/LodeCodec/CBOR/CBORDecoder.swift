@@ -138,6 +138,22 @@ package final class CBORDecodingState: Decoder {
 
     // MARK: Values
 
+    /// The container (major type 5, a map; 4, an array) whose head is at `offset`: its count (nil when
+    /// indefinite) and where its first entry starts. Throws a type mismatch (naming `type`) for
+    /// another kind of item, and a truncation for a count larger than the bytes could hold.
+    func container<T>(at offset: Int, major: UInt8, as type: T.Type, path: [any CodingKey]) throws -> (
+        count: Int?, firstEntry: Int
+    ) {
+        var reader = CBORReader(bytes, offset: offset)
+        let head: (major: UInt8, argument: UInt64, info: UInt8)
+        do { head = try reader.readHead() } catch { throw corrupted(error, path: path) }
+        guard head.major == major else { throw mismatch(type, at: offset, path: path) }
+        guard head.info == 31 || head.argument <= UInt64(bytes.count) else {
+            throw corrupted(.truncated(at: offset), path: path)
+        }
+        return (head.info == 31 ? nil : Int(head.argument), reader.offset)
+    }
+
     func decodeValue<T: Decodable>(_ type: T.Type, at offset: Int, path: [any CodingKey]) throws -> T {
         if T.self == String.self { return try decodeString(at: offset, path: path) as! T }
         if T.self == Int.self { return try decodeInteger(Int.self, at: offset, path: path) as! T }
@@ -570,15 +586,8 @@ struct CBORKeyedDecodingContainer<Key: CodingKey>: IntegerForwardingKeyedDecoder
     init(state: CBORDecodingState, offset: Int, path: [any CodingKey]) throws {
         self.state = state
         self.path = path
-        var reader = CBORReader(state.bytes, offset: offset)
-        let head: (major: UInt8, argument: UInt64, info: UInt8)
-        do { head = try reader.readHead() } catch { throw state.corrupted(error, path: path) }
-        guard head.major == 5 else {
-            throw state.mismatch([String: Any].self, at: offset, path: path)
-        }
-        guard head.info == 31 || head.argument <= UInt64(state.bytes.count) else {
-            throw state.corrupted(.truncated(at: offset), path: path)
-        }
+        let (count, firstEntry) = try state.container(
+            at: offset, major: 5, as: [String: Any].self, path: path)
         var spare: CBORMapIndex?
         if offset == 0, var candidate = state.spareRoot {
             state.spareRoot = nil
@@ -586,8 +595,7 @@ struct CBORKeyedDecodingContainer<Key: CodingKey>: IntegerForwardingKeyedDecoder
         }
         do {
             index = try CBORMapIndex.make(
-                count: head.info == 31 ? nil : Int(head.argument), firstEntry: reader.offset, in: state.bytes,
-                reusing: spare)
+                count: count, firstEntry: firstEntry, in: state.bytes, reusing: spare)
         } catch { throw state.corrupted(error, path: path) }
         if offset == 0 { state.root = index }
     }
@@ -699,15 +707,7 @@ struct CBORUnkeyedDecodingContainer: IntegerForwardingUnkeyedDecoder {
     init(state: CBORDecodingState, offset: Int, path: [any CodingKey]) throws {
         self.state = state
         self.path = path
-        var reader = CBORReader(state.bytes, offset: offset)
-        let head: (major: UInt8, argument: UInt64, info: UInt8)
-        do { head = try reader.readHead() } catch { throw state.corrupted(error, path: path) }
-        guard head.major == 4 else { throw state.mismatch([Any].self, at: offset, path: path) }
-        guard head.info == 31 || head.argument <= UInt64(state.bytes.count) else {
-            throw state.corrupted(.truncated(at: offset), path: path)
-        }
-        count = head.info == 31 ? nil : Int(head.argument)
-        position = reader.offset
+        (count, position) = try state.container(at: offset, major: 4, as: [Any].self, path: path)
     }
 
     var isAtEnd: Bool {

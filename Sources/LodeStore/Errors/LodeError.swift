@@ -1,5 +1,4 @@
 import LMDB
-import LodeCodec
 
 /// An error from the object store, saying what failed and where.
 public enum LodeError: Error, Equatable, CustomStringConvertible, Sendable {

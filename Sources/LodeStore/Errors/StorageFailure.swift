@@ -1,5 +1,4 @@
 import LMDB
-import LodeCodec
 
 /// A failure of the storage under the store (LMDB, the file system), in Lode's terms: what kind of
 /// failure, which operation, and the system's own message.

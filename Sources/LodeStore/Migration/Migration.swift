@@ -1,5 +1,3 @@
-import LodeCodec
-
 /// One named step in the life of a store's types: it runs once per store, in its place in the list
 /// given at open (``Store/init(at:configuration:types:migrations:)``), in one write transaction
 /// together with the store's schema version going up by one. Its name is recorded in the store;

@@ -1,5 +1,4 @@
 import Foundation
-import LodeCodec
 
 // The store's public initializers: they take migrations, so they live in the migration layer, which
 // implements the store's open step (`StoreOpening`).

@@ -1,5 +1,3 @@
-import LodeCodec
-
 /// A type Lode can store: any `Codable` value with a ``Schema`` that names its primary key and
 /// indexes.
 ///

@@ -1,5 +1,3 @@
-import LodeCodec
-
 /// What change-log pruning has done in this process: how many prunes ran and, over all of them, how
 /// many entries each read, removed and had to decode in full. Tests check that a prune costs what it
 /// removes; tools may report it.

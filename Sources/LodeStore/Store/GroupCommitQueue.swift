@@ -1,6 +1,5 @@
 import Foundation
 import LMDB
-import LodeCodec
 
 /// One write waiting in a ``GroupCommitQueue``: its closure, and how its caller learns the outcome.
 final class GroupedWrite: @unchecked Sendable {

@@ -1,5 +1,4 @@
 import Foundation
-import LodeCodec
 
 /// A value behind a lock, with `Mutex`'s shape (`withLock { value in … }`).
 ///

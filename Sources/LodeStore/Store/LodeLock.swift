@@ -1,6 +1,5 @@
 import Foundation
 import LMDB
-import LodeCodec
 
 /// A mutex of Lode's that the lock watch knows (see `LMDB.LockWatch`).
 ///

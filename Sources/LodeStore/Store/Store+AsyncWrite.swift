@@ -1,6 +1,5 @@
 import Foundation
 import LMDB
-import LodeCodec
 
 /// A result made on the group-commit thread, read by its caller after `finish` told it.
 private final class ResultBox<R>: @unchecked Sendable {

@@ -1,6 +1,5 @@
 import Foundation
 import LMDB
-import LodeCodec
 
 extension Store {
     /// The changes to a type in versions `(from, next]`, read from the change log in `next`.

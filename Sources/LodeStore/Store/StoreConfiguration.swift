@@ -1,5 +1,4 @@
 import LMDB
-import LodeCodec
 
 /// How a ``Store`` is opened.
 public struct StoreConfiguration: Sendable, Equatable {

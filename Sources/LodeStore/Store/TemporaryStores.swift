@@ -1,5 +1,4 @@
 import Foundation
-import LodeCodec
 
 #if canImport(Glibc)
     import Glibc

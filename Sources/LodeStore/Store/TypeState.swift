@@ -1,6 +1,5 @@
 import Foundation
 import LMDB
-import LodeCodec
 
 /// Something a write transaction changed provisionally and settles when it ends.
 protocol PendingWriteState: AnyObject {

@@ -1,5 +1,3 @@
-import LodeCodec
-
 /// The versions that objects of this process hold (results, live results), with what holds each:
 /// change-log pruning keeps the entries live results still need, and a commit warns (or refuses)
 /// when a held version falls too far behind (LMDB cannot reuse a page any held version still sees).

@@ -1,6 +1,5 @@
 import Foundation
 import LMDB
-import LodeCodec
 
 /// The change-log side of a write transaction: its entry, written right before the commit, and pruning.
 extension WriteTransaction {

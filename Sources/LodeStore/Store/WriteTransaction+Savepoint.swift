@@ -1,5 +1,4 @@
 import LMDB
-import LodeCodec
 
 /// Savepoints: part of a write that commits into it or rolls back alone.
 extension WriteTransaction {

@@ -139,7 +139,7 @@ final class PowerCutHarness {
     private var runs = 0
 
     static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-        .deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
     static let layer = packageRoot.appendingPathComponent(".build/powercut/libpowercut.so")
     static let failuresDirectory = packageRoot.appendingPathComponent(".build/powercut-failures")
     /// The writers and the checker: `make test` passes a release build (LODE_POWERCUT_HELPER), three
