@@ -162,6 +162,3 @@ public class Transaction {
         try makeCursor(in: database).entries(from: start, reverse: reverse, closeWhenDone: true)
     }
 }
-
-/// A read-only snapshot of the environment. See ``Environment/read(_:)``.
-public final class ReadTransaction: Transaction {}

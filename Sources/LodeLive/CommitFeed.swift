@@ -4,14 +4,6 @@ import LodeStore
 
 import class LMDB.ReadSnapshot
 
-/// What an observer of a store's commits receives.
-public enum CommitFeedEvent: Sendable {
-    /// The commits since the last delivery, oldest first.
-    case commits(CommitBatch)
-    /// Reading the log failed; observation goes on (and ends after `storeClosed`).
-    case error(LodeError)
-}
-
 /// Commits delivered together, with the store as it is at the newest of them.
 public struct CommitBatch: Sendable {
     /// The commits, and whether the log still held all of them.

@@ -76,7 +76,7 @@ struct EntryTable: Sequence {
             count += 1
         }
         compactIfWasteful()
-        if internalChecksEnabled { checkInvariants() }
+        if internalChecksEnabled { checkInvariants(after: key, present: true) }
     }
 
     /// Removes the entry of the object with primary key `key`, if any.
@@ -86,7 +86,19 @@ struct EntryTable: Sequence {
         slots[index] = 1
         count -= 1
         compactIfWasteful()
-        if internalChecksEnabled { checkInvariants() }
+        if internalChecksEnabled { checkInvariants(after: key, present: false) }
+    }
+
+    /// The checks after a mutation of `key`'s entry: all of them up to `internalChecksFullLimit`
+    /// entries, then what the mutation touched — the key found (or not) and the table's counts.
+    private func checkInvariants(after key: some Collection<UInt8>, present: Bool) {
+        if count <= internalChecksFullLimit { return checkInvariants() }
+        precondition(
+            (find(key) != nil) == present,
+            "EntryTable: the entry just \(present ? "set" : "removed") is \(present ? "not " : "")found")
+        precondition(
+            count <= occupied && occupied * 4 <= slots.count * 3,
+            "EntryTable: \(count) live and \(occupied) occupied of \(slots.count) slots")
     }
 
     /// Checks every invariant of the table (with `LODE_INTERNAL_CHECKS`, after every mutation): a

@@ -9,3 +9,7 @@
     /// environment of the build (`make test` sets it). Builds without it compile the checks out.
     let internalChecksEnabled = false
 #endif
+
+/// The size up to which a structure checks all of its invariants after a mutation; a larger one checks
+/// what the mutation touched, so that a test over a large store stays linear rather than quadratic.
+let internalChecksFullLimit = 2_048

@@ -281,7 +281,13 @@ struct RankedKeys: Sendable {
             fenwickAdd(index, 1)
         }
         assert(invariantsHold(around: index), "RankedKeys: invariants broken by an insert")
-        if internalChecksEnabled { checkInvariants() }
+        if internalChecksEnabled {
+            if count <= internalChecksFullLimit {
+                checkInvariants()
+            } else {
+                precondition(invariantsHold(around: index), "RankedKeys: invariants broken by an insert")
+            }
+        }
         return rank
     }
 
@@ -304,7 +310,13 @@ struct RankedKeys: Sendable {
             fenwickAdd(index, -1)
         }
         assert(invariantsHold(around: index), "RankedKeys: invariants broken by a removal")
-        if internalChecksEnabled { checkInvariants() }
+        if internalChecksEnabled {
+            if count <= internalChecksFullLimit {
+                checkInvariants()
+            } else {
+                precondition(invariantsHold(around: index), "RankedKeys: invariants broken by a removal")
+            }
+        }
         return rank
     }
 

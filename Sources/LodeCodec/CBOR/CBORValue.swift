@@ -1,14 +1,5 @@
 import Foundation
 
-/// Bytes that are not one well-formed CBOR data item.
-public struct CBORError: Error, Equatable, Sendable, CustomStringConvertible {
-    /// What is wrong and at which byte offset.
-    public var reason: String
-
-    /// The reason.
-    public var description: String { reason }
-}
-
 /// Any CBOR data item, decoded without knowing the Swift type that wrote it: what tools such as
 /// `lode-dump` read records as.
 public indirect enum CBORValue: Sendable, Equatable {

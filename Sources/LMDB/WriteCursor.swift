@@ -1,0 +1,71 @@
+import CLMDB
+import Foundation
+
+/// A cursor of a write transaction: moves like a ``Cursor`` and can also put and delete.
+public final class WriteCursor: Cursor {
+    var writeTransaction: WriteTransaction { transaction as! WriteTransaction }
+
+    /// Stores `value` under `key` and leaves the cursor on the new entry. ``PutFlags/append`` makes bulk
+    /// loads of sorted keys fast.
+    ///
+    /// - Throws: as ``WriteTransaction/put(_:forKey:in:flags:)``.
+    public func put(_ value: some ContiguousBytes, forKey key: some ContiguousBytes, flags: PutFlags = [])
+        throws
+    {
+        try key.withUnsafeBytes { keyBytes in
+            try value.withUnsafeBytes { (valueBytes) in
+                func operation() -> String { "mdb_cursor_put in \(database)" }
+                let environment = transaction.environment
+                try environment.checkKey(keyBytes.count, operation())
+                try environment.checkValue(valueBytes.count, in: database, operation())
+                let rc = try writeTransaction.perform(operation()) { _ in
+                    guard let cursor = handle else { return EINVAL }
+                    var keyValue = MDB_val(keyBytes)
+                    var dataValue = MDB_val(valueBytes)
+                    return mdb_cursor_put(cursor, &keyValue, &dataValue, flags.rawValue)
+                }
+                if rc == MDB_KEYEXIST {
+                    throw LMDBError(
+                        .keyExists, operation: operation(), message: "the key is already in \(database)")
+                }
+                try check(rc, operation())
+                writeTransaction.log.recordPut(
+                    database.handle, flags: flags.rawValue, key: keyBytes, value: valueBytes)
+                trackedKey = Array(keyBytes)
+                trackedValue = database.allowsDuplicates ? Array(valueBytes) : nil
+            }
+        }
+    }
+
+    /// Deletes the entry the cursor is on (or, with `allDuplicates`, every value of its key) and moves
+    /// to the entry that followed it, which it returns (`nil` at the end).
+    ///
+    /// - Throws: ``LMDBError`` when LMDB fails (`.transactionNotActive` once the transaction has ended or
+    ///   from another thread).
+    @discardableResult
+    public func deleteCurrent(allDuplicates: Bool = false) throws -> Entry? {
+        guard let current = try current() else {
+            throw LMDBError(
+                .notFound, operation: "delete in \(database)", message: "the cursor is not on an entry")
+        }
+        // Delete by key (and value) rather than with mdb_cursor_del: repeated dup-sort cursor deletes
+        // are buggy in LMDB 0.9.24 (ITS#9376), then re-seek the entry that followed.
+        if allDuplicates || !database.allowsDuplicates {
+            try writeTransaction.delete(current.key, in: database)
+            return try seekAfter(key: current.key)
+        }
+        try writeTransaction.delete(current.key, value: current.value, in: database)
+        if try seek(key: current.key, atLeastValue: current.value) != nil { return try self.current() }
+        return try seekAfter(key: current.key)
+    }
+
+    private func seekAfter(key: [UInt8]) throws -> Entry? {
+        guard let found = try seek(atLeast: key) else {
+            trackedKey = nil
+            trackedValue = nil
+            return nil
+        }
+        if found.key == key { return try nextKey() }
+        return found
+    }
+}
