@@ -93,7 +93,7 @@ package enum QueryPlanner {
             }),
                 case .prefix(_, let text) = prefixCondition
             {
-                ranges = [KeyRange(prefix: prefix + KeyEncodingState.stringPrefixBytes(text))]
+                ranges = [KeyRange(prefix: prefix + KeyEncoder.stringPrefixBytes(text))]
                 access = name.map { .indexPrefix(index: $0) } ?? .primaryKeyRange
                 score = 40 * equalities + 10
                 used += 1

@@ -16,11 +16,17 @@ public struct CBORDecoder: Sendable {
         try decode(type, from: bytes, state: CBORDecodingState(bytes: bytes))
     }
 
-    /// Decodes with a state that may have decoded other items before (see
-    /// ``CBORDecodingState/prepare(_:)``): for readers that decode many records in a row.
+    /// Decodes with the scratch space of earlier decodes (see ``CBORDecodingScratch``): for readers
+    /// that decode many records in a row.
     package func decode<T: Decodable>(
-        _ type: T.Type, from bytes: UnsafeRawBufferPointer, state: CBORDecodingState
-    )
+        _ type: T.Type, from bytes: UnsafeRawBufferPointer, scratch: CBORDecodingScratch
+    ) throws -> T {
+        try decode(type, from: bytes, state: scratch.state)
+    }
+
+    /// Decodes with a state that may have decoded other items before (see
+    /// `CBORDecodingState.prepare(_:)`).
+    func decode<T: Decodable>(_ type: T.Type, from bytes: UnsafeRawBufferPointer, state: CBORDecodingState)
         throws -> T
     {
         state.prepare(bytes)
@@ -53,12 +59,22 @@ public struct CBORDecoder: Sendable {
     }
 }
 
-package final class CBORDecodingState: Decoder {
+/// What one decoder keeps between the records it decodes in a row (the index of a record's map, made
+/// once and reused), for a layer above the codec. The decoding state itself stays inside the codec,
+/// so the compiler sees every access to it.
+package struct CBORDecodingScratch {
+    let state = CBORDecodingState(bytes: UnsafeRawBufferPointer(start: nil, count: 0))
+
+    /// Fresh scratch space.
+    package init() {}
+}
+
+final class CBORDecodingState: Decoder {
     var bytes: UnsafeRawBufferPointer
     /// Where the value being decoded starts.
     var offset = 0
-    package var codingPath: [any CodingKey] = []
-    package var userInfo: [CodingUserInfoKey: Any] { [:] }
+    var codingPath: [any CodingKey] = []
+    var userInfo: [CodingUserInfoKey: Any] { [:] }
     /// The index of the map at offset 0, when the item decoded is one: once it has scanned every
     /// entry it knows where the item ends, and the decode need not walk it again.
     var root: CBORMapIndex?
@@ -66,7 +82,7 @@ package final class CBORDecodingState: Decoder {
     /// state decoding many records allocates its index once).
     var spareRoot: CBORMapIndex?
 
-    package init(bytes: UnsafeRawBufferPointer) { self.bytes = bytes }
+    init(bytes: UnsafeRawBufferPointer) { self.bytes = bytes }
 
     /// Points the state at the next item to decode.
     func prepare(_ bytes: UnsafeRawBufferPointer) {
@@ -123,16 +139,16 @@ package final class CBORDecodingState: Decoder {
 
     // MARK: Decoder
 
-    package func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
+    func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
         KeyedDecodingContainer(
             try CBORKeyedDecodingContainer<Key>(state: self, offset: offset, path: codingPath))
     }
 
-    package func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
+    func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
         try CBORUnkeyedDecodingContainer(state: self, offset: offset, path: codingPath)
     }
 
-    package func singleValueContainer() throws -> any SingleValueDecodingContainer {
+    func singleValueContainer() throws -> any SingleValueDecodingContainer {
         CBORSingleValueDecodingContainer(state: self, offset: offset, path: codingPath)
     }
 

@@ -52,6 +52,11 @@ public struct KeyEncoder: Sendable {
         try state.encodeValue(value)
         state.closeAll()
     }
+
+    /// The bytes every key of a string that starts with `prefix` starts with (for prefix scans).
+    package static func stringPrefixBytes(_ prefix: String) -> [UInt8] {
+        KeyEncodingState.stringPrefixBytes(prefix)
+    }
 }
 
 enum KeyTag {
@@ -70,14 +75,14 @@ enum KeyTag {
     static let end: UInt8 = 0x01
 }
 
-package final class KeyEncodingState: Encoder {
+final class KeyEncodingState: Encoder {
     var bytes: [UInt8] = []
     /// Containers opened and not yet closed (each gets an end byte when closed), with the depth of
     /// the value that opened them.
     var openCount = 0
     var valueDepth = 0
-    package var codingPath: [any CodingKey] = []
-    package var userInfo: [CodingUserInfoKey: Any] { [:] }
+    var codingPath: [any CodingKey] = []
+    var userInfo: [CodingUserInfoKey: Any] { [:] }
 
     func closeContainers(from depth: Int) {
         while openCount > depth {
@@ -98,15 +103,15 @@ package final class KeyEncodingState: Encoder {
         return openCount - 1
     }
 
-    package func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
+    func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
         KeyedEncodingContainer(KeyKeyedContainer<Key>(state: self, depth: open(KeyTag.map)))
     }
 
-    package func unkeyedContainer() -> any UnkeyedEncodingContainer {
+    func unkeyedContainer() -> any UnkeyedEncodingContainer {
         KeyUnkeyedContainer(state: self, depth: open(KeyTag.array))
     }
 
-    package func singleValueContainer() -> any SingleValueEncodingContainer {
+    func singleValueContainer() -> any SingleValueEncodingContainer {
         KeySingleValueContainer(state: self)
     }
 
@@ -160,7 +165,7 @@ package final class KeyEncodingState: Encoder {
 
     /// The bytes `string` contributes before its terminator: what every string starting with it
     /// begins with (for prefix scans).
-    package static func stringPrefixBytes(_ value: String) -> [UInt8] {
+    static func stringPrefixBytes(_ value: String) -> [UInt8] {
         let state = KeyEncodingState()
         state.string(value)
         state.bytes.removeLast()  // the terminator
