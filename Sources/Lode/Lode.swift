@@ -1,11 +1,13 @@
+// The module apps import: Lode's layers, re-exported as one API (see the Architecture article).
+// Each layer is a target of its own so that the compiler refuses an upward import. Of the codec
+// layer, apps see only `CBORValue` (a record read without its Swift type, as migrations do) and its
+// `CBORError`; tools that read the format itself import `LodeInspection`, which exports the codec
+// and the inspection API.
+
 @_exported import LodeLive
 @_exported import LodeQuery
 @_exported import LodeStorage
 @_exported import LodeStore
 
 @_exported import struct LodeCodec.CBORError
-// The module apps import: Lode's layers, re-exported as one API (see the Architecture article).
-// Each layer is a target of its own so that the compiler refuses an upward import. Of the codec
-// layer, apps see only `CBORValue` (a record read without its Swift type, as migrations do) and its `CBORError`; tools
-// that read the format itself import `LodeInspection`, which exports the codec and the inspection API.
 @_exported import enum LodeCodec.CBORValue
