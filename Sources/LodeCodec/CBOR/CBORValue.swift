@@ -63,7 +63,7 @@ public indirect enum CBORValue: Sendable, Equatable {
         }
     }
 
-    private static func read(_ reader: inout CBORReader, depth: Int) throws(CBORReader.Failure) -> CBORValue {
+    static func read(_ reader: inout CBORReader, depth: Int) throws(CBORReader.Failure) -> CBORValue {
         guard depth < 512 else { throw .malformed("nesting deeper than 512", at: reader.offset) }
         let start = reader.offset
         let (major, argument, info) = try reader.readHead()

@@ -1,4 +1,5 @@
 import LMDB
+import LodeCodec
 
 /// An error from the object store, saying what failed and where.
 public enum LodeError: Error, Equatable, CustomStringConvertible, Sendable {
@@ -66,6 +67,12 @@ public enum LodeError: Error, Equatable, CustomStringConvertible, Sendable {
     /// databases that are gone or leave an index it does not maintain behind. Reopen the store with
     /// the code that made the change.
     case typeChangedByAnotherProcess(type: String, change: String)
+    /// A delete was refused: the objects in `linkedFrom` link to it through a link whose rule is
+    /// ``DeleteRule/deny`` (directly, or to an object the delete would have cascaded to). Nothing
+    /// was deleted.
+    case deleteDenied(type: String, key: String, linkedFrom: [ObjectID])
+    /// A link points at an object that does not exist (see ``Transaction/resolve(_:)``).
+    case linkTargetMissing(type: String, key: String)
 
     /// Another process committed while a write grew the map: nothing was written, the write may run
     /// again.
@@ -136,6 +143,15 @@ public enum LodeError: Error, Equatable, CustomStringConvertible, Sendable {
         case .typeChangedByAnotherProcess(let type, let change):
             return
                 "\(type) was changed by another process since this one registered it: \(change); this process's schema no longer matches the store (reopen it with the code that made the change)"
+        case .deleteDenied(let type, let key, let linkedFrom):
+            let shown = linkedFrom.prefix(5).map {
+                "\($0.typeName) \(KeyDescription.describe($0.primaryKey))"
+            }
+            let more = linkedFrom.count > 5 ? " and \(linkedFrom.count - 5) more" : ""
+            return
+                "\(type) \(key) cannot be deleted: \(shown.joined(separator: ", "))\(more) still link to it through a link whose delete rule is deny"
+        case .linkTargetMissing(let type, let key):
+            return "the link points at \(type) \(key), which does not exist"
         case .versionHeldTooLong(let held, let limit):
             return
                 "write refused: \(held), more than the limit of \(limit) (release or refresh what holds it; the file cannot reuse pages while it is held)"

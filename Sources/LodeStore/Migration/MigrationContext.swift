@@ -209,6 +209,7 @@ public final class MigrationContext {
                     named: CatalogEntry.databaseName(type: old, index: index.name), create: false))
         }
         try write.delete(Array(old.utf8), in: transaction.store.catalog)
+        transaction.catalogDidChange()
         entry.name = new
         entry.note(fields: entry.fields, schemaVersion: schemaVersion, event: "renamed from \(old)")
         try transaction.writeCatalog(entry)
@@ -230,6 +231,7 @@ public final class MigrationContext {
                     named: CatalogEntry.databaseName(type: name, index: index.name), create: false))
         }
         try write.delete(Array(name.utf8), in: transaction.store.catalog)
+        transaction.catalogDidChange()
         transaction.pendingChanges.recordClear(type: name)
         changedTypes.remove(name)
     }

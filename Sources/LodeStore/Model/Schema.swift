@@ -17,12 +17,18 @@ public struct Schema<Object: Persistable>: @unchecked Sendable {
     public let primaryKeyField: String
     /// The indexes.
     public let indexes: [Index<Object>]
+    /// The link properties, with their delete rules.
+    public let links: [Relationship<Object>]
     /// A version number the app may raise when the type changes shape (recorded in the catalog).
     public let version: Int
     /// Values for top-level fields that records written before the field existed lack: such a
     /// record reads as if it held the value, so adding a non-optional field needs no migration.
     public let defaults: [FieldDefault<Object>]
     let primaryKeyBytes: (Object) throws -> [UInt8]
+    /// The primary key of an object as stored in a record (what a ``Link`` to it holds).
+    let primaryKeyValue: (Object) throws -> CBORValue
+    /// Reads a primary key of this type from any decoder, as its stored value.
+    let decodeKeyValue: (any Decoder) throws -> CBORValue
     package let primaryKeyType: Any.Type
     let primaryKeyDescription: (Object) -> String
 
@@ -31,11 +37,13 @@ public struct Schema<Object: Persistable>: @unchecked Sendable {
     ///   - name: the type's name in the store; defaults to the Swift type name.
     ///   - primaryKey: the property that identifies an object.
     ///   - indexes: secondary indexes (`.on`, `.unique`, compound `.on(a, b)`).
+    ///   - links: the ``Link`` properties and their delete rules (`.to(\.project, onDelete: .cascade)`,
+    ///     `.toMany(\.tags)`).
     ///   - version: a number recorded in the catalog.
     ///   - defaults: values for fields older records lack (`.field(\.priority, 0)`).
     public init<Key: Codable>(
         name: String? = nil, primaryKey: KeyPath<Object, Key>, indexes: [Index<Object>] = [],
-        version: Int = 1,
+        links: [Relationship<Object>] = [], version: Int = 1,
         defaults: [FieldDefault<Object>] = []
     ) {
         self.defaults = defaults
@@ -43,14 +51,22 @@ public struct Schema<Object: Persistable>: @unchecked Sendable {
         self.primaryKeyPath = primaryKey
         self.primaryKeyField = fieldName(of: primaryKey)
         self.indexes = indexes
+        self.links = links
         self.version = version
         self.primaryKeyType = Key.self
         self.primaryKeyBytes = { object in try KeyEncoder().encode(object[keyPath: primaryKey]) }
+        self.primaryKeyValue = { object in
+            try CBORValue(decoding: CBOREncoder().encode(object[keyPath: primaryKey]))
+        }
+        self.decodeKeyValue = { decoder in try CBORValue(decoding: CBOREncoder().encode(Key(from: decoder))) }
         self.primaryKeyDescription = { object in "\(object[keyPath: primaryKey])" }
     }
 
     /// The index named `name`.
     public func index(named name: String) -> Index<Object>? { indexes.first { $0.name == name } }
+
+    /// The link declared on `field`.
+    public func link(named field: String) -> Relationship<Object>? { links.first { $0.field == field } }
 
     /// `record` with the declared defaults added for the top-level fields it lacks; nil when it
     /// lacks none (or is not a map).

@@ -20,6 +20,43 @@ package struct CatalogEntry: Codable, Equatable {
         }
     }
 
+    /// One link of the type: its field, the type it points at, whether it is to-many, the delete rule
+    /// (a ``DeleteRule`` raw value). Its inverse index is the database ``linkDatabaseName(type:field:)``.
+    package struct LinkEntry: Codable, Equatable {
+        /// The link's field (a dotted path for a nested one).
+        package var field: String
+        /// The store name of the target type.
+        package var target: String
+        /// True for a to-many link (an array of keys), false for a to-one (a key or nothing).
+        package var toMany: Bool
+        /// The delete rule's name.
+        package var rule: String
+
+        /// The link on `field` to `target`.
+        package init(field: String, target: String, toMany: Bool, rule: String) {
+            self.field = field
+            self.target = target
+            self.toMany = toMany
+            self.rule = rule
+        }
+
+        /// The link `relationship` declares.
+        init<T>(_ relationship: Relationship<T>) {
+            self.init(
+                field: relationship.field, target: relationship.targetTypeName,
+                toMany: relationship.isToMany, rule: relationship.deleteRule.rawValue)
+        }
+
+        /// The rule; one this version does not know is applied as ``DeleteRule/deny`` (refusing a
+        /// delete is the one choice that loses nothing).
+        package var deleteRule: DeleteRule { DeleteRule(rawValue: rule) ?? .deny }
+
+        /// True when the two describe the same inverse index (the rule may differ).
+        package func sameIndex(as other: LinkEntry) -> Bool {
+            field == other.field && target == other.target && toMany == other.toMany
+        }
+    }
+
     /// The type's store name; its records live in the database of that name.
     var name: String
     /// The field holding the primary key.
@@ -43,6 +80,8 @@ package struct CatalogEntry: Codable, Equatable {
     /// names, sorted; see ``FieldKind``). Nil when unknown (entries written before it existed):
     /// `check` then cannot tell a value of a kind no version wrote.
     package var kinds: [String: [String]]?
+    /// The type's links (absent when it has none, and in entries written before links existed).
+    package var links: [LinkEntry]?
 
     /// A record shape and a record that had it when it was listed.
     package struct ShapeExample: Codable, Equatable {
@@ -142,6 +181,11 @@ package struct CatalogEntry: Codable, Equatable {
         defaults = Self.defaults(schema)
         shapes = []
         kinds = [:]
+        links = Self.links(schema)
+    }
+
+    static func links<T: Persistable>(_ schema: Schema<T>) -> [LinkEntry]? {
+        schema.links.isEmpty ? nil : schema.links.map(LinkEntry.init)
     }
 
     static func defaults<T: Persistable>(_ schema: Schema<T>) -> [String: Data]? {
@@ -167,6 +211,10 @@ package struct CatalogEntry: Codable, Equatable {
 
     package static func databaseName(type: String, index: String) -> String { type + "." + index }
 
+    /// The inverse index of the link on `field`: target primary key → the keys of the objects of
+    /// `type` that link to it (index names never start with `@`, so it cannot collide with one).
+    package static func linkDatabaseName(type: String, field: String) -> String { type + ".@" + field }
+
     /// The entry stored as `name` in `@catalog`, decoded.
     /// - Throws: ``LodeError/recordDoesNotDecode(type:key:field:reason:)`` naming `@catalog` and
     ///   `name` when the bytes are not an entry.
@@ -187,6 +235,9 @@ package struct CatalogEntry: Codable, Equatable {
             indexes: indexes.map { StoredIndex(name: $0.name, fields: $0.fields, isUnique: $0.unique) },
             fields: fields, version: version)
         stored.defaults = (defaults ?? [:]).compactMapValues { try? CBORValue(decoding: Array($0)) }
+        stored.links = (links ?? []).map {
+            StoredLink(field: $0.field, targetTypeName: $0.target, isToMany: $0.toMany, rule: $0.rule)
+        }
         stored.history = (history ?? []).map {
             FieldHistoryEntry(
                 schemaVersion: $0.schemaVersion, typeVersion: $0.typeVersion, fields: $0.fields,

@@ -16,7 +16,8 @@ public struct IntegrityReport: Sendable {
 
 extension Transaction {
     /// Checks the store without the app's types: every record decodes as CBOR and is stored under its
-    /// own primary key; every record is one the type's history explains — a definite-length map whose
+    /// own primary key; every link points at an object that exists and its inverse index agrees with
+    /// the records; every record is one the type's history explains — a definite-length map whose
     /// top-level fields are ones the type's records have had, in a sequence they were written with,
     /// each holding a kind of value that field has held (as far as the catalog lists them); every index
     /// entry points at a record that has that value and every record is in every index of its type;
@@ -97,6 +98,11 @@ extension Transaction {
                     }
                 }
             }
+            for link in type.links {
+                let databaseName = link.databaseName(of: type.name)
+                expectedDatabases.insert(databaseName)
+                try checkLink(link, of: type.name, records: records, database: databaseName, into: &report)
+            }
         }
         let environment = lmdb.environment
         for entry in try lmdb.entries(in: environment.mainDatabase) {
@@ -106,6 +112,60 @@ extension Transaction {
             }
         }
         return report
+    }
+
+    /// Compares the inverse index of `link` with the records, and finds links whose target is missing.
+    private func checkLink(
+        _ link: StoredLink, of type: String, records: [[UInt8]: UntypedRecord], database name: String,
+        into report: inout IntegrityReport
+    ) throws {
+        let database = try openDatabase(name, kind: .duplicates)
+        let targets: Database?
+        do {
+            targets =
+                try catalogEntry(named: link.targetTypeName) == nil
+                ? nil : try openDatabase(link.targetTypeName, kind: .plain)
+        }
+        // Target key → the keys of the records that link to it.
+        var expected: [[UInt8]: Set<[UInt8]>] = [:]
+        for (key, record) in records.sorted(by: { $0.key.lexicographicallyPrecedes($1.key) }) {
+            let label = "\(type) \(KeyDescription.describe(key))"
+            let linked: [[UInt8]]
+            do {
+                linked = try record.linkTargets(link)
+            } catch {
+                report.problems.append("\(label): link \"\(link.field)\": \(error.reason)")
+                continue
+            }
+            for target in linked {
+                expected[target, default: []].insert(key)
+                if try targets.map({ try !lmdb.contains(target, in: $0) }) ?? true {
+                    report.problems.append(
+                        "\(label): link \"\(link.field)\" points at \(link.targetTypeName) \(KeyDescription.describe(target)), which does not exist"
+                    )
+                }
+            }
+        }
+        for entry in try lmdb.entries(in: database) {
+            report.indexEntries += 1
+            if expected[entry.key]?.remove(entry.value) != nil {
+                if expected[entry.key]?.isEmpty == true { expected[entry.key] = nil }
+            } else {
+                let source = "\(type) \(KeyDescription.describe(entry.value))"
+                report.problems.append(
+                    "link index \(name): entry \(KeyDescription.describe(entry.key)) says \(source) links to it, "
+                        + (records[entry.value] == nil
+                            ? "but \(source) does not exist" : "but its \(link.field) does not")
+                )
+            }
+        }
+        for (target, keys) in expected.sorted(by: { $0.key.lexicographicallyPrecedes($1.key) }) {
+            for key in keys.sorted(by: { $0.lexicographicallyPrecedes($1) }) {
+                report.problems.append(
+                    "link index \(name): \(type) \(KeyDescription.describe(key)) links to \(link.targetTypeName) \(KeyDescription.describe(target)) but the entry is missing"
+                )
+            }
+        }
     }
 
     /// What in `record` the type's catalog entry cannot explain, or nil.

@@ -58,6 +58,9 @@ public final class Store: @unchecked Sendable {
     /// such process was last warned about.
     private let otherReaders = Locked<(checkedAt: Int, warned: [Int32: Int])>((0, [:]))
 
+    /// The link graph read from the catalog last (see `linkGraph(in:)`).
+    let cachedLinkGraph = Locked<LinkGraph?>(nil, name: "the link graph")
+
     package let meta: Database
     let catalog: Database
     /// The change log, or nil in a read-only store made before it existed.
@@ -528,6 +531,9 @@ public final class Store: @unchecked Sendable {
 
     /// True when this process has registered the type stored as `name`.
     package func hasRegisteredType(named name: String) -> Bool { withState { $0.types[name] != nil } }
+
+    /// The state of the type stored as `name`, when this process registered it.
+    func registeredState(named name: String) -> AnyObject? { withState { $0.types[name] } }
 
     func publishedState<T: Persistable>(_ type: T.Type) -> TypeState<T>? {
         withState { state in

@@ -20,6 +20,8 @@ public struct StoredType: Sendable, Equatable {
     /// The schema's defaults for top-level fields older records lack (see ``Schema/defaults``): a
     /// record without the field is read, and indexed, as if it held the value.
     public var defaults: [String: CBORValue] = [:]
+    /// The type's links, each with the inverse index the store keeps for it.
+    public var links: [StoredLink] = []
 
     /// Describes a stored type (for tools that restore one; see `WriteTransaction.restore(_:records:appending:)` in `LodeInspection`).
     public init(

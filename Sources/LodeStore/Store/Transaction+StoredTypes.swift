@@ -27,6 +27,11 @@ extension Transaction {
         }
         var stored = entry.storedType
         stored.indexes = indexes
+        for position in stored.links.indices {
+            let database = try self.database(
+                named: stored.links[position].databaseName(of: entry.name), kind: .duplicates)
+            stored.links[position].entryCount = try lmdb.count(in: database)
+        }
         stored.objectCount = try lmdb.count(in: records)
         return stored
     }

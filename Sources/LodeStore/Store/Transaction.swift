@@ -74,7 +74,8 @@ public class Transaction {
         let schema = T.schema
         guard let entry = try catalogEntry(named: schema.typeName) else {
             return TypeState(
-                schema: schema, records: nil, indexes: [], entry: CatalogEntry(schema), complete: false)
+                schema: schema, records: nil, indexes: [], links: [], entry: CatalogEntry(schema),
+                complete: false)
         }
         guard entry.primaryKey == schema.primaryKeyField else {
             throw LodeError.schemaMismatch(
@@ -94,9 +95,20 @@ public class Transaction {
                 kind: index.isUnique ? .plain : .duplicates)
             indexes.append(.init(definition: index, database: database))
         }
-        let complete = indexes.count == schema.indexes.count && entry.indexes.count == schema.indexes.count
+        var links: [TypeState<T>.LiveLink] = []
+        for link in schema.links {
+            let wanted = CatalogEntry.LinkEntry(link)
+            guard (entry.links ?? []).contains(where: { $0.sameIndex(as: wanted) }) else { continue }
+            let database = try openDatabase(
+                CatalogEntry.linkDatabaseName(type: schema.typeName, field: link.field), kind: .duplicates)
+            links.append(.init(definition: link, database: database))
+        }
+        let complete =
+            indexes.count == schema.indexes.count && entry.indexes.count == schema.indexes.count
+            && links.count == schema.links.count && (entry.links ?? []).count == schema.links.count
         let state = TypeState(
-            schema: schema, records: records, indexes: indexes, entry: entry, complete: complete)
+            schema: schema, records: records, indexes: indexes, links: links, entry: entry, complete: complete
+        )
         if complete { store.publish([schema.typeName: state]) }
         return state
     }

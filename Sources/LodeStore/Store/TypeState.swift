@@ -17,11 +17,19 @@ package final class TypeState<T: Persistable>: Sendable, PendingWriteState {
         package let database: Database
     }
 
+    /// A declared link and its inverse index (target key → keys of the objects that link to it).
+    package struct LiveLink {
+        package let definition: Relationship<T>
+        package let database: Database
+    }
+
     package let schema: Schema<T>
     /// The records database, or nil when the type has never been stored (read-only view).
     package let records: Database?
     /// Indexes that exist on disk and match the schema.
     package let indexes: [LiveIndex]
+    /// Links whose inverse index exists on disk and matches the schema.
+    package let links: [LiveLink]
     /// The committed catalog entry and the one the running write transaction wrote, if any. A write
     /// settles them after its commit, outside the writer lock, while the next write may already read
     /// them: they change together, under the mutex.
@@ -34,11 +42,15 @@ package final class TypeState<T: Persistable>: Sendable, PendingWriteState {
     /// store whose catalog lags the schema are not.
     let complete: Bool
 
-    init(schema: Schema<T>, records: Database?, indexes: [LiveIndex], entry: CatalogEntry, complete: Bool) {
+    init(
+        schema: Schema<T>, records: Database?, indexes: [LiveIndex], links: [LiveLink], entry: CatalogEntry,
+        complete: Bool
+    ) {
         self.schema = schema
         self.catalogKey = Array(schema.typeName.utf8)
         self.records = records
         self.indexes = indexes
+        self.links = links
         self.catalog = Locked((entry, nil))
         self.complete = complete
     }
@@ -113,6 +125,17 @@ package final class TypeState<T: Persistable>: Sendable, PendingWriteState {
         if writing, let added = entry.indexes.first(where: { index(named: $0.name) == nil }) {
             return "index \"\(added.name)\" was added, which this process does not maintain"
         }
+        let stored = entry.links ?? []
+        for link in links {
+            let wanted = CatalogEntry.LinkEntry(link.definition)
+            guard let found = stored.first(where: { $0.field == wanted.field }) else {
+                return "link \"\(wanted.field)\" was dropped"
+            }
+            if !found.sameIndex(as: wanted) { return "link \"\(wanted.field)\" was redefined" }
+        }
+        if writing, let added = stored.first(where: { link(named: $0.field) == nil }) {
+            return "link \"\(added.field)\" was added, which this process does not maintain"
+        }
         return nil
     }
 
@@ -126,6 +149,9 @@ package final class TypeState<T: Persistable>: Sendable, PendingWriteState {
     var typeName: String { schema.typeName }
 
     package func index(named name: String) -> LiveIndex? { indexes.first { $0.definition.name == name } }
+
+    /// The live link on `field`.
+    package func link(named field: String) -> LiveLink? { links.first { $0.definition.field == field } }
 }
 
 /// True when `stored` holds exactly `bytes` (one `memcmp`: catalog entries are compared on every

@@ -86,4 +86,35 @@ package struct UntypedRecord {
         }
         return IndexKeyLimit.stored(bytes)
     }
+
+    /// The primary keys the record links to through `link`, each once, in link order: none for a
+    /// missing or null to-one link, one per distinct element of a to-many one.
+    package func linkTargets(_ link: StoredLink) throws(Problem) -> [[UInt8]] {
+        guard let found = value.value(atPath: link.field), found != .null else { return [] }
+        func key(_ item: CBORValue) throws(Problem) -> [UInt8] {
+            let bytes: [UInt8]
+            do {
+                bytes = try KeyEncoder().encode(item)
+            } catch {
+                throw Problem(field: link.field, reason: "a link's key cannot be a primary key: \(error)")
+            }
+            guard bytes.count <= IndexKeyLimit.maximum else {
+                throw Problem(
+                    field: link.field,
+                    reason: "a link's key is \(bytes.count) bytes; primary keys are limited to 511")
+            }
+            return bytes
+        }
+        guard link.isToMany else { return [try key(found)] }
+        guard case .array(let items) = found else {
+            throw Problem(field: link.field, reason: "a to-many link is not an array")
+        }
+        var seen = Set<[UInt8]>()
+        var keys: [[UInt8]] = []
+        for item in items where item != .null {
+            let bytes = try key(item)
+            if seen.insert(bytes).inserted { keys.append(bytes) }
+        }
+        return keys
+    }
 }

@@ -24,6 +24,7 @@ extension WriteTransaction {
                     "the store's primary key is \"\(existing.primaryKey)\", the type's is \"\(schema.primaryKeyField)\""
             )
         }
+        try validateLinks(of: schema)
         let records = try lmdbWrite.database(named: name, kind: .plain)
         var entry = existing ?? CatalogEntry(schema)
         var live: [TypeState<T>.LiveIndex] = []
@@ -47,7 +48,26 @@ extension WriteTransaction {
             let databaseName = CatalogEntry.databaseName(type: name, index: stored.name)
             try lmdbWrite.drop(try lmdbWrite.database(named: databaseName, create: false))
         }
-        if !toBuild.isEmpty {
+        var liveLinks: [TypeState<T>.LiveLink] = []
+        var linksToBuild: [TypeState<T>.LiveLink] = []
+        let storedLinks = existing?.links ?? []
+        for link in schema.links {
+            let databaseName = CatalogEntry.linkDatabaseName(type: name, field: link.field)
+            let wanted = CatalogEntry.LinkEntry(link)
+            let stored = storedLinks.first { $0.field == link.field }
+            if let stored, !stored.sameIndex(as: wanted) {
+                try lmdbWrite.drop(try lmdbWrite.database(named: databaseName, create: false))
+            }
+            let database = try lmdbWrite.database(named: databaseName, kind: .duplicates)
+            let liveLink = TypeState<T>.LiveLink(definition: link, database: database)
+            liveLinks.append(liveLink)
+            if stored.map({ !$0.sameIndex(as: wanted) }) ?? true { linksToBuild.append(liveLink) }
+        }
+        for stored in storedLinks where schema.link(named: stored.field) == nil {
+            let databaseName = CatalogEntry.linkDatabaseName(type: name, field: stored.field)
+            try lmdbWrite.drop(try lmdbWrite.database(named: databaseName, create: false))
+        }
+        if !toBuild.isEmpty || !linksToBuild.isEmpty {
             // Build from the records; a unique index that the data violates fails the registration.
             for entry in try lmdb.entries(in: records) {
                 let object = try entry.value.withUnsafeBytes { try decode(T.self, from: $0, key: entry.key) }
@@ -55,28 +75,52 @@ extension WriteTransaction {
                     try putIndexEntry(
                         index, key: try indexKey(index, of: object), primaryKey: entry.key, object: object)
                 }
+                for link in linksToBuild {
+                    try putLinkEntries(
+                        link.database, targets: link.definition.targetKeys(object), primaryKey: entry.key)
+                }
             }
         }
         entry.indexes = schema.indexes.map { .init(name: $0.name, fields: $0.fields, unique: $0.isUnique) }
+        entry.links = CatalogEntry.links(schema)
         entry.version = schema.version
         entry.defaults = CatalogEntry.defaults(schema)
         if existing == nil {
             entry.note(fields: entry.fields, schemaVersion: try schemaHistory().version, event: "stored")
         }
         if entry != existing { try writeCatalog(entry) }
-        let state = TypeState(schema: schema, records: records, indexes: live, entry: entry, complete: true)
+        let state = TypeState(
+            schema: schema, records: records, indexes: live, links: liveLinks, entry: entry, complete: true)
         registeredTypes[name] = state
         return state
     }
 
+    /// Refuses a schema whose links or index names the store could not keep apart.
+    private func validateLinks<T: Persistable>(of schema: Schema<T>) throws {
+        func refuse(_ reason: String) -> LodeError { .schemaMismatch(type: schema.typeName, reason: reason) }
+        if let index = schema.indexes.first(where: { $0.name.hasPrefix("@") }) {
+            throw refuse("index name \"\(index.name)\" starts with @, which link indexes use")
+        }
+        var fields = Set<String>()
+        for link in schema.links {
+            guard fields.insert(link.field).inserted else {
+                throw refuse("the link on \"\(link.field)\" is declared twice")
+            }
+            guard !link.targetTypeName.isEmpty, !link.targetTypeName.hasPrefix("@") else {
+                throw refuse("the link on \"\(link.field)\" points at an invalid type name")
+            }
+        }
+    }
+
     package func writeCatalog(_ entry: CatalogEntry) throws {
         try lmdbWrite.put(try CBOREncoder().encode(entry), forKey: Array(entry.name.utf8), in: store.catalog)
+        catalogDidChange()
     }
 
     /// Adds field names never seen before, a record shape not listed yet (with `key` as its
     /// example) and kinds of value a field never held, to the catalog entry; `known` is the
     /// encoder's hash of the record's names and kinds, learned once the entry holds them.
-    func noteFields<T>(of record: [UInt8], key: [UInt8], state: TypeState<T>, known: UInt64) throws {
+    func noteFields<T>(of record: [UInt8], key: [UInt8], state: TypeState<T>, known: UInt64?) throws {
         guard let fields = try record.withUnsafeBytes({ try RecordNames.fields($0) }) else { return }
         let (shape, names) = (fields.shape, fields.names)
         let current = state.latestEntry
@@ -91,7 +135,7 @@ extension WriteTransaction {
         }
         _ = updated.noteShape(shape, key: key)
         if updated == current {
-            if state.pendingEntry == nil { state.learnShape(known) }
+            if state.pendingEntry == nil, let known { state.learnShape(known) }
             return
         }
         try writeCatalog(updated)

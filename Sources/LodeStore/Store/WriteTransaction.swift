@@ -21,6 +21,9 @@ public final class WriteTransaction: Transaction {
 
     /// Type states this transaction already looked up, by Swift type.
     var stateCache: [ObjectIdentifier: AnyObject] = [:]
+    /// The links declared in the catalog, read once the transaction needs them and forgotten when it
+    /// changes the catalog.
+    var linkGraph: LinkGraph?
 
     override package func typeState<T: Persistable>(_ type: T.Type) throws -> TypeState<T> {
         // Keyed by the Swift type, so the cast cannot fail (a checked cast costs a metadata lookup).
@@ -96,16 +99,31 @@ public final class WriteTransaction: Transaction {
         }
     }
 
-    /// Writes `object` under `key`, moving its index entries from `old` (the stored version, if any).
+    /// Writes `object` under `key`, moving its index and link entries from `old` (the stored version,
+    /// if any).
     private func store<T: Persistable>(
-        _ object: T, key: [UInt8], replacing old: (keys: [[UInt8]], record: [UInt8])?, state: TypeState<T>
+        _ object: T, key: [UInt8], replacing old: (object: T, record: [UInt8])?, state: TypeState<T>
     ) throws {
         // Generic code runs unspecialized for the app's types: index loops, not iterators or
         // optionals of `T`, keep it from looking up generic metadata for every object.
         let (record, shape) = try encodeRecord(object)
         let newKeys = try indexKeys(of: object, state: state)
-        let oldKeys = old?.keys
+        let oldKeys = try old.map { try indexKeys(of: $0.object, state: state) }
         let indexCount = state.indexes.count
+        let linkCount = state.links.count
+        var linkChanges: [(position: Int, removed: [[UInt8]], added: [[UInt8]])] = []
+        for position in 0..<linkCount {
+            let definition = state.links[position].definition
+            let new = definition.targetKeys(object)
+            let before = old.map { definition.targetKeys($0.object) } ?? []
+            guard new != before else { continue }
+            for target in new where target.count > IndexKeyLimit.maximum {
+                throw LodeError.keyTooLong(type: definition.targetTypeName, bytes: target.count)
+            }
+            let removed = before.filter { !new.contains($0) }
+            let added = new.filter { !before.contains($0) }
+            if !removed.isEmpty || !added.isEmpty { linkChanges.append((position, removed, added)) }
+        }
         // Check every unique index before changing anything, so a violation changes nothing.
         for position in 0..<indexCount where oldKeys?[position] != newKeys[position] {
             try checkUnique(state.indexes[position], key: newKeys[position], primaryKey: key, object: object)
@@ -123,6 +141,11 @@ public final class WriteTransaction: Transaction {
                 try removeIndexEntry(index, key: oldKeys[position], primaryKey: key)
             }
             try putIndexEntry(index, key: newKeys[position], primaryKey: key, object: object)
+        }
+        for change in linkChanges {
+            let link = state.links[change.position]
+            try removeLinkEntries(link.database, targets: change.removed, primaryKey: key)
+            try putLinkEntries(link.database, targets: change.added, primaryKey: key)
         }
         // The transaction's own notes first (no lock), then what the type has learned.
         let note = ShapeNote(state: ObjectIdentifier(state), shape: shape)
@@ -181,10 +204,7 @@ public final class WriteTransaction: Transaction {
         let state = try typeState(T.self)
         let key = try primaryKey(of: object)
         let old = try storedObject(T.self, keyBytes: key, state: state)
-        try store(
-            object, key: key,
-            replacing: try old.map { (try indexKeys(of: $0.object, state: state), $0.record) },
-            state: state)
+        try store(object, key: key, replacing: old, state: state)
     }
 
     /// Changes the object with primary key `key` in place and returns the new version.
@@ -209,9 +229,7 @@ public final class WriteTransaction: Transaction {
             throw LodeError.primaryKeyChanged(
                 type: T.schema.typeName, from: "\(key)", to: T.schema.primaryKeyDescription(updated))
         }
-        try store(
-            updated, key: keyBytes, replacing: (try indexKeys(of: old.object, state: state), old.record),
-            state: state)
+        try store(updated, key: keyBytes, replacing: old, state: state)
         return updated
     }
 
@@ -244,9 +262,17 @@ public final class WriteTransaction: Transaction {
     @discardableResult
     public func deleteAll<T: Persistable>(_ type: T.Type) throws -> Int {
         let state = try typeState(T.self)
+        let graph = try inboundLinks()
+        if !graph.links(into: state.typeName).isEmpty {
+            // The rules of links into the type first: denied, nothing changes; otherwise the objects
+            // linking in are changed or deleted one by one, and the type is emptied wholesale.
+            let plan = try planDeletion(of: [], wholeType: state.typeName, graph: graph)
+            try apply(plan, skipping: { $0.type == state.typeName })
+        }
         let count = try lmdb.count(in: state.records!)
         try lmdbWrite.empty(state.records!)
         for index in state.indexes { try lmdbWrite.empty(index.database) }
+        for link in state.links { try lmdbWrite.empty(link.database) }
         pendingChanges.recordClear(type: state.typeName)
         return count
     }
@@ -256,6 +282,14 @@ public final class WriteTransaction: Transaction {
         guard key.count <= IndexKeyLimit.maximum, let records = state.records,
             let record = try lmdb.get(key, in: records)
         else { return false }
+        // The delete rules of links into the type, planned (and a denial thrown) before any change.
+        let root = ObjectRef(type: state.typeName, key: key)
+        var plan: DeletionPlan?
+        let graph = try inboundLinks()
+        if !graph.links(into: state.typeName).isEmpty {
+            let planned = try planDeletion(of: [root], graph: graph)
+            if planned.deletions.count > 1 || !planned.nullifications.isEmpty { plan = planned }
+        }
         let old: T?
         do {
             old = try record.withUnsafeBytes { try decode(T.self, from: $0, key: key) }
@@ -267,20 +301,20 @@ public final class WriteTransaction: Transaction {
                 try removeIndexEntry(index, key: try indexKey(index, of: old), primaryKey: key)
             } else {
                 // The record no longer decodes: find its entries by walking the index.
-                try lmdbWrite.withCursor(in: index.database) { cursor in
-                    var entry = try cursor.first()
-                    while let current = entry {
-                        if current.value == key {
-                            entry = try (cursor as! WriteCursor).deleteCurrent()
-                        } else {
-                            entry = try cursor.next()
-                        }
-                    }
-                }
+                try removeEntries(pointingAt: key, in: index.database)
+            }
+        }
+        for link in state.links {
+            if let old {
+                try removeLinkEntries(
+                    link.database, targets: link.definition.targetKeys(old), primaryKey: key)
+            } else {
+                try removeEntries(pointingAt: key, in: link.database)
             }
         }
         try lmdbWrite.delete(key, in: records)
         pendingChanges.record(type: state.typeName, key: key, existedBefore: true, existsAfter: false)
+        if let plan { try apply(plan, skipping: { $0 == root }) }
         return true
     }
 }
