@@ -608,6 +608,10 @@ public final class Store: @unchecked Sendable {
                         CatalogEntry.databaseName(type: entry.name, index: index.name),
                         kind: index.unique ? .plain : .duplicates)
                 }
+                for link in entry.links ?? [] {
+                    try open(
+                        CatalogEntry.linkDatabaseName(type: entry.name, field: link.field), kind: .duplicates)
+                }
             }
             withState { $0.catalogSyncedVersion = max($0.catalogSyncedVersion, version) }
         }

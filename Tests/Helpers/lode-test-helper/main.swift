@@ -16,6 +16,8 @@
 //     powercut-source DIR, powercut-items DIR — the writers, checker and source store of the power-cut tests (PowerCut.swift).
 //   lode-test-helper crash-writer DIR — commits the deterministic sequence of `CrashPlan` from where
 //     the store is, printing "ack N" after commit N returned, until it is killed.
+//   lode-test-helper cascade-writer DIR — builds linked projects and deletes them by cascade
+//     (CascadeWriter.swift), until it is killed.
 import Dispatch
 import Foundation
 import Lode
@@ -267,6 +269,8 @@ do {
         try readAll(arguments[2], checkingPages: !arguments.contains("--no-page-check"))
     } else if arguments.count == 3, arguments[1] == "temporary-store" {
         try temporaryStore(crashing: arguments[2] == "crash")
+    } else if arguments.count == 3, arguments[1] == "cascade-writer" {
+        try cascadeWriter(arguments[2])
     } else if arguments.count == 3, arguments[1] == "crash-writer" {
         try crashWriter(arguments[2])
     } else if arguments.count == 4, arguments[1] == "lag-and-exit", let lag = Int(arguments[3]) {
