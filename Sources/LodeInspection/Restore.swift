@@ -39,12 +39,21 @@ extension WriteTransaction {
                     type: name,
                     reason: "records can only be appended to a type restored with the same description")
             }
+            guard (existing.links ?? []) == type.links.map(Self.linkEntry) else {
+                throw LodeError.invalidTypeDescription(
+                    type: name,
+                    reason: "records can only be appended to a type restored with the same description")
+            }
             fields.formUnion(existing.fields)
         } else if let existing {
             let old = try lmdbWrite.database(named: name, kind: .plain, create: false)
             try lmdbWrite.empty(old)
             for index in existing.indexes {
                 let databaseName = CatalogEntry.databaseName(type: name, index: index.name)
+                try lmdbWrite.drop(try lmdbWrite.database(named: databaseName, create: false))
+            }
+            for link in existing.links ?? [] {
+                let databaseName = CatalogEntry.linkDatabaseName(type: name, field: link.field)
                 try lmdbWrite.drop(try lmdbWrite.database(named: databaseName, create: false))
             }
             pendingChanges.recordClear(type: name)
@@ -54,6 +63,9 @@ extension WriteTransaction {
             try lmdbWrite.database(
                 named: CatalogEntry.databaseName(type: name, index: index.name),
                 kind: index.isUnique ? .plain : .duplicates)
+        }
+        let linkDatabases = try type.links.map { link in
+            try lmdbWrite.database(named: link.databaseName(of: name), kind: .duplicates)
         }
         var count = 0
         var shapes: [CatalogEntry.ShapeExample]? = appending ? existing?.shapes : []
@@ -94,6 +106,16 @@ extension WriteTransaction {
                         type: name, index: index.name, value: values.joined(separator: ", "))
                 }
             }
+            for (link, database) in zip(type.links, linkDatabases) {
+                let targets: [[UInt8]]
+                do {
+                    targets = try untyped.linkTargets(link)
+                } catch {
+                    throw LodeError.recordDoesNotDecode(
+                        type: name, key: primaryKey.json, field: error.field, reason: error.reason)
+                }
+                for target in targets { try lmdbWrite.put(key, forKey: target, in: database) }
+            }
             pendingChanges.record(type: name, key: key, existedBefore: false, existsAfter: true)
             CatalogEntry.note(record: record, key: key, shapes: &shapes, kinds: &kinds)
         }
@@ -110,9 +132,14 @@ extension WriteTransaction {
         if restored.history?.isEmpty == true { restored.history = existing?.history }
         restored.shapes = shapes
         restored.kinds = kinds
+        restored.links = type.links.isEmpty ? nil : type.links.map(Self.linkEntry)
         restored.defaults = type.defaults.isEmpty ? nil : type.defaults.mapValues { Data($0.encoded) }
         try writeCatalog(restored)
         return count
+    }
+
+    private static func linkEntry(_ link: StoredLink) -> CatalogEntry.LinkEntry {
+        .init(field: link.field, target: link.targetTypeName, toMany: link.isToMany, rule: link.rule)
     }
 
     /// Refuses a description the library could not have written.
@@ -131,6 +158,19 @@ extension WriteTransaction {
                 throw refuse("index names must be non-empty and distinct (\"\(index.name)\")")
             }
             guard !index.fields.isEmpty else { throw refuse("index \"\(index.name)\" has no fields") }
+            guard !index.name.hasPrefix("@") else {
+                throw refuse("index \"\(index.name)\" starts with @, which link indexes use")
+            }
+        }
+        var linkFields: Set<String> = []
+        for link in type.links {
+            guard !link.field.isEmpty, linkFields.insert(link.field).inserted else {
+                throw refuse("link fields must be non-empty and distinct (\"\(link.field)\")")
+            }
+            guard !link.targetTypeName.isEmpty, !link.targetTypeName.hasPrefix("@") else {
+                throw refuse("the link on \"\(link.field)\" points at an invalid type name")
+            }
+            guard !link.rule.isEmpty else { throw refuse("the link on \"\(link.field)\" has no delete rule") }
         }
     }
 }

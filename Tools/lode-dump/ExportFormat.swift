@@ -90,5 +90,15 @@ func storedType(from object: [String: Any], fail: (String) -> DumpError) throws 
         }
         type.defaults[field] = value
     }
+    // Exports written before links existed carry none.
+    guard let links = (object["links"] ?? [[String: Any]]()) as? [[String: Any]] else {
+        throw fail("the links of \(name) are not a list")
+    }
+    type.links = try links.map { link in
+        guard let field = link["field"] as? String, let target = link["target"] as? String,
+            let toMany = link["toMany"] as? Bool, let rule = link["rule"] as? String
+        else { throw fail("a link of \(name) needs field, target, toMany and rule") }
+        return StoredLink(field: field, targetTypeName: target, isToMany: toMany, rule: rule)
+    }
     return type
 }

@@ -140,6 +140,11 @@ func summary(_ path: String) throws {
                 "    index \(index.name)\(index.isUnique ? " (unique)" : ""): \(index.fields.joined(separator: ", "))"
             )
         }
+        for link in type.links {
+            print(
+                "    link \(link.field) → \(link.targetTypeName)\(link.isToMany ? " (to-many)" : ""), on delete \(link.rule)"
+            )
+        }
     }
 }
 
@@ -161,6 +166,11 @@ func schema(_ path: String, json: Bool) throws {
         for index in type.indexes {
             print(
                 "  index        \(index.name)\(index.isUnique ? " unique" : ""): \(index.fields.joined(separator: ", ")) (\(index.entryCount) entries)"
+            )
+        }
+        for link in type.links {
+            print(
+                "  link         \(link.field) → \(link.targetTypeName), \(link.isToMany ? "to-many" : "to-one"), on delete \(link.rule) (\(link.entryCount) entries)"
             )
         }
         for event in type.history {
@@ -185,11 +195,15 @@ func typeJSON(_ type: StoredType) -> String {
         "{\"name\":\(quoted(index.name)),\"fields\":[\(index.fields.map(quoted).joined(separator: ","))],"
             + "\"unique\":\(index.isUnique),\"entries\":\(index.entryCount)}"
     }
+    let links = type.links.map { link in
+        "{\"field\":\(quoted(link.field)),\"target\":\(quoted(link.targetTypeName)),\"toMany\":\(link.isToMany),"
+            + "\"rule\":\(quoted(link.rule)),\"entries\":\(link.entryCount)}"
+    }
     return
         "{\"name\":\(quoted(type.name)),\"primaryKey\":\(quoted(type.primaryKey)),\"version\":\(type.version),"
         + "\"objects\":\(type.objectCount),\"fields\":[\(type.fields.map(quoted).joined(separator: ","))],"
         + "\"indexes\":[\(indexes.joined(separator: ","))],\"history\":[\(history.joined(separator: ","))],"
-        + "\"defaults\":{\(defaults.joined(separator: ","))}}"
+        + "\"defaults\":{\(defaults.joined(separator: ","))},\"links\":[\(links.joined(separator: ","))]}"
 }
 
 func quoted(_ text: String) -> String {

@@ -142,6 +142,13 @@ public final class MigrationContext {
         for position in entry.indexes.indices {
             entry.indexes[position].fields = entry.indexes[position].fields.map { $0 == path ? renamed : $0 }
         }
+        if let position = entry.links?.firstIndex(where: { $0.field == path }) {
+            // The link's inverse index is named after its field: the old one goes, the end of the
+            // migration builds the new one.
+            try dropLinkDatabase(type: type, field: path)
+            entry.links?[position].field = renamed
+            changedTypes.insert(type)
+        }
         try transaction.writeCatalog(entry)
     }
 
@@ -157,6 +164,47 @@ public final class MigrationContext {
         for index in try entry(type).indexes where index.fields.contains(path) {
             try dropIndex(index.name, of: type)
         }
+        if try entry(type).links?.contains(where: { $0.field == path }) == true {
+            try dropLink(path, of: type)
+        }
+    }
+
+    /// Drops the link on `field` of `type` and its inverse index (the records keep the field's
+    /// values; the new schema may declare the link again, which builds the index again).
+    /// - Throws: ``LodeError/schemaMismatch(type:reason:)`` when the type has no such link.
+    public func dropLink(_ field: String, of type: String) throws {
+        var entry = try entry(type)
+        guard let position = entry.links?.firstIndex(where: { $0.field == field }) else {
+            throw LodeError.schemaMismatch(type: type, reason: "no link is declared on field \"\(field)\"")
+        }
+        try dropLinkDatabase(type: type, field: field)
+        entry.links?.remove(at: position)
+        if entry.links?.isEmpty == true { entry.links = nil }
+        try transaction.writeCatalog(entry)
+    }
+
+    /// Points the link on `field` of `type` at the stored type `target` (whose primary keys its
+    /// values already are), with `rule` (the rule it had when nil).
+    /// - Throws: ``LodeError/schemaMismatch(type:reason:)`` when the type has no such link,
+    ///   ``LodeError/typeNotFound(_:)`` when `target` is not stored.
+    public func retargetLink(_ field: String, of type: String, to target: String, rule: DeleteRule? = nil)
+        throws
+    {
+        var entry = try entry(type)
+        guard let position = entry.links?.firstIndex(where: { $0.field == field }) else {
+            throw LodeError.schemaMismatch(type: type, reason: "no link is declared on field \"\(field)\"")
+        }
+        _ = try self.entry(target)
+        entry.links?[position].target = target
+        if let rule { entry.links?[position].rule = rule.rawValue }
+        try transaction.writeCatalog(entry)
+    }
+
+    private func dropLinkDatabase(type: String, field: String) throws {
+        let write = transaction.lmdbWrite
+        try write.drop(
+            try write.database(
+                named: CatalogEntry.linkDatabaseName(type: type, field: field), kind: .duplicates))
     }
 
     /// Drops the index `name` of `type` (the new schema may build it again when the type is
@@ -208,8 +256,25 @@ public final class MigrationContext {
                 try write.database(
                     named: CatalogEntry.databaseName(type: old, index: index.name), create: false))
         }
+        for link in entry.links ?? [] { try dropLinkDatabase(type: old, field: link.field) }
         try write.delete(Array(old.utf8), in: transaction.store.catalog)
         transaction.catalogDidChange()
+        // Links into the type follow it (their values are its keys, which do not change).
+        for name in try typeNames() {
+            var other = try self.entry(name)
+            guard other.links?.contains(where: { $0.target == old }) == true else { continue }
+            for position in other.links!.indices where other.links![position].target == old {
+                other.links![position].target = new
+            }
+            try transaction.writeCatalog(other)
+        }
+        entry.links = entry.links.map { links in
+            links.map { link in
+                var link = link
+                if link.target == old { link.target = new }
+                return link
+            }
+        }
         entry.name = new
         entry.note(fields: entry.fields, schemaVersion: schemaVersion, event: "renamed from \(old)")
         try transaction.writeCatalog(entry)
@@ -218,7 +283,9 @@ public final class MigrationContext {
         changedTypes.insert(new)
     }
 
-    /// Deletes the stored type `name`: its records, indexes and catalog entry.
+    /// Deletes the stored type `name`: its records, indexes, links and catalog entry. No delete rule
+    /// runs: links of other types into it dangle until the migration removes or retargets them
+    /// (`check` lists them).
     ///
     /// - Throws: ``LodeError/typeNotFound(_:)`` for a type the store does not hold.
     public func deleteType(_ name: String) throws {
@@ -230,6 +297,7 @@ public final class MigrationContext {
                 try write.database(
                     named: CatalogEntry.databaseName(type: name, index: index.name), create: false))
         }
+        for link in entry.links ?? [] { try dropLinkDatabase(type: name, field: link.field) }
         try write.delete(Array(name.utf8), in: transaction.store.catalog)
         transaction.catalogDidChange()
         transaction.pendingChanges.recordClear(type: name)
@@ -332,6 +400,11 @@ public final class MigrationContext {
             try write.empty(database)
             return database
         }
+        let links = try stored.links.map { link in
+            let database = try write.database(named: link.databaseName(of: type), kind: .duplicates)
+            try write.empty(database)
+            return database
+        }
         var fields: Set<String> = []
         var shapes: [CatalogEntry.ShapeExample]? = []
         var kinds: [String: [String]]? = [:]
@@ -365,6 +438,17 @@ public final class MigrationContext {
                 if index.isUnique { holders[position][indexKey] = key }
                 try write.put(key, forKey: indexKey, in: indexes[position])
             }
+            for (link, database) in zip(stored.links, links) {
+                let targets: [[UInt8]]
+                do {
+                    targets = try record.linkTargets(link)
+                } catch {
+                    throw LodeError.recordDoesNotDecode(
+                        type: type, key: KeyDescription.describe(key), field: error.field,
+                        reason: error.reason)
+                }
+                for target in targets { try write.put(key, forKey: target, in: database) }
+            }
         }
         var updated = entry
         updated.fields = fields.sorted()
@@ -397,6 +481,11 @@ public final class MigrationContext {
                 try write.database(
                     named: CatalogEntry.databaseName(type: type, index: index.name),
                     kind: index.unique ? .plain : .duplicates))
+        }
+        for link in entry.links ?? [] {
+            try write.empty(
+                try write.database(
+                    named: CatalogEntry.linkDatabaseName(type: type, field: link.field), kind: .duplicates))
         }
         transaction.pendingChanges.recordClear(type: type)
     }
