@@ -37,6 +37,11 @@ protocol ComparisonView {
 }
 protocol ContainsView { var parts: (sequence: Any, element: Any) { get } }
 protocol StartsWithView { var parts: (base: Any, prefix: Any) { get } }
+protocol NegationView { var negated: Any { get } }
+
+extension PredicateExpressions.Negation: NegationView {
+    var negated: Any { wrapped }
+}
 
 extension PredicateExpressions.Conjunction: ConjunctionView {
     var parts: [Any] { [lhs, rhs] }
@@ -101,7 +106,20 @@ package enum PredicateAnalysis {
         return nil
     }
 
+    /// The property a Boolean key path expression reads (`$0.done`), if it is one.
+    private static func booleanProperty(_ expression: Any) -> AnyKeyPath? {
+        guard let keyPath = (expression as? KeyPathView)?.propertyPath,
+            type(of: keyPath).valueType == Bool.self
+        else { return nil }
+        return keyPath
+    }
+
     static func condition(of expression: Any) -> Condition {
+        // `$0.done` and `!$0.done` are `$0.done == true` and `== false`.
+        if let keyPath = booleanProperty(expression) { return .compare(keyPath, .equal, true) }
+        if let negation = expression as? NegationView, let keyPath = booleanProperty(negation.negated) {
+            return .compare(keyPath, .equal, false)
+        }
         if let equal = expression as? EqualView, let (keyPath, value, _) = propertyAndValue(equal.sides),
             let encodable = value as? any Encodable
         {

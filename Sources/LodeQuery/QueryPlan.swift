@@ -15,6 +15,9 @@ public struct QueryPlan: Equatable, Sendable, CustomStringConvertible {
         case indexPrefix(index: String)
         /// Every object of the type.
         case fullScan
+        /// The inverse index of the link on `link`: the objects linking to the `targets` linked
+        /// objects that match (see ``QueryPlan/linkedQueries``).
+        case linkLookup(link: String, targets: Int)
     }
 
     /// Where the order of the results comes from.
@@ -33,6 +36,11 @@ public struct QueryPlan: Equatable, Sendable, CustomStringConvertible {
     public var ordering: Ordering
     /// True when each candidate is decoded and checked against the whole predicate.
     public var rechecksPredicate: Bool
+    /// For each link the query filters across (by field): how the linked objects that match were
+    /// found (nil for a fixed list of linked objects).
+    public var linkedQueries: [String: QueryPlan?] = [:]
+    /// The links whose objects the query reads to sort (the linked objects are read once each).
+    public var sortedThroughLinks: [String] = []
 
     /// A plan reading `access`, ordered by `ordering`, that re-checks the predicate when
     /// `rechecksPredicate` is true.
@@ -53,6 +61,8 @@ public struct QueryPlan: Equatable, Sendable, CustomStringConvertible {
         case .indexRange(let index): accessText = "index range on \"\(index)\""
         case .indexPrefix(let index): accessText = "index prefix scan on \"\(index)\""
         case .fullScan: accessText = "full scan"
+        case .linkLookup(let link, let targets):
+            accessText = "link lookup through \"\(link)\" of \(targets) linked object(s)"
         }
         let orderText: String
         switch ordering {
@@ -61,6 +71,16 @@ public struct QueryPlan: Equatable, Sendable, CustomStringConvertible {
             orderText = "order of index \"\(name)\"" + (reversed ? ", reversed" : "")
         case .inMemory: orderText = "sorted in memory"
         }
-        return accessText + "; " + orderText + (rechecksPredicate ? "; predicate re-checked per object" : "")
+        var text =
+            accessText + "; " + orderText + (rechecksPredicate ? "; predicate re-checked per object" : "")
+        for (link, plan) in linkedQueries.sorted(by: { $0.key < $1.key }) {
+            text +=
+                "; across \"\(link)\": "
+                + (plan.map { "linked objects by \($0.description)" } ?? "given linked objects")
+        }
+        if !sortedThroughLinks.isEmpty {
+            text += "; sorted through " + sortedThroughLinks.map { "\"\($0)\"" }.joined(separator: ", ")
+        }
+        return text
     }
 }

@@ -37,6 +37,10 @@ public struct Results<Element: Persistable>: @unchecked Sendable {
     package let source: Source
     package var predicates: [Predicate<Element>] = []
     package var sortDescriptors: [SortDescriptor<Element>] = []
+    /// Conditions across links (see `filter(_:matches:)`).
+    package var linkFilters: [LinkFilter<Element>] = []
+    /// A sort by a linked object's value, before `sortDescriptors` (see `sorted(through:by:)`).
+    package var linkedSort: LinkedSort<Element>?
     package var limitCount: Int?
     package var offsetCount = 0
     let cache = EvaluationCache<Element>()
@@ -66,10 +70,12 @@ public struct Results<Element: Persistable>: @unchecked Sendable {
         return pinned
     }
 
-    private func copy(_ change: (inout Results) -> Void) -> Results {
+    func copy(_ change: (inout Results) -> Void) -> Results {
         var next = Results(source: source)
         next.predicates = predicates
         next.sortDescriptors = sortDescriptors
+        next.linkFilters = linkFilters
+        next.linkedSort = linkedSort
         next.limitCount = limitCount
         next.offsetCount = offsetCount
         change(&next)
@@ -90,11 +96,14 @@ public struct Results<Element: Persistable>: @unchecked Sendable {
     }
 
     /// The results sorted by `descriptors` (the first one decides, later ones break ties; objects
-    /// that compare equal stay in primary-key order).
+    /// that compare equal stay in primary-key order). A sort through a link set before is replaced.
     ///
     /// - Complexity: O(1): a new query; nothing is read until it is evaluated.
     public func sorted(by descriptors: [SortDescriptor<Element>]) -> Results {
-        copy { $0.sortDescriptors = descriptors }
+        copy {
+            $0.sortDescriptors = descriptors
+            $0.linkedSort = nil
+        }
     }
 
     /// The results sorted by one property.
@@ -124,6 +133,8 @@ public struct Results<Element: Persistable>: @unchecked Sendable {
         copy {
             $0.predicates = other.predicates
             $0.sortDescriptors = other.sortDescriptors
+            $0.linkFilters = other.linkFilters
+            $0.linkedSort = other.linkedSort
             $0.limitCount = window ? other.limitCount : nil
             $0.offsetCount = window ? other.offsetCount : 0
         }
@@ -133,6 +144,8 @@ public struct Results<Element: Persistable>: @unchecked Sendable {
         copy {
             $0.predicates = other.predicates
             $0.sortDescriptors = other.sortDescriptors
+            $0.linkFilters = other.linkFilters
+            $0.linkedSort = other.linkedSort
             $0.limitCount = other.limitCount
             $0.offsetCount = other.offsetCount
         }
@@ -163,7 +176,27 @@ public struct Results<Element: Persistable>: @unchecked Sendable {
         LockWatch.check(entering: "the predicates and sort descriptors of results of \(Element.self)")
         let state = try transaction.typeState(Element.self)
         let conditions = predicates.flatMap { PredicateAnalysis.conditions(of: $0.expression) }
-        let execution = try QueryPlanner.plan(state: state, conditions: conditions, sort: sortDescriptors)
+        var execution = try QueryPlanner.plan(
+            state: state, conditions: conditions, sort: linkedSort == nil ? sortDescriptors : [])
+        // Across links: the linked objects that match, found once; the inverse index of the most
+        // selective link may give the candidates.
+        let resolver = LinkResolver(transaction)
+        var linkMatches: [Set<[UInt8]>] = []
+        var linkedQueries: [String: QueryPlan?] = [:]
+        for filter in linkFilters {
+            let (keys, plan) = try filter.matchingTargets(transaction)
+            linkMatches.append(keys)
+            linkedQueries[filter.field] = plan
+        }
+        if let records = state.records, !linkFilters.isEmpty {
+            try chooseLinkAccess(
+                &execution, state: state, matches: linkMatches, records: records, in: transaction)
+        }
+        execution.plan.linkedQueries = linkedQueries
+        if let linkedSort {
+            execution.plan.ordering = .inMemory
+            execution.plan.sortedThroughLinks = [linkedSort.field]
+        }
         var evaluation = Evaluation<Element>(
             plan: execution.plan, keys: KeyList(), objects: nil, snapshot: snapshot)
         guard let records = state.records else { return evaluation }
@@ -208,7 +241,8 @@ public struct Results<Element: Persistable>: @unchecked Sendable {
         var objects: [Element]?
         var keys = candidates
         if lossy { evaluation.plan.rechecksPredicate = true }
-        if !execution.covered || lossy {
+        if !linkFilters.isEmpty { evaluation.plan.rechecksPredicate = true }
+        if !execution.covered || lossy || !linkFilters.isEmpty {
             var kept = KeyList()
             var keptObjects: [Element] = []
             var keptGroups: [Int] = []
@@ -222,7 +256,9 @@ public struct Results<Element: Persistable>: @unchecked Sendable {
                 guard let object = try transaction.object(Element.self, keyBytes: key, state: state) else {
                     continue
                 }
-                if try predicates.allSatisfy({ try $0.evaluate(object) }) {
+                if try predicates.allSatisfy({ try $0.evaluate(object) }),
+                    zip(linkFilters, linkMatches).allSatisfy({ $0.accepts(object, matching: $1) })
+                {
                     kept.append(key)
                     keptObjects.append(object)
                 }
@@ -255,7 +291,19 @@ public struct Results<Element: Persistable>: @unchecked Sendable {
             }
             let all = objects!
             let descriptors = sortDescriptors
+            // A sort through a link decides first: each object's linked value, read once per link.
+            let linkedValues = try linkedSort.map { sort in
+                try all.map { try sort.value(sort.targetKey($0), resolver) }
+            }
+            let linkedSort = self.linkedSort
             let permutation = Array(0..<keys.count).sorted { a, b in
+                if let linkedSort, let values = linkedValues {
+                    switch linkedSort.compare(values[a], values[b]) {
+                    case .orderedAscending: return linkedSort.ascending
+                    case .orderedDescending: return !linkedSort.ascending
+                    case .orderedSame: break
+                    }
+                }
                 for descriptor in descriptors {
                     switch descriptor.compare(all[a], all[b]) {
                     case .orderedAscending: return true
@@ -505,7 +553,7 @@ public struct Results<Element: Persistable>: @unchecked Sendable {
 
     /// Runs `body` on the version the results were evaluated on: inside the transaction they came
     /// from, or on their pinned snapshot.
-    private func read<R>(at evaluation: Evaluation<Element>, _ body: (Transaction) throws -> R) throws -> R {
+    package func read<R>(at evaluation: Evaluation<Element>, _ body: (Transaction) throws -> R) throws -> R {
         switch source {
         case .transaction(let transaction):
             return try body(transaction)

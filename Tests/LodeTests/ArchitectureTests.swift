@@ -112,7 +112,9 @@ import Testing
         #expect(graph["Store"]?["Migration"] == nil, "\(graph["Store"]?["Migration"] ?? "")")
         #expect(graph["Model"]?["Store"] == nil, "\(graph["Model"]?["Store"] ?? "")")
         // Errors name at most the identities of objects (the objects a denied delete names).
-        #expect(graph["Errors"].map { Set($0.keys) }.map { $0.isSubset(of: ["Identity"]) } ?? true, "\(graph["Errors"] ?? [:])")
+        #expect(
+            graph["Errors"].map { Set($0.keys) }.map { $0.isSubset(of: ["Identity"]) } ?? true,
+            "\(graph["Errors"] ?? [:])")
         #expect(graph["Identity"] == nil, "\(graph["Identity"] ?? [:])")
     }
 
