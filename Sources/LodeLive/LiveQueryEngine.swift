@@ -25,9 +25,15 @@ final class LiveQueryEngine<Element: Persistable> {
     let store: Store
     let context: LiveContext
     let template: Results<Element>
-    let sortKey: (Element) throws -> [UInt8]
-    let sectionKey: ((Element) throws -> [UInt8])?
+    /// The encoded sort values of an object (reading linked objects through the resolver).
+    let sortKey: (Element, LinkResolver) throws -> [UInt8]
+    let sectionKey: ((Element, LinkResolver) throws -> [UInt8])?
     let observedFields: Set<String>?
+    /// The links whose objects' changes move rows (see ``LinkDependency``).
+    let dependencies: [LinkDependency]
+    /// Per condition across a link: the keys of the linked objects that match at the current version,
+    /// kept up to date from the linked type's changes.
+    private var linkMatches: [Set<[UInt8]>] = []
     private(set) var snapshot: ReadSnapshot
     private(set) var plan: QueryPlan
     private(set) var ordered = RankedKeys()
@@ -42,8 +48,9 @@ final class LiveQueryEngine<Element: Persistable> {
 
     init(
         store: Store, context: LiveContext, template: Results<Element>,
-        sortKey: @escaping (Element) throws -> [UInt8],
-        sectionKey: ((Element) throws -> [UInt8])?, observedFields: Set<String>?, snapshot: ReadSnapshot
+        sortKey: @escaping (Element, LinkResolver) throws -> [UInt8],
+        sectionKey: ((Element, LinkResolver) throws -> [UInt8])?, observedFields: Set<String>?,
+        dependencies: [LinkDependency], snapshot: ReadSnapshot
     ) throws {
         self.store = store
         self.context = context
@@ -51,10 +58,12 @@ final class LiveQueryEngine<Element: Persistable> {
         self.sortKey = sortKey
         self.sectionKey = sectionKey
         self.observedFields = observedFields
+        self.dependencies = dependencies
         self.snapshot = snapshot
         self.plan = QueryPlan(access: .fullScan, ordering: .inMemory, rechecksPredicate: true)
-        let (entries, plan) = try fullEntries(on: snapshot)
+        let (entries, plan, matches) = try fullEntries(on: snapshot)
         self.plan = plan
+        self.linkMatches = matches
         install(entries)
         indexAccess = try findIndexAccess(on: snapshot)
     }
@@ -83,25 +92,34 @@ final class LiveQueryEngine<Element: Persistable> {
 
     // MARK: Entries
 
-    func entry(for object: Element, key: [UInt8]) throws -> [UInt8] {
-        LiveRow.make(section: try sectionKey?(object) ?? [], sort: try sortKey(object), key: key)
+    func entry(for object: Element, key: [UInt8], resolver: LinkResolver) throws -> [UInt8] {
+        LiveRow.make(
+            section: try sectionKey?(object, resolver) ?? [], sort: try sortKey(object, resolver), key: key)
     }
 
-    /// Evaluates the query (without its window) on `snapshot` and returns every row's entry.
-    private func fullEntries(on snapshot: ReadSnapshot) throws -> (EntryTable, QueryPlan) {
+    /// Evaluates the query (without its window) on `snapshot` and returns every row's entry, the plan
+    /// and the linked objects that match each condition across a link.
+    private func fullEntries(on snapshot: ReadSnapshot) throws -> (EntryTable, QueryPlan, [Set<[UInt8]>]) {
         let full = Results<Element>(source: .store(store)).copyingQuery(of: template, window: false)
-        let evaluation = try mapStorageErrors {
+        return try mapStorageErrors {
             try snapshot.read { txn in
-                try full.evaluate(in: Transaction(store: store, lmdb: txn), snapshot: snapshot)
+                let transaction = Transaction(store: store, lmdb: txn)
+                let evaluation = try full.evaluate(in: transaction, snapshot: snapshot)
+                let objects =
+                    try evaluation.objects
+                    ?? transaction.objects(
+                        Element.self, keys: evaluation.keys,
+                        ascending: evaluation.plan.ordering == .primaryKey(reversed: false))
+                let resolver = LinkResolver(transaction)
+                var entries = EntryTable()
+                for (index, object) in objects.enumerated() {
+                    entries.set(
+                        try entry(for: object, key: Array(evaluation.keys[index]), resolver: resolver))
+                }
+                entries.shrinkToFit()
+                return (entries, evaluation.plan, evaluation.linkMatches)
             }
         }
-        let objects = try evaluation.objects ?? full.withEvaluation(evaluation).fetch()
-        var entries = EntryTable()
-        for (index, object) in objects.enumerated() {
-            entries.set(try entry(for: object, key: Array(evaluation.keys[index])))
-        }
-        entries.shrinkToFit()
-        return (entries, evaluation.plan)
     }
 
     private func install(_ entries: EntryTable) {
@@ -129,19 +147,58 @@ final class LiveQueryEngine<Element: Persistable> {
         LockWatch.check(entering: "the predicates, sort and section keys of live results of \(Element.self)")
         let from = snapshot.transactionID
         let changes = try context.changes(of: Element.schema.typeName, from: from, to: next, in: store)
+        // The changes of the linked types the rows depend on.
+        var linkedChanges: [String: TypeChanges] = [:]
+        for dependency in dependencies where linkedChanges[dependency.targetTypeName] == nil {
+            linkedChanges[dependency.targetTypeName] = try context.changes(
+                of: dependency.targetTypeName, from: from, to: next, in: store)
+        }
         // The engine moves to `next` only when the whole advance succeeded: a record that fails to
         // decode leaves it on its version, and the next advance covers the same commits again.
-        if changes.needsFullEvaluation {
+        if changes.needsFullEvaluation || linkedChanges.values.contains(where: \.needsFullEvaluation) {
             let rows = try reevaluate(on: next, changes: changes)
             snapshot = next
             return (rows, true)
         }
         var rows: [Row] = []
+        var matches = linkMatches
         let predicates = template.predicates
-        try mapStorageErrors {
+        let filters = template.linkFilters
+        let needsFull: Bool = try mapStorageErrors {
             try next.read { txn in
                 let transaction = Transaction(store: store, lmdb: txn)
                 let state = try transaction.typeState(Element.self)
+                let resolver = LinkResolver(transaction)
+                // The rows linking to a changed linked object, from each link's inverse index, and
+                // whether that change counts as their modification.
+                var linked: [[UInt8]: Bool] = [:]
+                for dependency in dependencies {
+                    guard let targetChanges = linkedChanges[dependency.targetTypeName],
+                        !targetChanges.keys.isEmpty
+                    else { continue }
+                    // A link without an inverse index (not declared in the schema): no way to find
+                    // its rows but evaluating again.
+                    guard let link = state.link(named: dependency.field) else { return true }
+                    for (target, operation) in targetChanges.keys {
+                        let counts =
+                            operation != .update
+                            || (dependency.observed.map { !$0.isEmpty } ?? true
+                                && targetChanges.modifies(target, observing: dependency.observed))
+                        for source in try txn.values(forKey: target, in: link.database) {
+                            linked[source] = (linked[source] ?? false) || counts
+                        }
+                    }
+                }
+                // The linked objects that match each condition across a link, for those that changed.
+                for (position, filter) in filters.enumerated() where !filter.isFixed {
+                    for target in (linkedChanges[filter.targetTypeName]?.keys ?? [:]).keys {
+                        if try filter.targetMatches(target, resolver) {
+                            matches[position].insert(target)
+                        } else {
+                            matches[position].remove(target)
+                        }
+                    }
+                }
                 // Live results of one store advancing to the same version share the decoded objects.
                 let decoded = context.decodedObjects(of: Element.schema.typeName, at: next.transactionID)
                 let load: ([UInt8]) throws -> Element? = { key in
@@ -149,21 +206,37 @@ final class LiveQueryEngine<Element: Persistable> {
                         try transaction.object(Element.self, keyBytes: key, state: state)
                     }
                 }
-                for key in try candidates(changes, next: next, load: load) {
-                    guard let operation = changes.keys[key] else { continue }
+                var candidates = Set(try candidates(changes, next: next, load: load))
+                candidates.formUnion(linked.keys)
+                for key in candidates {
+                    // A row reached only through a linked object is itself unchanged.
+                    let operation = changes.keys[key] ?? (linked[key] != nil ? .update : nil)
+                    guard let operation else { continue }
                     var newEntry: [UInt8]?
                     if operation != .delete, let object = try load(key),
-                        try predicates.allSatisfy({ try $0.evaluate(object) })
+                        try predicates.allSatisfy({ try $0.evaluate(object) }),
+                        zip(filters, matches).allSatisfy({
+                            $0.targetKeys(object).contains(where: $1.contains)
+                        })
                     {
-                        newEntry = try entry(for: object, key: key)
+                        newEntry = try entry(for: object, key: key, resolver: resolver)
                     }
                     let oldEntry = entryOfKey[key].map { Array($0) }
                     if oldEntry == nil && newEntry == nil { continue }
-                    let modified = operation == .update && changes.modifies(key, observing: observedFields)
+                    let modified =
+                        (changes.keys[key] == .update && changes.modifies(key, observing: observedFields))
+                        || linked[key] == true
                     rows.append(Row(key: key, oldEntry: oldEntry, newEntry: newEntry, modified: modified))
                 }
+                return false
             }
         }
+        if needsFull {
+            let rows = try reevaluate(on: next, changes: changes)
+            snapshot = next
+            return (rows, true)
+        }
+        linkMatches = matches
         apply(&rows)
         snapshot = next
         return (rows, false)
@@ -251,8 +324,9 @@ final class LiveQueryEngine<Element: Persistable> {
     /// Evaluates the query again and compares entries: the rows whose entry changed, or that the log
     /// says were modified (all surviving ones when the log cannot say).
     private func reevaluate(on next: ReadSnapshot, changes: TypeChanges) throws -> [Row] {
-        let (entries, plan) = try fullEntries(on: next)
+        let (entries, plan, matches) = try fullEntries(on: next)
         self.plan = plan
+        self.linkMatches = matches
         var rows: [Row] = []
         for oldSlice in entryOfKey {
             let old = Array(oldSlice)

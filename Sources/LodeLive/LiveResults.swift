@@ -41,6 +41,8 @@ public final class LiveResults<Element: Persistable>: @unchecked Sendable {
     private let published: Locked<(evaluation: Evaluation<Element>, results: Results<Element>?, rows: Int)>
     /// With key-path filters: the top-level fields whose changes count as modifications.
     private let observedFields: Set<String>?
+    /// The links whose objects the rows depend on.
+    private let dependencies: [LinkDependency]
 
     /// Makes live results for `results`' query (evaluated now, on the last committed version). With
     /// `keyPaths`, an object whose other fields change is not reported as modified (it is still
@@ -50,7 +52,10 @@ public final class LiveResults<Element: Persistable>: @unchecked Sendable {
     ///   evaluating the results throws: ``LodeError/storeClosed(path:)`` after the store closed and
     ///   ``LodeError/storage(_:)`` when LMDB fails, ``LodeError/recordDoesNotDecode(type:key:field:reason:)``
     ///   for a stored record that no longer decodes.
-    public init(_ results: Results<Element>, keyPaths: [PartialKeyPath<Element>]? = nil) throws {
+    public init(
+        _ results: Results<Element>, keyPaths: [PartialKeyPath<Element>]? = nil,
+        linkedKeyPaths: [LinkedKeyPath<Element>] = []
+    ) throws {
         guard case .store(let store) = results.source else {
             throw LodeError.liveQueryUnsupported(
                 type: Element.schema.typeName,
@@ -67,10 +72,12 @@ public final class LiveResults<Element: Persistable>: @unchecked Sendable {
         self.pin = store.pins.pin(
             at: snapshot.transactionID, owner: "LiveResults<\(Element.schema.typeName)>", needsChangeLog: true
         )
-        if let sortKey = LiveResults.sortKeyEncoder(for: results.sortDescriptors) {
+        self.dependencies = LinkDependency.of(
+            results, keyPathsGiven: keyPaths != nil, linked: linkedKeyPaths)
+        if let sortKey = LiveResults.sortKeyEncoder(for: results) {
             let engine = try LiveQueryEngine(
                 store: store, context: context, template: template, sortKey: sortKey, sectionKey: nil,
-                observedFields: observedFields, snapshot: snapshot)
+                observedFields: observedFields, dependencies: dependencies, snapshot: snapshot)
             self.engine = engine
             self.plan = engine.plan
         } else {
@@ -141,6 +148,18 @@ public final class LiveResults<Element: Persistable>: @unchecked Sendable {
         let lower = Swift.min(template.offsetCount, count)
         let upper = template.limitCount.map { $0 >= count - lower ? count : lower + $0 } ?? count
         return engine.keys(lower..<upper)
+    }
+
+    /// An encoder of the sort values of `results` — a sort through a link, then the descriptors —
+    /// whose byte order is their order, or nil when one of them cannot be encoded that way.
+    static func sortKeyEncoder(for results: Results<Element>) -> ((Element, LinkResolver) throws -> [UInt8])?
+    {
+        guard let local = sortKeyEncoder(for: results.sortDescriptors) else { return nil }
+        guard let linked = results.linkedSort else { return { object, _ in try local(object) } }
+        guard linked.encode != nil else { return nil }
+        return { object, resolver in
+            try (linked.sortBytes(of: object, resolver: resolver) ?? []) + local(object)
+        }
     }
 
     /// An encoder of sort values whose byte order is the descriptors' order, or nil when one of them

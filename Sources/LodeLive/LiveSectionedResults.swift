@@ -37,9 +37,10 @@ public final class LiveSectionedResults<Key: Hashable & Encodable & Sendable, El
     ///   ``LodeError/storeClosed(path:)`` after the store closed and ``LodeError/storage(_:)`` when LMDB
     ///   fails, ``LodeError/recordDoesNotDecode(type:key:field:reason:)`` for a stored record that no longer
     ///   decodes.
-    public init(_ sectioned: SectionedResults<Key, Element>, keyPaths: [PartialKeyPath<Element>]? = nil)
-        throws
-    {
+    public init(
+        _ sectioned: SectionedResults<Key, Element>, keyPaths: [PartialKeyPath<Element>]? = nil,
+        linkedKeyPaths: [LinkedKeyPath<Element>] = []
+    ) throws {
         let results = sectioned.results
         guard case .store(let store) = results.source else {
             throw LodeError.liveQueryUnsupported(
@@ -47,7 +48,7 @@ public final class LiveSectionedResults<Key: Hashable & Encodable & Sendable, El
                 reason: "results of a transaction cannot follow the store: use store.objects(_:)")
         }
         guard results.limitCount == nil && results.offsetCount == 0,
-            let sortKey = LiveResults<Element>.sortKeyEncoder(for: results.sortDescriptors)
+            let sortKey = LiveResults<Element>.sortKeyEncoder(for: results)
         else {
             throw LodeError.liveQueryUnsupported(
                 type: Element.schema.typeName,
@@ -69,12 +70,16 @@ public final class LiveSectionedResults<Key: Hashable & Encodable & Sendable, El
             store: store, context: context,
             template: Results<Element>(source: .store(store)).copyingQuery(of: results),
             sortKey: sortKey,
-            sectionKey: { object in
-                let key = keyFunction(object)
+            sectionKey: { object, resolver in
+                let key = try keyFunction.key(of: object, resolver: resolver)
                 let encoded = try KeyEncoder().encode(key)
                 keys.remember(key, for: encoded)
                 return encoded
-            }, observedFields: keyPaths.map { Set($0.map { fieldName(of: $0) }) }, snapshot: snapshot)
+            }, observedFields: keyPaths.map { Set($0.map { fieldName(of: $0) }) },
+            dependencies: LinkDependency.of(
+                results, section: keyFunction.dependency, keyPathsGiven: keyPaths != nil,
+                linked: linkedKeyPaths),
+            snapshot: snapshot)
         published = Locked((sectioned, snapshot.transactionID, 0), name: "LiveSectionedResults")
         publish()
     }

@@ -10,22 +10,27 @@ extension Results {
     ///
     /// Without a queue, the observation delivers on a serial queue of its own, so a command-line
     /// program that never runs the main queue receives its changes; pass `.main` to update a UI.
-    /// With `keyPaths`, changes to other fields of an object do not count as modifications.
+    /// With `keyPaths`, changes to other fields of an object do not count as modifications; with
+    /// `linkedKeyPaths`, changes to those fields of the objects it links to do
+    /// (`.through(\.project, \Project.name)`). Without either, a change of a linked object the results
+    /// filter, sort or section by counts as a modification of the rows linking to it.
     public func observe(
-        keyPaths: [PartialKeyPath<Element>]? = nil, on queue: DispatchQueue? = nil,
-        _ handler: @escaping @Sendable (ResultsChange<Element>) -> Void
+        keyPaths: [PartialKeyPath<Element>]? = nil, linkedKeyPaths: [LinkedKeyPath<Element>] = [],
+        on queue: DispatchQueue? = nil, _ handler: @escaping @Sendable (ResultsChange<Element>) -> Void
     ) -> ObservationToken {
-        observe(keyPaths: keyPaths, on: queue, demand: nil, handler)
+        observe(keyPaths: keyPaths, linkedKeyPaths: linkedKeyPaths, on: queue, demand: nil, handler)
     }
 
     func observe(
-        keyPaths: [PartialKeyPath<Element>]?, on queue: DispatchQueue?, demand: DeliveryDemand?,
+        keyPaths: [PartialKeyPath<Element>]?, linkedKeyPaths: [LinkedKeyPath<Element>] = [],
+        on queue: DispatchQueue?, demand: DeliveryDemand?,
         _ handler: @escaping @Sendable (ResultsChange<Element>) -> Void
     ) -> ObservationToken {
         let results = self
         let paths = UncheckedKeyPaths(keyPaths)
         return ObservationDriver.observe(
-            on: queue, demand: demand, make: { try LiveResults(results, keyPaths: paths.value) },
+            on: queue, demand: demand,
+            make: { try LiveResults(results, keyPaths: paths.value, linkedKeyPaths: linkedKeyPaths) },
             initial: { handler(.initial($0.results)) }, failed: { handler(.error($0)) },
             consumer: { result in
                 switch result {
@@ -47,9 +52,11 @@ extension Results {
 
     /// Live results that follow this query (see ``LiveResults``).
     ///
-    /// - Throws: as ``LiveResults/init(_:keyPaths:)``.
-    public func live(keyPaths: [PartialKeyPath<Element>]? = nil) throws -> LiveResults<Element> {
-        try LiveResults(self, keyPaths: keyPaths)
+    /// - Throws: as ``LiveResults/init(_:keyPaths:linkedKeyPaths:)``.
+    public func live(
+        keyPaths: [PartialKeyPath<Element>]? = nil, linkedKeyPaths: [LinkedKeyPath<Element>] = []
+    ) throws -> LiveResults<Element> {
+        try LiveResults(self, keyPaths: keyPaths, linkedKeyPaths: linkedKeyPaths)
     }
 }
 

@@ -38,10 +38,10 @@ public struct SectionedResults<Key: Hashable & Encodable & Sendable, Element: Pe
     }
 
     let results: Results<Element>
-    let keyFunction: @Sendable (Element) -> Key
+    let keyFunction: SectionKeying<Key, Element>
     let cache: SectionsCache<Key, Element>
 
-    init(results: Results<Element>, key: @escaping @Sendable (Element) -> Key, sections: [Section]? = nil) {
+    init(results: Results<Element>, key: SectionKeying<Key, Element>, sections: [Section]? = nil) {
         self.results = results
         self.keyFunction = key
         self.cache = SectionsCache(sections)
@@ -61,8 +61,17 @@ public struct SectionedResults<Key: Hashable & Encodable & Sendable, Element: Pe
             let evaluation = try results.evaluation()
             let objects = try results.fetch()
             var groups: [[UInt8]: (key: Key, rows: [Int])] = [:]
-            for (index, object) in objects.enumerated() {
-                let key = keyFunction(object)
+            // Keys across a link read the linked objects on the results' version, each once.
+            let keys: [Key]
+            if keyFunction.dependency != nil {
+                keys = try results.read(at: evaluation) { transaction in
+                    let resolver = LinkResolver(transaction)
+                    return try objects.map { try keyFunction.key(of: $0, resolver: resolver) }
+                }
+            } else {
+                keys = try objects.map { try keyFunction.key(of: $0, resolver: nil) }
+            }
+            for (index, key) in keys.enumerated() {
                 let encoded = try KeyEncoder().encode(key)
                 groups[encoded, default: (key, [])].rows.append(index)
             }
@@ -122,10 +131,34 @@ public struct SectionedResults<Key: Hashable & Encodable & Sendable, Element: Pe
 
     /// Live sectioned results that follow this query (see ``LiveSectionedResults``).
     ///
-    /// - Throws: as ``LiveSectionedResults/init(_:keyPaths:)``.
-    public func live(keyPaths: [PartialKeyPath<Element>]? = nil) throws -> LiveSectionedResults<Key, Element>
-    {
-        try LiveSectionedResults(self, keyPaths: keyPaths)
+    /// - Throws: as ``LiveSectionedResults/init(_:keyPaths:linkedKeyPaths:)``.
+    public func live(
+        keyPaths: [PartialKeyPath<Element>]? = nil, linkedKeyPaths: [LinkedKeyPath<Element>] = []
+    ) throws -> LiveSectionedResults<Key, Element> {
+        try LiveSectionedResults(self, keyPaths: keyPaths, linkedKeyPaths: linkedKeyPaths)
+    }
+}
+
+/// How a section key is found: from the object alone, or from the object a link points at.
+enum SectionKeying<Key, Element>: @unchecked Sendable {
+    // @unchecked: immutable closures over key paths, which are not marked Sendable.
+    case value(@Sendable (Element) -> Key)
+    case linked(field: String, target: String, key: (Element, LinkResolver) throws -> Key)
+
+    /// The section key of `object` (a linked one read through `resolver`, which it then needs).
+    func key(of object: Element, resolver: LinkResolver?) throws -> Key {
+        switch self {
+        case .value(let key): return key(object)
+        case .linked(_, _, let key):
+            guard let resolver else { preconditionFailure("a section key across a link needs a resolver") }
+            return try key(object, resolver)
+        }
+    }
+
+    /// The link the key reads, if any.
+    var dependency: (field: String, target: String)? {
+        if case .linked(let field, let target, _) = self { return (field, target) }
+        return nil
     }
 }
 
@@ -156,13 +189,33 @@ extension Results {
     public func sectioned<Key: Hashable & Encodable & Sendable>(
         by keyPath: any KeyPath<Element, Key> & Sendable
     ) -> SectionedResults<Key, Element> {
-        SectionedResults(results: self, key: { $0[keyPath: keyPath] })
+        SectionedResults(results: self, key: .value({ $0[keyPath: keyPath] }))
     }
 
     /// The results split into sections by a computed key.
     public func sectioned<Key: Hashable & Encodable & Sendable>(
         by key: @escaping @Sendable (Element) -> Key
     ) -> SectionedResults<Key, Element> {
-        SectionedResults(results: self, key: key)
+        SectionedResults(results: self, key: .value(key))
+    }
+
+    /// The results split into sections by a value of the object the to-one link `link` points at
+    /// (`tasks by project name`); objects without a linked object are in the `nil` section, first.
+    /// Live, the sections follow the linked objects: rename a project and its section is renamed
+    /// (and moves), its rows with it.
+    ///
+    /// - Complexity: O(1): nothing is read until the sections are; reading them reads each linked
+    ///   object once.
+    public func sectioned<Target: Persistable, Key: Hashable & Encodable & Sendable>(
+        through link: KeyPath<Element, Link<Target>?> & Sendable, by key: KeyPath<Target, Key> & Sendable
+    ) -> SectionedResults<Key?, Element> {
+        SectionedResults(
+            results: self,
+            key: .linked(
+                field: fieldName(of: link), target: Target.schema.typeName,
+                key: { object, resolver in
+                    guard let target = object[keyPath: link] else { return nil }
+                    return try resolver.object(Target.self, key: target.primaryKey)?[keyPath: key]
+                }))
     }
 }

@@ -17,6 +17,9 @@ package struct Evaluation<Element> {
     package var snapshot: ReadSnapshot?
     /// The snapshot's place among the store's held versions (released with the evaluation).
     var pin: VersionPin?
+    /// Per condition across a link (in the query's order): the keys of the linked objects that
+    /// matched.
+    package var linkMatches: [Set<[UInt8]>] = []
 
     /// An evaluation by `plan` of `keys` (and their `objects`, when decoded), read on `snapshot`
     /// (held by `pin`).

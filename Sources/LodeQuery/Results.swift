@@ -199,6 +199,7 @@ public struct Results<Element: Persistable>: @unchecked Sendable {
         }
         var evaluation = Evaluation<Element>(
             plan: execution.plan, keys: KeyList(), objects: nil, snapshot: snapshot)
+        evaluation.linkMatches = linkMatches
         guard let records = state.records else { return evaluation }
         let lmdb = transaction.lmdb
 

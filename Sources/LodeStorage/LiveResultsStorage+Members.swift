@@ -11,7 +11,7 @@ extension LiveResultsStorage {
     /// those fields count as modifications (joining, leaving and moving always count).
     /// `sectionIdentifier` names the section in ``snapshot()``.
     ///
-    /// - Throws: as ``LiveResults/init(_:keyPaths:)`` (``LodeError/liveQueryUnsupported(type:reason:)`` for
+    /// - Throws: as ``LiveResults/init(_:keyPaths:linkedKeyPaths:)`` (``LodeError/liveQueryUnsupported(type:reason:)`` for
     ///   results of a transaction, and what evaluating them throws), and
     ///   ``LodeError/insideTransaction(operation:)`` inside a transaction; the storage is left as it was.
     public func addSection<Element: Persistable>(
@@ -72,7 +72,7 @@ extension LiveResultsStorage {
     /// Shows `sectioned` as the storage's only member: its sections, their keys as header models.
     /// `sectionIdentifier` names each section in ``snapshot()`` from its key.
     ///
-    /// - Throws: as ``LiveSectionedResults/init(_:keyPaths:)``, and
+    /// - Throws: as ``LiveSectionedResults/init(_:keyPaths:linkedKeyPaths:)``, and
     ///   ``LodeError/insideTransaction(operation:)`` inside a transaction; the storage is left as it was.
     public func setSections<Key, Element>(
         from sectioned: SectionedResults<Key, Element>, keyPaths: [PartialKeyPath<Element>]? = nil,

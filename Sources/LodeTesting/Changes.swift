@@ -36,7 +36,7 @@ extension Store {
     ///
     /// `keyPaths` limits what counts as a modification, as for `observe`.
     ///
-    /// - Throws: what making the results live throws (as `LiveResults.init(_:keyPaths:)`), what the write
+    /// - Throws: what making the results live throws (as `LiveResults.init(_:keyPaths:linkedKeyPaths:)`), what the write
     ///   throws (as `Store.write(_:)`, whatever `body` throws included; nothing is written then), and what
     ///   advancing them throws.
     @available(*, noasync, message: "runs a write, which must not cross an await")

@@ -111,8 +111,7 @@ func ids<Key>(_ sectioned: SectionedResults<Key, Task>) -> [[Int]] {
                     replayer,
                     {
                         ids(
-                            sectioned.results.copyingQuery(of: sectioned.results).sectioned(
-                                by: sectioned.keyFunction))
+                            sectioned.reevaluated())
                     }
                 ))
             tokens.append(

@@ -87,8 +87,7 @@ import Testing
             for (index, live) in lives.enumerated() {
                 guard let change = try live.refresh() else { continue }
                 let fresh = try rows(
-                    queries[index].results.copyingQuery(of: queries[index].results).sectioned(
-                        by: queries[index].keyFunction))
+                    queries[index].reevaluated())
                 #expect(try rows(live.sections) == fresh, "round \(round) query \(index)")
                 var mirror = ListMirror(sections: previous[index])
                 let update = change.storageUpdate { path in fresh[path.section][path.item] }
