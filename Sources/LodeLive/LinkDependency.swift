@@ -13,6 +13,9 @@ struct LinkDependency: Equatable {
     /// The linked objects' top-level fields whose changes count as modifications of the rows linking
     /// to them: nil for every field, empty for none (the link only places rows).
     var observed: Set<String>?
+    /// True when the linked objects decide rows' membership, order or section (a condition, sort or
+    /// section key across the link); false when only their changes are observed.
+    var places: Bool
 
     /// The links `results` and a section key depend on, and the linked paths observed; with
     /// `keyPathsGiven`, only the observed linked paths count as modifications.
@@ -21,21 +24,23 @@ struct LinkDependency: Equatable {
         linked: [LinkedKeyPath<Element>]
     ) -> [LinkDependency] {
         var found: [LinkDependency] = []
-        func add(_ field: String, _ target: String, _ observed: Set<String>?) {
+        func add(_ field: String, _ target: String, _ observed: Set<String>?, places: Bool) {
             if let position = found.firstIndex(where: { $0.field == field }) {
                 switch (found[position].observed, observed) {
                 case (nil, _), (_, nil): found[position].observed = nil
                 case (let a?, let b?): found[position].observed = a.union(b)
                 }
+                found[position].places = found[position].places || places
             } else {
-                found.append(LinkDependency(field: field, targetTypeName: target, observed: observed))
+                found.append(
+                    LinkDependency(field: field, targetTypeName: target, observed: observed, places: places))
             }
         }
         let placing: Set<String>? = keyPathsGiven ? [] : nil
-        for filter in results.linkFilters { add(filter.field, filter.targetTypeName, placing) }
-        if let sort = results.linkedSort { add(sort.field, sort.targetTypeName, placing) }
-        if let section { add(section.field, section.target, placing) }
-        for path in linked { add(path.field, path.targetTypeName, [path.targetField]) }
+        for filter in results.linkFilters { add(filter.field, filter.targetTypeName, placing, places: true) }
+        if let sort = results.linkedSort { add(sort.field, sort.targetTypeName, placing, places: true) }
+        if let section { add(section.field, section.target, placing, places: true) }
+        for path in linked { add(path.field, path.targetTypeName, [path.targetField], places: false) }
         return found
     }
 }

@@ -31,6 +31,14 @@ final class LiveQueryEngine<Element: Persistable> {
     let observedFields: Set<String>?
     /// The links whose objects' changes move rows (see ``LinkDependency``).
     let dependencies: [LinkDependency]
+    /// For sections keyed by a linked object's value: the encoded section key from the linked
+    /// object's primary key.
+    let sectionFromTarget: (([UInt8], LinkResolver) throws -> [UInt8])?
+    /// The one link that places rows, when a row reached only through it can be placed again without
+    /// decoding it: no sort through a link, every condition across a link on it, the section keyed by
+    /// it or by the row alone. Such a row keeps its sort values; only its section and membership can
+    /// change, and both follow from the linked object.
+    private let placingLink: String?
     /// Per condition across a link: the keys of the linked objects that match at the current version,
     /// kept up to date from the linked type's changes.
     private var linkMatches: [Set<[UInt8]>] = []
@@ -50,7 +58,8 @@ final class LiveQueryEngine<Element: Persistable> {
         store: Store, context: LiveContext, template: Results<Element>,
         sortKey: @escaping (Element, LinkResolver) throws -> [UInt8],
         sectionKey: ((Element, LinkResolver) throws -> [UInt8])?, observedFields: Set<String>?,
-        dependencies: [LinkDependency], snapshot: ReadSnapshot
+        dependencies: [LinkDependency], sectionThrough: String? = nil,
+        sectionFromTarget: (([UInt8], LinkResolver) throws -> [UInt8])? = nil, snapshot: ReadSnapshot
     ) throws {
         self.store = store
         self.context = context
@@ -59,6 +68,17 @@ final class LiveQueryEngine<Element: Persistable> {
         self.sectionKey = sectionKey
         self.observedFields = observedFields
         self.dependencies = dependencies
+        self.sectionFromTarget = sectionFromTarget
+        let placing = Set(dependencies.filter(\.places).map(\.field))
+        if template.linkedSort == nil, placing.count == 1, let field = placing.first,
+            template.linkFilters.allSatisfy({ $0.field == field }),
+            sectionThrough.map({ $0 == field }) ?? true,
+            sectionThrough == nil || sectionFromTarget != nil
+        {
+            placingLink = field
+        } else {
+            placingLink = nil
+        }
         self.snapshot = snapshot
         self.plan = QueryPlan(access: .fullScan, ordering: .inMemory, rechecksPredicate: true)
         let (entries, plan, matches) = try fullEntries(on: snapshot)
@@ -169,9 +189,11 @@ final class LiveQueryEngine<Element: Persistable> {
                 let transaction = Transaction(store: store, lmdb: txn)
                 let state = try transaction.typeState(Element.self)
                 let resolver = LinkResolver(transaction)
-                // The rows linking to a changed linked object, from each link's inverse index, and
-                // whether that change counts as their modification.
+                // The rows linking to a changed linked object, from each link's inverse index: whether
+                // that change counts as their modification, and through which placing links and
+                // linked objects they were reached.
                 var linked: [[UInt8]: Bool] = [:]
+                var reached: [[UInt8]: [(field: String, target: [UInt8], toMany: Bool)]] = [:]
                 for dependency in dependencies {
                     guard let targetChanges = linkedChanges[dependency.targetTypeName],
                         !targetChanges.keys.isEmpty
@@ -186,9 +208,14 @@ final class LiveQueryEngine<Element: Persistable> {
                                 && targetChanges.modifies(target, observing: dependency.observed))
                         for source in try txn.values(forKey: target, in: link.database) {
                             linked[source] = (linked[source] ?? false) || counts
+                            if dependency.places {
+                                reached[source, default: []].append(
+                                    (dependency.field, target, link.definition.isToMany))
+                            }
                         }
                     }
                 }
+                var sectionOfTarget: [[UInt8]: [UInt8]] = [:]
                 // The linked objects that match each condition across a link, for those that changed.
                 for (position, filter) in filters.enumerated() where !filter.isFixed {
                     for target in (linkedChanges[filter.targetTypeName]?.keys ?? [:]).keys {
@@ -209,6 +236,45 @@ final class LiveQueryEngine<Element: Persistable> {
                 var candidates = Set(try candidates(changes, next: next, load: load))
                 candidates.formUnion(linked.keys)
                 for key in candidates {
+                    // A row reached only through linked objects is itself unchanged: when it can be
+                    // placed from the linked object alone, it is, without decoding it.
+                    if changes.keys[key] == nil, let modified = linked[key] {
+                        let oldEntry = entryOfKey[key].map { Array($0) }
+                        let via = reached[key] ?? []
+                        if via.isEmpty {
+                            // Only observed, not placed: same entry, maybe modified.
+                            if let oldEntry, modified {
+                                rows.append(
+                                    Row(key: key, oldEntry: oldEntry, newEntry: oldEntry, modified: true))
+                            }
+                            continue
+                        }
+                        if let placingLink, via.count == 1, via[0].field == placingLink, !via[0].toMany {
+                            let target = via[0].target
+                            let member = matches.allSatisfy { $0.contains(target) }
+                            if oldEntry == nil && (!member || filters.isEmpty) { continue }
+                            if let oldEntry {
+                                var newEntry: [UInt8]?
+                                if member {
+                                    if let sectionFromTarget {
+                                        let section: [UInt8]
+                                        if let known = sectionOfTarget[target] {
+                                            section = known
+                                        } else {
+                                            section = try sectionFromTarget(target, resolver)
+                                            sectionOfTarget[target] = section
+                                        }
+                                        newEntry = LiveRow.replacingSection(of: oldEntry, with: section)
+                                    } else {
+                                        newEntry = oldEntry
+                                    }
+                                }
+                                rows.append(
+                                    Row(key: key, oldEntry: oldEntry, newEntry: newEntry, modified: modified))
+                                continue
+                            }
+                        }
+                    }
                     // A row reached only through a linked object is itself unchanged.
                     let operation = changes.keys[key] ?? (linked[key] != nil ? .update : nil)
                     guard let operation else { continue }

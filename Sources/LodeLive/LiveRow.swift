@@ -21,6 +21,16 @@ enum LiveRow {
         return row[(end - 4 - length)..<(end - 4)]
     }
 
+    /// The row `row` with its section key replaced by `section` (its sort values and key kept).
+    static func replacingSection(of row: [UInt8], with section: [UInt8]) -> [UInt8] {
+        let length = Int(row[row.count - 2]) << 8 | Int(row[row.count - 1])
+        var made = section
+        made.reserveCapacity(row.count - length + section.count)
+        made += row[length..<(row.count - 2)]
+        made += [UInt8(section.count >> 8), UInt8(section.count & 0xff)]
+        return made
+    }
+
     /// The encoded section key at the start of `row` (empty for rows of unsectioned results).
     static func sectionKey(in row: [UInt8]) -> [UInt8] {
         let length = Int(row[row.count - 2]) << 8 | Int(row[row.count - 1])

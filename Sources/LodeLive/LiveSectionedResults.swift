@@ -79,9 +79,25 @@ public final class LiveSectionedResults<Key: Hashable & Encodable & Sendable, El
             dependencies: LinkDependency.of(
                 results, section: keyFunction.dependency, keyPathsGiven: keyPaths != nil,
                 linked: linkedKeyPaths),
+            sectionThrough: keyFunction.dependency?.field,
+            sectionFromTarget: Self.sectionFromTarget(keyFunction, keys: keys),
             snapshot: snapshot)
         published = Locked((sectioned, snapshot.transactionID, 0), name: "LiveSectionedResults")
         publish()
+    }
+
+    /// For sections keyed across a link: the encoded section key from the linked object's key (its
+    /// value remembered for the section's header).
+    static func sectionFromTarget(_ keying: SectionKeying<Key, Element>, keys: SectionKeyBox<Key>) -> (
+        ([UInt8], LinkResolver) throws -> [UInt8]
+    )? {
+        guard let fromTarget = keying.targetKey else { return nil }
+        return { target, resolver in
+            let key = try fromTarget(target, resolver)
+            let encoded = try KeyEncoder().encode(key)
+            keys.remember(key, for: encoded)
+            return encoded
+        }
     }
 
     /// Makes the sections of the engine's version what readers see.

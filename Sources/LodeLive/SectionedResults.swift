@@ -143,13 +143,16 @@ public struct SectionedResults<Key: Hashable & Encodable & Sendable, Element: Pe
 enum SectionKeying<Key, Element>: @unchecked Sendable {
     // @unchecked: immutable closures over key paths, which are not marked Sendable.
     case value(@Sendable (Element) -> Key)
-    case linked(field: String, target: String, key: (Element, LinkResolver) throws -> Key)
+    /// `key` of an object, `fromTarget` of the linked object's primary key.
+    case linked(
+        field: String, target: String, key: (Element, LinkResolver) throws -> Key,
+        fromTarget: ([UInt8], LinkResolver) throws -> Key)
 
     /// The section key of `object` (a linked one read through `resolver`, which it then needs).
     func key(of object: Element, resolver: LinkResolver?) throws -> Key {
         switch self {
         case .value(let key): return key(object)
-        case .linked(_, _, let key):
+        case .linked(_, _, let key, _):
             guard let resolver else { preconditionFailure("a section key across a link needs a resolver") }
             return try key(object, resolver)
         }
@@ -157,7 +160,13 @@ enum SectionKeying<Key, Element>: @unchecked Sendable {
 
     /// The link the key reads, if any.
     var dependency: (field: String, target: String)? {
-        if case .linked(let field, let target, _) = self { return (field, target) }
+        if case .linked(let field, let target, _, _) = self { return (field, target) }
+        return nil
+    }
+
+    /// For a key across a link: the key from the linked object's primary key.
+    var targetKey: (([UInt8], LinkResolver) throws -> Key)? {
+        if case .linked(_, _, _, let fromTarget) = self { return fromTarget }
         return nil
     }
 }
@@ -216,6 +225,8 @@ extension Results {
                 key: { object, resolver in
                     guard let target = object[keyPath: link] else { return nil }
                     return try resolver.object(Target.self, key: target.primaryKey)?[keyPath: key]
+                },
+                fromTarget: { target, resolver in try resolver.object(Target.self, key: target)?[keyPath: key]
                 }))
     }
 }

@@ -83,6 +83,7 @@ enum Workloads {
         ("differs", differs), ("live-memory", liveMemory), ("page-check", pageCheck),
         ("open-check", openCheck), ("commit-latency", commitLatency),
         ("same-class-durability", sameClassDurability), ("concurrent-writers", concurrentWriters),
+        ("links", links),
     ]
 
     static func bulkInsert(_ settings: Settings) throws -> [Figure] {
