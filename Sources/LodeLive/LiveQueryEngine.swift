@@ -189,33 +189,6 @@ final class LiveQueryEngine<Element: Persistable> {
                 let transaction = Transaction(store: store, lmdb: txn)
                 let state = try transaction.typeState(Element.self)
                 let resolver = LinkResolver(transaction)
-                // The rows linking to a changed linked object, from each link's inverse index: whether
-                // that change counts as their modification, and through which placing links and
-                // linked objects they were reached.
-                var linked: [[UInt8]: Bool] = [:]
-                var reached: [[UInt8]: [(field: String, target: [UInt8], toMany: Bool)]] = [:]
-                for dependency in dependencies {
-                    guard let targetChanges = linkedChanges[dependency.targetTypeName],
-                        !targetChanges.keys.isEmpty
-                    else { continue }
-                    // A link without an inverse index (not declared in the schema): no way to find
-                    // its rows but evaluating again.
-                    guard let link = state.link(named: dependency.field) else { return true }
-                    for (target, operation) in targetChanges.keys {
-                        let counts =
-                            operation != .update
-                            || (dependency.observed.map { !$0.isEmpty } ?? true
-                                && targetChanges.modifies(target, observing: dependency.observed))
-                        for source in try txn.values(forKey: target, in: link.database) {
-                            linked[source] = (linked[source] ?? false) || counts
-                            if dependency.places {
-                                reached[source, default: []].append(
-                                    (dependency.field, target, link.definition.isToMany))
-                            }
-                        }
-                    }
-                }
-                var sectionOfTarget: [[UInt8]: [UInt8]] = [:]
                 // The linked objects that match each condition across a link, for those that changed.
                 for (position, filter) in filters.enumerated() where !filter.isFixed {
                     for target in (linkedChanges[filter.targetTypeName]?.keys ?? [:]).keys {
@@ -223,6 +196,62 @@ final class LiveQueryEngine<Element: Persistable> {
                             matches[position].insert(target)
                         } else {
                             matches[position].remove(target)
+                        }
+                    }
+                }
+                // The rows linking to a changed linked object, from each link's inverse index: whether
+                // that change counts as their modification, and through which placing links and
+                // linked objects they were reached. A row reached through the one placing to-one link
+                // alone is placed again right here, from the linked object.
+                var linked: [[UInt8]: Bool] = [:]
+                var reached: [[UInt8]: [(field: String, target: [UInt8], toMany: Bool)]] = [:]
+                var sectionOfTarget: [[UInt8]: [UInt8]] = [:]
+                func section(of target: [UInt8]) throws -> [UInt8]? {
+                    guard let sectionFromTarget else { return nil }
+                    if let known = sectionOfTarget[target] { return known }
+                    let made = try sectionFromTarget(target, resolver)
+                    sectionOfTarget[target] = made
+                    return made
+                }
+                for dependency in dependencies {
+                    guard let targetChanges = linkedChanges[dependency.targetTypeName],
+                        !targetChanges.keys.isEmpty
+                    else { continue }
+                    // A link without an inverse index (not declared in the schema): no way to find
+                    // its rows but evaluating again.
+                    guard let link = state.link(named: dependency.field) else { return true }
+                    let direct =
+                        dependencies.count == 1 && placingLink == dependency.field
+                        && !link.definition.isToMany
+                    for (target, operation) in targetChanges.keys {
+                        let counts =
+                            operation != .update
+                            || (dependency.observed.map { !$0.isEmpty } ?? true
+                                && targetChanges.modifies(target, observing: dependency.observed))
+                        let member = direct && matches.allSatisfy { $0.contains(target) }
+                        for source in try txn.values(forKey: target, in: link.database) {
+                            if direct && changes.keys[source] == nil {
+                                if let old = entryOfKey[source].map({ Array($0) }) {
+                                    let new =
+                                        try member
+                                        ? section(of: target).map {
+                                            LiveRow.replacingSection(of: old, with: $0)
+                                        } ?? old
+                                        : nil
+                                    if new != old || counts {
+                                        rows.append(
+                                            Row(key: source, oldEntry: old, newEntry: new, modified: counts))
+                                    }
+                                    continue
+                                }
+                                // Not a row: it joins only through a condition on the linked object.
+                                if !member || filters.isEmpty { continue }
+                            }
+                            linked[source] = (linked[source] ?? false) || counts
+                            if dependency.places {
+                                reached[source, default: []].append(
+                                    (dependency.field, target, link.definition.isToMany))
+                            }
                         }
                     }
                 }
@@ -256,18 +285,10 @@ final class LiveQueryEngine<Element: Persistable> {
                             if let oldEntry {
                                 var newEntry: [UInt8]?
                                 if member {
-                                    if let sectionFromTarget {
-                                        let section: [UInt8]
-                                        if let known = sectionOfTarget[target] {
-                                            section = known
-                                        } else {
-                                            section = try sectionFromTarget(target, resolver)
-                                            sectionOfTarget[target] = section
-                                        }
-                                        newEntry = LiveRow.replacingSection(of: oldEntry, with: section)
-                                    } else {
-                                        newEntry = oldEntry
-                                    }
+                                    newEntry =
+                                        try section(of: target).map {
+                                            LiveRow.replacingSection(of: oldEntry, with: $0)
+                                        } ?? oldEntry
                                 }
                                 rows.append(
                                     Row(key: key, oldEntry: oldEntry, newEntry: newEntry, modified: modified))
@@ -363,25 +384,38 @@ final class LiveQueryEngine<Element: Persistable> {
         for index in rows.indices {
             rows[index].oldRank = rows[index].oldEntry.flatMap { ordered.rank(of: $0) }
         }
+        // Section counts change by runs: the rows of one linked object leave one section and join
+        // another together, so consecutive rows are counted once per run, not looked up one by one.
+        var run: (section: [UInt8], delta: Int)?
+        func count(_ section: [UInt8], _ delta: Int) {
+            if run?.section == section {
+                run!.delta += delta
+                return
+            }
+            settle()
+            run = (section, delta)
+        }
+        func settle() {
+            guard let (section, delta) = run, delta != 0 else { return }
+            let total = (sectionCounts[section] ?? 0) + delta
+            sectionCounts[section] = total == 0 ? nil : total
+        }
         for row in rows {
             if let old = row.oldEntry {
                 ordered.remove(old)
-                if sectionKey != nil {
-                    let section = LiveRow.sectionKey(in: old)
-                    sectionCounts[section, default: 0] -= 1
-                    if sectionCounts[section] == 0 { sectionCounts[section] = nil }
-                }
+                if sectionKey != nil { count(LiveRow.sectionKey(in: old), -1) }
             }
         }
         for row in rows {
             if let new = row.newEntry {
                 ordered.insert(new)
                 entryOfKey.set(new)
-                if sectionKey != nil { sectionCounts[LiveRow.sectionKey(in: new), default: 0] += 1 }
+                if sectionKey != nil { count(LiveRow.sectionKey(in: new), 1) }
             } else {
                 entryOfKey.remove(row.key)
             }
         }
+        settle()
         for index in rows.indices {
             rows[index].newRank = rows[index].newEntry.flatMap { ordered.rank(of: $0) }
         }
