@@ -226,7 +226,7 @@ final class CBORDecodingState: Decoder {
         case 0:
             if let value = I(exactly: head.argument) { return value }
         case 1:
-            if head.argument < UInt64(Int64.max), let value = I(exactly: -1 - Int64(head.argument)) {
+            if head.argument <= UInt64(Int64.max), let value = I(exactly: -1 - Int64(head.argument)) {
                 return value
             }
         case 7 where head.info >= 25 && head.info <= 27:

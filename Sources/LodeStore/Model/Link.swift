@@ -47,6 +47,12 @@ public struct Link<Target: Persistable>: Codable, Hashable, Sendable, CustomStri
         self.primaryKey = try KeyEncoder().encode(value)
     }
 
+    /// A link whose key `value` encodes as `primaryKey` (the caller derived both).
+    private init(value: CBORValue, primaryKey: [UInt8]) {
+        self.key = value
+        self.primaryKey = primaryKey
+    }
+
     /// The identity of the target.
     public var objectID: ObjectID { ObjectID(typeName: Target.schema.typeName, primaryKey: primaryKey) }
 
@@ -60,12 +66,11 @@ public struct Link<Target: Persistable>: Codable, Hashable, Sendable, CustomStri
     /// other decoder.
     /// - Throws: `DecodingError` when the value is not a key.
     public init(from decoder: any Decoder) throws {
-        let value: CBORValue
-        if let item = decoder as? any CBORItemDecoding {
-            value = try item.currentItem()
-        } else {
-            value = try Target.schema.decodeKeyValue(decoder)
+        if let (value, key) = try LinkKeyDecoding.read(from: decoder) {
+            self.init(value: value, primaryKey: key)
+            return
         }
+        let value = try Target.schema.decodeKeyValue(decoder)
         do {
             try self.init(value: value)
         } catch {

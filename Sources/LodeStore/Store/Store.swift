@@ -58,6 +58,9 @@ public final class Store: @unchecked Sendable {
     /// such process was last warned about.
     private let otherReaders = Locked<(checkedAt: Int, warned: [Int32: Int])>((0, [:]))
 
+    /// True once this process saw the store's format say it has links (format 3).
+    let hasLinksFormat = Locked(false, name: "the links format flag")
+
     /// The link graph read from the catalog last (see `linkGraph(in:)`).
     let cachedLinkGraph = Locked<LinkGraph?>(nil, name: "the link graph")
 
@@ -144,7 +147,7 @@ public final class Store: @unchecked Sendable {
                     let catalog = try txn.database(named: StoreLayout.catalog)
                     let encoder = CBOREncoder()
                     try txn.put(
-                        try encoder.encode(StoreLayout.formatVersion),
+                        try encoder.encode(StoreLayout.baseFormatVersion),
                         forKey: Array(StoreLayout.formatVersionKey.utf8),
                         in: meta)
                     try txn.put(
@@ -176,12 +179,12 @@ public final class Store: @unchecked Sendable {
                     reason: "format version \(version) is newer than this Lode (\(StoreLayout.formatVersion))"
                 )
             }
-            if version < StoreLayout.formatVersion && !readOnly {
+            if version < StoreLayout.baseFormatVersion && !readOnly {
                 // Format 2 only adds `bulk` change-log entries, which a format-1 reader cannot
-                // decode: say so in @meta before writing any.
+                // decode: say so in @meta before writing any. (Format 3 comes with the first link.)
                 try environment.write { txn in
                     try txn.put(
-                        try CBOREncoder().encode(StoreLayout.formatVersion),
+                        try CBOREncoder().encode(StoreLayout.baseFormatVersion),
                         forKey: Array(StoreLayout.formatVersionKey.utf8), in: meta)
                 }
             }

@@ -95,6 +95,24 @@ extension WriteTransaction {
         return state
     }
 
+    /// Raises the store's format to the one with links, in this transaction, unless it is there: a
+    /// Lode that predates links refuses the store from then on instead of writing objects without
+    /// their link entries.
+    private func noteLinksFormat() throws {
+        if store.hasLinksFormat.withLock({ $0 }) { return }
+        let key = Array(StoreLayout.formatVersionKey.utf8)
+        let stored = try lmdb.get(key, in: store.meta).flatMap {
+            try? CBORDecoder().decode(Int.self, from: $0)
+        }
+        if (stored ?? 0) < StoreLayout.linksFormatVersion {
+            try lmdbWrite.put(
+                try CBOREncoder().encode(StoreLayout.linksFormatVersion), forKey: key, in: store.meta)
+        } else {
+            // Committed already (by this process or another): remembered for every later write.
+            store.hasLinksFormat.withLock { $0 = true }
+        }
+    }
+
     /// Refuses a schema whose links or index names the store could not keep apart.
     private func validateLinks<T: Persistable>(of schema: Schema<T>) throws {
         func refuse(_ reason: String) -> LodeError { .schemaMismatch(type: schema.typeName, reason: reason) }
@@ -113,6 +131,7 @@ extension WriteTransaction {
     }
 
     package func writeCatalog(_ entry: CatalogEntry) throws {
+        if entry.links?.isEmpty == false { try noteLinksFormat() }
         try lmdbWrite.put(try CBOREncoder().encode(entry), forKey: Array(entry.name.utf8), in: store.catalog)
         catalogDidChange()
     }

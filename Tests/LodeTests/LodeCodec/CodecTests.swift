@@ -77,6 +77,21 @@ func sampleEverything() -> Everything {
         #expect(decoded == value)
     }
 
+    /// The extremes of every integer width round-trip; `Int64.min` (CBOR's negative argument
+    /// `Int64.max`) was refused as "does not fit" until the links work's key tests found it.
+    @Test func integerExtremesRoundTrip() throws {
+        struct Extremes: Codable, Equatable {
+            var values: [Int64]
+            var unsigned: [UInt64]
+            var small: [Int8]
+        }
+        let value = Extremes(
+            values: [Int64.min, Int64.min + 1, -1, 0, Int64.max],
+            unsigned: [0, UInt64(Int64.max) + 1, UInt64.max],
+            small: [Int8.min, Int8.max])
+        #expect(try CBORDecoder().decode(Extremes.self, from: try CBOREncoder().encode(value)) == value)
+    }
+
     @Test func recordsAreMapsKeyedByFieldName() throws {
         let bytes = try CBOREncoder().encode(Address(street: "s", city: "c", zip: 5))
         // a3 (map of 3) 66 "street" 61 "s" 64 "city" 61 "c" 63 "zip" 05

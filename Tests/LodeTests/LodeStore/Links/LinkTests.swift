@@ -40,6 +40,35 @@ import Testing
         }
     }
 
+    /// Links read from a record take their key bytes in place for the usual key kinds: the same
+    /// bytes the key encoding of the value gives, for every kind (and through the general path for
+    /// the others).
+    @Test func linkKeysReadFromRecordsAreTheKeyEncodingOfTheirValues() throws {
+        struct Holder<Key: Codable>: Codable {
+            var link: Link<Project>
+            var key: Key
+        }
+        func check<Key: Codable>(_ key: Key) throws {
+            let link = try Link<Project>(key: key)
+            let decoded = try CBORDecoder().decode(
+                Holder<Key>.self, from: try CBOREncoder().encode(Holder(link: link, key: key)))
+            #expect(decoded.link.primaryKey == (try KeyEncoder().encode(key)), "\(key)")
+            #expect(decoded.link == link && decoded.link.key == link.key, "\(key)")
+        }
+        try check(0)
+        try check(-1)
+        try check(Int64.min)
+        try check(Int64.max)
+        try check(UInt64.max)
+        try check("")
+        try check("Zoë")
+        try check("e\u{301}")  // decomposed: keys are NFC
+        try check(UUID())
+        try check(3.5)
+        try check(Date(timeIntervalSince1970: 1_000))
+        try check(["a", "b"])
+    }
+
     @Test func aLinkRoundTripsThroughJSONAsTheKeysValue() throws {
         let task = Task(id: 1, title: "a", project: try Link(key: 7), tags: [try Link(key: 3)])
         let json = try JSONEncoder().encode(task)
