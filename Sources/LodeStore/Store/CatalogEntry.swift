@@ -213,7 +213,9 @@ package struct CatalogEntry: Codable, Equatable {
 
     /// The inverse index of the link on `field`: target primary key → the keys of the objects of
     /// `type` that link to it (index names never start with `@`, so it cannot collide with one).
-    package static func linkDatabaseName(type: String, field: String) -> String { type + ".@" + field }
+    package static func linkDatabaseName(type: String, field: String) -> String {
+        StoredLink.indexName(type: type, field: field)
+    }
 
     /// The entry stored as `name` in `@catalog`, decoded.
     /// - Throws: ``LodeError/recordDoesNotDecode(type:key:field:reason:)`` naming `@catalog` and

@@ -24,7 +24,9 @@ public struct StoredLink: Sendable, Equatable {
     public var deleteRule: DeleteRule { DeleteRule(rawValue: rule) ?? .deny }
 
     /// The inverse index's database name.
-    public func databaseName(of type: String) -> String {
-        CatalogEntry.linkDatabaseName(type: type, field: field)
-    }
+    public func databaseName(of type: String) -> String { Self.indexName(type: type, field: field) }
+
+    /// The inverse index of the link on `field` of `type`: `<type>.@<field>` (index names never start
+    /// with `@`, so it cannot collide with one).
+    package static func indexName(type: String, field: String) -> String { type + ".@" + field }
 }
