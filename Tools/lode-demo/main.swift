@@ -1,4 +1,4 @@
-// lode-demo: a live task list grouped by status, end to end.
+// lode-demo: a live task list grouped by status, then by project (across a link), end to end.
 //
 //   lode-demo [--path DIR]                     play a scripted session, printing every update
 //   lode-demo watch [--path DIR] [--for SECS]  follow the list as other processes write
@@ -29,7 +29,17 @@ struct DemoTask: Persistable {
     var title: String
     var status: Status
     var rank: Int
-    static let schema = Schema<DemoTask>(primaryKey: \.id, indexes: [.on(\.status), .on(\.rank)])
+    /// The project the task is filed under, if any (a link: deleting the project unfiles the task).
+    var project: Link<DemoProject>?
+    static let schema = Schema<DemoTask>(
+        primaryKey: \.id, indexes: [.on(\.status), .on(\.rank)], links: [.to(\.project, onDelete: .nullify)])
+}
+
+/// A project tasks are filed under.
+struct DemoProject: Persistable {
+    var id: Int
+    var name: String
+    static let schema = Schema<DemoProject>(primaryKey: \.id)
 }
 
 struct UsageError: Error, CustomStringConvertible {
@@ -47,13 +57,22 @@ let usage = """
 func printList(_ storage: LiveResultsStorage) {
     if storage.numberOfSections() == 0 { print("  (no tasks)") }
     for section in 0..<storage.numberOfSections() {
-        print("  \(storage.headerModel(forSection: section).map { "\($0)" } ?? "?")")
+        print("  \(headerText(storage.headerModel(forSection: section)))")
         for row in 0..<storage.numberOfItems(inSection: section) {
             guard let task = storage.item(at: IndexPath(item: row, section: section)) as? DemoTask else {
                 continue
             }
             print("    [\(section), \(row)] #\(task.id) \(task.title)")
         }
+    }
+}
+
+/// A section's header: a status, a project's name, or "(no project)" for tasks filed under none.
+func headerText(_ model: Any?) -> String {
+    switch model {
+    case let name as String?: return name ?? "(no project)"
+    case let model?: return "\(model)"
+    case nil: return "?"
     }
 }
 
@@ -73,7 +92,7 @@ final class Printer: StorageUpdating {
 }
 
 func openStore(_ path: String) throws -> Store {
-    try Store(atPath: path, types: [DemoTask.self])
+    try Store(atPath: path, types: [DemoTask.self, DemoProject.self])
 }
 
 func liveList(_ store: Store, observing: Bool, queue: DispatchQueue = .main) throws -> LiveResultsStorage {
@@ -88,9 +107,12 @@ func liveList(_ store: Store, observing: Bool, queue: DispatchQueue = .main) thr
 /// The scripted session: every step is one commit, followed by the update it produced.
 func play(path: String) throws {
     let store = try openStore(path)
-    try store.write { tx in _ = try tx.deleteAll(DemoTask.self) }
-    let storage = try liveList(store, observing: false)
-    let printer = Printer(storage)
+    try store.write { tx in
+        _ = try tx.deleteAll(DemoTask.self)
+        _ = try tx.deleteAll(DemoProject.self)
+    }
+    var storage = try liveList(store, observing: false)
+    var printer = Printer(storage)
     storage.delegate = printer
     print("Lode demo: a live task list in \(path), grouped by status, sorted by rank.\n")
     func step(_ title: String, _ body: (WriteTransaction) throws -> Void) throws {
@@ -118,6 +140,31 @@ func play(path: String) throws {
         try tx.insert(DemoTask(id: 4, title: "Benchmark the store", status: .doing, rank: 15))
     }
     try step("delete #3") { tx in _ = try tx.delete(DemoTask.self, key: 3) }
+
+    // The same tasks grouped by project: sections keyed by a linked object's name follow it.
+    storage = LiveResultsStorage(store: store, observesCommits: false)
+    try storage.setSections(
+        from: store.objects(DemoTask.self).sorted(by: \.rank).sectioned(through: \.project, by: \.name))
+    printer = Printer(storage)
+    storage.delegate = printer
+    print("The same tasks grouped by project (a link from each task), sorted by rank.\n")
+    try step("add projects Docs and Release, file the tasks under them") { tx in
+        try tx.insert(DemoProject(id: 1, name: "Docs"))
+        try tx.insert(DemoProject(id: 2, name: "Release"))
+        try tx.update(DemoTask.self, key: 1) { $0.project = try Link(key: 1) }
+        try tx.update(DemoTask.self, key: 2) { $0.project = try Link(key: 2) }
+    }
+    try step("rename project Release to Beta (its section is renamed and moves before Docs, its row with it)")
+    {
+        tx in
+        try tx.update(DemoProject.self, key: 2) { $0.name = "Beta" }
+    }
+    try step("file #4 under Beta") { tx in
+        try tx.update(DemoTask.self, key: 4) { $0.project = try Link(key: 2) }
+    }
+    try step("delete project Docs (its task is unfiled: the link's rule is nullify)") { tx in
+        _ = try tx.delete(DemoProject.self, key: 1)
+    }
     print("Inspect the store: swift run lode-dump dump \(path) DemoTask --format table")
     print("Follow it live: swift run lode-demo watch --path \(path)  (and, elsewhere, lode-demo write …)")
 }

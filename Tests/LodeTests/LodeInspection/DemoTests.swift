@@ -54,14 +54,26 @@ func runDemo(_ arguments: [String]) throws -> (status: Int32, out: String, err: 
         for _ in 0..<2 {
             let run = try runDemo(["--path", path])
             #expect(run.status == 0, "\(run.err)")
-            #expect(run.out.components(separatedBy: "  update: ").count == 7, "six commits, six updates")
+            #expect(run.out.components(separatedBy: "  update: ").count == 11, "ten commits, ten updates")
             // Starting #2 takes its row into a new section (which brings its rows); ranking #3 first
             // moves it within one.
             #expect(run.out.contains("sections: insert 1; items: delete [0, 1]\n"), "\(run.out)")
             #expect(run.out.contains("items: move [0, 1]→[0, 0]"), "\(run.out)")
             #expect(
+                run.out.contains(
+                    "Done\n    [2, 0] #2 Fix the flaky test\n\nThe same tasks grouped by project"))
+            // Renaming a project renames its section, which moves; deleting one unfiles its task.
+            #expect(
+                run.out.contains(
+                    "▸ rename project Release to Beta (its section is renamed and moves before Docs, its row with it)\n"
+                        + "  update: sections: delete 2, insert 1\n  (no project)\n    [0, 0] #4 Benchmark the store\n"
+                        + "  Beta\n    [1, 0] #2 Fix the flaky test\n  Docs\n    [2, 0] #1 Write the user's guide\n"
+                ),
+                "\(run.out)")
+            #expect(
                 run.out.hasSuffix(
-                    "Done\n    [2, 0] #2 Fix the flaky test\n\nInspect the store: swift run lode-dump dump \(path) DemoTask --format table\n"
+                    "  (no project)\n    [0, 0] #1 Write the user's guide\n  Beta\n    [1, 0] #4 Benchmark the store\n"
+                        + "    [1, 1] #2 Fix the flaky test\n\nInspect the store: swift run lode-dump dump \(path) DemoTask --format table\n"
                         + "Follow it live: swift run lode-demo watch --path \(path)  (and, elsewhere, lode-demo write …)\n"
                 ))
         }
