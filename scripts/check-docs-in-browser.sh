@@ -52,6 +52,7 @@ check() {
 check Lode/documentation/lode/ "<h1" ">Lode<" "Store" "Persistable" "Getting started"
 check Lode/documentation/lode/gettingstarted "Getting started" "store.write" "The object store"
 check Lode/documentation/lode/store "Store" "write(_:)"
+check Lode/documentation/lode/linksbetweenobjects "Relationships" "Live across links" "DeleteRule"
 check LodeInspection/documentation/lodeinspection/ ">LodeInspection<" "RawDumpLoader" "CBOREncoder"
 check ModelStorage/documentation/modelstorage/ ">ModelStorage<" "MemoryStorage" "ListMirror"
 check ModelStorage/documentation/modelstorage/comingfromdtmodelstorage "DTTableViewManager" "moveItemWithoutAnimation"

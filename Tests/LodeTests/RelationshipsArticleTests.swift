@@ -51,7 +51,7 @@ enum RelationshipsArticle {
         try store.read { tx in
             let task = try tx.object(Task.self, key: 1)!
             let project = try tx.resolve(task.project!)
-            let tags = try tx.objects(task.tags)
+            let tags = try tx.objects(linkedBy: task.tags)
             let siblings = try tx.objects(Task.self, linkingTo: task.project!, via: \.project)
             print(project.name, tags.map(\.name), siblings.map(\.title))
         }

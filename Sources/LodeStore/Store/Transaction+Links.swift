@@ -31,7 +31,7 @@ extension Transaction {
     ///
     /// - Complexity: O(*k* log *n*) for *k* links, one decode each.
     /// - Throws: as ``object(_:)``.
-    public func objects<T: Persistable>(_ links: [Link<T>]) throws -> [T] {
+    public func objects<T: Persistable>(linkedBy links: [Link<T>]) throws -> [T] {
         let state = try typeState(T.self)
         var found: [T] = []
         found.reserveCapacity(links.count)

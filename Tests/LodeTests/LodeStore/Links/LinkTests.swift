@@ -33,7 +33,7 @@ import Testing
             #expect(task.project == (try Link<Project>(key: 7)))
             #expect(try task.project?.key(as: Int.self) == 7)
             #expect(try tx.resolve(task.project!) == project)
-            #expect(try tx.objects(task.tags).map(\.name) == ["blue", "red"])
+            #expect(try tx.objects(linkedBy: task.tags).map(\.name) == ["blue", "red"])
             #expect(
                 task.project?.objectID
                     == ObjectID(typeName: "Project", primaryKey: try KeyEncoder().encode(7)))
