@@ -184,6 +184,66 @@ import Testing
         #expect(fullReevaluations == 0, "every commit was followed incrementally")
     }
 
+    /// An observer of sections keyed across a link, on its own queue, while another thread renames
+    /// projects and re-links tasks: it reaches the last commit with exactly what a fresh read shows.
+    @Test func anObserverOfSectionsAcrossALinkReachesTheLastCommit() throws {
+        let store = try Store.temporary(
+            configuration: StoreConfiguration(durability: .noSync), types: [Project.self, Task.self, Tag.self])
+        try store.write { tx in
+            for id in 1...4 { try tx.insert(Project(id: id, name: "p\(id)")) }
+            for id in 1...40 { try tx.insert(Task(id: id, title: "t\(id)", project: try Link(key: id % 4 + 1))) }
+        }
+        let sectioned = store.objects(Task.self).sorted(by: \.title).sectioned(through: \.project, by: \.name)
+        final class Seen: @unchecked Sendable {
+            let lock = NSLock()
+            var sections: [String: [Int]] = [:]
+            var errors: [String] = []
+        }
+        let seen = Seen()
+        let token = sectioned.observe { change in
+            switch change {
+            case .initial(let sections), .update(let sections, _):
+                let read = (try? sections.fetchSections()) ?? []
+                let shown = Dictionary(
+                    uniqueKeysWithValues: read.map { ($0.key ?? "-", ((try? $0.objects.fetch()) ?? []).map(\.id)) })
+                seen.lock.withLock { seen.sections = shown }
+            case .error(let error):
+                seen.lock.withLock { seen.errors.append("\(error)") }
+            }
+        }
+        defer { token.cancel() }
+        let writer = Thread {
+            var rng = SeededGenerator(seed: 0x0b5)
+            for round in 0..<60 {
+                try? store.write { tx in
+                    try tx.update(Project.self, key: Int.random(in: 1...4, using: &rng)) { $0.name = "p\(round % 7)" }
+                    try tx.update(Task.self, key: Int.random(in: 1...40, using: &rng)) {
+                        $0.project = try Link(key: Int.random(in: 1...4, using: &rng))
+                    }
+                }
+            }
+        }
+        writer.start()
+        func fresh() throws -> [String: [Int]] {
+            Dictionary(
+                uniqueKeysWithValues: try sectioned.reevaluated().fetchSections().map {
+                    ($0.key ?? "-", try $0.objects.fetch().map(\.id))
+                })
+        }
+        let deadline = Date().addingTimeInterval(30)
+        var matched = false
+        while Date() < deadline {
+            if writer.isFinished, seen.lock.withLock({ seen.sections }) == (try fresh()) {
+                matched = true
+                break
+            }
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+        let stored = try fresh()
+        #expect(matched, "the observer shows \(seen.lock.withLock { seen.sections }), the store \(stored)")
+        #expect(seen.lock.withLock { seen.errors }.isEmpty)
+    }
+
     @Test func renamingAProjectMovesItsSectionAndReloadsItsRowsInOneChange() throws {
         let store = try Store.temporary(types: [Project.self, Task.self, Tag.self])
         try store.write { tx in
