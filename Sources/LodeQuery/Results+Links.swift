@@ -106,12 +106,15 @@ extension Results {
     public func fetch<Target: Persistable>(including link: KeyPath<Element, Link<Target>?>) throws -> [(
         object: Element, linked: Target?
     )] {
-        let (objects, linked) =
-            try fetchLinked { [$0[keyPath: link]?.primaryKey].compactMap { $0 } }
-            as (
-                [Element], [[UInt8]: Target]
-            )
-        return objects.map { object in (object, object[keyPath: link].flatMap { linked[$0.primaryKey] }) }
+        let (objects, keys, linked) = try fetchLinked(Target.self) { object in
+            object[keyPath: link].map { [$0.primaryKey] } ?? []
+        }
+        var result: [(object: Element, linked: Target?)] = []
+        result.reserveCapacity(objects.count)
+        for index in 0..<objects.count {
+            result.append((objects[index], keys[index].first.flatMap { linked[$0] }))
+        }
+        return result
     }
 
     /// Every object with the objects its to-many link `links` points at, in link order (missing ones
@@ -124,37 +127,44 @@ extension Results {
     public func fetch<Target: Persistable>(including links: KeyPath<Element, [Link<Target>]>) throws -> [(
         object: Element, linked: [Target]
     )] {
-        let (objects, linked) =
-            try fetchLinked { $0[keyPath: links].map(\.primaryKey) }
-            as (
-                [Element], [[UInt8]: Target]
-            )
-        return objects.map { object in (object, object[keyPath: links].compactMap { linked[$0.primaryKey] }) }
+        let (objects, keys, linked) = try fetchLinked(Target.self) { $0[keyPath: links].map(\.primaryKey) }
+        var result: [(object: Element, linked: [Target])] = []
+        result.reserveCapacity(objects.count)
+        for index in 0..<objects.count {
+            result.append((objects[index], keys[index].compactMap { linked[$0] }))
+        }
+        return result
     }
 
-    /// The objects and, by key, every object they link to through `targetKeys`, read on the results'
-    /// version in one transaction.
-    private func fetchLinked<Target: Persistable>(_ targetKeys: (Element) -> [[UInt8]]) throws -> (
-        [Element], [[UInt8]: Target]
-    ) {
+    /// The objects, the keys each links to through `targetKeys` (read once each: a key path is not
+    /// free), and by key every object they link to, read on the results' version in one transaction.
+    private func fetchLinked<Target: Persistable>(
+        _ target: Target.Type, _ targetKeys: (Element) -> [[UInt8]]
+    ) throws -> ([Element], [[ByteKey]], [ByteKey: Target]) {
         let evaluation = try evaluation()
         let objects = try fetch()
-        var wanted = Set<[UInt8]>()
-        for object in objects { wanted.formUnion(targetKeys(object)) }
-        let linked = try read(at: evaluation) { transaction -> [[UInt8]: Target] in
+        var wanted = Set<ByteKey>()
+        var keysOfObjects: [[ByteKey]] = []
+        keysOfObjects.reserveCapacity(objects.count)
+        for object in objects {
+            let keys = targetKeys(object).map(ByteKey.init)
+            for key in keys { wanted.insert(key) }
+            keysOfObjects.append(keys)
+        }
+        let linked = try read(at: evaluation) { transaction -> [ByteKey: Target] in
             let state = try transaction.typeState(Target.self)
-            var found: [[UInt8]: Target] = [:]
+            var found: [ByteKey: Target] = [:]
             found.reserveCapacity(wanted.count)
             // In key order: neighbouring keys share B-tree pages.
-            for key in wanted.sorted(by: { $0.lexicographicallyPrecedes($1) })
-            where key.count <= IndexKeyLimit.maximum {
-                if let target = try transaction.object(Target.self, keyBytes: key, state: state) {
+            for key in wanted.sorted(by: { $0.bytes.lexicographicallyPrecedes($1.bytes) })
+            where key.bytes.count <= IndexKeyLimit.maximum {
+                if let target = try transaction.object(Target.self, keyBytes: key.bytes, state: state) {
                     found[key] = target
                 }
             }
             return found
         }
-        return (objects, linked)
+        return (objects, keysOfObjects, linked)
     }
 
     // MARK: Planning
