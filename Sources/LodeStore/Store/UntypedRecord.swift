@@ -53,17 +53,8 @@ package struct UntypedRecord {
         guard let primaryKeyValue = value.value(atPath: type.primaryKey) else {
             throw Problem(field: type.primaryKey, reason: "the primary-key field is missing")
         }
-        do {
-            primaryKey = try KeyEncoder().encode(primaryKeyValue)
-        } catch {
-            throw Problem(field: type.primaryKey, reason: "the value cannot be a primary key: \(error)")
-        }
-        guard primaryKey.count <= IndexKeyLimit.maximum else {
-            throw Problem(
-                field: type.primaryKey,
-                reason: "the primary key is \(primaryKey.count) bytes; primary keys are limited to 511",
-                keyLength: primaryKey.count)
-        }
+        primaryKey = try Self.key(
+            of: primaryKeyValue, field: type.primaryKey, value: "the value", key: "the primary key")
         self.value = value
         self.primaryKeyValue = primaryKeyValue
     }
@@ -92,18 +83,7 @@ package struct UntypedRecord {
     package func linkTargets(_ link: StoredLink) throws(Problem) -> [[UInt8]] {
         guard let found = value.value(atPath: link.field), found != .null else { return [] }
         func key(_ item: CBORValue) throws(Problem) -> [UInt8] {
-            let bytes: [UInt8]
-            do {
-                bytes = try KeyEncoder().encode(item)
-            } catch {
-                throw Problem(field: link.field, reason: "a link's key cannot be a primary key: \(error)")
-            }
-            guard bytes.count <= IndexKeyLimit.maximum else {
-                throw Problem(
-                    field: link.field,
-                    reason: "a link's key is \(bytes.count) bytes; primary keys are limited to 511")
-            }
-            return bytes
+            try Self.key(of: item, field: link.field, value: "a link's key", key: "a link's key")
         }
         guard link.isToMany else { return [try key(found)] }
         guard case .array(let items) = found else {
@@ -116,5 +96,24 @@ package struct UntypedRecord {
             if seen.insert(bytes).inserted { keys.append(bytes) }
         }
         return keys
+    }
+
+    /// `item` key-encoded as a primary key: it must encode and fit LMDB's key limit (`value` and
+    /// `key` name it in the problem, before and after encoding).
+    private static func key(of item: CBORValue, field: String, value: String, key: String) throws(Problem)
+        -> [UInt8]
+    {
+        let bytes: [UInt8]
+        do {
+            bytes = try KeyEncoder().encode(item)
+        } catch {
+            throw Problem(field: field, reason: "\(value) cannot be a primary key: \(error)")
+        }
+        guard bytes.count <= IndexKeyLimit.maximum else {
+            throw Problem(
+                field: field, reason: "\(key) is \(bytes.count) bytes; primary keys are limited to 511",
+                keyLength: bytes.count)
+        }
+        return bytes
     }
 }

@@ -188,10 +188,13 @@ import Testing
     /// projects and re-links tasks: it reaches the last commit with exactly what a fresh read shows.
     @Test func anObserverOfSectionsAcrossALinkReachesTheLastCommit() throws {
         let store = try Store.temporary(
-            configuration: StoreConfiguration(durability: .noSync), types: [Project.self, Task.self, Tag.self])
+            configuration: StoreConfiguration(durability: .noSync),
+            types: [Project.self, Task.self, Tag.self])
         try store.write { tx in
             for id in 1...4 { try tx.insert(Project(id: id, name: "p\(id)")) }
-            for id in 1...40 { try tx.insert(Task(id: id, title: "t\(id)", project: try Link(key: id % 4 + 1))) }
+            for id in 1...40 {
+                try tx.insert(Task(id: id, title: "t\(id)", project: try Link(key: id % 4 + 1)))
+            }
         }
         let sectioned = store.objects(Task.self).sorted(by: \.title).sectioned(through: \.project, by: \.name)
         final class Seen: @unchecked Sendable {
@@ -205,7 +208,9 @@ import Testing
             case .initial(let sections), .update(let sections, _):
                 let read = (try? sections.fetchSections()) ?? []
                 let shown = Dictionary(
-                    uniqueKeysWithValues: read.map { ($0.key ?? "-", ((try? $0.objects.fetch()) ?? []).map(\.id)) })
+                    uniqueKeysWithValues: read.map {
+                        ($0.key ?? "-", ((try? $0.objects.fetch()) ?? []).map(\.id))
+                    })
                 seen.lock.withLock { seen.sections = shown }
             case .error(let error):
                 seen.lock.withLock { seen.errors.append("\(error)") }
@@ -216,7 +221,9 @@ import Testing
             var rng = SeededGenerator(seed: 0x0b5)
             for round in 0..<60 {
                 try? store.write { tx in
-                    try tx.update(Project.self, key: Int.random(in: 1...4, using: &rng)) { $0.name = "p\(round % 7)" }
+                    try tx.update(Project.self, key: Int.random(in: 1...4, using: &rng)) {
+                        $0.name = "p\(round % 7)"
+                    }
                     try tx.update(Task.self, key: Int.random(in: 1...40, using: &rng)) {
                         $0.project = try Link(key: Int.random(in: 1...4, using: &rng))
                     }
