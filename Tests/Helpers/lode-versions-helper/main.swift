@@ -9,7 +9,7 @@
 //   lode-versions-helper new DIR CHANGE — version 2: opens the store with its schema and migrations,
 //     writes ten items and reads everything; prints "new done items=N".
 //   lode-versions-helper ids DIR CHANGE — version 2's view: every item's version-1 id, one per line.
-// CHANGE is one of: index-added, index-dropped, field-added, field-renamed, field-removed,
+// CHANGE is one of: index-added, index-dropped, link-added, field-added, field-renamed, field-removed,
 // field-retyped, type-renamed, type-deleted, primary-key-changed.
 import Foundation
 import Lode
@@ -42,6 +42,16 @@ struct ItemIndexDropped: Persistable {
     var tag: String
     var note: String
     static let schema = Schema<ItemIndexDropped>(name: "Item", primaryKey: \.id)
+}
+
+/// link-added: a new optional link to the item before, with its inverse index, no migration.
+struct ItemLinkAdded: Persistable {
+    var id: Int
+    var tag: String
+    var note: String
+    var previous: Link<ItemLinkAdded>?
+    static let schema = Schema<ItemLinkAdded>(
+        name: "Item", primaryKey: \.id, indexes: [.on(\.tag)], links: [.to(\.previous, onDelete: .nullify)])
 }
 
 /// field-added: a new field with a default, no migration.
@@ -122,6 +132,15 @@ struct VersionTwo {
         case "index-dropped":
             return plain(
                 ItemIndexDropped.self, make: { .init(id: $0, tag: tag($0), note: note($0)) }, id: \.id)
+        case "link-added":
+            return plain(
+                ItemLinkAdded.self,
+                make: {
+                    .init(
+                        id: $0, tag: tag($0), note: note($0),
+                        previous: $0 % 1_000_000 == 0 ? nil : try? Link(key: $0 - 1))
+                },
+                id: \.id)
         case "field-added":
             return plain(
                 ItemFieldAdded.self, make: { .init(id: $0, tag: tag($0), note: note($0), priority: 1) },

@@ -251,6 +251,35 @@ import Testing
         #expect(seen.lock.withLock { seen.errors }.isEmpty)
     }
 
+    /// Key-path filtered observation through a link: with `.through(\.project, \Project.name)`, a
+    /// project's rename reloads its tasks' rows and its other changes do not; without linked key
+    /// paths, a link the rows do not depend on is not followed at all.
+    @Test func linkedKeyPathsChooseWhichLinkedChangesReloadRows() throws {
+        let store = try Store.temporary(types: [Project.self, Task.self, Tag.self])
+        try store.write { tx in
+            try tx.insert(Project(id: 1, name: "a"))
+            try tx.insert(Project(id: 2, name: "b"))
+            for id in 1...4 {
+                try tx.insert(Task(id: id, title: "t\(id)", project: try Link(key: id % 2 + 1)))
+            }
+        }
+        let tasks = store.objects(Task.self).sorted(by: \.title)
+        let throughName = try tasks.live(
+            keyPaths: [\.title], linkedKeyPaths: [.through(\.project, \Project.name)])
+        let own = try tasks.live(keyPaths: [\.title])
+        try store.write { tx in try tx.update(Project.self, key: 2) { $0.name = "c" } }
+        let renamed = try #require(try throughName.refresh())
+        #expect(renamed.modifications.map(\.old) == [0, 2], "tasks 1 and 3 link to project 2")
+        #expect(renamed.insertions.isEmpty && renamed.deletions.isEmpty && renamed.moves.isEmpty)
+        #expect(
+            try own.refresh()?.isEmpty ?? true, "no linked key path: the rename is not a change of these rows"
+        )
+        try store.write { tx in try tx.update(Project.self, key: 2) { $0.archived = true } }
+        #expect(try throughName.refresh()?.isEmpty ?? true, "archived is not an observed path")
+        try store.write { tx in try tx.update(Task.self, key: 2) { $0.title = "t2!" } }
+        #expect(try throughName.refresh()?.modifications.map(\.old) == [1])
+    }
+
     @Test func renamingAProjectMovesItsSectionAndReloadsItsRowsInOneChange() throws {
         let store = try Store.temporary(types: [Project.self, Task.self, Tag.self])
         try store.write { tx in

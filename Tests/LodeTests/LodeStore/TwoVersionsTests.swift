@@ -26,6 +26,10 @@ import Testing
             "index-dropped",
             "typeChangedByAnotherProcess: Item was changed by another process since this one registered it: index \"tag\" was dropped"
         ),
+        (
+            "link-added",
+            "typeChangedByAnotherProcess: Item was changed by another process since this one registered it: link \"previous\" was added, which this process does not maintain"
+        ),
         ("field-added", nil),
         (
             "field-renamed",
