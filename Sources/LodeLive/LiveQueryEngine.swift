@@ -302,9 +302,7 @@ final class LiveQueryEngine<Element: Persistable> {
                     var newEntry: [UInt8]?
                     if operation != .delete, let object = try load(key),
                         try predicates.allSatisfy({ try $0.evaluate(object) }),
-                        zip(filters, matches).allSatisfy({
-                            $0.targetKeys(object).contains(where: $1.contains)
-                        })
+                        zip(filters, matches).allSatisfy({ $0.accepts(object, matching: $1) })
                     {
                         newEntry = try entry(for: object, key: key, resolver: resolver)
                     }

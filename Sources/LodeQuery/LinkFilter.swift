@@ -54,7 +54,7 @@ package struct LinkFilter<Element: Persistable>: @unchecked Sendable {
     }
 
     /// True when `object` links to one of `matching`.
-    func accepts(_ object: Element, matching: Set<[UInt8]>) -> Bool {
+    package func accepts(_ object: Element, matching: Set<[UInt8]>) -> Bool {
         targetKeys(object).contains { matching.contains($0) }
     }
 }

@@ -1,3 +1,4 @@
+import LodeCodec
 import LodeStore
 
 /// Reads linked objects in one transaction, each once: a query that filters, sorts or sections
@@ -15,7 +16,9 @@ package final class LinkResolver {
         let name = T.schema.typeName
         if let cached = objects[name]?[key] { return cached as? T }
         let state = try transaction.typeState(T.self)
-        let object = key.count <= 511 ? try transaction.object(T.self, keyBytes: key, state: state) : nil
+        let object =
+            key.count <= IndexKeyLimit.maximum
+            ? try transaction.object(T.self, keyBytes: key, state: state) : nil
         objects[name, default: [:]][key] = .some(object)
         return object
     }

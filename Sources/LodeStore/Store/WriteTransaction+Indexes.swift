@@ -51,12 +51,17 @@ extension WriteTransaction {
     func removeIndexEntry<T>(_ index: TypeState<T>.LiveIndex, key: [UInt8], primaryKey: [UInt8])
         throws
     {
-        if index.definition.isUnique {
-            if try lmdb.get(key, in: index.database) == primaryKey {
-                try lmdbWrite.delete(key, in: index.database)
-            }
+        try removeIndexEntry(
+            in: index.database, unique: index.definition.isUnique, key: key, primaryKey: primaryKey)
+    }
+
+    /// Removes the entry `key → primaryKey` of an index (in a unique one, only if `key` is the
+    /// object's: another object may hold the value now).
+    func removeIndexEntry(in database: Database, unique: Bool, key: [UInt8], primaryKey: [UInt8]) throws {
+        if unique {
+            if try lmdb.get(key, in: database) == primaryKey { try lmdbWrite.delete(key, in: database) }
         } else {
-            try lmdbWrite.delete(key, value: primaryKey, in: index.database)
+            try lmdbWrite.delete(key, value: primaryKey, in: database)
         }
     }
 }

@@ -168,13 +168,7 @@ extension WriteTransaction {
         if let record = try? UntypedRecord(bytes: bytes, type: type.stored) {
             for (index, database) in type.indexes {
                 if let key = try? record.indexKey(index) {
-                    if index.isUnique {
-                        if try lmdb.get(key, in: database) == ref.key {
-                            try lmdbWrite.delete(key, in: database)
-                        }
-                    } else {
-                        try lmdbWrite.delete(key, value: ref.key, in: database)
-                    }
+                    try removeIndexEntry(in: database, unique: index.isUnique, key: key, primaryKey: ref.key)
                 } else {
                     try removeEntries(pointingAt: ref.key, in: database)
                 }
@@ -235,11 +229,7 @@ extension WriteTransaction {
             let new = try? after?.indexKey(index)
             guard old != new else { continue }
             if let old {
-                if index.isUnique {
-                    if try lmdb.get(old, in: database) == ref.key { try lmdbWrite.delete(old, in: database) }
-                } else {
-                    try lmdbWrite.delete(old, value: ref.key, in: database)
-                }
+                try removeIndexEntry(in: database, unique: index.isUnique, key: old, primaryKey: ref.key)
             }
             if let new {
                 // Removing a link can make a unique compound value collide; the delete fails then.
