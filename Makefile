@@ -3,6 +3,9 @@
 SWIFT ?= swift
 SHELL := /bin/bash
 APT_PACKAGES := liblmdb-dev lmdb-utils libsqlite3-dev pkg-config
+# PostgreSQL for the sync layer's tests: the client library (libpq-dev) and a server the tests start
+# in a temporary directory of their own (postgresql; its default cluster is not used).
+PG_PACKAGES := libpq-dev postgresql
 SUDO := $(shell [ "$$(id -u)" = "0" ] || echo sudo)
 FORMAT_PATHS := Package.swift Sources Tests $(wildcard Tools) Fuzz
 
@@ -40,6 +43,15 @@ deps:
 		echo "deps: installing $(APT_PACKAGES)"; \
 		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get update -q && \
 		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $(APT_PACKAGES); \
+	fi
+
+	@if pkg-config --exists libpq 2>/dev/null && ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 \
+		&& command -v psql >/dev/null 2>&1; then \
+		echo "deps: libpq-dev and postgresql present"; \
+	else \
+		echo "deps: installing $(PG_PACKAGES)"; \
+		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get update -q && \
+		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $(PG_PACKAGES); \
 	fi
 
 	@if command -v cc >/dev/null 2>&1; then \

@@ -16,6 +16,7 @@ let package = Package(
         .library(name: "LodeInspection", targets: ["LodeInspection"]),
         .library(name: "ModelStorage", targets: ["ModelStorage"]),
         .library(name: "LodeTesting", targets: ["LodeTesting"]),
+        .library(name: "LodeSync", targets: ["LodeSync"]),
     ],
     targets: [
         .systemLibrary(
@@ -31,6 +32,12 @@ let package = Package(
             providers: [.apt(["libsqlite3-dev"])]
         ),
         .systemLibrary(name: "CMalloc", path: "Sources/CMalloc"),
+        .systemLibrary(
+            name: "CLibPQ",
+            path: "Sources/CLibPQ",
+            pkgConfig: "libpq",
+            providers: [.apt(["libpq-dev"])]
+        ),
         .target(name: "LMDB", dependencies: ["CLMDB"], path: "Sources/LMDB"),
         .target(name: "ModelStorage", path: "Sources/ModelStorage", swiftSettings: internalChecks),
         // Lode's layers, bottom to top: each target imports only the ones below it (see the
@@ -49,6 +56,11 @@ let package = Package(
         .target(
             name: "Lode", dependencies: ["LodeCodec", "LodeStore", "LodeQuery", "LodeLive", "LodeStorage"],
             path: "Sources/Lode"),
+        // Sync sits above live: it reads the change log as its outbox and writes downloaded changes
+        // as ordinary commits.
+        .target(
+            name: "LodeSync", dependencies: ["CLibPQ", "LMDB", "LodeCodec", "LodeStore", "LodeLive"],
+            path: "Sources/LodeSync"),
         .target(
             name: "LodeInspection", dependencies: ["LMDB", "LodeCodec", "LodeStore"],
             path: "Sources/LodeInspection"),
@@ -82,7 +94,7 @@ let package = Package(
             name: "LodeTests",
             dependencies: [
                 "Lode", "LodeCodec", "LodeStore", "LodeQuery", "LodeLive", "LodeStorage", "LodeInspection",
-                "LMDB",
+                "LodeSync", "LMDB",
                 "ModelStorage", "LodeTesting", "LodeTestSupport", "lode-test-helper",
                 "lode-versions-helper",
                 "lode-demo",

@@ -14,6 +14,23 @@ enum ChangeLogPruning {
     /// A commit whose version is a multiple of this prunes the log.
     static let interval = 64
 
+    /// The prefix of the `@meta` keys that keep the log from a version on, one per holder (the sync
+    /// layer's upload cursor): `changes.retain.<holder>` → 8 bytes big-endian. Unlike a live result's
+    /// pin, it holds across processes and restarts.
+    static let retainPrefix = Array("changes.retain.".utf8)
+
+    /// The oldest version any durable holder keeps the log from, if any.
+    static func retained(in lmdb: LMDB.Transaction, meta: Database) throws -> Int? {
+        var oldest: Int?
+        for entry in try lmdb.entries(in: meta, from: retainPrefix) {
+            guard entry.key.starts(with: retainPrefix) else { break }
+            guard entry.value.count == 8 else { continue }
+            let version = ChangeLogEntry.version(of: entry.value)
+            oldest = min(oldest ?? version, version)
+        }
+        return oldest
+    }
+
     static func floor(in lmdb: LMDB.Transaction, meta: Database) throws -> Int? {
         guard let bytes = try lmdb.get(floorKey, in: meta), bytes.count == 8 else { return nil }
         return ChangeLogEntry.version(of: bytes)

@@ -18,9 +18,26 @@ extension WriteTransaction {
     func pruneChangeLog(_ log: Database) throws {
         let cutoff = Date().addingTimeInterval(
             -Double(store.configuration.changeLogRetention.components.seconds))
+        var limit = store.pins.oldest.map { $0 + 1 } ?? lmdb.id
+        if let retained = try ChangeLogPruning.retained(in: lmdbWrite, meta: store.meta) {
+            limit = min(limit, retained + 1)
+        }
         let outcome = try ChangeLogPruning.prune(
-            lmdbWrite, log: log, meta: store.meta, before: store.pins.oldest.map { $0 + 1 } ?? lmdb.id,
-            writtenBefore: cutoff)
+            lmdbWrite, log: log, meta: store.meta, before: limit, writtenBefore: cutoff)
         store.changeLogStatistics.record(outcome)
+    }
+
+    /// Keeps the change log's entries after `version` until `holder` moves on (nil: releases it), in
+    /// this transaction and for every process: the sync layer's upload cursor. Entries after the
+    /// oldest retained version are never pruned.
+    package func retainChangeLog(after version: Int?, holder: String) throws {
+        let key = ChangeLogPruning.retainPrefix + Array(holder.utf8)
+        try mapStorageErrors {
+            if let version {
+                try lmdbWrite.put(ChangeLogEntry.key(for: version), forKey: key, in: store.meta)
+            } else {
+                _ = try lmdbWrite.delete(key, in: store.meta)
+            }
+        }
     }
 }

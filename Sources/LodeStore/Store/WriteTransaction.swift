@@ -90,7 +90,7 @@ public final class WriteTransaction: Transaction {
     }
 
     /// The record of `object` and the hash of its top-level field names.
-    func encodeRecord<T: Persistable>(_ object: T) throws -> (bytes: [UInt8], shape: UInt64) {
+    package func encodeRecord<T: Persistable>(_ object: T) throws -> (bytes: [UInt8], shape: UInt64) {
         LockWatch.check(entering: "the Encodable conformance of \(T.self)")
         do {
             return try CBOREncoder().encodeRecord(object)

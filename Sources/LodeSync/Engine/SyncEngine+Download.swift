@@ -1,0 +1,140 @@
+import Foundation
+import LMDB
+import LodeStore
+
+/// Downloading: in one `REPEATABLE READ` transaction on the server, the clock gives the last version
+/// committed; the rows of every synced type after the download cursor up to it are read in version
+/// order, page by page (keyset pagination over `(version, key)`), and applied in local commits that
+/// end at server version boundaries — one local commit per server transaction unless one is bigger
+/// than the chunk size.
+extension SyncEngine {
+    /// Downloads what the server has after the cursor; false when there was nothing.
+    func download(on connection: PostgresConnection) throws -> Bool {
+        let cursor = try store.read { try state.downloadCursor(in: $0.lmdb) }
+        let schema = PostgresConnection.quoted(server.schema)
+        try connection.execute("BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+        do {
+            let clock = try connection.execute("SELECT version FROM \(schema).lode_clock WHERE id = 1")
+            guard let last = clock.integer(0, 0), last > cursor else {
+                try connection.execute("COMMIT")
+                return false
+            }
+            var total = 0
+            if cursor == 0 {
+                let counted = try connection.execute(
+                    types.map {
+                        "SELECT count(*) AS n FROM \(schema).\(PostgresConnection.quoted($0.name)) WHERE version > 0"
+                    }.joined(separator: " UNION ALL "))
+                total = (0..<counted.rowCount).reduce(0) { $0 + Int(counted.integer($1, 0) ?? 0) }
+            }
+            var applied = 0
+            board.update { $0.download = .init(applied: 0, total: total) }
+            var position = (version: cursor, type: types.count, key: "")
+            var buffer: [ServerRow] = []
+            let page = max(100, min(options.downloadChunkSize, 2000))
+            while true {
+                let rows = try fetchPage(after: position, upTo: last, limit: page, on: connection)
+                buffer += rows
+                if let final = rows.last { position = (final.version, final.type, final.key) }
+                let done = rows.count < page
+                if done {
+                    try apply(buffer, cursor: last)
+                    applied += buffer.count
+                    buffer = []
+                } else if buffer.count >= options.downloadChunkSize {
+                    // Apply up to the last server version boundary; a transaction bigger than four
+                    // chunks is applied in parts.
+                    let lastVersion = buffer[buffer.count - 1].version
+                    if let cut = buffer.lastIndex(where: { $0.version != lastVersion }) {
+                        let head = Array(buffer[...cut])
+                        try apply(head, cursor: head[head.count - 1].version)
+                        applied += head.count
+                        buffer.removeFirst(cut + 1)
+                    } else if buffer.count >= options.downloadChunkSize * 4 {
+                        try apply(buffer, cursor: lastVersion - 1)
+                        applied += buffer.count
+                        buffer = []
+                    }
+                }
+                board.update { $0.download = .init(applied: applied, total: total) }
+                if done { break }
+            }
+            try connection.execute("COMMIT")
+            board.update {
+                $0.download = nil
+                $0.lastServerVersion = last
+            }
+            return true
+        } catch {
+            if connection.isOpen { _ = try? connection.execute("ROLLBACK") }
+            board.update { $0.download = nil }
+            throw error
+        }
+    }
+
+    /// The next `limit` rows after `position` (in `(version, type, key)` order) up to version `last`.
+    private func fetchPage(
+        after position: (version: Int64, type: Int, key: String), upTo last: Int64, limit: Int,
+        on connection: PostgresConnection
+    ) throws -> [ServerRow] {
+        let schema = PostgresConnection.quoted(server.schema)
+        // $1 the position's version, $2 the last version; the key only where a branch uses it (an
+        // unused parameter has no type PostgreSQL can infer).
+        var parameters: [String?] = ["\(position.version)", "\(last)"]
+        var branches: [String] = []
+        for (index, type) in types.enumerated() {
+            let inside = type.filter.map { "coalesce(\($0.sql(parameters: &parameters)), false)" } ?? "true"
+            let after: String
+            if index == position.type {
+                parameters.append(position.key)
+                after = "(version, key) > ($1::bigint, $\(parameters.count)::text)"
+            } else {
+                after = index < position.type ? "version > $1::bigint" : "version >= $1::bigint"
+            }
+            branches.append(
+                """
+                (SELECT \(index) AS t, key, version, (deleted OR NOT \(inside)) AS gone,
+                        CASE WHEN deleted OR NOT \(inside) THEN NULL ELSE data::text END AS data
+                 FROM \(schema).\(PostgresConnection.quoted(type.name))
+                 WHERE \(after) AND version <= $2::bigint ORDER BY version, key LIMIT \(limit))
+                """)
+        }
+        let result = try connection.execute(
+            "SELECT * FROM (" + branches.joined(separator: " UNION ALL ")
+                + ") AS page ORDER BY version, t, key LIMIT \(limit)", parameters)
+        return (0..<result.rowCount).map { row in
+            ServerRow(
+                type: Int(result.integer(row, 0) ?? 0), key: result.text(row, 1) ?? "",
+                version: result.integer(row, 2) ?? 0, gone: result.bool(row, 3) ?? true,
+                data: result.text(row, 4))
+        }
+    }
+
+    /// Applies `rows` in one local commit and moves the download cursor to `cursor`.
+    private func apply(_ rows: [ServerRow], cursor: Int64) throws {
+        let problems = try store.write { tx -> [SyncError] in
+            var problems: [SyncError] = []
+            for row in rows {
+                let operations = types[row.type].operations
+                let key: [UInt8]
+                do {
+                    key = try operations.keyBytes(fromText: row.key)
+                } catch let error as SyncError {
+                    problems.append(error)
+                    continue
+                }
+                let shadow = try state.shadow(type: row.type, key: key, in: tx.lmdb)
+                if let shadow, shadow.version >= row.version { continue }
+                if let problem = try operations.apply(row, key: key, shadow: shadow, state: state, in: tx) {
+                    problems.append(problem)
+                }
+            }
+            if cursor > (try state.downloadCursor(in: tx.lmdb)) {
+                try state.setInteger(cursor, SyncState.downloadKey, in: tx)
+            }
+            return problems
+        }
+        noteProblems(problems)
+        board.update { $0.lastServerVersion = max($0.lastServerVersion, cursor) }
+    }
+}

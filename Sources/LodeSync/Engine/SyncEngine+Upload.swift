@@ -1,0 +1,215 @@
+import Foundation
+import LMDB
+import LodeStore
+
+/// Uploading: the change log after the upload cursor names the objects that may have changed; those
+/// whose record differs from their shadow are dirty and go to the server in one batch, read at one
+/// version, applied in one PostgreSQL transaction and recorded as done in one local write.
+extension SyncEngine {
+    /// What the server said about a batch.
+    enum Outcome {
+        /// Applied (now or before) at this server version.
+        case applied(Int64)
+        /// An object of a type with a merge function changed on the server since the batch was read:
+        /// nothing was applied.
+        case conflict
+    }
+
+    /// Sends the batch a crash or a lost answer left in flight, if any, and records the answer.
+    func resendInflight(on connection: PostgresConnection) throws {
+        guard let batch = try store.read({ try state.inflight(in: $0.lmdb) }) else { return }
+        try finish(batch, outcome: try send(batch, on: connection))
+    }
+
+    /// Uploads one batch of dirty objects; false when there was nothing to upload.
+    func upload(on connection: PostgresConnection) throws -> Bool {
+        guard let batch = try makeBatch() else { return false }
+        try finish(batch, outcome: try send(batch, on: connection))
+        return true
+    }
+
+    /// Reads the dirty objects at one version into a batch and keeps it in `@sync` as the batch in
+    /// flight; nil when nothing is dirty (the upload cursor then moves past the changes looked at).
+    private func makeBatch() throws -> UploadBatch? {
+        let limit = options.uploadBatchSize
+        let found = try store.read {
+            tx -> (entries: [UploadBatch.Entry], complete: Bool, looked: Bool, version: Int) in
+            let cursor = try state.uploadCursor(in: tx.lmdb)
+            var candidates = [Set<[UInt8]>](repeating: [], count: types.count)
+            var scanAll = Set<Int>()
+            var looked = false
+            if let cursor {
+                let history = try tx.commits(after: cursor)
+                looked = !history.commits.isEmpty || !history.isComplete
+                if !history.isComplete { scanAll = Set(types.indices) }
+                let index = Dictionary(uniqueKeysWithValues: types.enumerated().map { ($1.name, $0) })
+                for commit in history.commits {
+                    for change in commit.changes {
+                        guard let type = index[change.type] else { continue }
+                        switch change.kind {
+                        case .insert, .update, .delete: candidates[type].insert(change.key)
+                        case .clear, .bulk: scanAll.insert(type)
+                        }
+                    }
+                }
+            } else {
+                looked = true
+                scanAll = Set(types.indices)
+            }
+            for type in scanAll {
+                candidates[type] = []
+                if let records = try types[type].operations.records(in: tx) {
+                    for entry in try tx.lmdb.entries(in: records) { candidates[type].insert(entry.key) }
+                }
+                for entry in try tx.lmdb.entries(in: state.shadows[type]) {
+                    candidates[type].insert(entry.key)
+                }
+            }
+            var entries: [UploadBatch.Entry] = []
+            var complete = true
+            search: for type in types.indices {
+                let operations = types[type].operations
+                for key in candidates[type].sorted(by: { $0.lexicographicallyPrecedes($1) }) {
+                    let shadow = try state.shadow(type: type, key: key, in: tx.lmdb)
+                    if let local = try operations.uploadEntry(key: key, in: tx) {
+                        guard local.digest != shadow?.digest else { continue }
+                        entries.append(
+                            UploadBatch.Entry(
+                                type: type, key: key, keyText: local.keyText, json: local.json,
+                                base: shadow?.version ?? 0, digestHigh: local.digest.high,
+                                digestLow: local.digest.low))
+                    } else {
+                        guard let shadow, shadow.digest != nil else { continue }
+                        entries.append(
+                            UploadBatch.Entry(
+                                type: type, key: key, keyText: shadow.keyText, json: nil,
+                                base: shadow.version,
+                                digestHigh: nil, digestLow: nil))
+                    }
+                    if entries.count >= limit {
+                        complete = false
+                        break search
+                    }
+                }
+            }
+            return (entries, complete, looked, tx.version)
+        }
+        board.update { $0.pendingUploads = found.entries.count }
+        guard !found.entries.isEmpty else {
+            if found.looked {
+                try store.write { tx in try state.setUploadCursor(found.version, in: tx) }
+            }
+            return nil
+        }
+        return try store.write { tx in
+            let number = (try state.integer(SyncState.nextBatchKey, in: tx.lmdb) ?? 0) + 1
+            try state.setInteger(number, SyncState.nextBatchKey, in: tx)
+            let batch = UploadBatch(
+                number: number, snapshot: found.version, complete: found.complete, entries: found.entries)
+            try state.setInflight(batch, in: tx)
+            return batch
+        }
+    }
+
+    /// Applies `batch` on the server in one transaction, once: a batch the server already applied
+    /// (its number is not above the client's last) is answered with the version it got then.
+    func send(_ batch: UploadBatch, on connection: PostgresConnection) throws -> Outcome {
+        let schema = PostgresConnection.quoted(server.schema)
+        try connection.execute("BEGIN")
+        do {
+            try connection.execute(
+                "INSERT INTO \(schema).lode_clients (client_id, batch, version) VALUES ($1, 0, 0) "
+                    + "ON CONFLICT DO NOTHING", [clientID])
+            let client = try connection.execute(
+                "SELECT batch, version FROM \(schema).lode_clients WHERE client_id = $1 FOR UPDATE",
+                [clientID])
+            if let applied = client.integer(0, 0), applied >= batch.number {
+                try connection.execute("COMMIT")
+                return .applied(client.integer(0, 1) ?? 0)
+            }
+            for type in types.indices {
+                let entries = batch.entries.filter { $0.type == type }
+                guard !entries.isEmpty else { continue }
+                let table = "\(schema).\(PostgresConnection.quoted(types[type].name))"
+                let rows = Self.recordset(entries)
+                if types[type].operations.checksConflicts {
+                    let changed = try connection.execute(
+                        """
+                        WITH x AS (SELECT * FROM jsonb_to_recordset($1::jsonb)
+                                     AS x(key text, data jsonb, deleted boolean, base bigint)),
+                             inserted AS (INSERT INTO \(table) AS t (key, data, deleted)
+                                          SELECT key, data, deleted FROM x WHERE base = 0
+                                          ON CONFLICT (key) DO NOTHING RETURNING 1),
+                             updated AS (UPDATE \(table) AS t
+                                         SET data = coalesce(x.data, t.data), deleted = x.deleted
+                                         FROM x WHERE x.base > 0 AND t.key = x.key AND t.version = x.base
+                                         RETURNING 1)
+                        SELECT (SELECT count(*) FROM inserted) + (SELECT count(*) FROM updated)
+                        """, [rows])
+                    guard changed.integer(0, 0) == Int64(entries.count) else {
+                        try connection.execute("ROLLBACK")
+                        return .conflict
+                    }
+                } else {
+                    try connection.execute(
+                        """
+                        INSERT INTO \(table) AS t (key, data, deleted)
+                        SELECT key, data, deleted FROM jsonb_to_recordset($1::jsonb)
+                            AS x(key text, data jsonb, deleted boolean)
+                        ON CONFLICT (key) DO UPDATE
+                            SET data = coalesce(excluded.data, t.data), deleted = excluded.deleted
+                        """, [rows])
+                }
+            }
+            let stamped = try connection.execute(
+                "SELECT coalesce(current_setting('lode.v' || md5($1), true)::bigint, "
+                    + "(SELECT version FROM \(schema).lode_clock))", [server.schema])
+            let version = stamped.integer(0, 0) ?? 0
+            try connection.execute(
+                "UPDATE \(schema).lode_clients SET batch = $2, version = $3, seen = now() WHERE client_id = $1",
+                [clientID, "\(batch.number)", "\(version)"])
+            try connection.execute("COMMIT")
+            return .applied(version)
+        } catch {
+            if connection.isOpen { _ = try? connection.execute("ROLLBACK") }
+            throw error
+        }
+    }
+
+    /// The batch's entries of one type as the JSON array `jsonb_to_recordset` reads.
+    static func recordset(_ entries: [UploadBatch.Entry]) -> String {
+        var json = "["
+        for (position, entry) in entries.enumerated() {
+            if position > 0 { json += "," }
+            json += "{\"key\":" + SyncJSON.quoted(entry.keyText)
+            if let data = entry.json {
+                json += ",\"data\":" + data + ",\"deleted\":false"
+            } else {
+                json += ",\"deleted\":true"
+            }
+            json += ",\"base\":\(entry.base)}"
+        }
+        return json + "]"
+    }
+
+    /// Records the server's answer: on success each object's shadow becomes what was uploaded (so it
+    /// is clean unless it changed again since), the batch is no longer in flight and, when the batch
+    /// held every change up to its version, the upload cursor moves there. A conflict drops the batch:
+    /// the next download merges, and the next batch uploads the result.
+    private func finish(_ batch: UploadBatch, outcome: Outcome) throws {
+        try store.write { tx in
+            try state.setInflight(nil, in: tx)
+            guard case .applied(let version) = outcome else { return }
+            for entry in batch.entries {
+                let keeps = entry.json != nil || types[entry.type].operations.checksConflicts
+                try state.setShadow(
+                    keeps ? Shadow(version: version, digest: entry.digest, keyText: entry.keyText) : nil,
+                    type: entry.type, key: entry.key, in: tx)
+            }
+            if batch.complete { try state.setUploadCursor(batch.snapshot, in: tx) }
+        }
+        if case .applied = outcome {
+            board.update { $0.pendingUploads = max(0, $0.pendingUploads - batch.entries.count) }
+        }
+    }
+}

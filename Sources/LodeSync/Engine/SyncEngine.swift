@@ -1,0 +1,267 @@
+import Foundation
+import LMDB
+import LodeLive
+import LodeStore
+
+/// The work of one ``SyncClient``, on a thread of its own: connect, send the batch in flight, download
+/// what the server has, upload what the store has, wait for a notification, a local commit or the
+/// poll interval; on a failure, disconnect and try again with backoff.
+///
+/// Everything here runs on the engine's thread except ``wake()`` and ``stop()``; the connection and
+/// the round state are the thread's alone. Locks: `control` and the status board are leaves.
+final class SyncEngine: @unchecked Sendable {
+    let store: Store
+    let server: SyncServer
+    let types: [SyncedType]
+    let options: SyncOptions
+    let board = StatusBoard()
+    let state: SyncState
+    let clientID: String
+
+    private let control = Locked<(running: Bool, finished: Bool)>(
+        (true, false), name: "the sync engine's control")
+    private let finished = DispatchSemaphore(value: 0)
+    private let wakeRead: Int32
+    private let wakeWrite: Int32
+    private var connection: PostgresConnection?
+    private var commitFeed: ObservationToken?
+    private var thread: Thread?
+    /// Rows the current round could not apply (reported as its last error).
+    private var problems: [SyncError] = []
+
+    init(store: Store, server: SyncServer, types: [SyncedType], options: SyncOptions) throws {
+        try ServerSchema.validate(schema: server.schema)
+        var names = Set<String>()
+        for type in types {
+            try ServerSchema.validate(typeName: type.name)
+            guard names.insert(type.name).inserted else {
+                throw SyncError.invalidConfiguration("the type \(type.name) is listed twice")
+            }
+        }
+        self.store = store
+        self.server = server
+        self.types = types
+        self.options = options
+        state = try SyncState(store: store, types: types.map(\.name))
+        var fds: [Int32] = [0, 0]
+        guard pipe(&fds) == 0 else { throw SyncError.store("could not make a pipe: errno \(errno)") }
+        _ = fcntl(fds[0], F_SETFL, fcntl(fds[0], F_GETFL) | O_NONBLOCK)
+        _ = fcntl(fds[1], F_SETFL, fcntl(fds[1], F_GETFL) | O_NONBLOCK)
+        wakeRead = fds[0]
+        wakeWrite = fds[1]
+        clientID = try Self.prepare(store: store, state: state, types: types)
+        let (cursor, _) = try store.read { tx in (try state.downloadCursor(in: tx.lmdb), 0) }
+        board.update { $0.lastServerVersion = cursor }
+    }
+
+    deinit {
+        close(wakeRead)
+        close(wakeWrite)
+    }
+
+    /// Reads (or makes) the client's id, and starts the download again from the beginning for a type
+    /// whose filter changed: its shadows go back to version 0, so every row is looked at again and a
+    /// row now outside the filter leaves the store.
+    private static func prepare(store: Store, state: SyncState, types: [SyncedType]) throws -> String {
+        try store.write { tx in
+            let id: String
+            if let known = try state.text(SyncState.clientKey, in: tx.lmdb) {
+                id = known
+            } else {
+                id = UUID().uuidString.lowercased()
+                try state.setText(id, SyncState.clientKey, in: tx)
+            }
+            var restart = false
+            for (index, type) in types.enumerated() {
+                let key = Array((SyncState.filterPrefix + type.name).utf8)
+                let fingerprint = type.filter?.fingerprint ?? ""
+                let stored = try state.text(key, in: tx.lmdb)
+                guard stored != fingerprint else { continue }
+                if stored != nil || fingerprint != "" {
+                    restart = true
+                    var reset: [([UInt8], Shadow)] = []
+                    for entry in try tx.lmdb.entries(in: state.shadows[index]) {
+                        guard var shadow = entry.value.withUnsafeBytes({ Shadow($0) }) else { continue }
+                        shadow.version = 0
+                        reset.append((entry.key, shadow))
+                    }
+                    for (key, shadow) in reset { try state.setShadow(shadow, type: index, key: key, in: tx) }
+                }
+                try state.setText(fingerprint, key, in: tx)
+            }
+            if restart { try state.setInteger(0, SyncState.downloadKey, in: tx) }
+            return id
+        }
+    }
+
+    // MARK: Control
+
+    func start() {
+        let names = Set(types.map(\.name))
+        let start: Int
+        do {
+            start = try store.read { $0.version }
+        } catch {
+            start = 0
+            board.update { $0.lastError = .store("\(error)") }
+        }
+        commitFeed = store.observeCommits(after: start) { [weak self] event in
+            guard let self else { return }
+            switch event {
+            case .commits(let batch):
+                if batch.history.commits.contains(where: { $0.changes.contains { names.contains($0.type) } })
+                    || !batch.history.isComplete
+                {
+                    self.wake()
+                }
+            case .error(let error):
+                self.board.update { $0.lastError = .store("\(error)") }
+                self.wake()
+            }
+        }
+        let thread = Thread { [self] in run() }
+        thread.name = "lode-sync"
+        self.thread = thread
+        thread.start()
+    }
+
+    /// Makes the engine look again at once.
+    func wake() {
+        var byte: UInt8 = 1
+        _ = write(wakeWrite, &byte, 1)
+    }
+
+    /// Stops the engine and waits for its thread (a statement under way finishes first; the
+    /// connection's timeouts bound it).
+    func stop() {
+        let first = control.withLock { control -> Bool in
+            let first = control.running
+            control.running = false
+            return first
+        }
+        commitFeed?.cancel()
+        guard first else { return }
+        wake()
+        if thread != nil { finished.wait() }
+        board.finish()
+    }
+
+    private var running: Bool { control.withLock { $0.running } }
+
+    // MARK: The loop
+
+    private func run() {
+        var backoff = options.minimumBackoff
+        while running {
+            do {
+                if connection == nil {
+                    try connect()
+                    backoff = options.minimumBackoff
+                }
+                try round()
+                guard running else { break }
+                try waitForWork(timeout: options.pollInterval)
+            } catch {
+                let failure = Self.syncError(error)
+                if failure.isConnectionError || !(connection?.isOpen ?? false) {
+                    connection?.close()
+                    connection = nil
+                }
+                board.update {
+                    $0.lastError = failure
+                    $0.isConnected = self.connection != nil
+                    $0.download = nil
+                }
+                guard running else { break }
+                let jitter = Double.random(in: 0.8...1.2)
+                sleepUnlessWoken(backoff * jitter)
+                backoff = min(backoff * 2, options.maximumBackoff)
+            }
+        }
+        connection?.close()
+        connection = nil
+        board.update { $0.isConnected = false }
+        finished.signal()
+    }
+
+    /// Notes rows a download could not apply: the round reports the last as its error.
+    func noteProblems(_ found: [SyncError]) {
+        guard let last = found.last else { return }
+        problems += found
+        board.update { $0.lastError = last }
+    }
+
+    static func syncError(_ error: Error) -> SyncError {
+        if let error = error as? SyncError { return error }
+        return .store("\(error)")
+    }
+
+    private func connect() throws {
+        let made = try PostgresConnection(
+            connectionString: server.connectionString, defaults: ConnectionDefaults.values)
+        let names = types.map(\.name)
+        do {
+            try ServerSchema.check(made, schema: server.schema, types: names)
+        } catch SyncError.serverNotSetUp(let message) {
+            guard options.setsUpServer else { throw SyncError.serverNotSetUp(message) }
+            try ServerSchema.setUp(made, schema: server.schema, types: names)
+        }
+        try made.execute("LISTEN " + PostgresConnection.quoted(ServerSchema.channel(server.schema)))
+        connection = made
+        board.update { $0.isConnected = true }
+    }
+
+    /// One round: the batch in flight, then downloads and uploads until neither has anything to do.
+    private func round() throws {
+        let request = board.pendingRequest
+        guard let connection else { return }
+        problems = []
+        _ = try connection.notifications()
+        try resendInflight(on: connection)
+        var rounds = 0
+        while running {
+            let downloaded = try download(on: connection)
+            let uploaded = try upload(on: connection)
+            rounds += 1
+            if !downloaded && !uploaded { break }
+            if rounds > 1000 { break }
+        }
+        let lastProblem = problems.last
+        board.update {
+            $0.completedRounds += 1
+            $0.lastError = lastProblem
+        }
+        board.settle(upTo: request)
+    }
+
+    /// Waits for a notification on the connection, a wake-up, or the timeout.
+    private func waitForWork(timeout: Duration) throws {
+        guard let connection else { return }
+        var fds = [
+            pollfd(fd: connection.socket, events: Int16(POLLIN), revents: 0),
+            pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0),
+        ]
+        _ = poll(&fds, 2, Int32(timeout.milliseconds))
+        drainWakeups()
+        if fds[0].revents != 0 { _ = try connection.notifications() }
+    }
+
+    private func sleepUnlessWoken(_ duration: Duration) {
+        var fds = [pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0)]
+        _ = poll(&fds, 1, Int32(duration.milliseconds))
+        drainWakeups()
+    }
+
+    private func drainWakeups() {
+        var buffer = [UInt8](repeating: 0, count: 64)
+        while read(wakeRead, &buffer, 64) > 0 {}
+    }
+}
+
+extension Duration {
+    /// The duration in whole milliseconds.
+    var milliseconds: Int64 {
+        let (seconds, attoseconds) = components
+        return seconds * 1000 + attoseconds / 1_000_000_000_000_000
+    }
+}

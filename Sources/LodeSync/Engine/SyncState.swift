@@ -1,0 +1,144 @@
+import Foundation
+import LMDB
+import LodeCodec
+import LodeStore
+
+/// What a client keeps in its store about the sync, written in the same transactions as the objects
+/// it concerns: `@sync` holds the client's id, the download cursor (the last server version applied
+/// in full), the upload cursor (the last local version whose changes are on the server), the batch
+/// being uploaded, the next batch number and each type's filter; `@sync.<Type>` holds the
+/// ``Shadow`` of every object the server is known to have had.
+struct SyncState {
+    static let databaseName = "@sync"
+    static let clientKey = Array("client".utf8)
+    static let downloadKey = Array("download".utf8)
+    static let uploadKey = Array("upload".utf8)
+    static let inflightKey = Array("inflight".utf8)
+    static let nextBatchKey = Array("batch".utf8)
+    static let filterPrefix = "filter."
+    /// The change-log holder the upload cursor retains the log for.
+    static let retentionHolder = "sync"
+
+    let main: Database
+    let shadows: [Database]
+
+    /// Opens (creating when missing) the databases for `types`.
+    init(store: Store, types: [String]) throws {
+        let environment = try store.environment()
+        do {
+            main = try environment.database(named: Self.databaseName, kind: .plain)
+            shadows = try types.map { try environment.database(named: Self.shadowName($0), kind: .plain) }
+        } catch let error as LMDBError {
+            throw SyncError.store("\(error)")
+        }
+    }
+
+    static func shadowName(_ type: String) -> String { databaseName + "." + type }
+
+    // MARK: Values
+
+    func integer(_ key: [UInt8], in lmdb: LMDBTransaction) throws -> Int64? {
+        guard let bytes = try lmdb.get(key, in: main), bytes.count == 8 else { return nil }
+        return bytes.withUnsafeBytes { Int64(bigEndian: $0.loadUnaligned(as: Int64.self)) }
+    }
+
+    func setInteger(_ value: Int64?, _ key: [UInt8], in tx: LodeStore.WriteTransaction) throws {
+        if let value {
+            try tx.lmdbWrite.put(withUnsafeBytes(of: value.bigEndian) { Array($0) }, forKey: key, in: main)
+        } else {
+            _ = try tx.lmdbWrite.delete(key, in: main)
+        }
+    }
+
+    func text(_ key: [UInt8], in lmdb: LMDBTransaction) throws -> String? {
+        try lmdb.get(key, in: main).map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    func setText(_ value: String, _ key: [UInt8], in tx: LodeStore.WriteTransaction) throws {
+        try tx.lmdbWrite.put(Array(value.utf8), forKey: key, in: main)
+    }
+
+    /// The last server version applied in full (0 before the first download).
+    func downloadCursor(in lmdb: LMDBTransaction) throws -> Int64 {
+        try integer(Self.downloadKey, in: lmdb) ?? 0
+    }
+
+    /// The last local version whose changes the server has, nil before the first upload (every object
+    /// is then a candidate).
+    func uploadCursor(in lmdb: LMDBTransaction) throws -> Int? {
+        try integer(Self.uploadKey, in: lmdb).map { Int($0) }
+    }
+
+    /// Moves the upload cursor, and the change log's retention with it.
+    func setUploadCursor(_ version: Int, in tx: LodeStore.WriteTransaction) throws {
+        try setInteger(Int64(version), Self.uploadKey, in: tx)
+        try tx.retainChangeLog(after: version, holder: Self.retentionHolder)
+    }
+
+    func inflight(in lmdb: LMDBTransaction) throws -> UploadBatch? {
+        guard let bytes = try lmdb.get(Self.inflightKey, in: main) else { return nil }
+        do {
+            return try CBORDecoder().decode(UploadBatch.self, from: bytes)
+        } catch {
+            throw SyncError.store("the upload batch in @sync does not decode: \(error)")
+        }
+    }
+
+    func setInflight(_ batch: UploadBatch?, in tx: LodeStore.WriteTransaction) throws {
+        if let batch {
+            try tx.lmdbWrite.put(try CBOREncoder().encode(batch), forKey: Self.inflightKey, in: main)
+        } else {
+            _ = try tx.lmdbWrite.delete(Self.inflightKey, in: main)
+        }
+    }
+
+    // MARK: Shadows
+
+    func shadow(type: Int, key: [UInt8], in lmdb: LMDBTransaction) throws -> Shadow? {
+        try lmdb.withValue(forKey: key, in: shadows[type]) { Shadow($0) } ?? nil
+    }
+
+    func setShadow(_ shadow: Shadow?, type: Int, key: [UInt8], in tx: LodeStore.WriteTransaction) throws {
+        if let shadow {
+            try tx.lmdbWrite.put(shadow.encoded, forKey: key, in: shadows[type])
+        } else {
+            _ = try tx.lmdbWrite.delete(key, in: shadows[type])
+        }
+    }
+}
+
+/// A batch of local changes on its way to the server, kept in `@sync` from before it is sent until
+/// the server's answer is recorded, so that after a crash or a lost answer the same batch — same
+/// number, same contents — is sent again and the server recognizes it.
+struct UploadBatch: Codable, Equatable {
+    /// One object's change.
+    struct Entry: Codable, Equatable {
+        /// The index of its type among the synced types.
+        var type: Int
+        /// The object's encoded key.
+        var key: [UInt8]
+        /// Its key as the server names it.
+        var keyText: String
+        /// The object as JSON; nil for a deletion.
+        var json: String?
+        /// The server version the change was made on (0: none), checked for types with a merge.
+        var base: Int64
+        /// The digest of the uploaded record (nil for a deletion): the object's shadow once the
+        /// server has it.
+        var digestHigh: UInt64?
+        var digestLow: UInt64?
+
+        var digest: RecordDigest? {
+            guard let digestHigh, let digestLow else { return nil }
+            return RecordDigest(high: digestHigh, low: digestLow)
+        }
+    }
+
+    /// The batch's number: the server applies a client's batches once each, in order.
+    var number: Int64
+    /// The local version the batch was read at.
+    var snapshot: Int
+    /// True when it holds every change up to `snapshot` (the upload cursor then moves there).
+    var complete: Bool
+    var entries: [Entry]
+}

@@ -1,0 +1,26 @@
+/// Where a client stands, as ``SyncClient/status`` and ``SyncClient/statusUpdates`` report it.
+public struct SyncStatus: Sendable, Equatable {
+    /// True while a connection to the server is open.
+    public var isConnected = false
+    /// Local changes not yet acknowledged by the server, in objects (counted when the client last
+    /// looked; 0 when everything is uploaded).
+    public var pendingUploads = 0
+    /// The last server version whose changes are all in the store.
+    public var lastServerVersion: Int64 = 0
+    /// The last error, if the last attempt failed or a row was skipped; cleared by the next
+    /// successful round with nothing skipped.
+    public var lastError: SyncError?
+    /// The download under way, when one is: rows applied and rows to apply (known for a store's first
+    /// download; later rounds report rows applied and 0).
+    public var download: DownloadProgress?
+    /// How many rounds (download and upload) completed since the client started.
+    public var completedRounds = 0
+
+    /// How far a download has come.
+    public struct DownloadProgress: Sendable, Equatable {
+        /// Rows applied so far.
+        public var applied: Int
+        /// Rows in the download, 0 when not counted.
+        public var total: Int
+    }
+}

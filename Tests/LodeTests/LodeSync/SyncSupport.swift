@@ -1,0 +1,67 @@
+import Foundation
+import Lode
+import LodeSync
+import LodeTestSupport
+import Testing
+
+/// An object the sync tests keep on the server.
+struct SyncNote: Persistable, Equatable, CustomStringConvertible {
+    var id: Int
+    var title: String
+    var owner: String
+    var rank: Int
+    var done: Bool
+    static let schema = Schema<SyncNote>(
+        name: "Note", primaryKey: \.id, indexes: [.on(\.rank), .on(\.owner)])
+    var description: String { "#\(id)(\(title), \(owner), rank \(rank)\(done ? ", done" : ""))" }
+}
+
+/// A type whose name is hostile SQL: setup and sync must treat it as a name, nothing more.
+struct SyncHostile: Persistable, Equatable {
+    var key: String
+    var value: String
+    static let schema = Schema<SyncHostile>(name: "Robert\"); DROP TABLE lode_clock; --", primaryKey: \.key)
+}
+
+/// A type with a merge function in some tests: counters add up.
+struct SyncCounter: Persistable, Equatable {
+    var id: UUID
+    var count: Int
+    var labels: [String]
+    static let schema = Schema<SyncCounter>(primaryKey: \.id)
+}
+
+/// The test cluster, or a recorded issue naming why there is none.
+func testCluster() throws -> PostgresTestCluster {
+    try PostgresTestCluster.shared.get()
+}
+
+/// A fresh database on the test cluster with the sync tables of `types`.
+func syncServer(for types: [any Persistable.Type], schema: String = "lode") throws -> SyncServer {
+    let server = SyncServer(connectionString: try testCluster().makeDatabase(), schema: schema)
+    try server.setUp(for: types)
+    return server
+}
+
+/// Runs `sql` on the server's database with psql.
+@discardableResult
+func psql(_ server: SyncServer, _ sql: String) throws -> String {
+    try testCluster().psql(sql, database: PostgresTestCluster.database(of: server.connectionString))
+}
+
+/// Fast options for tests: short backoff and polling.
+let testSyncOptions = SyncOptions(
+    pollInterval: .milliseconds(500), minimumBackoff: .milliseconds(20), maximumBackoff: .milliseconds(400))
+
+/// Waits until `condition` holds (checked every 20 ms), up to `timeout`.
+func eventually(
+    timeout: Duration = .seconds(20), _ what: String, sourceLocation: SourceLocation = #_sourceLocation,
+    _ condition: () throws -> Bool
+) throws {
+    let deadline = ContinuousClock.now + timeout
+    while ContinuousClock.now < deadline {
+        if try condition() { return }
+        Thread.sleep(forTimeInterval: 0.02)
+    }
+    Issue.record("timed out waiting until \(what)", sourceLocation: sourceLocation)
+}
