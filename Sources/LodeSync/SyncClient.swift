@@ -19,7 +19,7 @@ import LodeStore
 /// resumes where the store says it was. See the *Beyond one machine* article for the model and what
 /// is promised.
 public final class SyncClient: Sendable {
-    private let engine: SyncEngine
+    let engine: SyncEngine
 
     /// Prepares a client for `store` (which should have `types` registered); nothing is sent until
     /// ``start()``.

@@ -124,7 +124,14 @@ extension SyncEngine {
                     continue
                 }
                 let shadow = try state.shadow(type: row.type, key: key, in: tx.lmdb)
-                if let shadow, shadow.version >= row.version { continue }
+                // Seen already — except a filtered type's row at the version this client wrote: the
+                // filter has not been asked about it yet.
+                if let shadow,
+                    shadow.version > row.version
+                        || (shadow.version == row.version && types[row.type].filter == nil)
+                {
+                    continue
+                }
                 if let problem = try operations.apply(row, key: key, shadow: shadow, state: state, in: tx) {
                     problems.append(problem)
                 }

@@ -169,6 +169,7 @@ extension SyncEngine {
                 "UPDATE \(schema).lode_clients SET batch = $2, version = $3, seen = now() WHERE client_id = $1",
                 [clientID, "\(batch.number)", "\(version)"])
             try connection.execute("COMMIT")
+            try hooks.serverCommitted(batch.number)
             return .applied(version)
         } catch {
             if connection.isOpen { _ = try? connection.execute("ROLLBACK") }

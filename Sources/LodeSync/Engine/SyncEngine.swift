@@ -15,6 +15,7 @@ final class SyncEngine: @unchecked Sendable {
     let types: [SyncedType]
     let options: SyncOptions
     let board = StatusBoard()
+    let hooks = SyncTestHooks()
     let state: SyncState
     let clientID: String
 

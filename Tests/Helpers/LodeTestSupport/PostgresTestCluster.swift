@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// A private PostgreSQL cluster for the sync tests: `initdb` in a temporary directory, a server on a
 /// Unix socket in that directory and on a loopback port, stopped and removed when the process exits.
@@ -24,7 +25,9 @@ public final class PostgresTestCluster: @unchecked Sendable {
     private static let registry = URL(fileURLWithPath: NSTemporaryDirectory())
         .appendingPathComponent("lode-pg-clusters")
 
-    private init() throws {
+    /// A cluster of its own (for tests that stop or restart the server), stopped and removed when
+    /// the process exits.
+    public init() throws {
         Self.removeOrphans()
         guard let binaries = Self.findBinaries() else {
             throw ClusterError("PostgreSQL's server binaries are missing (make deps installs postgresql)")
@@ -39,8 +42,11 @@ public final class PostgresTestCluster: @unchecked Sendable {
         port = Self.freePort()
         if runsAsPostgres { try Self.run("/bin/chown", ["postgres:postgres", directory.path]) }
         try FileManager.default.createDirectory(at: Self.registry, withIntermediateDirectories: true)
-        try directory.path.write(
-            to: Self.registry.appendingPathComponent("\(getpid())"), atomically: true, encoding: .utf8)
+        try Self.started.withLock { _ in
+            let entry = Self.registry.appendingPathComponent("\(getpid())")
+            let listed = (try? String(contentsOf: entry, encoding: .utf8)) ?? ""
+            try (listed + directory.path + "\n").write(to: entry, atomically: true, encoding: .utf8)
+        }
         let data = directory.appendingPathComponent("data").path
         try runServerTool(
             "initdb", ["-D", data, "-U", "lode", "-A", "trust", "--no-sync", "-E", "UTF8", "--locale=C"])
@@ -52,7 +58,8 @@ public final class PostgresTestCluster: @unchecked Sendable {
         try hba.write(toFile: data + "/pg_hba.conf", atomically: false, encoding: .utf8)
         try start()
         _ = try psql("ALTER USER lode PASSWORD '\(password)'")
-        atexit { PostgresTestCluster.stopShared() }
+        Self.started.withLock { $0.append(self) }
+        atexit { PostgresTestCluster.stopAll() }
     }
 
     /// Starts the server (after ``stop(mode:)``).
@@ -118,10 +125,18 @@ public final class PostgresTestCluster: @unchecked Sendable {
         }
     }
 
-    private static func stopShared() {
-        guard case .success(let cluster) = shared else { return }
-        try? cluster.stop(mode: "immediate")
-        try? FileManager.default.removeItem(at: cluster.directory)
+    /// Every cluster this process started.
+    private static let started = Mutex<[PostgresTestCluster]>([])
+
+    private static func stopAll() {
+        let clusters = started.withLock { clusters in
+            defer { clusters = [] }
+            return clusters
+        }
+        for cluster in clusters {
+            try? cluster.stop(mode: "immediate")
+            try? FileManager.default.removeItem(at: cluster.directory)
+        }
         try? FileManager.default.removeItem(at: registry.appendingPathComponent("\(getpid())"))
     }
 
@@ -133,13 +148,15 @@ public final class PostgresTestCluster: @unchecked Sendable {
         for entry in entries {
             guard let pid = Int32(entry), pid != getpid(), kill(pid, 0) != 0, errno == ESRCH else { continue }
             let file = registry.appendingPathComponent(entry)
-            if let path = try? String(contentsOf: file, encoding: .utf8),
-                let pidLine = try? String(contentsOfFile: path + "/data/postmaster.pid", encoding: .utf8)
+            let paths = ((try? String(contentsOf: file, encoding: .utf8)) ?? "").split(separator: "\n")
+            for path in paths.map(String.init) {
+                if let pidLine = try? String(contentsOfFile: path + "/data/postmaster.pid", encoding: .utf8)
                     .split(separator: "\n").first,
-                let postmaster = Int32(pidLine)
-            {
-                kill(postmaster, SIGQUIT)
-                usleep(200_000)
+                    let postmaster = Int32(pidLine)
+                {
+                    kill(postmaster, SIGQUIT)
+                    usleep(200_000)
+                }
                 try? FileManager.default.removeItem(atPath: path)
             }
             try? FileManager.default.removeItem(at: file)

@@ -2,6 +2,8 @@ import Foundation
 import Lode
 import LodeSync
 import LodeTestSupport
+import ModelStorage
+import Synchronization
 import Testing
 
 /// An object the sync tests keep on the server.
@@ -64,4 +66,53 @@ func eventually(
         Thread.sleep(forTimeInterval: 0.02)
     }
     Issue.record("timed out waiting until \(what)", sourceLocation: sourceLocation)
+}
+
+/// Follows a live result and checks each change it delivers by replaying it on a list mirror of the
+/// previous rows: the replay must give the new rows exactly.
+final class LiveRecorder<Element: Persistable & Equatable>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var shown: [Element] = []
+    private var problems: [String] = []
+    private var delivered = 0
+    private var token: ObservationToken?
+
+    init(_ results: Results<Element>) {
+        token = results.observe(on: DispatchQueue(label: "sync live recorder")) { [self] change in
+            switch change {
+            case .initial(let results):
+                do {
+                    let rows = try results.fetch()
+                    lock.withLock { shown = rows }
+                } catch {
+                    lock.withLock { problems.append("initial fetch: \(error)") }
+                }
+            case .update(let results, let change):
+                do {
+                    let new = try results.fetch()
+                    let old = lock.withLock { shown }
+                    var mirror = ListMirror(sections: [old])
+                    try mirror.apply(change.storageUpdate { new[$0] }, dataSource: [new])
+                    lock.withLock {
+                        if mirror.sections[0] != new { problems.append("replay of \(change) differs") }
+                        shown = new
+                        delivered += 1
+                    }
+                } catch {
+                    lock.withLock { problems.append("\(change): \(error)") }
+                }
+            case .error(let error):
+                lock.withLock { problems.append("\(error)") }
+            }
+        }
+    }
+
+    /// The rows after the last change delivered.
+    var rows: [Element] { lock.withLock { shown } }
+    /// Changes that did not replay, and errors delivered.
+    var failures: [String] { lock.withLock { problems } }
+    /// How many updates were delivered.
+    var updates: Int { lock.withLock { delivered } }
+
+    func cancel() { token?.cancel() }
 }

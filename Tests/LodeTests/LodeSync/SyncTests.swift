@@ -107,3 +107,134 @@ import Testing
             ) == "1\n")
     }
 }
+
+extension SyncTests {
+    @Test func liveResultsSeeServerChangesAsExactChanges() throws {
+        let server = try syncServer(for: [SyncNote.self])
+        let b = try store("b")
+        let sync = try SyncClient(
+            store: b, server: server, types: [.type(SyncNote.self)], options: testSyncOptions)
+        sync.start()
+        defer { sync.stop() }
+        let recorder = LiveRecorder(b.objects(SyncNote.self).sorted(by: \.rank))
+        defer { recorder.cancel() }
+        var rng = SeededGenerator(seed: 0x5e1c)
+        for round in 0..<40 {
+            var statements: [String] = []
+            for _ in 0..<Int.random(in: 1...4, using: &rng) {
+                let id = Int.random(in: 0..<25, using: &rng)
+                let rank = Int.random(in: 0..<50, using: &rng)
+                switch Int.random(in: 0..<4, using: &rng) {
+                case 0:
+                    statements.append("DELETE FROM lode.\"Note\" WHERE key = '\(id)'")
+                case 1:
+                    statements.append(
+                        "UPDATE lode.\"Note\" SET data = jsonb_set(data, '{rank}', '\(rank)') "
+                            + "WHERE key = '\(id)' AND NOT deleted")
+                default:
+                    statements.append(
+                        """
+                        INSERT INTO lode."Note" (key, data) VALUES ('\(id)',
+                          '{"id": \(id), "title": "r\(round)", "owner": "sql", "rank": \(rank), "done": false}')
+                        ON CONFLICT (key) DO UPDATE SET data = excluded.data, deleted = false
+                        """)
+                }
+            }
+            try psql(server, "BEGIN; " + statements.joined(separator: "; ") + "; COMMIT")
+            let expected = try psql(
+                server,
+                "SELECT coalesce(string_agg(key || ':' || (data->>'rank'), ',' ORDER BY (data->>'rank')::int, key::int), '') "
+                    + "FROM lode.\"Note\" WHERE NOT deleted")
+            try eventually("round \(round) reaches the live result") {
+                let shown = recorder.rows.sorted { ($0.rank, $0.id) < ($1.rank, $1.id) }
+                    .map { "\($0.id):\($0.rank)" }.joined(separator: ",")
+                return shown + "\n" == expected
+            }
+        }
+        #expect(recorder.failures.isEmpty, "\(recorder.failures.prefix(3))")
+        #expect(recorder.rows == (try b.objects(SyncNote.self).sorted(by: \.rank).fetch()))
+        #expect(recorder.updates > 10)
+    }
+
+    @Test func partialSyncKeepsOnlyTheRowsOfItsFilter() throws {
+        let server = try syncServer(for: [SyncNote.self])
+        let a = try store("a")
+        let annOnly = SyncedType.type(SyncNote.self, filter: .field("owner", equals: "ann"))
+        var sync = try SyncClient(store: a, server: server, types: [annOnly], options: testSyncOptions)
+        sync.start()
+        try psql(
+            server,
+            """
+            INSERT INTO lode."Note" (key, data) VALUES
+              ('1', '{"id": 1, "title": "a1", "owner": "ann", "rank": 1, "done": false}'),
+              ('2', '{"id": 2, "title": "b2", "owner": "bob", "rank": 2, "done": false}'),
+              ('3', '{"id": 3, "title": "a3", "owner": "ann", "rank": 3, "done": false}')
+            """)
+        try sync.synchronize()
+        func ids() throws -> [Int] { try a.read { try $0.objects(SyncNote.self).fetch().map(\.id) }.sorted() }
+        #expect(try ids() == [1, 3])
+        try psql(
+            server, "UPDATE lode.\"Note\" SET data = jsonb_set(data, '{owner}', '\"bob\"') WHERE key = '1'")
+        try psql(
+            server, "UPDATE lode.\"Note\" SET data = jsonb_set(data, '{owner}', '\"ann\"') WHERE key = '2'")
+        try sync.synchronize()
+        #expect(try ids() == [2, 3])
+        // A local object outside the filter goes up, and then leaves the store.
+        try a.write { tx in
+            try tx.insert(SyncNote(id: 9, title: "for bob", owner: "bob", rank: 9, done: false))
+        }
+        try sync.synchronize()
+        try sync.synchronize()
+        #expect(try ids() == [2, 3])
+        #expect(try psql(server, "SELECT data->>'title' FROM lode.\"Note\" WHERE key = '9'") == "for bob\n")
+        sync.stop()
+        // A new filter: the rows of the old one leave, the new one's arrive.
+        let bobOnly = SyncedType.type(SyncNote.self, filter: .field("owner", equals: "bob"))
+        sync = try SyncClient(store: a, server: server, types: [bobOnly], options: testSyncOptions)
+        sync.start()
+        defer { sync.stop() }
+        try sync.synchronize()
+        #expect(try ids() == [1, 9])
+        #expect(sync.status.lastError == nil)
+    }
+
+    @Test func aMergeFunctionSettlesARaceWithTheServer() throws {
+        let server = try syncServer(for: [SyncCounter.self])
+        let a = try store("a", [SyncCounter.self])
+        let b = try store("b", [SyncCounter.self])
+        let union: @Sendable (SyncCounter, SyncCounter) -> SyncCounter = { local, server in
+            var merged = server
+            merged.count = max(local.count, server.count)
+            merged.labels = Array(Set(local.labels).union(server.labels)).sorted()
+            return merged
+        }
+        let types: [SyncedType] = [.type(SyncCounter.self, merge: union)]
+        var syncA = try SyncClient(store: a, server: server, types: types, options: testSyncOptions)
+        let syncB = try SyncClient(store: b, server: server, types: types, options: testSyncOptions)
+        syncA.start()
+        syncB.start()
+        defer { syncB.stop() }
+        let id = UUID()
+        try a.write { tx in try tx.insert(SyncCounter(id: id, count: 1, labels: [])) }
+        try syncA.synchronize()
+        try syncB.synchronize()
+        // A changes the counter while offline; B changes it on the server meanwhile.
+        syncA.stop()
+        try a.write { tx in try tx.update(SyncCounter.self, key: id) { $0.labels = ["from a"] } }
+        try b.write { tx in
+            try tx.update(SyncCounter.self, key: id) {
+                $0.labels = ["from b"]
+                $0.count = 5
+            }
+        }
+        try syncB.synchronize()
+        syncA = try SyncClient(store: a, server: server, types: types, options: testSyncOptions)
+        syncA.start()
+        defer { syncA.stop() }
+        try syncA.synchronize()
+        try syncB.synchronize()
+        let expected = SyncCounter(id: id, count: 5, labels: ["from a", "from b"])
+        #expect(try a.read { try $0.object(SyncCounter.self, key: id) } == expected)
+        #expect(try b.read { try $0.object(SyncCounter.self, key: id) } == expected)
+    }
+}
