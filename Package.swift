@@ -69,8 +69,11 @@ let package = Package(
             name: "lode-bench",
             dependencies: ["Lode", "LodeInspection", "LMDB", "CLMDB", "ModelStorage", "CSQLite", "CMalloc"],
             path: "Tools/lode-bench"),
+        .target(name: "LodeDemoModel", dependencies: ["Lode"], path: "Tools/LodeDemoModel"),
         .executableTarget(
-            name: "lode-demo", dependencies: ["Lode", "ModelStorage"], path: "Tools/lode-demo"),
+            name: "lode-demo", dependencies: ["Lode", "LodeDemoModel", "ModelStorage"], path: "Tools/lode-demo"),
+        .executableTarget(
+            name: "lode-sync", dependencies: ["Lode", "LodeDemoModel", "LodeSync"], path: "Tools/lode-sync"),
         .executableTarget(
             name: "lode-dump", dependencies: ["Lode", "LodeInspection"], path: "Tools/lode-dump"),
         .executableTarget(
@@ -85,7 +88,8 @@ let package = Package(
         ),
         .target(name: "LodeTestSupport", path: "Tests/Helpers/LodeTestSupport"),
         .executableTarget(
-            name: "lode-test-helper", dependencies: ["Lode", "LodeInspection", "LodeTestSupport"],
+            name: "lode-test-helper",
+            dependencies: ["Lode", "LodeInspection", "LodeSync", "LodeTestSupport", "ModelStorage"],
             path: "Tests/Helpers/lode-test-helper"),
         .executableTarget(
             name: "lode-versions-helper", dependencies: ["Lode", "LodeTestSupport"],
@@ -97,7 +101,7 @@ let package = Package(
                 "LodeSync", "LMDB",
                 "ModelStorage", "LodeTesting", "LodeTestSupport", "lode-test-helper",
                 "lode-versions-helper",
-                "lode-demo",
+                "lode-demo", "lode-sync",
                 "lode-dump", "lmdb-test-helper",
             ],
             path: "Tests/LodeTests"),

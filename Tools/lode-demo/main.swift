@@ -7,40 +7,8 @@
 import Dispatch
 import Foundation
 import Lode
+import LodeDemoModel
 import ModelStorage
-
-/// A task's place in the work: the section it is listed under.
-enum Status: Int, Codable, Hashable, Sendable, CaseIterable, CustomStringConvertible {
-    case todo, doing, done
-    var description: String { ["To do", "Doing", "Done"][rawValue] }
-    init?(name: String) {
-        guard
-            let status = Self.allCases.first(where: {
-                "\($0)".lowercased().replacingOccurrences(of: " ", with: "") == name.lowercased()
-            })
-        else { return nil }
-        self = status
-    }
-}
-
-/// A task of the demo list.
-struct DemoTask: Persistable {
-    var id: Int
-    var title: String
-    var status: Status
-    var rank: Int
-    /// The project the task is filed under, if any (a link: deleting the project unfiles the task).
-    var project: Link<DemoProject>?
-    static let schema = Schema<DemoTask>(
-        primaryKey: \.id, indexes: [.on(\.status), .on(\.rank)], links: [.to(\.project, onDelete: .nullify)])
-}
-
-/// A project tasks are filed under.
-struct DemoProject: Persistable {
-    var id: Int
-    var name: String
-    static let schema = Schema<DemoProject>(primaryKey: \.id)
-}
 
 struct UsageError: Error, CustomStringConvertible {
     var description: String

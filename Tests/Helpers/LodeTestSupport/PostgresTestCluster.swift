@@ -71,7 +71,7 @@ public final class PostgresTestCluster: @unchecked Sendable {
                 "-D", data, "-l", directory.appendingPathComponent("log").path, "-w", "-t", "60",
                 "-o",
                 "-k \(socketDirectory) -p \(port) -c listen_addresses=* -c fsync=off "
-                    + "-c synchronous_commit=off -c full_page_writes=off -c max_connections=300", "start",
+                    + "-c synchronous_commit=on -c full_page_writes=off -c max_connections=300", "start",
             ])
     }
 

@@ -286,12 +286,19 @@ do {
         try powerCutSource(arguments[2])
     } else if arguments.count == 3, arguments[1] == "powercut-items" {
         try powerCutItems(arguments[2])
+    } else if arguments.count == 7, arguments[1] == "sync-client", let seconds = Double(arguments[4]),
+        let seed = UInt64(arguments[5])
+    {
+        try syncClientProcess(
+            arguments[2], name: arguments[3], seconds: seconds, seed: seed, log: arguments[6])
+    } else if arguments.count == 3, arguments[1] == "sync-dump" {
+        try syncDump(arguments[2])
     } else if arguments.count == 3, arguments[1] == "hold-reader" {
         try holdReader(arguments[2])
     } else {
         FileHandle.standardError.write(
             Data(
-                "usage: lode-test-helper write DIR FIRST COUNT | readme-observe | readme-first-use | readme-live | crash-writer DIR | read-all DIR [--no-page-check] | migration-seed DIR COUNT | migration-run DIR | temporary-store exit|crash | lag-and-exit DIR LAG | hold-reader DIR | powercut-writer WORKLOAD MODE DIR MARKS | powercut-check WORKLOAD MODE STATE… | powercut-source DIR | powercut-items DIR\n"
+                "usage: lode-test-helper write DIR FIRST COUNT | readme-observe | readme-first-use | readme-live | crash-writer DIR | read-all DIR [--no-page-check] | migration-seed DIR COUNT | migration-run DIR | temporary-store exit|crash | lag-and-exit DIR LAG | hold-reader DIR | powercut-writer WORKLOAD MODE DIR MARKS | powercut-check WORKLOAD MODE STATE… | powercut-source DIR | powercut-items DIR | sync-client STORE NAME SECONDS SEED LOG | sync-dump STORE\n"
                     .utf8
             ))
         exit(2)

@@ -1,0 +1,205 @@
+import Dispatch
+import Foundation
+import LodeStore
+
+/// The command-line front end of a sync client, for an executable of the app's own that names its
+/// synced types (the JSON on the server becomes objects only through them):
+///
+/// ```swift
+/// // Sources/app-sync/main.swift
+/// import LodeSync
+/// exit(SyncCommand(types: [.type(Project.self), .type(Task.self)]).run(CommandLine.arguments))
+/// ```
+///
+/// ```
+/// app-sync setup [--schema S]                  create the server tables (idempotent)
+/// app-sync run STORE [--schema S] [--once]     keep STORE in sync, printing its status; Ctrl-C stops
+/// app-sync status STORE                        what STORE's sync state says, without connecting
+/// ```
+///
+/// The server comes from `LODE_SYNC_SERVER` (a libpq connection string; put the password in a
+/// password file, not on a command line other users can see) or `--server`. It is never printed.
+public struct SyncCommand: Sendable {
+    /// The synced types.
+    public let types: [SyncedType]
+    /// The client's options for `run`.
+    public var options: SyncOptions
+
+    /// A command for `types`.
+    public init(types: [SyncedType], options: SyncOptions = SyncOptions()) {
+        self.types = types
+        self.options = options
+    }
+
+    /// Runs the command in `arguments` (the program's name first) and returns the exit status: 0 on
+    /// success, 1 when sync failed, 2 for a malformed command line.
+    public func run(_ arguments: [String]) -> Int32 {
+        let program = (arguments.first as NSString?)?.lastPathComponent ?? "lode-sync"
+        do {
+            let parsed = try Arguments(Array(arguments.dropFirst()))
+            switch parsed.command {
+            case "setup":
+                try server(parsed).setUp(typeNames: types.map(\.name))
+                print("set up \(types.count) type(s) in schema \(parsed.schema)")
+            case "run": try runClient(parsed)
+            case "status": try printStatus(parsed)
+            default: throw UsageError("unknown command \"\(parsed.command)\"")
+            }
+            return 0
+        } catch let error as UsageError {
+            printError("\(program): \(error.message)\n\(usage(program))")
+            return 2
+        } catch {
+            printError("\(program): \(error)")
+            return 1
+        }
+    }
+
+    private func usage(_ program: String) -> String {
+        """
+        usage: \(program) setup [--server CONNINFO] [--schema NAME]
+               \(program) run STORE [--server CONNINFO] [--schema NAME] [--once] [--timeout SECONDS]
+               \(program) status STORE
+        The server's connection string comes from LODE_SYNC_SERVER unless --server is given.
+        """
+    }
+
+    private func server(_ arguments: Arguments) throws -> SyncServer {
+        guard let connection = arguments.server ?? ProcessInfo.processInfo.environment["LODE_SYNC_SERVER"]
+        else {
+            throw UsageError("no server: set LODE_SYNC_SERVER or pass --server")
+        }
+        return SyncServer(connectionString: connection, schema: arguments.schema)
+    }
+
+    private func openStore(_ arguments: Arguments) throws -> Store {
+        guard let path = arguments.store else { throw UsageError("\(arguments.command) needs a STORE") }
+        return try Store(atPath: path, types: types.map(\.operations.persistableType))
+    }
+
+    private func runClient(_ arguments: Arguments) throws {
+        let server = try server(arguments)
+        let store = try openStore(arguments)
+        defer { store.close() }
+        let client = try SyncClient(store: store, server: server, types: types, options: options)
+        client.start()
+        defer { client.stop() }
+        if arguments.once {
+            try client.synchronize(timeout: .seconds(arguments.timeout))
+            print(Self.line(client.status))
+            return
+        }
+        signal(SIGINT, SIG_IGN)
+        signal(SIGTERM, SIG_IGN)
+        let stop = DispatchSemaphore(value: 0)
+        let sources = [SIGINT, SIGTERM].map { number in
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler { stop.signal() }
+            source.resume()
+            return source
+        }
+        defer { for source in sources { source.cancel() } }
+        let printer = Thread {
+            var last = ""
+            while true {
+                let line = Self.line(client.status)
+                if line != last {
+                    print(line)
+                    fflush(nil)
+                    last = line
+                }
+                if stop.wait(timeout: .now() + .milliseconds(100)) == .success {
+                    stop.signal()
+                    return
+                }
+            }
+        }
+        printer.start()
+        stop.wait()
+        stop.signal()
+        print("stopping")
+    }
+
+    /// One line of status, as `run` prints it.
+    static func line(_ status: SyncStatus) -> String {
+        var parts = [
+            status.isConnected ? "connected" : "disconnected", "pending uploads \(status.pendingUploads)",
+            "server version \(status.lastServerVersion)",
+        ]
+        if let download = status.download {
+            parts.append(
+                download.total > 0
+                    ? "downloading \(download.applied)/\(download.total)" : "downloading \(download.applied)")
+        }
+        if let error = status.lastError { parts.append("last error: \(error)") }
+        return parts.joined(separator: " · ")
+    }
+
+    private func printStatus(_ arguments: Arguments) throws {
+        let store = try openStore(arguments)
+        defer { store.close() }
+        let state = try SyncState(store: store, types: types.map(\.name))
+        try store.read { tx in
+            let client = try state.text(SyncState.clientKey, in: tx.lmdb)
+            print("client: \(client ?? "(never synced)")")
+            print("server version downloaded: \(try state.downloadCursor(in: tx.lmdb))")
+            let upload = try state.uploadCursor(in: tx.lmdb)
+            print("local version uploaded: \(upload.map(String.init) ?? "(none yet)") of \(tx.version)")
+            if let batch = try state.inflight(in: tx.lmdb) {
+                print("batch in flight: #\(batch.number), \(batch.entries.count) object(s)")
+            }
+            for (index, type) in types.enumerated() {
+                let known = try tx.lmdb.count(in: state.shadows[index])
+                print("\(type.name): \(known) object(s) known on the server")
+            }
+        }
+    }
+
+    private func printError(_ message: String) {
+        FileHandle.standardError.write(Data((message + "\n").utf8))
+    }
+
+    /// A malformed command line.
+    struct UsageError: Error {
+        let message: String
+        init(_ message: String) { self.message = message }
+    }
+
+    /// The parsed command line.
+    struct Arguments {
+        var command = ""
+        var store: String?
+        var server: String?
+        var schema = "lode"
+        var once = false
+        var timeout: Int64 = 60
+
+        init(_ arguments: [String]) throws {
+            var rest = arguments[...]
+            guard let command = rest.popFirst() else { throw UsageError("no command") }
+            self.command = command
+            func value(_ option: String) throws -> String {
+                guard let value = rest.popFirst() else { throw UsageError("\(option) needs a value") }
+                return value
+            }
+            while let argument = rest.popFirst() {
+                switch argument {
+                case "--server": server = try value(argument)
+                case "--schema": schema = try value(argument)
+                case "--once": once = true
+                case "--timeout":
+                    let text = try value(argument)
+                    guard let seconds = Int64(text), seconds > 0 else {
+                        throw UsageError("--timeout takes a number of seconds, not \"\(text)\"")
+                    }
+                    timeout = seconds
+                default:
+                    guard !argument.hasPrefix("-"), store == nil, command != "setup" else {
+                        throw UsageError("unexpected argument \"\(argument)\"")
+                    }
+                    store = argument
+                }
+            }
+        }
+    }
+}
