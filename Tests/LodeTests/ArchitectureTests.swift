@@ -90,7 +90,7 @@ import Testing
     }
 
     @Test(arguments: [
-        "LodeCodec", "LodeStore", "LodeQuery", "LodeLive", "LodeStorage", "ModelStorage", "LMDB",
+        "LodeCodec", "LodeStore", "LodeQuery", "LodeLive", "LodeStorage", "LodeSync", "ModelStorage", "LMDB",
     ])
     func noFolderOfAModuleUsesAFolderThatUsesIt(module: String) throws {
         let graph = try Self.folderGraph(of: module)

@@ -107,7 +107,7 @@ extension Transaction {
         let environment = lmdb.environment
         for entry in try lmdb.entries(in: environment.mainDatabase) {
             let name = String(decoding: entry.key, as: UTF8.self)
-            if !expectedDatabases.contains(name) {
+            if !expectedDatabases.contains(name) && !StoreLayout.isSyncDatabase(name) {
                 report.problems.append("database \"\(name)\" is not part of the layout the catalog describes")
             }
         }

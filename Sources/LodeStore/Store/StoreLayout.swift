@@ -21,4 +21,12 @@ package enum StoreLayout {
     /// How many migrations ran (an integer, beside their names).
     package static let schemaVersionKey = "schemaVersion"
     static let schemaVersionKeyBytes = Array(schemaVersionKey.utf8)
+    /// The databases of the sync layer: `@sync` (its state) and `@sync.<Type>` (what the server is
+    /// known to hold of each synced type). The store keeps them as they are.
+    package static let syncDatabase = "@sync"
+
+    /// True for a database of the sync layer.
+    static func isSyncDatabase(_ name: String) -> Bool {
+        name == syncDatabase || name.hasPrefix(syncDatabase + ".")
+    }
 }

@@ -130,7 +130,8 @@ import Testing
                 try cluster.psql(
                     "SELECT seq, key, version, deleted, app FROM lode.audit WHERE token = '\(first)' ORDER BY seq",
                     database: database))
-            let key = try cluster.psql("SELECT key FROM lode.audit WHERE token = '\(first)' LIMIT 1", database: database)
+            let key = try cluster.psql(
+                "SELECT key FROM lode.audit WHERE token = '\(first)' LIMIT 1", database: database)
             print(
                 try cluster.psql(
                     "SELECT seq, token, version, deleted, app FROM lode.audit WHERE key = '\(key.trimmingCharacters(in: .whitespacesAndNewlines))' ORDER BY seq",

@@ -238,3 +238,77 @@ extension SyncTests {
         #expect(try b.read { try $0.object(SyncCounter.self, key: id) } == expected)
     }
 }
+
+extension SyncTests {
+    @Test func theOutboxOutlivesTheChangeLogRetention() throws {
+        let server = try syncServer(for: [SyncNote.self])
+        // Entries older than no time at all may be pruned — but not those the upload cursor retains.
+        let a = try Store(
+            at: tmp.url.appendingPathComponent("a"),
+            configuration: StoreConfiguration(durability: .noSync, changeLogRetention: .seconds(0)),
+            types: [SyncNote.self])
+        var sync = try SyncClient(
+            store: a, server: server, types: [.type(SyncNote.self)], options: testSyncOptions)
+        sync.start()
+        try a.write { tx in try tx.insert(SyncNote(id: 0, title: "first", owner: "a", rank: 0, done: false)) }
+        try sync.synchronize()
+        sync.stop()
+        let cursor = try a.read { tx in try tx.commits(after: 0).commits.last?.version ?? 0 }
+        for id in 1...200 {
+            try a.write { tx in
+                try tx.insert(SyncNote(id: id, title: "offline", owner: "a", rank: id, done: false))
+            }
+        }
+        // Pruning ran (every 64th version) and kept everything after the cursor.
+        let history = try a.read { try $0.commits(after: cursor) }
+        #expect(history.isComplete)
+        #expect(history.commits.count >= 200)
+        sync = try SyncClient(
+            store: a, server: server, types: [.type(SyncNote.self)], options: testSyncOptions)
+        sync.start()
+        defer { sync.stop() }
+        try sync.synchronize()
+        #expect(try psql(server, "SELECT count(*) FROM lode.\"Note\"") == "201\n")
+        // Once uploaded, the entries are no longer retained: the next prune removes them.
+        for id in 201...330 {
+            try a.write { tx in
+                try tx.upsert(SyncNote(id: id % 7, title: "again", owner: "a", rank: id, done: false))
+            }
+        }
+        #expect(try a.read { try $0.commits(after: cursor) }.isComplete == false)
+    }
+
+    @Test func lodeDumpReadsAndChecksASyncedStore() throws {
+        let server = try syncServer(for: [SyncNote.self])
+        let path = tmp.url.appendingPathComponent("dumped").path
+        do {
+            let a = try Store(atPath: path, types: [SyncNote.self])
+            let sync = try SyncClient(
+                store: a, server: server, types: [.type(SyncNote.self)], options: testSyncOptions)
+            sync.start()
+            try a.write { tx in try tx.insert(SyncNote(id: 1, title: "one", owner: "a", rank: 1, done: false))
+            }
+            try sync.synchronize()
+            sync.stop()
+            a.close()
+        }
+        let summary = try shell("\(builtTool("lode-dump")) \(path)")
+        #expect(summary.status == 0, "\(summary.err)")
+        #expect(summary.out.contains("Note: 1 objects"))
+        let check = try shell("\(builtTool("lode-dump")) check \(path)")
+        #expect(check.status == 0, "\(check.out) \(check.err)")
+        // `lode-sync status` reads any synced store, read-only, whatever its types.
+        let status = try shell("\(builtTool("lode-sync")) status \(path)")
+        #expect(status.status == 0, "\(status.err)")
+        #expect(status.out.contains("server version downloaded: 1"), "\(status.out)")
+        #expect(status.out.contains("Note: 1 object(s) known on the server"), "\(status.out)")
+        #expect(!status.out.contains("Demo"))
+        let never = try shell("\(builtTool("lode-sync")) status \(tmp.path)/missing")
+        #expect(never.status == 1)
+        let malformed = try shell("\(builtTool("lode-sync")) run")
+        #expect(malformed.status == 2)
+        #expect(
+            malformed.err.contains("run needs a STORE") || malformed.err.contains("no server"),
+            "\(malformed.err)")
+    }
+}

@@ -9,7 +9,7 @@ import LodeStore
 /// being uploaded, the next batch number and each type's filter; `@sync.<Type>` holds the
 /// ``Shadow`` of every object the server is known to have had.
 struct SyncState {
-    static let databaseName = "@sync"
+    static let databaseName = StoreLayout.syncDatabase
     static let clientKey = Array("client".utf8)
     static let downloadKey = Array("download".utf8)
     static let uploadKey = Array("upload".utf8)
@@ -22,14 +22,28 @@ struct SyncState {
     let main: Database
     let shadows: [Database]
 
-    /// Opens (creating when missing) the databases for `types`.
-    init(store: Store, types: [String]) throws {
+    /// Opens (creating when missing, unless `create` is false) the databases for `types`.
+    init(store: Store, types: [String], create: Bool = true) throws {
         let environment = try store.environment()
         do {
-            main = try environment.database(named: Self.databaseName, kind: .plain)
-            shadows = try types.map { try environment.database(named: Self.shadowName($0), kind: .plain) }
+            main = try environment.database(named: Self.databaseName, kind: .plain, create: create)
+            shadows = try types.map {
+                try environment.database(named: Self.shadowName($0), kind: .plain, create: create)
+            }
         } catch let error as LMDBError {
+            if error.code == .notFound { throw SyncError.store("the store has never been synced") }
             throw SyncError.store("\(error)")
+        }
+    }
+
+    /// The synced types whose shadows a store holds, by the names of its `@sync.<Type>` databases.
+    static func syncedTypes(in store: Store) throws -> [String] {
+        let environment = try store.environment()
+        return try environment.read { txn in
+            try txn.entries(in: environment.mainDatabase).map { String(decoding: $0.key, as: UTF8.self) }
+                .filter { $0.hasPrefix(databaseName + ".") }.map {
+                    String($0.dropFirst(databaseName.count + 1))
+                }
         }
     }
 
@@ -105,40 +119,4 @@ struct SyncState {
             _ = try tx.lmdbWrite.delete(key, in: shadows[type])
         }
     }
-}
-
-/// A batch of local changes on its way to the server, kept in `@sync` from before it is sent until
-/// the server's answer is recorded, so that after a crash or a lost answer the same batch — same
-/// number, same contents — is sent again and the server recognizes it.
-struct UploadBatch: Codable, Equatable {
-    /// One object's change.
-    struct Entry: Codable, Equatable {
-        /// The index of its type among the synced types.
-        var type: Int
-        /// The object's encoded key.
-        var key: [UInt8]
-        /// Its key as the server names it.
-        var keyText: String
-        /// The object as JSON; nil for a deletion.
-        var json: String?
-        /// The server version the change was made on (0: none), checked for types with a merge.
-        var base: Int64
-        /// The digest of the uploaded record (nil for a deletion): the object's shadow once the
-        /// server has it.
-        var digestHigh: UInt64?
-        var digestLow: UInt64?
-
-        var digest: RecordDigest? {
-            guard let digestHigh, let digestLow else { return nil }
-            return RecordDigest(high: digestHigh, low: digestLow)
-        }
-    }
-
-    /// The batch's number: the server applies a client's batches once each, in order.
-    var number: Int64
-    /// The local version the batch was read at.
-    var snapshot: Int
-    /// True when it holds every change up to `snapshot` (the upload cursor then moves there).
-    var complete: Bool
-    var entries: [Entry]
 }

@@ -136,9 +136,12 @@ public struct SyncCommand: Sendable {
     }
 
     private func printStatus(_ arguments: Arguments) throws {
-        let store = try openStore(arguments)
+        guard let path = arguments.store else { throw UsageError("status needs a STORE") }
+        // Read-only and without registering types: any synced store, whatever its types.
+        let store = try Store(atPath: path, configuration: StoreConfiguration(readOnly: true))
         defer { store.close() }
-        let state = try SyncState(store: store, types: types.map(\.name))
+        let names = try SyncState.syncedTypes(in: store)
+        let state = try SyncState(store: store, types: names, create: false)
         try store.read { tx in
             let client = try state.text(SyncState.clientKey, in: tx.lmdb)
             print("client: \(client ?? "(never synced)")")
@@ -148,9 +151,9 @@ public struct SyncCommand: Sendable {
             if let batch = try state.inflight(in: tx.lmdb) {
                 print("batch in flight: #\(batch.number), \(batch.entries.count) object(s)")
             }
-            for (index, type) in types.enumerated() {
+            for (index, name) in names.enumerated() {
                 let known = try tx.lmdb.count(in: state.shadows[index])
-                print("\(type.name): \(known) object(s) known on the server")
+                print("\(name): \(known) object(s) known on the server")
             }
         }
     }
