@@ -71,7 +71,8 @@ let package = Package(
             path: "Tools/lode-bench"),
         .target(name: "LodeDemoModel", dependencies: ["Lode"], path: "Tools/LodeDemoModel"),
         .executableTarget(
-            name: "lode-demo", dependencies: ["Lode", "LodeDemoModel", "ModelStorage"], path: "Tools/lode-demo"),
+            name: "lode-demo", dependencies: ["Lode", "LodeDemoModel", "ModelStorage"],
+            path: "Tools/lode-demo"),
         .executableTarget(
             name: "lode-sync", dependencies: ["Lode", "LodeDemoModel", "LodeSync"], path: "Tools/lode-sync"),
         .executableTarget(
