@@ -9,7 +9,7 @@ PG_PACKAGES := libpq-dev postgresql
 SUDO := $(shell [ "$$(id -u)" = "0" ] || echo sudo)
 FORMAT_PATHS := Package.swift Sources Tests $(wildcard Tools) Fuzz
 
-.PHONY: all deps build lint format test test-tsan fuzz-build fuzz-quick fuzz soak bench demo docs docs-check clean powercut
+.PHONY: all deps build lint format test test-tsan fuzz-build fuzz-quick fuzz soak bench demo demo-sync docs docs-check clean powercut
 
 # libFuzzer targets (Fuzz/README.md): each harness is compiled with the library sources it exercises.
 FUZZ_TARGETS := cbor keys expression loader
@@ -164,6 +164,10 @@ soak: deps powercut
 	$(CHECKS) LODE_VERSIONS_ROUNDS=6 $(SWIFT) test --skip-build --filter TwoVersionsTests
 	$(MAKE) test-tsan
 	$(MAKE) fuzz
+
+# Two stores of the task list kept in step through a private PostgreSQL (scripts/demo-sync.sh).
+demo-sync: deps
+	SWIFT=$(SWIFT) scripts/demo-sync.sh
 
 # The live task list, end to end, on lode-demo.store in the working directory.
 demo: deps

@@ -54,6 +54,8 @@ check Lode/documentation/lode/gettingstarted "Getting started" "store.write" "Th
 check Lode/documentation/lode/store "Store" "write(_:)"
 check Lode/documentation/lode/linksbetweenobjects "Relationships" "Live across links" "DeleteRule"
 check LodeInspection/documentation/lodeinspection/ ">LodeInspection<" "RawDumpLoader" "CBOREncoder"
+check LodeSync/documentation/lodesync/ ">LodeSync<" "SyncClient" "SyncFilter"
+check LodeSync/documentation/lodesync/beyondonemachine "Beyond one machine" "decides, per object" "SyncClient"
 check ModelStorage/documentation/modelstorage/ ">ModelStorage<" "MemoryStorage" "ListMirror"
 check ModelStorage/documentation/modelstorage/comingfromdtmodelstorage "DTTableViewManager" "moveItemWithoutAnimation"
 check LMDB/documentation/lmdb/ ">LMDB<" "Environment" "A tour of the LMDB layer"
