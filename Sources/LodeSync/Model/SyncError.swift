@@ -18,7 +18,7 @@ public enum SyncError: Error, Sendable, Equatable, CustomStringConvertible {
     case rowRefused(type: String, key: String, reason: String)
     /// The sync configuration is wrong (a type listed twice, a key type sync cannot name as text…).
     case invalidConfiguration(String)
-    /// ``SyncClient/synchronize(timeout:)`` gave up: the last error, or that none was reported.
+    /// ``SyncClient/synchronize(timeout:)-45or3`` gave up: the last error, or that none was reported.
     case timedOut(String)
     /// The local store failed (its error's description).
     case store(String)
