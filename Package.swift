@@ -67,7 +67,11 @@ let package = Package(
         .target(name: "LodeTesting", dependencies: ["Lode", "ModelStorage"], path: "Sources/LodeTesting"),
         .executableTarget(
             name: "lode-bench",
-            dependencies: ["Lode", "LodeInspection", "LMDB", "CLMDB", "ModelStorage", "CSQLite", "CMalloc"],
+            dependencies: [
+                "Lode", "LodeInspection", "LodeSync", "LodeTestSupport", "LMDB", "CLMDB", "ModelStorage",
+                "CSQLite",
+                "CMalloc",
+            ],
             path: "Tools/lode-bench"),
         .target(name: "LodeDemoModel", dependencies: ["Lode"], path: "Tools/LodeDemoModel"),
         .executableTarget(

@@ -83,7 +83,7 @@ enum Workloads {
         ("differs", differs), ("live-memory", liveMemory), ("page-check", pageCheck),
         ("open-check", openCheck), ("commit-latency", commitLatency),
         ("same-class-durability", sameClassDurability), ("concurrent-writers", concurrentWriters),
-        ("links", links),
+        ("links", links), ("sync", sync),
     ]
 
     static func bulkInsert(_ settings: Settings) throws -> [Figure] {

@@ -13,18 +13,22 @@ extension SyncEngine {
         /// An object of a type with a merge function changed on the server since the batch was read:
         /// nothing was applied.
         case conflict
+        /// A new batch whose number the server has seen already: the store's sync state is older
+        /// than the server's record of this client (the store was restored from a backup). Nothing was
+        /// applied; the batch is numbered after `last` and sent again.
+        case renumber(last: Int64)
     }
 
     /// Sends the batch a crash or a lost answer left in flight, if any, and records the answer.
     func resendInflight(on connection: PostgresConnection) throws {
         guard let batch = try store.read({ try state.inflight(in: $0.lmdb) }) else { return }
-        try finish(batch, outcome: try send(batch, on: connection))
+        try finish(batch, outcome: try send(batch, resending: true, on: connection), on: connection)
     }
 
     /// Uploads one batch of dirty objects; false when there was nothing to upload.
     func upload(on connection: PostgresConnection) throws -> Bool {
         guard let batch = try makeBatch() else { return false }
-        try finish(batch, outcome: try send(batch, on: connection))
+        try finish(batch, outcome: try send(batch, resending: false, on: connection), on: connection)
         return true
     }
 
@@ -113,7 +117,7 @@ extension SyncEngine {
 
     /// Applies `batch` on the server in one transaction, once: a batch the server already applied
     /// (its number is not above the client's last) is answered with the version it got then.
-    func send(_ batch: UploadBatch, on connection: PostgresConnection) throws -> Outcome {
+    func send(_ batch: UploadBatch, resending: Bool, on connection: PostgresConnection) throws -> Outcome {
         let schema = PostgresConnection.quoted(server.schema)
         try connection.execute("BEGIN")
         do {
@@ -125,7 +129,10 @@ extension SyncEngine {
                 [clientID])
             if let applied = client.integer(0, 0), applied >= batch.number {
                 try connection.execute("COMMIT")
-                return .applied(client.integer(0, 1) ?? 0)
+                // A batch sent again that the server applied: its answer was lost. A new batch the
+                // server counts as applied: this store is behind the server's record of it.
+                return resending && applied == batch.number
+                    ? .applied(client.integer(0, 1) ?? 0) : .renumber(last: applied)
             }
             for type in types.indices {
                 let entries = batch.entries.filter { $0.type == type }
@@ -197,7 +204,18 @@ extension SyncEngine {
     /// is clean unless it changed again since), the batch is no longer in flight and, when the batch
     /// held every change up to its version, the upload cursor moves there. A conflict drops the batch:
     /// the next download merges, and the next batch uploads the result.
-    private func finish(_ batch: UploadBatch, outcome: Outcome) throws {
+    private func finish(_ batch: UploadBatch, outcome: Outcome, on connection: PostgresConnection) throws {
+        if case .renumber(let last) = outcome {
+            var renumbered = batch
+            renumbered.number = last + 1
+            try store.write { tx in
+                try state.setInteger(renumbered.number, SyncState.nextBatchKey, in: tx)
+                try state.setInflight(renumbered, in: tx)
+            }
+            let outcome = try send(renumbered, resending: false, on: connection)
+            try finish(renumbered, outcome: outcome, on: connection)
+            return
+        }
         try store.write { tx in
             try state.setInflight(nil, in: tx)
             guard case .applied(let version) = outcome else { return }

@@ -19,14 +19,15 @@ final class SyncEngine: @unchecked Sendable {
     let state: SyncState
     let clientID: String
 
-    private let control = Locked<(running: Bool, finished: Bool)>(
+    private let control = Locked<(running: Bool, started: Bool)>(
         (true, false), name: "the sync engine's control")
     private let finished = DispatchSemaphore(value: 0)
     private let wakeRead: Int32
     private let wakeWrite: Int32
     private var connection: PostgresConnection?
-    private var commitFeed: ObservationToken?
-    private var thread: Thread?
+    /// The engine's thread and the commit feed that wakes it, once started.
+    private let threadState = Locked<(thread: Thread?, feed: ObservationToken?)>(
+        (nil, nil), name: "the sync thread")
     /// Rows the current round could not apply (reported as its last error).
     private var problems: [SyncError] = []
 
@@ -98,6 +99,11 @@ final class SyncEngine: @unchecked Sendable {
     // MARK: Control
 
     func start() {
+        let first = control.withLock { control -> Bool in
+            defer { control.started = true }
+            return !control.started && control.running
+        }
+        guard first else { return }
         let names = Set(types.map(\.name))
         let start: Int
         do {
@@ -106,7 +112,7 @@ final class SyncEngine: @unchecked Sendable {
             start = 0
             board.update { $0.lastError = .store("\(error)") }
         }
-        commitFeed = store.observeCommits(after: start) { [weak self] event in
+        let feed = store.observeCommits(after: start) { [weak self] event in
             guard let self else { return }
             switch event {
             case .commits(let batch):
@@ -122,7 +128,7 @@ final class SyncEngine: @unchecked Sendable {
         }
         let thread = Thread { [self] in run() }
         thread.name = "lode-sync"
-        self.thread = thread
+        threadState.withLock { $0 = (thread, feed) }
         thread.start()
     }
 
@@ -135,15 +141,16 @@ final class SyncEngine: @unchecked Sendable {
     /// Stops the engine and waits for its thread (a statement under way finishes first; the
     /// connection's timeouts bound it).
     func stop() {
-        let first = control.withLock { control -> Bool in
+        let (first, started) = control.withLock { control -> (Bool, Bool) in
             let first = control.running
             control.running = false
-            return first
+            return (first, control.started)
         }
-        commitFeed?.cancel()
         guard first else { return }
+        let (thread, feed) = threadState.withLock { $0 }
+        feed?.cancel()
         wake()
-        if thread != nil { finished.wait() }
+        if started && thread != nil { finished.wait() }
         board.finish()
     }
 
@@ -238,6 +245,9 @@ final class SyncEngine: @unchecked Sendable {
     /// Waits for a notification on the connection, a wake-up, or the timeout.
     private func waitForWork(timeout: Duration) throws {
         guard let connection else { return }
+        // Notifications that arrived while the round ran are already in libpq's buffer: the socket
+        // would not say so.
+        if try !connection.notifications().isEmpty { return }
         var fds = [
             pollfd(fd: connection.socket, events: Int16(POLLIN), revents: 0),
             pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0),

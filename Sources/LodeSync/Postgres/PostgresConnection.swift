@@ -104,6 +104,39 @@ package final class PostgresConnection {
         }
     }
 
+    /// Runs `COPY … TO STDOUT` and hands each row's bytes to `body` as they arrive; returns how many
+    /// rows there were.
+    /// - Throws: as ``execute(_:_:)``.
+    @discardableResult
+    package func copyOut(_ sql: String, _ body: (UnsafeRawBufferPointer) -> Void) throws -> Int {
+        guard let connection else { throw SyncError.connectionLost("the connection is closed") }
+        guard let started = PQexec(connection, sql) else {
+            throw SyncError.connectionLost(Self.message(of: connection))
+        }
+        let status = PQresultStatus(started)
+        PQclear(started)
+        guard status == PGRES_COPY_OUT else {
+            throw SyncError.server(state: "", message: "COPY did not start: \(Self.message(of: connection))")
+        }
+        var rows = 0
+        var buffer: UnsafeMutablePointer<CChar>?
+        while true {
+            let length = PQgetCopyData(connection, &buffer, 0)
+            if length < 0 { break }
+            if let buffer {
+                body(UnsafeRawBufferPointer(start: buffer, count: Int(length)))
+                PQfreemem(buffer)
+            }
+            rows += 1
+        }
+        while let result = PQgetResult(connection) {
+            let failed = PQresultStatus(result) != PGRES_COMMAND_OK
+            PQclear(result)
+            if failed { throw SyncError.server(state: "", message: Self.message(of: connection)) }
+        }
+        return rows
+    }
+
     /// The channels and payloads of the notifications that have arrived, reading what the socket
     /// holds without waiting.
     /// - Throws: ``SyncError/connectionLost(_:)`` when the connection is gone.

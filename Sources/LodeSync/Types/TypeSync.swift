@@ -51,6 +51,13 @@ final class TypeSync<T: Persistable>: TypeSyncing {
 
     /// The key of `object` as text: a string key (text, UUID) is its text, any other key its JSON.
     func keyText(of object: T) throws -> String {
+        // The common key types without a JSON round trip.
+        switch object[keyPath: T.schema.primaryKeyPath] {
+        case let key as Int: return String(key)
+        case let key as String: return key
+        case let key as UUID: return key.uuidString
+        default: break
+        }
         guard let key = object[keyPath: T.schema.primaryKeyPath] as? any Encodable else {
             throw SyncError.invalidConfiguration("the primary key of \(typeName) is not Encodable")
         }
@@ -60,10 +67,32 @@ final class TypeSync<T: Persistable>: TypeSyncing {
     }
 
     func keyBytes(fromText text: String) throws -> [UInt8] {
-        guard let keyType = T.schema.primaryKeyType as? any Codable.Type else {
-            throw SyncError.invalidConfiguration("the primary key of \(typeName) is not Codable")
+        // The common key types read directly; any other through its JSON.
+        let bytes: [UInt8]
+        switch T.schema.primaryKeyType {
+        case is Int.Type:
+            guard let key = Int(text) else { throw keyRefused(text, "the key is not an Int") }
+            bytes = try KeyEncoder().encode(key)
+        case is String.Type:
+            bytes = try KeyEncoder().encode(text)
+        case is UUID.Type:
+            guard let key = UUID(uuidString: text) else { throw keyRefused(text, "the key is not a UUID") }
+            bytes = try KeyEncoder().encode(key)
+        default:
+            guard let keyType = T.schema.primaryKeyType as? any Codable.Type else {
+                throw SyncError.invalidConfiguration("the primary key of \(typeName) is not Codable")
+            }
+            bytes = try Self.parse(keyType, text, typeName: typeName)
         }
-        return try Self.parse(keyType, text, typeName: typeName)
+        guard bytes.count <= IndexKeyLimit.maximum else {
+            throw keyRefused(
+                text, "the key takes \(bytes.count) bytes; Lode keys take at most \(IndexKeyLimit.maximum)")
+        }
+        return bytes
+    }
+
+    private func keyRefused(_ text: String, _ reason: String) -> SyncError {
+        .rowDoesNotDecode(type: typeName, key: String(text.prefix(40)), reason: reason)
     }
 
     private static func parse<K: Codable>(_ type: K.Type, _ text: String, typeName: String) throws -> [UInt8]
@@ -78,13 +107,7 @@ final class TypeSync<T: Persistable>: TypeSyncing {
             throw SyncError.rowDoesNotDecode(
                 type: typeName, key: text, reason: "the key is not a \(K.self) as text or JSON")
         }
-        let bytes = try KeyEncoder().encode(key)
-        guard bytes.count <= IndexKeyLimit.maximum else {
-            throw SyncError.rowDoesNotDecode(
-                type: typeName, key: String(text.prefix(40)),
-                reason: "the key takes \(bytes.count) bytes; Lode keys take at most \(IndexKeyLimit.maximum)")
-        }
-        return bytes
+        return try KeyEncoder().encode(key)
     }
 
     /// The server's object in `row`. Data without the primary key field gets it from the row's key;
@@ -217,12 +240,14 @@ final class TypeSync<T: Persistable>: TypeSyncing {
         if serverDigest != local, let merge,
             let mine = try tx.object(T.self, keyBytes: key, state: typeState)
         {
-            let merged = try merge(mine, server)
             do {
+                let merged = try merge(mine, server)
                 try tx.upsert(merged)
-            } catch let error as LodeError {
+            } catch {
+                // The local change stays, and is uploaded against this version (it then wins).
                 refusal = SyncError.rowRefused(
-                    type: typeName, key: row.key, reason: "the merged object: \(error)")
+                    type: typeName, key: row.key,
+                    reason: "the merge failed, the local object is kept: \(error)")
             }
         }
         try state.setShadow(

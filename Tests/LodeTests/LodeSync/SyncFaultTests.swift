@@ -114,3 +114,58 @@ import Testing
                 database: PostgresTestCluster.database(of: server.connectionString)) == "30\n")
     }
 }
+
+extension SyncFaultTests {
+    @Test func aStoreRestoredFromAnOlderCopyStillUploadsItsNewWrites() throws {
+        let server = try syncServer(for: [SyncNote.self])
+        let live = tmp.url.appendingPathComponent("live")
+        let backup = tmp.url.appendingPathComponent("backup")
+        do {
+            let store = try Store(
+                at: live, configuration: StoreConfiguration(durability: .noSync), types: [SyncNote.self])
+            let sync = try SyncClient(
+                store: store, server: server, types: [.type(SyncNote.self)], options: testSyncOptions)
+            sync.start()
+            try store.write { tx in
+                try tx.insert(SyncNote(id: 1, title: "one", owner: "a", rank: 1, done: false))
+            }
+            try sync.synchronize()
+            sync.stop()
+            store.close()
+            try FileManager.default.copyItem(at: live, to: backup)
+        }
+        do {
+            let store = try Store(
+                at: live, configuration: StoreConfiguration(durability: .noSync), types: [SyncNote.self])
+            let sync = try SyncClient(
+                store: store, server: server, types: [.type(SyncNote.self)], options: testSyncOptions)
+            sync.start()
+            for id in 2...3 {
+                try store.write { tx in
+                    try tx.insert(SyncNote(id: id, title: "later", owner: "a", rank: id, done: false))
+                }
+                try sync.synchronize()
+            }
+            sync.stop()
+            store.close()
+        }
+        // The backup's sync state is behind the server's record of this client: its next batch number
+        // was used already. Its new write must still reach the server.
+        let restored = try Store(
+            at: backup, configuration: StoreConfiguration(durability: .noSync), types: [SyncNote.self])
+        let sync = try SyncClient(
+            store: restored, server: server, types: [.type(SyncNote.self)], options: testSyncOptions)
+        sync.start()
+        defer { sync.stop() }
+        try restored.write { tx in
+            try tx.insert(SyncNote(id: 9, title: "after the restore", owner: "a", rank: 9, done: false))
+        }
+        try sync.synchronize()
+        try sync.synchronize()
+        #expect(
+            try psql(server, "SELECT data->>'title' FROM lode.\"Note\" WHERE key = '9'")
+                == "after the restore\n")
+        #expect(
+            try restored.read { try $0.objects(SyncNote.self).fetch().map(\.id).sorted() } == [1, 2, 3, 9])
+    }
+}
