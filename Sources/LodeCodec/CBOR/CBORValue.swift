@@ -328,7 +328,7 @@ public indirect enum CBORValue: Sendable, Equatable {
     }
 
     /// `text` as a JSON string literal.
-    static func quoted(_ text: String) -> String {
+    package static func quoted(_ text: String) -> String {
         var output = "\""
         for scalar in text.unicodeScalars {
             switch scalar {

@@ -1,4 +1,5 @@
 import Foundation
+import LodeCodec
 
 /// How objects become the `jsonb` of their server rows and back: Foundation's JSON coders with
 /// sorted keys, dates as seconds since 1970 (a number keeps every bit a `Date` has; SQL reads it with
@@ -25,24 +26,5 @@ enum SyncJSON {
     }
 
     /// `text` as a JSON string literal.
-    static func quoted(_ text: String) -> String {
-        var out = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            default:
-                if scalar.value < 0x20 {
-                    let hex = String(scalar.value, radix: 16)
-                    out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-                } else {
-                    out.unicodeScalars.append(scalar)
-                }
-            }
-        }
-        return out + "\""
-    }
+    static func quoted(_ text: String) -> String { CBORValue.quoted(text) }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import Lode
 import LodeSync
+import LodeTestSupport
 import ModelStorage
 
 /// The object the convergence test's clients write: each write gives it a token naming the client
@@ -61,7 +62,7 @@ func syncClientProcess(_ path: String, name: String, seconds: Double, seed: UInt
     func note(_ line: String) throws {
         try log.write(contentsOf: Data((line + "\n").utf8))
     }
-    var rng = HelperRandom(seed: seed)
+    var rng = SeededGenerator(seed: seed)
     let end = Date().addingTimeInterval(seconds)
     // Tokens name the run too: a restarted client counts its writes from 1 again.
     let run = "\(name).\(String(seed % 1_000_000, radix: 36))"
@@ -115,19 +116,6 @@ private final class LockedRows: @unchecked Sendable {
     private var rows: [SyncItem] = []
     func set(_ new: [SyncItem]) { lock.withLock { rows = new } }
     func get() -> [SyncItem] { lock.withLock { rows } }
-}
-
-/// SplitMix64: the helper's own seeded randomness.
-struct HelperRandom {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9e37_79b9_7f4a_7c15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xbf58_476d_1ce4_e5b9
-        z = (z ^ (z >> 27)) &* 0x94d0_49bb_1331_11eb
-        return z ^ (z >> 31)
-    }
 }
 
 struct HelperError: Error, CustomStringConvertible {

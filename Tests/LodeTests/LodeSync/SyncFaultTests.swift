@@ -78,12 +78,8 @@ import Testing
         try server.setUp(for: [SyncNote.self])
         let a = try store("a")
         let b = try store("b")
-        let syncA = try SyncClient(
-            store: a, server: server, types: [.type(SyncNote.self)], options: testSyncOptions)
-        let syncB = try SyncClient(
-            store: b, server: server, types: [.type(SyncNote.self)], options: testSyncOptions)
-        syncA.start()
-        syncB.start()
+        let syncA = try startedClient(a, server)
+        let syncB = try startedClient(b, server)
         defer {
             syncA.stop()
             syncB.stop()
@@ -123,9 +119,7 @@ extension SyncFaultTests {
         do {
             let store = try Store(
                 at: live, configuration: StoreConfiguration(durability: .noSync), types: [SyncNote.self])
-            let sync = try SyncClient(
-                store: store, server: server, types: [.type(SyncNote.self)], options: testSyncOptions)
-            sync.start()
+            let sync = try startedClient(store, server)
             try store.write { tx in
                 try tx.insert(SyncNote(id: 1, title: "one", owner: "a", rank: 1, done: false))
             }
@@ -137,9 +131,7 @@ extension SyncFaultTests {
         do {
             let store = try Store(
                 at: live, configuration: StoreConfiguration(durability: .noSync), types: [SyncNote.self])
-            let sync = try SyncClient(
-                store: store, server: server, types: [.type(SyncNote.self)], options: testSyncOptions)
-            sync.start()
+            let sync = try startedClient(store, server)
             for id in 2...3 {
                 try store.write { tx in
                     try tx.insert(SyncNote(id: id, title: "later", owner: "a", rank: id, done: false))
@@ -153,9 +145,7 @@ extension SyncFaultTests {
         // was used already. Its new write must still reach the server.
         let restored = try Store(
             at: backup, configuration: StoreConfiguration(durability: .noSync), types: [SyncNote.self])
-        let sync = try SyncClient(
-            store: restored, server: server, types: [.type(SyncNote.self)], options: testSyncOptions)
-        sync.start()
+        let sync = try startedClient(restored, server)
         defer { sync.stop() }
         try restored.write { tx in
             try tx.insert(SyncNote(id: 9, title: "after the restore", owner: "a", rank: 9, done: false))

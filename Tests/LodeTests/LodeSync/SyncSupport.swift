@@ -116,3 +116,12 @@ final class LiveRecorder<Element: Persistable & Equatable>: @unchecked Sendable 
 
     func cancel() { token?.cancel() }
 }
+
+/// A client of `store` on `server` with the tests' options, started.
+func startedClient(
+    _ store: Store, _ server: SyncServer, _ types: [SyncedType] = [.type(SyncNote.self)]
+) throws -> SyncClient {
+    let client = try SyncClient(store: store, server: server, types: types, options: testSyncOptions)
+    client.start()
+    return client
+}

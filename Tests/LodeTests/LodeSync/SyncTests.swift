@@ -17,12 +17,8 @@ import Testing
         let server = try syncServer(for: [SyncNote.self])
         let a = try store("a")
         let b = try store("b")
-        let syncA = try SyncClient(
-            store: a, server: server, types: [.type(SyncNote.self)], options: testSyncOptions)
-        let syncB = try SyncClient(
-            store: b, server: server, types: [.type(SyncNote.self)], options: testSyncOptions)
-        syncA.start()
-        syncB.start()
+        let syncA = try startedClient(a, server)
+        let syncB = try startedClient(b, server)
         defer {
             syncA.stop()
             syncB.stop()
@@ -53,9 +49,7 @@ import Testing
     @Test func aChangeMadeWithPsqlReachesTheStore() throws {
         let server = try syncServer(for: [SyncNote.self])
         let a = try store("a")
-        let sync = try SyncClient(
-            store: a, server: server, types: [.type(SyncNote.self)], options: testSyncOptions)
-        sync.start()
+        let sync = try startedClient(a, server)
         defer { sync.stop() }
         try psql(
             server,
@@ -76,12 +70,8 @@ import Testing
         try server.setUp(for: [SyncHostile.self, SyncNote.self])
         let a = try store("a", [SyncHostile.self])
         let b = try store("b", [SyncHostile.self])
-        let syncA = try SyncClient(
-            store: a, server: server, types: [.type(SyncHostile.self)], options: testSyncOptions)
-        let syncB = try SyncClient(
-            store: b, server: server, types: [.type(SyncHostile.self)], options: testSyncOptions)
-        syncA.start()
-        syncB.start()
+        let syncA = try startedClient(a, server, [.type(SyncHostile.self)])
+        let syncB = try startedClient(b, server, [.type(SyncHostile.self)])
         defer {
             syncA.stop()
             syncB.stop()
@@ -112,9 +102,7 @@ extension SyncTests {
     @Test func liveResultsSeeServerChangesAsExactChanges() throws {
         let server = try syncServer(for: [SyncNote.self])
         let b = try store("b")
-        let sync = try SyncClient(
-            store: b, server: server, types: [.type(SyncNote.self)], options: testSyncOptions)
-        sync.start()
+        let sync = try startedClient(b, server)
         defer { sync.stop() }
         let recorder = LiveRecorder(b.objects(SyncNote.self).sorted(by: \.rank))
         defer { recorder.cancel() }
