@@ -75,14 +75,15 @@ extension SyncEngine {
                 let operations = types[type].operations
                 for key in candidates[type].sorted(by: { $0.lexicographicallyPrecedes($1) }) {
                     let shadow = try state.shadow(type: type, key: key, in: tx.lmdb)
-                    if let local = try operations.uploadEntry(key: key, in: tx) {
-                        guard local.digest != shadow?.digest else { continue }
+                    switch try operations.localRecord(key: key, known: shadow?.digest, in: tx) {
+                    case .unchanged: continue
+                    case .changed(let keyText, let json, let digest):
                         entries.append(
                             UploadBatch.Entry(
-                                type: type, key: key, keyText: local.keyText, json: local.json,
-                                base: shadow?.version ?? 0, digestHigh: local.digest.high,
-                                digestLow: local.digest.low))
-                    } else {
+                                type: type, key: key, keyText: keyText, json: json,
+                                base: shadow?.version ?? 0,
+                                digestHigh: digest.high, digestLow: digest.low))
+                    case .absent:
                         guard let shadow, shadow.digest != nil else { continue }
                         entries.append(
                             UploadBatch.Entry(

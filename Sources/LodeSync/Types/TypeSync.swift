@@ -13,9 +13,9 @@ protocol TypeSyncing: Sendable {
     /// The type's records database, nil when no object was ever stored.
     func records(in tx: LodeStore.Transaction) throws -> Database?
     /// The upload entry for the record under `key` (nil when it is absent): key text, JSON, digest.
-    func uploadEntry(key: [UInt8], in tx: LodeStore.Transaction) throws -> (
-        keyText: String, json: String, digest: RecordDigest
-    )?
+    /// The record under `key` as an upload needs it; `known` is the digest of what the server holds,
+    /// and a record with that digest is not decoded.
+    func localRecord(key: [UInt8], known: RecordDigest?, in tx: LodeStore.Transaction) throws -> LocalRecord
     /// The encoded key a server key text names.
     func keyBytes(fromText text: String) throws -> [UInt8]
     /// Applies a server row (see ``SyncEngine``'s download); returns an error to report for a row that
@@ -38,15 +38,16 @@ final class TypeSync<T: Persistable>: TypeSyncing {
 
     func records(in tx: LodeStore.Transaction) throws -> Database? { try tx.typeState(T.self).records }
 
-    func uploadEntry(key: [UInt8], in tx: LodeStore.Transaction) throws -> (
-        keyText: String, json: String, digest: RecordDigest
-    )? {
-        guard let records = try records(in: tx) else { return nil }
-        return try tx.lmdb.withValue(forKey: key, in: records) { bytes in
+    func localRecord(key: [UInt8], known: RecordDigest?, in tx: LodeStore.Transaction) throws -> LocalRecord {
+        guard let records = try records(in: tx) else { return .absent }
+        return try tx.lmdb.withValue(forKey: key, in: records) { bytes -> LocalRecord in
+            let digest = RecordDigest(bytes)
+            // Most candidates are unchanged (the downloads' own commits): no decode for them.
+            guard digest != known else { return .unchanged }
             let object = try tx.decode(T.self, from: bytes, key: key)
             let json = String(decoding: try SyncJSON.encoder().encode(object), as: UTF8.self)
-            return (try keyText(of: object), json, RecordDigest(bytes))
-        }
+            return .changed(keyText: try keyText(of: object), json: json, digest: digest)
+        } ?? .absent
     }
 
     /// The key of `object` as text: a string key (text, UUID) is its text, any other key its JSON.

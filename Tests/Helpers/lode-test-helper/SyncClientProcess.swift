@@ -83,12 +83,15 @@ func syncClientProcess(_ path: String, name: String, seconds: Double, seed: UInt
         usleep(useconds_t(rng.next() % 40_000))
     }
     try client.synchronize(timeout: .seconds(60))
-    // The live result has caught up with the last commit before the check ends.
-    let expected = try store.objects(SyncItem.self).sorted(by: \.rank).fetch()
-    let deadline = Date().addingTimeInterval(10)
-    while shown.get() != expected && Date() < deadline { usleep(10_000) }
-    if shown.get() != expected { failures.add("the live result did not reach the store's last version") }
+    // No more downloads: the live result must reach the store's last version and stay there.
     client.stop()
+    let deadline = Date().addingTimeInterval(30)
+    var expected = try store.objects(SyncItem.self).sorted(by: \.rank).fetch()
+    while shown.get() != expected && Date() < deadline {
+        usleep(10_000)
+        expected = try store.objects(SyncItem.self).sorted(by: \.rank).fetch()
+    }
+    if shown.get() != expected { failures.add("the live result did not reach the store's last version") }
     let found = failures.get()
     if !found.isEmpty {
         FileHandle.standardError.write(Data((found.prefix(5).joined(separator: "\n") + "\n").utf8))

@@ -125,3 +125,19 @@ func startedClient(
     client.start()
     return client
 }
+
+/// A project of the sync tests' linked types: deleting it deletes its tasks (cascade).
+struct SyncProject: Persistable, Equatable {
+    var id: Int
+    var name: String
+    static let schema = Schema<SyncProject>(name: "Project", primaryKey: \.id)
+}
+
+/// A task filed under a project.
+struct SyncTask: Persistable, Equatable {
+    var id: Int
+    var title: String
+    var project: Link<SyncProject>?
+    static let schema = Schema<SyncTask>(
+        name: "Task", primaryKey: \.id, links: [.to(\.project, onDelete: .cascade)])
+}
