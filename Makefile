@@ -26,6 +26,10 @@ FUZZ_SWIFTC := swiftc -O -sanitize=fuzzer,address -parse-as-library -package-nam
 FUZZ_SECONDS ?= 10
 FUZZ_LONG_SECONDS ?= 600
 
+# The sync suites start PostgreSQL servers, client processes and network namespaces: `make test` runs
+# them on their own after the main suite, whose stress suites have deadlines they would compete with.
+SYNC_SUITES := LodeTests\.Sync
+
 # The suites that exercise locks, queues and delivery across threads: `make test` runs them under
 # ThreadSanitizer too (in their own build directory), and any report fails the run.
 TSAN_SUITES := SyncTests|SyncFaultTests|LiveDeliveryTests|LiveLinkTests|LinkedSectionsStorageTests|LiveStressTests|LiveResultsTests|LiveResultsStorageTests|SectionedResultsTests|KeyPathFilterTests|LiveGroupTests|CrossProcessLiveResultsTests|ChangeLogTests|WriteGrowthTests|MemoryStorageTests|TransactionTests|MapGrowthTests|HeldVersionTests|PageCheckTests|GroupCommitTests
@@ -101,7 +105,8 @@ CHECKS := LODE_INTERNAL_CHECKS=1
 test: deps lint powercut
 	$(CHECKS) $(SWIFT) build --build-tests $(BUILD_FLAGS)
 	$(SWIFT) build -c release --product lode-test-helper
-	$(CHECKS) $(POWERCUT_HELPER) $(SWIFT) test --skip-build
+	$(CHECKS) $(POWERCUT_HELPER) $(SWIFT) test --skip-build --skip '$(SYNC_SUITES)'
+	$(CHECKS) $(SWIFT) test --skip-build --filter '$(SYNC_SUITES)'
 	$(MAKE) docs-check
 	$(MAKE) test-tsan
 	$(MAKE) fuzz-quick

@@ -235,10 +235,8 @@ final class SyncEngine: @unchecked Sendable {
             if rounds > 1000 { break }
         }
         let lastProblem = problems.last
-        board.update {
-            $0.completedRounds += 1
-            $0.lastError = lastProblem
-        }
+        // Only what changed is published: a round that changed nothing sends no status.
+        board.update { $0.lastError = lastProblem }
         board.settle(upTo: request)
     }
 

@@ -13,8 +13,6 @@ public struct SyncStatus: Sendable, Equatable {
     /// The download under way, when one is: rows applied and rows to apply (known for a store's first
     /// download; later rounds report rows applied and 0).
     public var download: DownloadProgress?
-    /// How many rounds (download and upload) completed since the client started.
-    public var completedRounds = 0
 
     /// How far a download has come.
     public struct DownloadProgress: Sendable, Equatable {
