@@ -9,7 +9,8 @@ import LodeStore
 /// come back. With a `merge` function, a local write that raced a server change is instead merged
 /// with it: `merge(local, server)` runs in the write that brings the server's version, and its result
 /// is what is uploaded — checked against the server's version, so a third write in between starts
-/// another merge rather than being overwritten.
+/// another merge rather than being overwritten. It runs inside that write, on the client's thread:
+/// it must not write to the store nor stop the client.
 public struct SyncedType: Sendable {
     let operations: any TypeSyncing
     let filter: SyncFilter?
