@@ -21,7 +21,8 @@ package enum IndexKeyLimit {
     /// True when a stored key may be a truncated one (it has exactly the truncated length).
     package static func mayBeTruncated(_ key: some Collection<UInt8>) -> Bool { key.count == truncatedLength }
 
-    static func fnv1a64(_ bytes: [UInt8]) -> UInt64 {
+    /// FNV-1a 64 of `bytes`.
+    package static func fnv1a64(_ bytes: [UInt8]) -> UInt64 {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
         for byte in bytes {
             hash ^= UInt64(byte)

@@ -1,3 +1,5 @@
+import LodeCodec
+
 /// The SQL that makes a PostgreSQL schema a sync server, and checks that it is one. Nothing runs on
 /// the server but these tables, functions and triggers.
 ///
@@ -118,11 +120,7 @@ package enum ServerSchema {
     /// The name of a type's version index: `lode_version_` and a hash of the type's name (the
     /// type's name itself could make it longer than an identifier may be).
     static func versionIndexName(_ type: String) -> String {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in type.utf8 {
-            hash ^= UInt64(byte)
-            hash = hash &* 0x100_0000_01b3
-        }
+        let hash = IndexKeyLimit.fnv1a64(Array(type.utf8))
         let hex = String(hash, radix: 16)
         return "lode_version_" + String(repeating: "0", count: 16 - hex.count) + hex
     }

@@ -30,6 +30,11 @@ protocol TypeSyncing: Sendable {
 final class TypeSync<T: Persistable>: TypeSyncing {
     let merge: (@Sendable (T, T) throws -> T)?
 
+    /// The JSON coders of every row, made once (they are `Sendable`: one type may serve several
+    /// clients).
+    private let decoder = SyncJSON.decoder()
+    private let encoder = SyncJSON.encoder()
+
     init(merge: (@Sendable (T, T) throws -> T)?) { self.merge = merge }
 
     var typeName: String { T.schema.typeName }
@@ -45,7 +50,7 @@ final class TypeSync<T: Persistable>: TypeSyncing {
             // Most candidates are unchanged (the downloads' own commits): no decode for them.
             guard digest != known else { return .unchanged }
             let object = try tx.decode(T.self, from: bytes, key: key)
-            let json = String(decoding: try SyncJSON.encoder().encode(object), as: UTF8.self)
+            let json = String(decoding: try encoder.encode(object), as: UTF8.self)
             return .changed(keyText: try keyText(of: object), json: json, digest: digest)
         } ?? .absent
     }
@@ -62,8 +67,8 @@ final class TypeSync<T: Persistable>: TypeSyncing {
         guard let key = object[keyPath: T.schema.primaryKeyPath] as? any Encodable else {
             throw SyncError.invalidConfiguration("the primary key of \(typeName) is not Encodable")
         }
-        let json = String(decoding: try SyncJSON.encoder().encode(key), as: UTF8.self)
-        if json.hasPrefix("\"") { return try SyncJSON.decoder().decode(String.self, from: Data(json.utf8)) }
+        let json = String(decoding: try encoder.encode(key), as: UTF8.self)
+        if json.hasPrefix("\"") { return try decoder.decode(String.self, from: Data(json.utf8)) }
         return json
     }
 
@@ -83,7 +88,7 @@ final class TypeSync<T: Persistable>: TypeSyncing {
             guard let keyType = T.schema.primaryKeyType as? any Codable.Type else {
                 throw SyncError.invalidConfiguration("the primary key of \(typeName) is not Codable")
             }
-            bytes = try Self.parse(keyType, text, typeName: typeName)
+            bytes = try parse(keyType, text)
         }
         guard bytes.count <= IndexKeyLimit.maximum else {
             throw keyRefused(
@@ -96,9 +101,7 @@ final class TypeSync<T: Persistable>: TypeSyncing {
         .rowDoesNotDecode(type: typeName, key: String(text.prefix(40)), reason: reason)
     }
 
-    private static func parse<K: Codable>(_ type: K.Type, _ text: String, typeName: String) throws -> [UInt8]
-    {
-        let decoder = SyncJSON.decoder()
+    private func parse<K: Codable>(_ type: K.Type, _ text: String) throws -> [UInt8] {
         let key: K
         if let quoted = try? decoder.decode(K.self, from: Data(SyncJSON.quoted(text).utf8)) {
             key = quoted
@@ -114,7 +117,6 @@ final class TypeSync<T: Persistable>: TypeSyncing {
     /// The server's object in `row`. Data without the primary key field gets it from the row's key;
     /// data whose key differs from the row's is refused.
     func serverObject(_ json: String, keyText text: String) throws -> T {
-        let decoder = SyncJSON.decoder()
         var data = Data(json.utf8)
         let object: T
         do {
@@ -151,7 +153,7 @@ final class TypeSync<T: Persistable>: TypeSyncing {
     private func keyBytesJSON(_ text: String) throws -> String {
         guard let keyType = T.schema.primaryKeyType as? any Codable.Type else { return SyncJSON.quoted(text) }
         func reads<K: Codable>(_ type: K.Type) -> Bool {
-            (try? SyncJSON.decoder().decode(K.self, from: Data(SyncJSON.quoted(text).utf8))) != nil
+            (try? decoder.decode(K.self, from: Data(SyncJSON.quoted(text).utf8))) != nil
         }
         return reads(keyType) ? SyncJSON.quoted(text) : text
     }
