@@ -4,8 +4,9 @@ SWIFT ?= swift
 SHELL := /bin/bash
 APT_PACKAGES := liblmdb-dev lmdb-utils libsqlite3-dev pkg-config
 # PostgreSQL for the sync layer's tests: the client library (libpq-dev) and a server the tests start
-# in a temporary directory of their own (postgresql; its default cluster is not used).
-PG_PACKAGES := libpq-dev postgresql
+# in a temporary directory of their own (postgresql; its default cluster is not used); iproute2 for
+# the network namespace of the convergence test's cut-off client.
+PG_PACKAGES := libpq-dev postgresql iproute2
 SUDO := $(shell [ "$$(id -u)" = "0" ] || echo sudo)
 FORMAT_PATHS := Package.swift Sources Tests $(wildcard Tools) Fuzz
 
@@ -50,8 +51,8 @@ deps:
 	fi
 
 	@if pkg-config --exists libpq 2>/dev/null && ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 \
-		&& command -v psql >/dev/null 2>&1; then \
-		echo "deps: libpq-dev and postgresql present"; \
+		&& command -v psql >/dev/null 2>&1 && command -v ip >/dev/null 2>&1; then \
+		echo "deps: libpq-dev, postgresql and iproute2 present"; \
 	else \
 		echo "deps: installing $(PG_PACKAGES)"; \
 		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get update -q && \
