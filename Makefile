@@ -10,7 +10,7 @@ PG_PACKAGES := libpq-dev postgresql iproute2
 SUDO := $(shell [ "$$(id -u)" = "0" ] || echo sudo)
 FORMAT_PATHS := Package.swift Sources Tests $(wildcard Tools) Fuzz
 
-.PHONY: all deps build lint format test test-tsan fuzz-build fuzz-quick fuzz soak bench demo demo-sync docs docs-check clean powercut
+.PHONY: all deps build lint format test test-tsan fuzz-build fuzz-quick fuzz soak bench bench-instructions demo demo-sync docs docs-check clean powercut
 
 # libFuzzer targets (Fuzz/README.md): each harness is compiled with the library sources it exercises.
 FUZZ_TARGETS := cbor keys expression loader
@@ -182,6 +182,14 @@ demo: deps
 # The full benchmark suite (minutes); docs/BENCHMARKS.md keeps the latest run.
 bench: deps
 	$(SWIFT) run -c release lode-bench
+
+# Instructions per object for the read and write workloads, each system counted by callgrind in a
+# process of its own (about two minutes): the figure that does not drift between runs.
+bench-instructions: deps
+	@command -v valgrind >/dev/null 2>&1 || { $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get update -q && \
+		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends valgrind; }
+	$(SWIFT) build -c release --product lode-bench
+	.build/release/lode-bench --instructions
 
 clean:
 	rm -rf .build .build-tsan .build-fuzz .build-docs

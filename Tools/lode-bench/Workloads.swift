@@ -91,25 +91,7 @@ enum Workloads {
         var rng = Generator(1)
         let rows = (0..<count).map { Row.make($0, &rng) }
         let encoded = try rows.map(RawLMDB.bytes)
-        var scratch = Scratch("bulk")
-        let times = try alternate(
-            runs: settings.runs,
-            [
-                System(
-                    name: "Lode", prepare: { scratch = Scratch("bulk") },
-                    body: {
-                        let store = try Store(
-                            at: scratch.url.appendingPathComponent("lode"),
-                            configuration: StoreConfiguration(initialMapSize: 4 << 30), types: [Row.self])
-                        try store.write { tx in for row in rows { try tx.insert(row) } }
-                    }),
-                System(
-                    name: "raw LMDB", prepare: { scratch = Scratch("bulk") },
-                    body: { try RawLMDB(path: scratch.path("raw")).insert(encoded) }),
-                System(
-                    name: "SQLite", prepare: { scratch = Scratch("bulk") },
-                    body: { try SQLiteBaseline(path: scratch.path("sqlite.db")).insert(rows) }),
-            ])
+        let times = try alternate(runs: settings.runs, CoreSystems.bulkInsert(rows: rows, encoded: encoded))
         let (lode, raw, sqlite) = (times[0], times[1], times[2])
         let coding = try codingCost(rows, runs: settings.runs)
         return [
@@ -132,31 +114,10 @@ enum Workloads {
         let ids = (0..<Swift.max(fixture.rows.count / 10, 10)).map { _ in
             Int.random(in: 0..<fixture.rows.count, using: &rng)
         }
-        let keys = try ids.map { try KeyEncoder().encode($0) }
-        var sink = 0
-        let decoder = CBORDecoder()
+        let sink = Sink()
         let times = try alternate(
-            runs: settings.runs,
-            [
-                System(name: "Lode") {
-                    try fixture.store.read { tx in
-                        for id in ids { sink &+= try tx.object(Row.self, key: id)?.score ?? 0 }
-                    }
-                },
-                System(name: "raw LMDB") {
-                    try fixture.raw.environment.read { txn in
-                        for key in keys {
-                            sink &+=
-                                try txn.withValue(forKey: key, in: fixture.raw.records) {
-                                    try decoder.decode(Row.self, from: $0).score
-                                } ?? 0
-                        }
-                    }
-                },
-                System(name: "SQLite") { sink &+= try fixture.sqlite.read(ids: ids) },
-            ])
+            runs: settings.runs, try CoreSystems.pointReads(fixture, ids: ids, sink: sink))
         let (lode, raw, sqlite) = (times[0], times[1], times[2])
-        _ = sink
         let coding = try codingCost(ids.map { fixture.rows[$0] }, runs: settings.runs)
         return [
             Figure(
@@ -172,32 +133,8 @@ enum Workloads {
 
     static func scanAndDecode(_ settings: Settings) throws -> [Figure] {
         let fixture = try Fixture(count: settings.size(1_000_000))
-        var sink = 0
-        let decoder = CBORDecoder()
-        let times = try alternate(
-            runs: settings.runs,
-            [
-                System(name: "Lode") {
-                    sink &+= try fixture.store.read { tx in try tx.objects(Row.self).fetch().count }
-                },
-                System(name: "raw LMDB") {
-                    try fixture.raw.environment.read { txn in
-                        try txn.withCursor(in: fixture.raw.records) { cursor in
-                            var entry = try cursor.first()
-                            while entry != nil {
-                                sink &+=
-                                    try cursor.withCurrent { _, value in
-                                        try decoder.decode(Row.self, from: value).score
-                                    } ?? 0
-                                entry = try cursor.next()
-                            }
-                        }
-                    }
-                },
-                System(name: "SQLite") { sink &+= fixture.sqlite.scan().count },
-            ])
+        let times = try alternate(runs: settings.runs, CoreSystems.scan(fixture, sink: Sink()))
         let (lode, raw, sqlite) = (times[0], times[1], times[2])
-        _ = sink
         let count = fixture.rows.count
         let coding = try codingCost(fixture.rows, runs: settings.runs)
         return [
@@ -214,22 +151,12 @@ enum Workloads {
 
     static func rangeQuery(_ settings: Settings) throws -> [Figure] {
         let fixture = try Fixture(count: settings.size(1_000_000))
-        let lower = 500
-        let upper = 510  // 1% of 1,000 scores
-        var found = 0
+        let (lower, upper) = CoreSystems.rangeBounds
+        let sink = Sink()
         let results = fixture.store.objects(Row.self).filter(
             #Predicate { $0.score >= lower && $0.score < upper })
-        let times = try alternate(
-            runs: settings.runs,
-            [
-                System(name: "Lode") {
-                    found = try fixture.store.read { tx in
-                        try tx.objects(Row.self).filter(#Predicate { $0.score >= lower && $0.score < upper })
-                            .fetch().count
-                    }
-                },
-                System(name: "SQLite") { found = fixture.sqlite.range(score: lower, upper).count },
-            ])
+        let times = try alternate(runs: settings.runs, CoreSystems.range(fixture, sink: sink))
+        let found = sink.value
         let (lode, sqlite) = (times[0], times[1])
         let coding = try codingCost(
             fixture.rows.filter { $0.score >= lower && $0.score < upper }, runs: settings.runs)
@@ -260,22 +187,15 @@ enum Workloads {
         // slice of rows one by one in each system, and every round is one sample.
         let rounds = Swift.max(settings.runs, 5)
         let slice = Swift.max(count / rounds, 1)
-        var lode: [Double] = []
-        var rawTimes: [Double] = []
-        var sqliteTimes: [Double] = []
-        for round in 0..<rounds {
-            let range = (round * slice)..<Swift.min((round + 1) * slice, count)
-            lode += try measure(runs: 1) { for row in rows[range] { try store.write { try $0.upsert(row) } } }
-            rawTimes += try measure(runs: 1) {
-                for row in encoded[range] {
-                    try raw.environment.write { txn in
-                        try txn.put(row.value, forKey: row.key, in: raw.records)
-                        try txn.put(row.key, forKey: row.indexKey, in: raw.index)
-                    }
-                }
+        let systems = CoreSystems.durableCommits(
+            store: store, raw: raw, sqlite: sqlite, rows: rows, encoded: encoded, perBody: slice)
+        var times = Array(repeating: [Double](), count: systems.count)
+        for _ in 0..<rounds {
+            for (position, system) in systems.enumerated() {
+                times[position] += try measure(runs: 1, system.body)
             }
-            sqliteTimes += try measure(runs: 1) { for row in rows[range] { try sqlite.insert([row]) } }
         }
+        let (lode, rawTimes, sqliteTimes) = (times[0], times[1], times[2])
         return [
             Figure(
                 workload: "single-object durable commits (fsync each)", size: count,
@@ -414,50 +334,7 @@ enum Workloads {
     static func updateTenPercent(_ settings: Settings) throws -> [Figure] {
         let fixture = try Fixture(count: settings.size(1_000_000))
         let ids = Array(stride(from: 0, to: fixture.rows.count, by: 10))
-        var round = 0
-        let decoder = CBORDecoder()
-        // Every system reads the current row, changes it and writes it back, with its index entry.
-        let times = try alternate(
-            runs: settings.runs,
-            [
-                System(
-                    name: "Lode", prepare: { round += 1 },
-                    body: {
-                        try fixture.store.write { tx in
-                            for id in ids {
-                                try tx.update(Row.self, key: id) { $0.score = ($0.score + round) % 1000 }
-                            }
-                        }
-                    }),
-                System(
-                    name: "raw LMDB", prepare: { round += 1 },
-                    body: {
-                        try fixture.raw.environment.write { txn in
-                            for id in ids {
-                                let key = try KeyEncoder().encode(id)
-                                guard let stored = try txn.get(key, in: fixture.raw.records) else { continue }
-                                var row = try decoder.decode(Row.self, from: stored)
-                                let oldIndexKey = try KeyEncoder().encode(row.score)
-                                row.score = (row.score + round) % 1000
-                                let new = try RawLMDB.bytes(row)
-                                try txn.put(new.value, forKey: key, in: fixture.raw.records)
-                                try txn.delete(oldIndexKey, value: key, in: fixture.raw.index)
-                                try txn.put(key, forKey: new.indexKey, in: fixture.raw.index)
-                            }
-                        }
-                    }),
-                System(
-                    name: "SQLite", prepare: { round += 1 },
-                    body: {
-                        try fixture.sqlite.exec("BEGIN")
-                        for id in ids {
-                            try fixture.sqlite.readModifyWrite(id: id) {
-                                $0.score = ($0.score + round) % 1000
-                            }
-                        }
-                        try fixture.sqlite.exec("COMMIT")
-                    }),
-            ])
+        let times = try alternate(runs: settings.runs, CoreSystems.update(fixture, ids: ids))
         let (lode, raw, sqlite) = (times[0], times[1], times[2])
         return [
             Figure(

@@ -1,11 +1,14 @@
 // lode-bench: measures Lode against raw LMDB (the same bytes), SQLite (the C API, used carefully) and,
 // for live results, the naive way (re-query and diff). Usage: lode-bench [--quick] [--scale X]
-// [--runs N] [--only NAME[,NAME]] [--json] [--list]
+// [--runs N] [--only NAME[,NAME]] [--json] [--list]; with --instructions, instruction counts under
+// callgrind instead of times.
 import Foundation
 
 var settings = Settings()
 var only: Set<String>?
 var json = false
+var instructions = false
+var scaleGiven = false
 var arguments = Array(CommandLine.arguments.dropFirst())
 func fail(_ message: String) -> Never {
     FileHandle.standardError.write(Data("lode-bench: \(message)\n".utf8))
@@ -22,6 +25,7 @@ while !arguments.isEmpty {
             fail("--scale needs a positive number")
         }
         settings.scale = value
+        scaleGiven = true
         arguments.removeFirst()
     case "--runs":
         guard let value = arguments.first.flatMap(Int.init), value > 0 else {
@@ -35,15 +39,53 @@ while !arguments.isEmpty {
         arguments.removeFirst()
     case "--json":
         json = true
+    case "--instructions":
+        instructions = true
+    case "--instruction-child":
+        // lode-bench --instruction-child WORKLOAD SYSTEM [--scale X]: one count, run by --instructions.
+        guard arguments.count >= 2 else { fail("--instruction-child needs a workload and a system") }
+        let (workload, system) = (arguments[0], arguments[1])
+        arguments.removeFirst(2)
+        if arguments.first == "--scale", arguments.count > 1, let value = Double(arguments[1]) {
+            settings.scale = value
+        }
+        do {
+            try Instructions.runChild(workload: workload, system: system, settings: settings)
+        } catch {
+            fail("\(workload) / \(system) failed: \(error)")
+        }
+        exit(0)
     case "--list":
-        for (name, _) in Workloads.all { print(name) }
+        for name in instructions ? Instructions.all.map(\.name) : Workloads.all.map(\.0) { print(name) }
         exit(0)
     case "--help", "-h":
-        print("usage: lode-bench [--quick] [--scale X] [--runs N] [--only NAME[,NAME]] [--json] [--list]")
+        print(
+            "usage: lode-bench [--quick] [--scale X] [--runs N] [--only NAME[,NAME]] [--json] [--list]\n"
+                + "       lode-bench --instructions [--scale X] [--only NAME[,NAME]] [--json] [--list]")
         exit(0)
     default:
         fail("unknown argument \(argument) (see --help)")
     }
+}
+if instructions {
+    let known = Set(Instructions.all.map(\.name))
+    if let unknown = only?.subtracting(known).first {
+        fail("unknown workload \(unknown) (see --instructions --list)")
+    }
+    if !scaleGiven { settings.scale = Instructions.defaultScale }
+    do {
+        let results = try Instructions.run(settings: settings, only: only)
+        if json {
+            let data = try JSONSerialization.data(
+                withJSONObject: Instructions.json(results), options: [.prettyPrinted, .sortedKeys])
+            print(String(decoding: data, as: UTF8.self))
+        } else {
+            for (workload, counts) in results { Instructions.printTable(workload, counts) }
+        }
+    } catch {
+        fail("\(error)")
+    }
+    exit(0)
 }
 if let only {
     let known = Set(Workloads.all.map(\.0))
