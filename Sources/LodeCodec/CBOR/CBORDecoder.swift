@@ -9,11 +9,14 @@ public struct CBORDecoder: Sendable {
 
     /// Decodes a `T` from `bytes`, which must hold exactly one data item.
     ///
-    /// - Complexity: O(*b*) for *b* bytes: a field is found through an index of its map made once per map.
+    /// - Complexity: O(*b*) for *b* bytes when fields are asked for in the order they were written (as
+    ///   synthesized `Decodable` code does); a field asked for out of order costs a walk of its map.
     /// - Throws: `DecodingError` when the bytes are not CBOR or do not hold a `T` (the error's coding path
     ///   names the field), or what `T`'s `init(from:)` throws.
     public func decode<T: Decodable>(_ type: T.Type, from bytes: UnsafeRawBufferPointer) throws -> T {
-        try decode(type, from: bytes, state: CBORDecodingState(bytes: bytes))
+        let state = CBORDecodingState.borrow()
+        defer { state.giveBack() }
+        return try decode(type, from: bytes, state: state)
     }
 
     /// Decodes with the scratch space of earlier decodes (see ``CBORDecodingScratch``): for readers
@@ -21,7 +24,14 @@ public struct CBORDecoder: Sendable {
     package func decode<T: Decodable>(
         _ type: T.Type, from bytes: UnsafeRawBufferPointer, scratch: CBORDecodingScratch
     ) throws -> T {
-        try decode(type, from: bytes, state: scratch.state)
+        guard !scratch.state.isInUse else {
+            // A decode inside a decode with the same scratch (an `init(from:)` that reads another
+            // record): the inner one gets a state of its own.
+            return try decode(type, from: bytes)
+        }
+        scratch.state.isInUse = true
+        defer { scratch.state.isInUse = false }
+        return try decode(type, from: bytes, state: scratch.state)
     }
 
     /// Decodes with a state that may have decoded other items before (see
@@ -31,16 +41,19 @@ public struct CBORDecoder: Sendable {
     {
         state.prepare(bytes)
         defer { state.finish() }
-        let value = try state.decodeValue(T.self, at: 0, path: [])
+        let value = try state.decodeValue(T.self, at: 0, parent: -1, key: .none)
         // The item must be well formed to its end and be all there is.
-        var end: Int
-        if let root = state.root {
-            do { try root.scanAll(bytes) } catch { throw state.corrupted(error, path: []) }
-            end = root.end!
-        } else {
-            var reader = CBORReader(bytes)
-            do { try reader.skipItem() } catch { throw state.corrupted(error, path: []) }
-            end = reader.offset
+        let end: Int
+        do throws(CBORReader.Failure) {
+            if let root = state.rootFrame {
+                end = try state.scanToEnd(root)
+            } else {
+                var reader = CBORReader(bytes)
+                try reader.skipItem()
+                end = reader.offset
+            }
+        } catch {
+            throw state.corrupted(error, path: [])
         }
         guard end == bytes.count else {
             throw DecodingError.dataCorrupted(
@@ -59,45 +72,196 @@ public struct CBORDecoder: Sendable {
     }
 }
 
-/// What one decoder keeps between the records it decodes in a row (the index of a record's map, made
-/// once and reused), for a layer above the codec. The decoding state itself stays inside the codec,
-/// so the compiler sees every access to it.
+/// What one decoder keeps between the records it decodes in a row (the table of the maps it walks,
+/// allocated once and reused), for a layer above the codec. The decoding state itself stays inside
+/// the codec, so the compiler sees every access to it.
 package struct CBORDecodingScratch {
-    let state = CBORDecodingState(bytes: UnsafeRawBufferPointer(start: nil, count: 0))
+    let state = CBORDecodingState()
 
     /// Fresh scratch space.
     package init() {}
 }
 
-final class CBORDecodingState: Decoder {
-    var bytes: UnsafeRawBufferPointer
-    /// Where the value being decoded starts.
-    var offset = 0
-    var codingPath: [any CodingKey] = []
-    var userInfo: [CodingUserInfoKey: Any] { [:] }
-    /// The index of the map at offset 0, when the item decoded is one: once it has scanned every
-    /// entry it knows where the item ends, and the decode need not walk it again.
-    var root: CBORMapIndex?
-    /// The root index of the previous decode, reused by the next one when nothing else holds it (a
-    /// state decoding many records allocates its index once).
-    var spareRoot: CBORMapIndex?
+/// The key under which each thread keeps the decoding state it reuses (see
+/// `CBORDecodingState.borrow()`); the thread's state is released when the thread ends.
+private let threadStateKey: pthread_key_t = {
+    var key = pthread_key_t()
+    let status = pthread_key_create(&key) { raw in
+        if let raw { Unmanaged<CBORDecodingState>.fromOpaque(raw).release() }
+    }
+    precondition(status == 0, "pthread_key_create failed: \(status)")
+    return key
+}()
 
-    init(bytes: UnsafeRawBufferPointer) { self.bytes = bytes }
+/// The state of one decode: the bytes, where the value being decoded starts and the path to it, and
+/// a table of the maps opened so far (one frame each), so that containers are two words (the state
+/// and a frame number) and a coding path is put together only when someone asks for it.
+///
+/// A thread reuses one state for decode after decode (`borrow()`): no allocation per record but the
+/// container boxes `Codable` itself makes.
+final class CBORDecodingState: Decoder {
+    /// One map (or array) opened by a container: where it is, how far lookups have walked it, and the
+    /// key that leads to it from its parent (for coding paths).
+    struct Frame {
+        /// The frame this one's value sits in (-1: the item decoded), and the key or array position
+        /// under which it sits there.
+        var parent: Int
+        var key: PathKey
+        /// The number of entries (-1: an indefinite-length map, ended by a break byte) and where the
+        /// first starts.
+        var count: Int
+        var firstEntry: Int
+        /// The next entry a lookup looks at, and where it starts.
+        var cursorIndex: Int
+        var cursorOffset: Int
+        /// How many entries have been read (and their keys checked) and where the next unread one
+        /// starts: after the last entry, where the map ends (before its break byte).
+        var frontierIndex: Int
+        var frontierOffset: Int
+        /// The entry found last, to answer `contains`, `decodeNil` and `decode` for one key with one walk:
+        /// where its key's text starts (-1: none yet), its length and where its value starts.
+        var lastKeyStart = -1
+        var lastKeyLength = 0
+        var lastValue = 0
+    }
+
+    /// Everything a decode changes, behind a pointer: the class has no stored `var` whose every access
+    /// would pay a dynamic exclusivity check.
+    struct Storage {
+        var bytes = UnsafeRawBufferPointer(start: nil, count: 0)
+        /// Where the value being decoded by `T(from: self)` starts, and the frame and key it sits under.
+        var offset = 0
+        var valueParent = -1
+        var valueKey = PathKey.none
+        /// The frames, `frameCount` of `frameCapacity` initialized.
+        var frames: UnsafeMutablePointer<Frame>
+        var frameCount = 0
+        var frameCapacity: Int
+        /// The frame of the map at offset 0, when the item decoded is one: the decode walks on from
+        /// where its lookups stopped to find where the item ends.
+        var rootFrame: Int?
+        /// Set while a decode uses this state.
+        var isInUse = false
+        /// The failure a map walk ran into (see `valueOffset(forUTF8:in:)`).
+        var failure: CBORReader.Failure?
+    }
+
+    let storage: UnsafeMutablePointer<Storage>
+
+    var bytes: UnsafeRawBufferPointer {
+        get { storage.pointee.bytes }
+        set { storage.pointee.bytes = newValue }
+    }
+    var offset: Int {
+        get { storage.pointee.offset }
+        set { storage.pointee.offset = newValue }
+    }
+    var valueParent: Int {
+        get { storage.pointee.valueParent }
+        set { storage.pointee.valueParent = newValue }
+    }
+    var valueKey: PathKey {
+        get { storage.pointee.valueKey }
+        set { storage.pointee.valueKey = newValue }
+    }
+    var frames: UnsafeMutablePointer<Frame> {
+        get { storage.pointee.frames }
+        set { storage.pointee.frames = newValue }
+    }
+    var frameCount: Int {
+        get { storage.pointee.frameCount }
+        set { storage.pointee.frameCount = newValue }
+    }
+    var frameCapacity: Int {
+        get { storage.pointee.frameCapacity }
+        set { storage.pointee.frameCapacity = newValue }
+    }
+    var rootFrame: Int? {
+        get { storage.pointee.rootFrame }
+        set { storage.pointee.rootFrame = newValue }
+    }
+    var isInUse: Bool {
+        get { storage.pointee.isInUse }
+        set { storage.pointee.isInUse = newValue }
+    }
+    var failure: CBORReader.Failure? {
+        get { storage.pointee.failure }
+        set { storage.pointee.failure = newValue }
+    }
+
+    var codingPath: [any CodingKey] { path(valueParent, valueKey) }
+    var userInfo: [CodingUserInfoKey: Any] { [:] }
+
+    init() {
+        storage = .allocate(capacity: 1)
+        storage.initialize(to: Storage(frames: .allocate(capacity: 8), frameCapacity: 8))
+    }
+
+    deinit {
+        frames.deinitialize(count: frameCount)
+        frames.deallocate()
+        storage.deinitialize(count: 1)
+        storage.deallocate()
+    }
+
+    /// This thread's state when no decode on the thread is using it, else a new one.
+    static func borrow() -> CBORDecodingState {
+        if let raw = pthread_getspecific(threadStateKey) {
+            let state = Unmanaged<CBORDecodingState>.fromOpaque(raw).takeUnretainedValue()
+            if !state.isInUse {
+                state.isInUse = true
+                return state
+            }
+            let nested = CBORDecodingState()
+            nested.isInUse = true
+            return nested
+        }
+        let state = CBORDecodingState()
+        state.isInUse = true
+        pthread_setspecific(threadStateKey, Unmanaged.passRetained(state).toOpaque())
+        return state
+    }
+
+    /// Ends a borrowed state's decode.
+    func giveBack() { isInUse = false }
 
     /// Points the state at the next item to decode.
     func prepare(_ bytes: UnsafeRawBufferPointer) {
         self.bytes = bytes
         offset = 0
-        codingPath = []
-        root = nil
+        valueParent = -1
+        valueKey = .none
+        rootFrame = nil
+        failure = nil
+        if frameCount > 0 {
+            frames.deinitialize(count: frameCount)
+            frameCount = 0
+        }
     }
 
-    /// Ends a decode: the root index is kept for the next one, the bytes are forgotten.
+    /// Ends a decode: the frames stay allocated for the next one, the bytes are forgotten.
     func finish() {
-        spareRoot = root
-        root = nil
         bytes = UnsafeRawBufferPointer(start: nil, count: 0)
+        valueKey = .none
     }
+
+    /// The coding path of the value under `key` in frame `parent` (-1: the item decoded).
+    func path(_ parent: Int, _ key: PathKey) -> [any CodingKey] {
+        var keys: [any CodingKey] = []
+        key.append(to: &keys)
+        var frame = parent
+        while frame >= 0 {
+            frames[frame].key.append(to: &keys)
+            frame = frames[frame].parent
+        }
+        return keys.reversed()
+    }
+
+    /// The coding path of the value under `key` in frame `parent`.
+    func path(_ parent: Int, _ key: some CodingKey) -> [any CodingKey] { path(parent, .none) + [key] }
+
+    /// The coding path of the container of `frame`.
+    func path(of frame: Int) -> [any CodingKey] { path(frames[frame].parent, frames[frame].key) }
 
     func corrupted(_ failure: CBORReader.Failure, path: [any CodingKey]) -> DecodingError {
         .dataCorrupted(.init(codingPath: path, debugDescription: failure.description))
@@ -141,53 +305,85 @@ final class CBORDecodingState: Decoder {
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
         KeyedDecodingContainer(
-            try CBORKeyedDecodingContainer<Key>(state: self, offset: offset, path: codingPath))
+            try CBORKeyedDecodingContainer<Key>(
+                state: self, offset: offset, parent: valueParent, key: valueKey))
     }
 
     func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
-        try CBORUnkeyedDecodingContainer(state: self, offset: offset, path: codingPath)
+        try CBORUnkeyedDecodingContainer(state: self, offset: offset, parent: valueParent, key: valueKey)
     }
 
     func singleValueContainer() throws -> any SingleValueDecodingContainer {
-        CBORSingleValueDecodingContainer(state: self, offset: offset, path: codingPath)
+        CBORSingleValueDecodingContainer(state: self, offset: offset, parent: valueParent, key: valueKey)
+    }
+
+    // MARK: Frames
+
+    /// Opens a frame for the container (major type 5, a map; 4, an array) whose head is at `offset`,
+    /// under `key` in frame `parent`. Throws a type mismatch (naming `type`) for another kind of item,
+    /// and a truncation for a count larger than the bytes could hold.
+    func openFrame<T>(at offset: Int, major: UInt8, as type: T.Type, parent: Int, key: PathKey) throws
+        -> Int
+    {
+        var reader = CBORReader(bytes, offset: offset)
+        let head: (major: UInt8, argument: UInt64, info: UInt8)
+        do { head = try reader.readHead() } catch { throw corrupted(error, path: path(parent, key)) }
+        guard head.major == major else { throw mismatch(type, at: offset, path: path(parent, key)) }
+        guard head.info == 31 || head.argument <= UInt64(bytes.count) else {
+            throw corrupted(.truncated(at: offset), path: path(parent, key))
+        }
+        if frameCount == frameCapacity {
+            let larger = UnsafeMutablePointer<Frame>.allocate(capacity: frameCapacity * 2)
+            larger.moveInitialize(from: frames, count: frameCount)
+            frames.deallocate()
+            frames = larger
+            frameCapacity *= 2
+        }
+        let count = head.info == 31 ? -1 : Int(head.argument)
+        (frames + frameCount).initialize(
+            to: Frame(
+                parent: parent, key: key, count: count, firstEntry: reader.offset, cursorIndex: 0,
+                cursorOffset: reader.offset, frontierIndex: 0, frontierOffset: reader.offset))
+        frameCount += 1
+        if offset == 0, parent == -1, major == 5, rootFrame == nil { rootFrame = frameCount - 1 }
+        return frameCount - 1
     }
 
     // MARK: Values
 
-    /// The container (major type 5, a map; 4, an array) whose head is at `offset`: its count (nil when
-    /// indefinite) and where its first entry starts. Throws a type mismatch (naming `type`) for
-    /// another kind of item, and a truncation for a count larger than the bytes could hold.
-    func container<T>(at offset: Int, major: UInt8, as type: T.Type, path: [any CodingKey]) throws -> (
-        count: Int?, firstEntry: Int
-    ) {
-        var reader = CBORReader(bytes, offset: offset)
-        let head: (major: UInt8, argument: UInt64, info: UInt8)
-        do { head = try reader.readHead() } catch { throw corrupted(error, path: path) }
-        guard head.major == major else { throw mismatch(type, at: offset, path: path) }
-        guard head.info == 31 || head.argument <= UInt64(bytes.count) else {
-            throw corrupted(.truncated(at: offset), path: path)
+    func decodeValue<T: Decodable>(_ type: T.Type, at offset: Int, parent: Int, key: PathKey) throws -> T {
+        if T.self == String.self {
+            return unsafeBitCast(try decodeString(at: offset, path: path(parent, key)), to: T.self)
         }
-        return (head.info == 31 ? nil : Int(head.argument), reader.offset)
-    }
-
-    func decodeValue<T: Decodable>(_ type: T.Type, at offset: Int, path: [any CodingKey]) throws -> T {
-        if T.self == String.self { return try decodeString(at: offset, path: path) as! T }
-        if T.self == Int.self { return try decodeInteger(Int.self, at: offset, path: path) as! T }
-        if T.self == Double.self { return try decodeFloatingPoint(at: offset, path: path) as! T }
-        if T.self == Bool.self { return try decodeBool(at: offset, path: path) as! T }
-        if T.self == Date.self { return try decodeDate(at: offset, path: path) as! T }
-        if T.self == UUID.self { return try decodeUUID(at: offset, path: path) as! T }
-        if T.self == Data.self { return try decodeData(at: offset, path: path) as! T }
-        if T.self == Decimal.self { return try decodeDecimal(at: offset, path: path) as! T }
-        if T.self == URL.self { return try decodeURL(at: offset, path: path) as! T }
-        let savedOffset = self.offset
-        let savedPath = codingPath
+        if T.self == Int.self {
+            return unsafeBitCast(try decodeInteger(Int.self, at: offset, path: path(parent, key)), to: T.self)
+        }
+        if T.self == Double.self {
+            return unsafeBitCast(try decodeFloatingPoint(at: offset, path: path(parent, key)), to: T.self)
+        }
+        if T.self == Bool.self {
+            return unsafeBitCast(try decodeBool(at: offset, path: path(parent, key)), to: T.self)
+        }
+        if T.self == Date.self {
+            return unsafeBitCast(try decodeDate(at: offset, path: path(parent, key)), to: T.self)
+        }
+        if T.self == UUID.self {
+            return unsafeBitCast(try decodeUUID(at: offset, path: path(parent, key)), to: T.self)
+        }
+        if T.self == Data.self {
+            return unsafeBitCast(try decodeData(at: offset, path: path(parent, key)), to: T.self)
+        }
+        if T.self == Decimal.self {
+            return unsafeBitCast(try decodeDecimal(at: offset, path: path(parent, key)), to: T.self)
+        }
+        if T.self == URL.self {
+            return unsafeBitCast(try decodeURL(at: offset, path: path(parent, key)), to: T.self)
+        }
+        let saved = (self.offset, valueParent, valueKey)
         self.offset = offset
-        codingPath = path
-        defer {
-            self.offset = savedOffset
-            codingPath = savedPath
-        }
+        valueParent = parent
+        valueKey = key
+        defer { (self.offset, valueParent, valueKey) = saved }
         return try T(from: self)
     }
 
@@ -405,263 +601,305 @@ struct Float16Bits {
         }
     }
 }
+/// A step of a coding path as the decoder keeps it: no existential to copy per value, made into a
+/// `CodingKey` only when a path is asked for.
+enum PathKey {
+    case none
+    case name(String)
+    case index(Int)
 
-/// The entries of one CBOR map, found as they are asked for: synthesized `Decodable` code asks for
-/// fields in declaration order, which is the order they were written, so each lookup usually
-/// finds its key right where the previous one stopped.
-///
-/// One allocation holds the scan state and the entries seen (a `ManagedBuffer`), and every access
-/// goes through its pointers: a decode asks this index once per field, so it does without the
-/// dynamic exclusivity checks and array growth that class properties would cost.
-final class CBORMapIndex: ManagedBuffer<CBORMapIndex.Header, CBORMapIndex.Entry> {
-    struct Header {
-        /// How many entries the map has.
-        var count: Int
-        /// How many entries have been scanned.
-        var known = 0
-        /// Where the next unseen entry starts (after the last one: where the map ends).
-        var scanOffset: Int
-        /// Where the next lookup starts looking.
-        var cursor = 0
-        /// 1 for an indefinite-length map: the break byte that ends it after the last entry.
-        var trailer = 0
-    }
-
-    struct Entry {
-        /// Where the key's text starts, and its length (-1 for a key that is not text).
-        var keyStart: Int
-        package var keyLength: Int
-        /// Where the value starts.
-        var value: Int
-    }
-
-    /// An index of the map whose head has been read: `count` entries (nil: indefinite length, counted
-    /// here) starting at `firstEntry`.
-    static func make(
-        count: Int?, firstEntry: Int, in bytes: UnsafeRawBufferPointer, reusing spare: CBORMapIndex? = nil
-    ) throws(CBORReader.Failure) -> CBORMapIndex {
-        var entries = count ?? 0
-        if count == nil {
-            var reader = CBORReader(bytes, offset: firstEntry)
-            while try reader.peekByte() != 0xff {
-                try reader.skipItem()
-                try reader.skipItem()
-                entries += 1
-            }
+    func append(to keys: inout [any CodingKey]) {
+        switch self {
+        case .none: break
+        case .name(let name): keys.append(FieldNameKey(stringValue: name))
+        case .index(let index): keys.append(ArrayIndexKey(index))
         }
-        if let spare, spare.capacity >= entries {
-            // Entries are plain integers: the old ones need no deinitializing.
-            spare.withUnsafeMutablePointerToHeader {
-                $0.pointee = Header(count: entries, scanOffset: firstEntry, trailer: count == nil ? 1 : 0)
-            }
-            return spare
-        }
-        let buffer = create(minimumCapacity: entries) { _ in
-            Header(count: entries, scanOffset: firstEntry, trailer: count == nil ? 1 : 0)
-        }
-        return unsafeDowncast(buffer, to: CBORMapIndex.self)
-    }
-
-    /// Where the map ends (after its break byte, if indefinite), once every entry has been scanned.
-    var end: Int? {
-        withUnsafeMutablePointerToHeader {
-            $0.pointee.known == $0.pointee.count ? $0.pointee.scanOffset + $0.pointee.trailer : nil
-        }
-    }
-
-    /// Reads the next entry; false at the end.
-    @inline(__always)
-    private func scanNext(
-        _ header: UnsafeMutablePointer<Header>, _ entries: UnsafeMutablePointer<Entry>,
-        _ bytes: UnsafeRawBufferPointer
-    ) throws(CBORReader.Failure) -> Bool {
-        let known = header.pointee.known
-        guard known < header.pointee.count else { return false }
-        var reader = CBORReader(bytes, offset: header.pointee.scanOffset)
-        let keyStart: Int
-        let keyLength: Int
-        if let text = try reader.readStringBytes(major: 3) {
-            keyStart = text.baseAddress! - bytes.baseAddress!
-            keyLength = text.count
-            // Field names are nearly always ASCII; anything else must be UTF-8, or no field could
-            // ever match it and the decode would report a missing field instead of the bad name.
-            if !text.allSatisfy({ $0 < 0x80 }), String(validating: text, as: UTF8.self) == nil {
-                throw .malformed("the field name at byte \(keyStart) is not valid UTF-8", at: keyStart)
-            }
-        } else {
-            try reader.skipItem()
-            keyStart = 0
-            keyLength = -1
-        }
-        let value = reader.offset
-        try reader.skipItem()
-        (entries + known).initialize(to: Entry(keyStart: keyStart, keyLength: keyLength, value: value))
-        header.pointee.known = known + 1
-        header.pointee.scanOffset = reader.offset
-        return true
-    }
-
-    /// Scans every remaining entry.
-    func scanAll(_ bytes: UnsafeRawBufferPointer) throws(CBORReader.Failure) {
-        try withUnsafeMutablePointers { header, entries throws(CBORReader.Failure) in
-            while try scanNext(header, entries, bytes) {}
-        }
-    }
-
-    @inline(__always)
-    private static func matches(
-        _ entry: Entry, _ name: UnsafeBufferPointer<UInt8>, _ bytes: UnsafeRawBufferPointer
-    )
-        -> Bool
-    {
-        guard entry.keyLength == name.count else { return false }
-        var index = 0
-        while index < name.count {
-            if bytes[entry.keyStart + index] != name[index] { return false }
-            index += 1
-        }
-        return true
-    }
-
-    /// The offset of the value under `name`, or nil.
-    func valueOffset(for name: String, in bytes: UnsafeRawBufferPointer) throws(CBORReader.Failure) -> Int? {
-        var failure: CBORReader.Failure?
-        let found = name.utf8.withContiguousStorageIfAvailable { utf8 -> Int? in
-            do throws(CBORReader.Failure) { return try valueOffset(forUTF8: utf8, in: bytes) } catch {
-                failure = error
-                return nil
-            }
-        }
-        if let failure { throw failure }
-        if let found { return found }
-        let copy = Array(name.utf8)
-        return try copy.withUnsafeBufferPointer { utf8 throws(CBORReader.Failure) in
-            try valueOffset(forUTF8: utf8, in: bytes)
-        }
-    }
-
-    private func valueOffset(forUTF8 name: UnsafeBufferPointer<UInt8>, in bytes: UnsafeRawBufferPointer)
-        throws(CBORReader.Failure) -> Int?
-    {
-        try withUnsafeMutablePointers { header, entries throws(CBORReader.Failure) -> Int? in
-            // Look from the cursor to the end of what is known, then scan on, then wrap around.
-            let cursor = header.pointee.cursor
-            var index = cursor
-            while index < header.pointee.known {
-                if Self.matches(entries[index], name, bytes) {
-                    header.pointee.cursor = index + 1
-                    return entries[index].value
-                }
-                index += 1
-            }
-            while try scanNext(header, entries, bytes) {
-                let last = header.pointee.known - 1
-                if Self.matches(entries[last], name, bytes) {
-                    header.pointee.cursor = last + 1
-                    return entries[last].value
-                }
-            }
-            index = 0
-            while index < min(cursor, header.pointee.known) {
-                if Self.matches(entries[index], name, bytes) {
-                    header.pointee.cursor = index + 1
-                    return entries[index].value
-                }
-                index += 1
-            }
-            return nil
-        }
-    }
-
-    /// Every text key of the map, in order.
-    func allKeys(in bytes: UnsafeRawBufferPointer) throws(CBORReader.Failure) -> [String] {
-        try scanAll(bytes)
-        return withUnsafeMutablePointers { header, entries in
-            (0..<header.pointee.known).compactMap { index in
-                let entry = entries[index]
-                guard entry.keyLength >= 0 else { return nil }
-                return String(
-                    decoding: UnsafeRawBufferPointer(
-                        rebasing: bytes[entry.keyStart..<entry.keyStart + entry.keyLength]),
-                    as: UTF8.self)
-            }
-        }
-    }
-
-    deinit {
-        _ = withUnsafeMutablePointers { header, entries in entries.deinitialize(count: header.pointee.known) }
     }
 }
 
-struct CBORKeyedDecodingContainer<Key: CodingKey>: IntegerForwardingKeyedDecoder {
-    let state: CBORDecodingState
-    let path: [any CodingKey]
-    let index: CBORMapIndex
-    var codingPath: [any CodingKey] { path }
+/// A field's name as a coding key in a decoding error's path.
+struct FieldNameKey: CodingKey {
+    let stringValue: String
+    var intValue: Int? { nil }
+    init(stringValue: String) { self.stringValue = stringValue }
+    init?(intValue: Int) { nil }
+}
 
-    init(state: CBORDecodingState, offset: Int, path: [any CodingKey]) throws {
-        self.state = state
-        self.path = path
-        let (count, firstEntry) = try state.container(
-            at: offset, major: 5, as: [String: Any].self, path: path)
-        var spare: CBORMapIndex?
-        if offset == 0, var candidate = state.spareRoot {
-            state.spareRoot = nil
-            if isKnownUniquelyReferenced(&candidate) { spare = candidate }
+// MARK: - Maps
+
+extension CBORDecodingState {
+    /// Reads the entry at `offset` of a map: where its key's text starts and its length (-1 for a key
+    /// that is not text), where its value starts, and where the next entry starts. A key read for the
+    /// first time (`checkKey`) must be valid UTF-8, or no field could ever match it and the decode
+    /// would report a missing field instead of the bad name.
+    @inline(__always)
+    private func readEntry(at offset: Int, checkKey: Bool) throws(CBORReader.Failure) -> (
+        keyStart: Int, keyLength: Int, value: Int, next: Int
+    ) {
+        guard offset < bytes.count else { throw .truncated(at: offset) }
+        let initial = bytes[offset]
+        let keyStart: Int
+        let keyLength: Int
+        let value: Int
+        if initial >= 0x60 && initial < 0x78 {
+            // A text key shorter than 24 bytes, as field names are: its length is in the head.
+            keyStart = offset + 1
+            keyLength = Int(initial &- 0x60)
+            value = keyStart + keyLength
+            guard value <= bytes.count else { throw .truncated(at: offset) }
+        } else {
+            var reader = CBORReader(bytes, offset: offset)
+            if let text = try reader.readStringBytes(major: 3) {
+                keyStart = reader.offset - text.count
+                keyLength = text.count
+            } else {
+                try reader.skipItem()
+                keyStart = 0
+                keyLength = -1
+            }
+            value = reader.offset
         }
-        do {
-            index = try CBORMapIndex.make(
-                count: count, firstEntry: firstEntry, in: state.bytes, reusing: spare)
-        } catch { throw state.corrupted(error, path: path) }
-        if offset == 0 { state.root = index }
+        if checkKey, keyLength > 0 {
+            var ascii = true
+            for position in keyStart..<keyStart + keyLength where bytes[position] >= 0x80 {
+                ascii = false
+                break
+            }
+            if !ascii,
+                String(validating: UnsafeRawBufferPointer(rebasing: bytes[keyStart..<value]), as: UTF8.self)
+                    == nil
+            {
+                throw .malformed("the field name at byte \(keyStart) is not valid UTF-8", at: keyStart)
+            }
+        }
+        return (keyStart, keyLength, value, try itemEnd(at: value))
     }
 
-    var allKeys: [Key] { ((try? index.allKeys(in: state.bytes)) ?? []).compactMap { Key(stringValue: $0) } }
+    /// Where the item at `offset` ends: integers, floats, simple values and short strings read here,
+    /// anything else (and anything malformed or truncated) by the reader.
+    @inline(__always)
+    func itemEnd(at offset: Int) throws(CBORReader.Failure) -> Int {
+        guard offset < bytes.count else { throw .truncated(at: offset) }
+        let initial = bytes[offset]
+        let info = Int(initial & 0x1f)
+        var end = -1
+        switch initial >> 5 {
+        case 0, 1:
+            if info < 24 {
+                end = offset + 1
+            } else if info <= 27 {
+                end = offset + 1 + (1 << (info - 24))
+            }
+        case 2, 3:
+            if info < 24 { end = offset + 1 + info }
+        case 7:
+            if info < 24 {
+                end = offset + 1
+            } else if info >= 25 && info <= 27 {
+                end = offset + 1 + (1 << (info - 24))
+            }
+        default:
+            break
+        }
+        if end < 0 || end > bytes.count {
+            var reader = CBORReader(bytes, offset: offset)
+            try reader.skipItem()
+            return reader.offset
+        }
+        return end
+    }
 
-    func contains(_ key: Key) -> Bool {
-        (try? index.valueOffset(for: key.stringValue, in: state.bytes)) != nil
+    @inline(__always)
+    private func keyMatches(_ start: Int, _ length: Int, _ name: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard length == name.count else { return false }
+        var position = 0
+        while position < length {
+            if bytes[start + position] != name[position] { return false }
+            position += 1
+        }
+        return true
+    }
+
+    /// Whether the map of `frame` has an entry at `offset` (the `index`th), or has ended.
+    @inline(__always)
+    private func hasEntry(_ frame: UnsafeMutablePointer<Frame>, index: Int, offset: Int) throws(CBORReader
+        .Failure)
+        -> Bool
+    {
+        if frame.pointee.count >= 0 { return index < frame.pointee.count }
+        guard offset < bytes.count else { throw .truncated(at: offset) }
+        return bytes[offset] != 0xff
+    }
+
+    /// Where the value under the key `name` starts in the map of frame `number`: -1 when there is no
+    /// such key, -2 when the map is malformed (`failure` says how).
+    ///
+    /// Synthesized `Decodable` code asks for fields in declaration order, which is the order the
+    /// encoder wrote them, so the entry at the cursor is nearly always the one asked for: the walk
+    /// reads one entry per field. A field asked for again (`decodeIfPresent` asks `contains`,
+    /// `decodeNil` and `decode`) is the last one found; a field out of order walks on to the end, then
+    /// from the start to the cursor.
+    func valueOffset(forUTF8 name: UnsafeBufferPointer<UInt8>, in number: Int) -> Int {
+        let frame = frames + number
+        if frame.pointee.lastKeyStart >= 0,
+            keyMatches(frame.pointee.lastKeyStart, frame.pointee.lastKeyLength, name)
+        {
+            return frame.pointee.lastValue
+        }
+        do throws(CBORReader.Failure) {
+            let cursor = frame.pointee.cursorIndex
+            var index = cursor
+            var offset = frame.pointee.cursorOffset
+            while try hasEntry(frame, index: index, offset: offset) {
+                let entry = try readEntry(at: offset, checkKey: index >= frame.pointee.frontierIndex)
+                if index >= frame.pointee.frontierIndex {
+                    frame.pointee.frontierIndex = index + 1
+                    frame.pointee.frontierOffset = entry.next
+                }
+                index += 1
+                offset = entry.next
+                if keyMatches(entry.keyStart, entry.keyLength, name) {
+                    frame.pointee.cursorIndex = index
+                    frame.pointee.cursorOffset = offset
+                    frame.pointee.lastKeyStart = entry.keyStart
+                    frame.pointee.lastKeyLength = entry.keyLength
+                    frame.pointee.lastValue = entry.value
+                    return entry.value
+                }
+            }
+            index = 0
+            offset = frame.pointee.firstEntry
+            while index < cursor {
+                let entry = try readEntry(at: offset, checkKey: false)
+                index += 1
+                offset = entry.next
+                if keyMatches(entry.keyStart, entry.keyLength, name) {
+                    frame.pointee.cursorIndex = index
+                    frame.pointee.cursorOffset = offset
+                    frame.pointee.lastKeyStart = entry.keyStart
+                    frame.pointee.lastKeyLength = entry.keyLength
+                    frame.pointee.lastValue = entry.value
+                    return entry.value
+                }
+            }
+            return -1
+        } catch {
+            failure = error
+            return -2
+        }
+    }
+
+    /// Reads the rest of the map of frame `number` (what no lookup read) and returns where it ends.
+    func scanToEnd(_ number: Int) throws(CBORReader.Failure) -> Int {
+        let frame = frames + number
+        var index = frame.pointee.frontierIndex
+        var offset = frame.pointee.frontierOffset
+        while try hasEntry(frame, index: index, offset: offset) {
+            offset = try readEntry(at: offset, checkKey: true).next
+            index += 1
+        }
+        frame.pointee.frontierIndex = index
+        frame.pointee.frontierOffset = offset
+        return offset + (frame.pointee.count < 0 ? 1 : 0)
+    }
+
+    /// Every text key of the map of frame `number`, in order.
+    func allKeys(in number: Int) throws(CBORReader.Failure) -> [String] {
+        _ = try scanToEnd(number)
+        let frame = frames + number
+        var keys: [String] = []
+        var index = 0
+        var offset = frame.pointee.firstEntry
+        while try hasEntry(frame, index: index, offset: offset) {
+            let entry = try readEntry(at: offset, checkKey: false)
+            if entry.keyLength >= 0 {
+                keys.append(
+                    String(
+                        decoding: UnsafeRawBufferPointer(
+                            rebasing: bytes[entry.keyStart..<entry.keyStart + entry.keyLength]),
+                        as: UTF8.self))
+            }
+            index += 1
+            offset = entry.next
+        }
+        return keys
+    }
+}
+
+// MARK: - Containers
+
+struct CBORKeyedDecodingContainer<Key: CodingKey>: IntegerForwardingKeyedDecoder {
+    let state: CBORDecodingState
+    let frame: Int
+    var codingPath: [any CodingKey] { state.path(of: frame) }
+
+    init(state: CBORDecodingState, offset: Int, parent: Int, key: PathKey) throws {
+        self.state = state
+        frame = try state.openFrame(at: offset, major: 5, as: [String: Any].self, parent: parent, key: key)
+    }
+
+    var allKeys: [Key] { ((try? state.allKeys(in: frame)) ?? []).compactMap { Key(stringValue: $0) } }
+
+    func contains(_ key: Key) -> Bool { (try? lookup(key)) ?? -1 >= 0 }
+
+    /// Where the value under `key` starts, or -1.
+    @inline(__always)
+    private func lookup(_ key: Key) throws -> Int {
+        var name = key.stringValue
+        let found = name.withUTF8 { state.valueOffset(forUTF8: $0, in: frame) }
+        if found == -2, let failure = state.failure { throw state.corrupted(failure, path: codingPath) }
+        return found
     }
 
     private func offset(for key: Key) throws -> Int {
-        let found: Int?
-        do { found = try index.valueOffset(for: key.stringValue, in: state.bytes) } catch {
-            throw state.corrupted(error, path: path)
-        }
-        guard let found else {
+        let found = try lookup(key)
+        guard found >= 0 else {
             throw DecodingError.keyNotFound(
                 key,
-                .init(codingPath: path, debugDescription: "the record has no field \"\(key.stringValue)\""))
+                .init(
+                    codingPath: codingPath, debugDescription: "the record has no field \"\(key.stringValue)\""
+                ))
         }
         return found
+    }
+
+    /// Where the value under `key` starts, or nil when the map has no such key or holds null there.
+    private func presentOffset(for key: Key) throws -> Int? {
+        let found = try lookup(key)
+        return found < 0 || state.isNil(at: found) ? nil : found
     }
 
     func decodeNil(forKey key: Key) throws -> Bool { state.isNil(at: try offset(for: key)) }
 
     func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool {
-        try state.decodeBool(at: try offset(for: key), path: path + [key])
+        try state.decodeBool(at: try offset(for: key), path: state.path(frame, key))
     }
     func decode(_ type: String.Type, forKey key: Key) throws -> String {
-        try state.decodeString(at: try offset(for: key), path: path + [key])
+        try state.decodeString(at: try offset(for: key), path: state.path(frame, key))
     }
     func decode(_ type: Double.Type, forKey key: Key) throws -> Double {
-        try state.decodeFloatingPoint(at: try offset(for: key), path: path + [key])
+        try state.decodeFloatingPoint(at: try offset(for: key), path: state.path(frame, key))
     }
     func decode(_ type: Float.Type, forKey key: Key) throws -> Float {
-        Float(try state.decodeFloatingPoint(at: try offset(for: key), path: path + [key]))
+        Float(try state.decodeFloatingPoint(at: try offset(for: key), path: state.path(frame, key)))
     }
 
     func decodeInteger<I: FixedWidthInteger & Decodable>(_ type: I.Type, forKey key: Key) throws -> I {
-        try state.decodeInteger(I.self, at: try offset(for: key), path: path + [key])
+        try state.decodeInteger(I.self, at: try offset(for: key), path: state.path(frame, key))
     }
     func decode(_ type: Int.Type, forKey key: Key) throws -> Int {
-        let at = try offset(for: key)
-        // The common case without the generic path: an integer head that fits.
+        try decodeInt(at: try offset(for: key), key)
+    }
+
+    /// The `Int` at `at`: the common case (an integer head that fits) without the generic path.
+    @inline(__always)
+    private func decodeInt(at: Int, _ key: Key) throws -> Int {
         var reader = CBORReader(state.bytes, offset: at)
         if let head = try? reader.readHead(), head.argument <= UInt64(Int.max) {
             if head.major == 0 { return Int(head.argument) }
             if head.major == 1 { return -1 - Int(head.argument) }
         }
-        return try state.decodeInteger(Int.self, at: at, path: path + [key])
+        return try state.decodeInteger(Int.self, at: at, path: state.path(frame, key))
     }
 
     func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
@@ -669,9 +907,31 @@ struct CBORKeyedDecodingContainer<Key: CodingKey>: IntegerForwardingKeyedDecoder
         if state.isNil(at: at) {
             // Optional fields written as null decode through decodeIfPresent; anything else is missing.
             throw DecodingError.valueNotFound(
-                type, .init(codingPath: path + [key], debugDescription: "the field is null"))
+                type, .init(codingPath: state.path(frame, key), debugDescription: "the field is null"))
         }
-        return try state.decodeValue(T.self, at: at, path: path + [key])
+        return try state.decodeValue(T.self, at: at, parent: frame, key: .name(key.stringValue))
+    }
+
+    // One walk for an optional field, where the protocol's own versions ask three times.
+    func decodeIfPresent(_ type: Bool.Type, forKey key: Key) throws -> Bool? {
+        guard let at = try presentOffset(for: key) else { return nil }
+        return try state.decodeBool(at: at, path: state.path(frame, key))
+    }
+    func decodeIfPresent(_ type: String.Type, forKey key: Key) throws -> String? {
+        guard let at = try presentOffset(for: key) else { return nil }
+        return try state.decodeString(at: at, path: state.path(frame, key))
+    }
+    func decodeIfPresent(_ type: Double.Type, forKey key: Key) throws -> Double? {
+        guard let at = try presentOffset(for: key) else { return nil }
+        return try state.decodeFloatingPoint(at: at, path: state.path(frame, key))
+    }
+    func decodeIfPresent(_ type: Int.Type, forKey key: Key) throws -> Int? {
+        guard let at = try presentOffset(for: key) else { return nil }
+        return try decodeInt(at: at, key)
+    }
+    func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
+        guard let at = try presentOffset(for: key) else { return nil }
+        return try state.decodeValue(T.self, at: at, parent: frame, key: .name(key.stringValue))
     }
 
     func nestedContainer<NestedKey: CodingKey>(
@@ -679,17 +939,19 @@ struct CBORKeyedDecodingContainer<Key: CodingKey>: IntegerForwardingKeyedDecoder
     ) throws -> KeyedDecodingContainer<NestedKey> {
         KeyedDecodingContainer(
             try CBORKeyedDecodingContainer<NestedKey>(
-                state: state, offset: try offset(for: key), path: path + [key]))
+                state: state, offset: try offset(for: key), parent: frame, key: .name(key.stringValue)))
     }
 
     func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer {
-        try CBORUnkeyedDecodingContainer(state: state, offset: try offset(for: key), path: path + [key])
+        try CBORUnkeyedDecodingContainer(
+            state: state, offset: try offset(for: key), parent: frame, key: .name(key.stringValue))
     }
 
     func superDecoder() throws -> any Decoder { try superDecoder(forKey: Key(stringValue: "super")!) }
 
     func superDecoder(forKey key: Key) throws -> any Decoder {
-        CBORNestedDecoder(state: state, offset: try offset(for: key), path: path + [key])
+        CBORNestedDecoder(
+            state: state, offset: try offset(for: key), parent: frame, key: .name(key.stringValue))
     }
 }
 
@@ -697,33 +959,38 @@ struct CBORKeyedDecodingContainer<Key: CodingKey>: IntegerForwardingKeyedDecoder
 struct CBORNestedDecoder: Decoder {
     let state: CBORDecodingState
     let offset: Int
-    let path: [any CodingKey]
-    var codingPath: [any CodingKey] { path }
+    let parent: Int
+    let key: PathKey
+    var codingPath: [any CodingKey] { state.path(parent, key) }
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
-        KeyedDecodingContainer(try CBORKeyedDecodingContainer<Key>(state: state, offset: offset, path: path))
+        KeyedDecodingContainer(
+            try CBORKeyedDecodingContainer<Key>(state: state, offset: offset, parent: parent, key: key))
     }
     func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
-        try CBORUnkeyedDecodingContainer(state: state, offset: offset, path: path)
+        try CBORUnkeyedDecodingContainer(state: state, offset: offset, parent: parent, key: key)
     }
     func singleValueContainer() throws -> any SingleValueDecodingContainer {
-        CBORSingleValueDecodingContainer(state: state, offset: offset, path: path)
+        CBORSingleValueDecodingContainer(state: state, offset: offset, parent: parent, key: key)
     }
 }
 
 struct CBORUnkeyedDecodingContainer: IntegerForwardingUnkeyedDecoder {
     let state: CBORDecodingState
-    let path: [any CodingKey]
+    /// The array's frame: it gives the elements their coding paths.
+    let frame: Int
     let count: Int?
     var currentIndex = 0
     var position: Int
-    var codingPath: [any CodingKey] { path }
+    var codingPath: [any CodingKey] { state.path(of: frame) }
 
-    init(state: CBORDecodingState, offset: Int, path: [any CodingKey]) throws {
+    init(state: CBORDecodingState, offset: Int, parent: Int, key: PathKey) throws {
         self.state = state
-        self.path = path
-        (count, position) = try state.container(at: offset, major: 4, as: [Any].self, path: path)
+        frame = try state.openFrame(at: offset, major: 4, as: [Any].self, parent: parent, key: key)
+        let opened = state.frames[frame]
+        count = opened.count < 0 ? nil : opened.count
+        position = opened.firstEntry
     }
 
     var isAtEnd: Bool {
@@ -731,14 +998,14 @@ struct CBORUnkeyedDecodingContainer: IntegerForwardingUnkeyedDecoder {
         return position >= state.bytes.count || state.bytes[position] == 0xff
     }
 
-    private var elementPath: [any CodingKey] { path + [ArrayIndexKey(currentIndex)] }
+    private var elementPath: [any CodingKey] { state.path(frame, ArrayIndexKey(currentIndex)) }
 
-    private mutating func next<T>(_ body: (CBORDecodingState, Int, [any CodingKey]) throws -> T) throws -> T {
+    private mutating func next<T>(_ body: (CBORDecodingState, Int) throws -> T) throws -> T {
         guard !isAtEnd else {
             throw DecodingError.valueNotFound(
                 T.self, .init(codingPath: elementPath, debugDescription: "the array has no more elements"))
         }
-        let value = try body(state, position, elementPath)
+        let value = try body(state, position)
         var reader = CBORReader(state.bytes, offset: position)
         do { try reader.skipItem() } catch { throw state.corrupted(error, path: elementPath) }
         position = reader.offset
@@ -754,62 +1021,76 @@ struct CBORUnkeyedDecodingContainer: IntegerForwardingUnkeyedDecoder {
     }
 
     mutating func decode(_ type: Bool.Type) throws -> Bool {
-        try next { try $0.decodeBool(at: $1, path: $2) }
+        let path = { [state, frame, currentIndex] in state.path(frame, ArrayIndexKey(currentIndex)) }
+        return try next { try $0.decodeBool(at: $1, path: path()) }
     }
     mutating func decode(_ type: String.Type) throws -> String {
-        try next { try $0.decodeString(at: $1, path: $2) }
+        let path = { [state, frame, currentIndex] in state.path(frame, ArrayIndexKey(currentIndex)) }
+        return try next { try $0.decodeString(at: $1, path: path()) }
     }
     mutating func decode(_ type: Double.Type) throws -> Double {
-        try next { try $0.decodeFloatingPoint(at: $1, path: $2) }
+        let path = { [state, frame, currentIndex] in state.path(frame, ArrayIndexKey(currentIndex)) }
+        return try next { try $0.decodeFloatingPoint(at: $1, path: path()) }
     }
     mutating func decode(_ type: Float.Type) throws -> Float {
-        try next { Float(try $0.decodeFloatingPoint(at: $1, path: $2)) }
+        let path = { [state, frame, currentIndex] in state.path(frame, ArrayIndexKey(currentIndex)) }
+        return try next { Float(try $0.decodeFloatingPoint(at: $1, path: path())) }
     }
 
     mutating func decodeInteger<I: FixedWidthInteger & Decodable>(_ type: I.Type) throws -> I {
-        try next { try $0.decodeInteger(I.self, at: $1, path: $2) }
+        let path = { [state, frame, currentIndex] in state.path(frame, ArrayIndexKey(currentIndex)) }
+        return try next { try $0.decodeInteger(I.self, at: $1, path: path()) }
     }
 
     mutating func decode<T: Decodable>(_ type: T.Type) throws -> T {
-        try next { try $0.decodeValue(T.self, at: $1, path: $2) }
+        let (frame, index) = (frame, currentIndex)
+        return try next { try $0.decodeValue(T.self, at: $1, parent: frame, key: .index(index)) }
     }
 
     mutating func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type) throws
         -> KeyedDecodingContainer<NestedKey>
     {
-        try next {
-            KeyedDecodingContainer(try CBORKeyedDecodingContainer<NestedKey>(state: $0, offset: $1, path: $2))
+        let (frame, index) = (frame, currentIndex)
+        return try next {
+            KeyedDecodingContainer(
+                try CBORKeyedDecodingContainer<NestedKey>(
+                    state: $0, offset: $1, parent: frame, key: .index(index)))
         }
     }
 
     mutating func nestedUnkeyedContainer() throws -> any UnkeyedDecodingContainer {
-        try next { try CBORUnkeyedDecodingContainer(state: $0, offset: $1, path: $2) }
+        let (frame, index) = (frame, currentIndex)
+        return try next {
+            try CBORUnkeyedDecodingContainer(state: $0, offset: $1, parent: frame, key: .index(index))
+        }
     }
 
     mutating func superDecoder() throws -> any Decoder {
-        try next { CBORNestedDecoder(state: $0, offset: $1, path: $2) }
+        let (frame, index) = (frame, currentIndex)
+        return try next { CBORNestedDecoder(state: $0, offset: $1, parent: frame, key: .index(index)) }
     }
 }
 
 struct CBORSingleValueDecodingContainer: IntegerForwardingSingleValueDecoder {
     let state: CBORDecodingState
     let offset: Int
-    let path: [any CodingKey]
-    var codingPath: [any CodingKey] { path }
+    let parent: Int
+    let key: PathKey
+    var codingPath: [any CodingKey] { state.path(parent, key) }
 
     func decodeNil() -> Bool { state.isNil(at: offset) }
-    func decode(_ type: Bool.Type) throws -> Bool { try state.decodeBool(at: offset, path: path) }
-    func decode(_ type: String.Type) throws -> String { try state.decodeString(at: offset, path: path) }
+    func decode(_ type: Bool.Type) throws -> Bool { try state.decodeBool(at: offset, path: codingPath) }
+    func decode(_ type: String.Type) throws -> String { try state.decodeString(at: offset, path: codingPath) }
     func decode(_ type: Double.Type) throws -> Double {
-        try state.decodeFloatingPoint(at: offset, path: path)
+        try state.decodeFloatingPoint(at: offset, path: codingPath)
     }
     func decode(_ type: Float.Type) throws -> Float {
-        Float(try state.decodeFloatingPoint(at: offset, path: path))
+        Float(try state.decodeFloatingPoint(at: offset, path: codingPath))
     }
     func decodeInteger<I: FixedWidthInteger & Decodable>(_ type: I.Type) throws -> I {
-        try state.decodeInteger(I.self, at: offset, path: path)
+        try state.decodeInteger(I.self, at: offset, path: codingPath)
     }
     func decode<T: Decodable>(_ type: T.Type) throws -> T {
-        try state.decodeValue(T.self, at: offset, path: path)
+        try state.decodeValue(T.self, at: offset, parent: parent, key: key)
     }
 }
