@@ -19,21 +19,6 @@ public struct CBORDecoder: Sendable {
         return try decode(type, from: bytes, state: state)
     }
 
-    /// Decodes with the scratch space of earlier decodes (see ``CBORDecodingScratch``): for readers
-    /// that decode many records in a row.
-    package func decode<T: Decodable>(
-        _ type: T.Type, from bytes: UnsafeRawBufferPointer, scratch: CBORDecodingScratch
-    ) throws -> T {
-        guard !scratch.state.isInUse else {
-            // A decode inside a decode with the same scratch (an `init(from:)` that reads another
-            // record): the inner one gets a state of its own.
-            return try decode(type, from: bytes)
-        }
-        scratch.state.isInUse = true
-        defer { scratch.state.isInUse = false }
-        return try decode(type, from: bytes, state: scratch.state)
-    }
-
     /// Decodes with a state that may have decoded other items before (see
     /// `CBORDecodingState.prepare(_:)`).
     func decode<T: Decodable>(_ type: T.Type, from bytes: UnsafeRawBufferPointer, state: CBORDecodingState)
@@ -72,22 +57,16 @@ public struct CBORDecoder: Sendable {
     }
 }
 
-/// What one decoder keeps between the records it decodes in a row (the table of the maps it walks,
-/// allocated once and reused), for a layer above the codec. The decoding state itself stays inside
-/// the codec, so the compiler sees every access to it.
-package struct CBORDecodingScratch {
-    let state = CBORDecodingState()
-
-    /// Fresh scratch space.
-    package init() {}
-}
-
 /// The key under which each thread keeps the decoding state it reuses (see
 /// `CBORDecodingState.borrow()`); the thread's state is released when the thread ends.
 private let threadStateKey: pthread_key_t = {
     var key = pthread_key_t()
     let status = pthread_key_create(&key) { raw in
-        if let raw { Unmanaged<CBORDecodingState>.fromOpaque(raw).release() }
+        guard let raw else { return }
+        let state = Unmanaged<CBORDecodingState>.fromOpaque(raw)
+        // The cached containers hold the state: let them go first, or the state would never be freed.
+        state.takeUnretainedValue().storage.pointee.rootContainers = []
+        state.release()
     }
     precondition(status == 0, "pthread_key_create failed: \(status)")
     return key
@@ -144,6 +123,10 @@ final class CBORDecodingState: Decoder {
         var isInUse = false
         /// The failure a map walk ran into (see `valueOffset(forUTF8:in:)`).
         var failure: CBORReader.Failure?
+        /// Whether this is a thread's state (see `borrow()`), and the record containers it made, by
+        /// key type (see `container(keyedBy:)`): a few, the types the thread reads.
+        var isThreadState = false
+        var rootContainers: [(type: ObjectIdentifier, container: AnyObject)] = []
     }
 
     let storage: UnsafeMutablePointer<Storage>
@@ -218,6 +201,7 @@ final class CBORDecodingState: Decoder {
         }
         let state = CBORDecodingState()
         state.isInUse = true
+        state.storage.pointee.isThreadState = true
         pthread_setspecific(threadStateKey, Unmanaged.passRetained(state).toOpaque())
         return state
     }
@@ -304,9 +288,24 @@ final class CBORDecodingState: Decoder {
     // MARK: Decoder
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
-        KeyedDecodingContainer(
-            try CBORKeyedDecodingContainer<Key>(
-                state: self, offset: offset, parent: valueParent, key: valueKey))
+        guard offset == 0, valueParent == -1, frameCount == 0, storage.pointee.isThreadState else {
+            return KeyedDecodingContainer(
+                try CBORKeyedDecodingContainer<Key>(
+                    state: self, offset: offset, parent: valueParent, key: valueKey))
+        }
+        // A record's own container (frame 0) is the same for every record of a type: made once per type
+        // and thread, it saves the generic metadata lookups and the box `KeyedDecodingContainer`
+        // allocates.
+        let frame = try openFrame(at: 0, major: 5, as: [String: Any].self, parent: -1, key: .none)
+        let type = ObjectIdentifier(Key.self)
+        for entry in storage.pointee.rootContainers where entry.type == type {
+            return unsafeDowncast(entry.container, to: CachedContainer<KeyedDecodingContainer<Key>>.self)
+                .value
+        }
+        let container = KeyedDecodingContainer(CBORKeyedDecodingContainer<Key>(state: self, frame: frame))
+        if storage.pointee.rootContainers.count == 8 { storage.pointee.rootContainers.removeFirst() }
+        storage.pointee.rootContainers.append((type, CachedContainer(container)))
+        return container
     }
 
     func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
@@ -601,6 +600,13 @@ struct Float16Bits {
         }
     }
 }
+/// A container a coder keeps for reuse, found again by its key type (the cache is keyed by it, so the
+/// unchecked downcast back is safe).
+final class CachedContainer<Value> {
+    let value: Value
+    init(_ value: Value) { self.value = value }
+}
+
 /// A step of a coding path as the decoder keeps it: no existential to copy per value, made into a
 /// `CodingKey` only when a path is asked for.
 enum PathKey {
@@ -660,12 +666,7 @@ extension CBORDecodingState {
             value = reader.offset
         }
         if checkKey, keyLength > 0 {
-            var ascii = true
-            for position in keyStart..<keyStart + keyLength where bytes[position] >= 0x80 {
-                ascii = false
-                break
-            }
-            if !ascii,
+            if !isASCII(keyStart, keyLength),
                 String(validating: UnsafeRawBufferPointer(rebasing: bytes[keyStart..<value]), as: UTF8.self)
                     == nil
             {
@@ -709,12 +710,45 @@ extension CBORDecodingState {
         return end
     }
 
+    /// Whether the `length` bytes at `start` (in bounds) are ASCII: eight at a time, then one by one.
+    @inline(__always)
+    private func isASCII(_ start: Int, _ length: Int) -> Bool {
+        let base = bytes.baseAddress! + start
+        var position = 0
+        var bits: UInt64 = 0
+        while position + 8 <= length {
+            bits |= base.loadUnaligned(fromByteOffset: position, as: UInt64.self)
+            position += 8
+        }
+        while position < length {
+            bits |= UInt64(base.load(fromByteOffset: position, as: UInt8.self))
+            position += 1
+        }
+        return bits & 0x8080_8080_8080_8080 == 0
+    }
+
+    /// Whether the key of `length` bytes at `start` (in bounds) is `name`: eight bytes at a time.
     @inline(__always)
     private func keyMatches(_ start: Int, _ length: Int, _ name: UnsafeBufferPointer<UInt8>) -> Bool {
         guard length == name.count else { return false }
+        guard length > 0 else { return true }
+        let key = bytes.baseAddress! + start
+        let other = UnsafeRawPointer(name.baseAddress!)
         var position = 0
+        while position + 8 <= length {
+            if key.loadUnaligned(fromByteOffset: position, as: UInt64.self)
+                != other.loadUnaligned(fromByteOffset: position, as: UInt64.self)
+            {
+                return false
+            }
+            position += 8
+        }
         while position < length {
-            if bytes[start + position] != name[position] { return false }
+            if key.load(fromByteOffset: position, as: UInt8.self)
+                != other.load(fromByteOffset: position, as: UInt8.self)
+            {
+                return false
+            }
             position += 1
         }
         return true
@@ -836,6 +870,12 @@ struct CBORKeyedDecodingContainer<Key: CodingKey>: IntegerForwardingKeyedDecoder
     init(state: CBORDecodingState, offset: Int, parent: Int, key: PathKey) throws {
         self.state = state
         frame = try state.openFrame(at: offset, major: 5, as: [String: Any].self, parent: parent, key: key)
+    }
+
+    /// A container for a frame already open.
+    init(state: CBORDecodingState, frame: Int) {
+        self.state = state
+        self.frame = frame
     }
 
     var allKeys: [Key] { ((try? state.allKeys(in: frame)) ?? []).compactMap { Key(stringValue: $0) } }

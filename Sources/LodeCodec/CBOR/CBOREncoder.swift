@@ -17,7 +17,8 @@ public struct CBOREncoder: Sendable {
     /// - Throws: `EncodingError` for a value CBOR cannot hold (a non-string map key, a nested container used
     ///   twice), or what `T`'s `encode(to:)` throws.
     public func encode<T: Encodable>(_ value: T) throws -> [UInt8] {
-        let state = CBOREncodingState()
+        let state = CBOREncodingState.borrow(tracksShape: false)
+        defer { state.giveBack() }
         try state.encodeValue(value)
         state.closeContainers(from: 0)
         return state.writer.bytes
@@ -27,17 +28,43 @@ public struct CBOREncoder: Sendable {
     /// each one's value (see ``FieldKind``), so a writer can tell a record shape it has seen without
     /// reading the record again.
     package func encodeRecord<T: Encodable>(_ value: T) throws -> (bytes: [UInt8], shape: UInt64) {
-        let state = CBOREncodingState()
+        try withEncodedRecord(value) { (Array($0), $1) }
+    }
+
+    /// Encodes a record as ``encodeRecord(_:)`` does and hands `body` its bytes, in a buffer the
+    /// thread reuses record after record (valid only during `body`), and its shape.
+    package func withEncodedRecord<T: Encodable, R>(
+        _ value: T, _ body: (UnsafeRawBufferPointer, UInt64) throws -> R
+    ) throws -> R {
+        let state = CBOREncodingState.borrow(tracksShape: true)
+        defer { state.giveBack() }
         try state.encodeValue(value)
         state.foldPendingKind()
         state.closeContainers(from: 0)
-        return (state.writer.bytes, state.topLevelShape)
+        return try state.writer.bytes.withUnsafeBytes { try body($0, state.topLevelShape) }
     }
 }
+
+/// The key under which each thread keeps the encoding state it reuses (see
+/// `CBOREncodingState.borrow(tracksShape:)`); the thread's state is released when the thread ends.
+private let threadEncoderKey: pthread_key_t = {
+    var key = pthread_key_t()
+    let status = pthread_key_create(&key) { raw in
+        guard let raw else { return }
+        let state = Unmanaged<CBOREncodingState>.fromOpaque(raw)
+        // The cached containers hold the state: let them go first, or the state would never be freed.
+        state.takeUnretainedValue().storage.pointee.rootContainers = []
+        state.release()
+    }
+    precondition(status == 0, "pthread_key_create failed: \(status)")
+    return key
+}()
 
 /// The encoder that `Encodable` values write into. Containers are written in place as they are
 /// opened; each one's item count is patched in when the next write at an outer level (or the end)
 /// closes it.
+///
+/// A thread reuses one state (its buffer and its table of open containers) for encode after encode.
 final class CBOREncodingState: Encoder {
     struct OpenContainer {
         var position: Int
@@ -45,35 +72,136 @@ final class CBOREncodingState: Encoder {
         var count: Int
     }
 
-    var writer = CBORWriter()
-    var open: [OpenContainer] = []
-    /// The depth at which the value being encoded places its container.
-    var valueDepth = 0
-    /// The coding path, kept as the enclosing container's path plus the key being encoded, so that
-    /// encoding a field allocates no array.
-    var basePath: [any CodingKey] = []
-    var currentKey: (any CodingKey)?
+    /// Everything an encode changes, behind a pointer: the class has no stored `var` whose every
+    /// access would pay a dynamic exclusivity check.
+    struct Storage {
+        var writer = CBORWriter()
+        var open: [OpenContainer] = []
+        /// The depth at which the value being encoded places its container.
+        var valueDepth = 0
+        /// The coding path, kept as the enclosing container's path plus the key being encoded, so
+        /// that encoding a field allocates no array.
+        var basePath: [any CodingKey] = []
+        var currentKey: (any CodingKey)?
+        /// Whether `currentKey` is set (cheaper to test than the optional existential).
+        var hasCurrentKey = false
+        /// Whether the top-level shape is hashed (records), and the hash so far.
+        var tracksShape = false
+        var topLevelShape = FieldShape.basis
+        /// Where the value of the last top-level field written begins (its kind is folded into the
+        /// shape when the next field begins, or at the end), or -1.
+        var pendingValueStart = -1
+        /// Set while an encode uses this state.
+        var isInUse = false
+        /// Whether this is a thread's state (see `borrow(tracksShape:)`), and the record containers it
+        /// made, by key type (see `container(keyedBy:)`): a few, the types the thread writes.
+        var isThreadState = false
+        var rootContainers: [(type: ObjectIdentifier, container: AnyObject)] = []
+    }
+
+    let storage: UnsafeMutablePointer<Storage>
+
+    var writer: CBORWriter {
+        get { storage.pointee.writer }
+        _modify { yield &storage.pointee.writer }
+    }
+    var open: [OpenContainer] {
+        get { storage.pointee.open }
+        _modify { yield &storage.pointee.open }
+    }
+    var valueDepth: Int {
+        get { storage.pointee.valueDepth }
+        set { storage.pointee.valueDepth = newValue }
+    }
+    var basePath: [any CodingKey] {
+        get { storage.pointee.basePath }
+        set { storage.pointee.basePath = newValue }
+    }
+    var currentKey: (any CodingKey)? {
+        get { storage.pointee.hasCurrentKey ? storage.pointee.currentKey : nil }
+        set {
+            storage.pointee.currentKey = newValue
+            storage.pointee.hasCurrentKey = newValue != nil
+        }
+    }
+    var topLevelShape: UInt64 {
+        get { storage.pointee.topLevelShape }
+        set { storage.pointee.topLevelShape = newValue }
+    }
+    var pendingValueStart: Int {
+        get { storage.pointee.pendingValueStart }
+        set { storage.pointee.pendingValueStart = newValue }
+    }
+
     var codingPath: [any CodingKey] {
-        get { currentKey.map { basePath + [$0] } ?? basePath }
+        get {
+            guard storage.pointee.hasCurrentKey, let key = storage.pointee.currentKey else { return basePath }
+            return basePath + [key]
+        }
         set {
             basePath = newValue
             currentKey = nil
         }
     }
     var userInfo: [CodingUserInfoKey: Any] { [:] }
-    /// The hash of the field names written into the outermost map and their values' kinds (see
-    /// ``CBOREncoder/encodeRecord(_:)``).
-    var topLevelShape = FieldShape.basis
-    /// Where the value of the last top-level field written begins (its kind is folded into the shape
-    /// when the next field begins, or at the end), or -1.
-    var pendingValueStart = -1
+
+    init() {
+        storage = .allocate(capacity: 1)
+        storage.initialize(to: Storage())
+    }
+
+    deinit {
+        storage.deinitialize(count: 1)
+        storage.deallocate()
+    }
+
+    /// This thread's state, emptied, when no encode on the thread is using it, else a new one.
+    static func borrow(tracksShape: Bool) -> CBOREncodingState {
+        let state: CBOREncodingState
+        if let raw = pthread_getspecific(threadEncoderKey) {
+            let cached = Unmanaged<CBOREncodingState>.fromOpaque(raw).takeUnretainedValue()
+            state = cached.storage.pointee.isInUse ? CBOREncodingState() : cached
+        } else {
+            state = CBOREncodingState()
+            state.storage.pointee.isThreadState = true
+            pthread_setspecific(threadEncoderKey, Unmanaged.passRetained(state).toOpaque())
+        }
+        state.storage.pointee.isInUse = true
+        state.storage.pointee.tracksShape = tracksShape
+        return state
+    }
+
+    /// Ends a borrowed state's encode: its buffers are emptied and kept for the next one (a buffer
+    /// grown past 64 KiB by a large value is let go).
+    func giveBack() {
+        let storage = self.storage
+        if storage.pointee.writer.bytes.capacity > 1 << 16 {
+            storage.pointee.writer = CBORWriter()
+        } else {
+            storage.pointee.writer.bytes.removeAll(keepingCapacity: true)
+        }
+        storage.pointee.topLevelShape = FieldShape.basis
+        storage.pointee.pendingValueStart = -1
+        // A finished encode closed its containers and restored its path; one that threw may not have.
+        if !storage.pointee.open.isEmpty || storage.pointee.valueDepth != 0
+            || !storage.pointee.basePath.isEmpty
+            || storage.pointee.hasCurrentKey
+        {
+            storage.pointee.open.removeAll(keepingCapacity: true)
+            storage.pointee.valueDepth = 0
+            storage.pointee.basePath = []
+            storage.pointee.currentKey = nil
+            storage.pointee.hasCurrentKey = false
+        }
+        storage.pointee.isInUse = false
+    }
 
     /// Folds the kind of the last top-level field's value into the shape.
     func foldPendingKind() {
-        guard pendingValueStart >= 0, pendingValueStart < writer.bytes.count else { return }
+        let start = pendingValueStart
+        guard start >= 0, start < writer.bytes.count else { return }
         topLevelShape = FieldShape.adding(
-            CollectionOfOne(FieldKind.of(initialByte: writer.bytes[pendingValueStart]).rawValue),
-            to: topLevelShape)
+            kind: FieldKind.of(initialByte: writer.bytes[start]), to: topLevelShape)
         pendingValueStart = -1
     }
 
@@ -97,8 +225,24 @@ final class CBOREncodingState: Encoder {
     }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
-        KeyedEncodingContainer(
-            CBORKeyedEncodingContainer<Key>(state: self, depth: openContainer(major: 5), path: codingPath))
+        let depth = openContainer(major: 5)
+        guard depth == 0, storage.pointee.isThreadState else {
+            return KeyedEncodingContainer(
+                CBORKeyedEncodingContainer<Key>(state: self, depth: depth, path: codingPath))
+        }
+        // A record's own container (depth 0, an empty path) is the same for every record of a type:
+        // made once per type and thread, it saves the generic metadata lookups and the box that
+        // `KeyedEncodingContainer` allocates.
+        let type = ObjectIdentifier(Key.self)
+        for entry in storage.pointee.rootContainers where entry.type == type {
+            return unsafeDowncast(entry.container, to: CachedContainer<KeyedEncodingContainer<Key>>.self)
+                .value
+        }
+        let container = KeyedEncodingContainer(
+            CBORKeyedEncodingContainer<Key>(state: self, depth: 0, path: []))
+        if storage.pointee.rootContainers.count == 8 { storage.pointee.rootContainers.removeFirst() }
+        storage.pointee.rootContainers.append((type, CachedContainer(container)))
+        return container
     }
 
     func unkeyedContainer() -> any UnkeyedEncodingContainer {
@@ -214,10 +358,15 @@ struct CBORKeyedEncodingContainer<Key: CodingKey>: IntegerForwardingKeyedEncoder
         state.closeContainers(from: depth + 1)
         state.open[depth].count += 1
         let name = key.stringValue
-        guard depth == 0 else { return state.writer.text(name) }
+        guard depth == 0, state.storage.pointee.tracksShape else {
+            state.writer.text(name)
+            return
+        }
         state.foldPendingKind()
-        state.topLevelShape = FieldShape.adding(name, to: state.topLevelShape)
-        state.writer.text(name)
+        let start = state.writer.text(name)
+        state.topLevelShape = state.writer.bytes.withUnsafeBytes {
+            FieldShape.adding(bytes: UnsafeRawBufferPointer(rebasing: $0[start...]), to: state.topLevelShape)
+        }
         state.pendingValueStart = state.writer.bytes.count
     }
 

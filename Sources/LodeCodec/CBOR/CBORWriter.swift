@@ -43,7 +43,22 @@ package struct CBORWriter {
 
     @inline(__always)
     mutating func appendBigEndian<I: FixedWidthInteger>(_ value: I) {
-        withUnsafeBytes(of: value.bigEndian) { bytes.append(contentsOf: $0) }
+        // Byte by byte: for a few bytes, cheaper than a generic copy.
+        var shift = I.bitWidth - 8
+        while shift >= 0 {
+            bytes.append(UInt8(truncatingIfNeeded: value >> shift))
+            shift -= 8
+        }
+    }
+
+    /// Appends raw bytes: short runs (field names, most text) byte by byte, long ones in one copy.
+    @inline(__always)
+    mutating func append(_ source: UnsafeBufferPointer<UInt8>) {
+        if source.count <= 16 {
+            for byte in source { bytes.append(byte) }
+        } else {
+            bytes.append(contentsOf: source)
+        }
     }
 
     mutating func integer(_ value: Int64) {
@@ -69,11 +84,15 @@ package struct CBORWriter {
     mutating func bool(_ value: Bool) { bytes.append(value ? 0xf5 : 0xf4) }
     mutating func null() { bytes.append(0xf6) }
 
-    package mutating func text(_ value: String) {
+    /// Appends a text string; returns where its UTF-8 bytes start.
+    @discardableResult
+    package mutating func text(_ value: String) -> Int {
         var value = value
-        value.withUTF8 { utf8 in
+        return value.withUTF8 { utf8 in
             head(3, UInt64(utf8.count))
-            bytes.append(contentsOf: utf8)
+            let start = bytes.count
+            append(utf8)
+            return start
         }
     }
 

@@ -18,4 +18,20 @@ package enum FieldShape {
     }
 
     package static func adding(_ name: String, to hash: UInt64) -> UInt64 { adding(name.utf8, to: hash) }
+
+    /// Adds a name given as its UTF-8 bytes (the same hash as ``adding(_:to:)-(String,_)``).
+    package static func adding(bytes name: UnsafeRawBufferPointer, to hash: UInt64) -> UInt64 {
+        var hash = hash
+        var position = 0
+        while position < name.count {
+            hash = (hash ^ UInt64(name[position])) &* prime
+            position += 1
+        }
+        return (hash ^ 0xff) &* prime
+    }
+
+    /// Adds the kind of a field's value (a one-byte sequence, as records fold it).
+    package static func adding(kind: FieldKind, to hash: UInt64) -> UInt64 {
+        (((hash ^ UInt64(kind.rawValue)) &* prime) ^ 0xff) &* prime
+    }
 }

@@ -5,22 +5,20 @@ import LodeCodec
 /// lists them for updates, and key-path observations filter on them).
 enum RecordDiff {
     /// The top-level fields whose encoded values differ between two records (nil if either is not a map).
-    static func changedFields(_ old: [UInt8], _ new: [UInt8]) -> Set<String>? {
+    static func changedFields(_ old: UnsafeRawBufferPointer, _ new: UnsafeRawBufferPointer) -> Set<String>? {
         if let changed = changedFieldsInStep(old, new) { return changed }
-        func fields(_ record: [UInt8]) -> [String: ArraySlice<UInt8>]? {
-            record.withUnsafeBytes { bytes -> [String: ArraySlice<UInt8>]? in
-                // Records written by the encoder are definite-length maps keyed by text.
-                var reader = CBORReader(bytes)
-                guard let head = try? reader.readHead(), head.major == 5, head.info != 31 else { return nil }
-                var result: [String: ArraySlice<UInt8>] = [:]
-                for _ in 0..<head.argument {
-                    guard let name = try? reader.readStringBytes(major: 3) else { return nil }
-                    let start = reader.offset
-                    guard (try? reader.skipItem()) != nil else { return nil }
-                    result[String(decoding: name, as: UTF8.self)] = record[start..<reader.offset]
-                }
-                return result
+        func fields(_ bytes: UnsafeRawBufferPointer) -> [String: [UInt8]]? {
+            // Records written by the encoder are definite-length maps keyed by text.
+            var reader = CBORReader(bytes)
+            guard let head = try? reader.readHead(), head.major == 5, head.info != 31 else { return nil }
+            var result: [String: [UInt8]] = [:]
+            for _ in 0..<head.argument {
+                guard let name = try? reader.readStringBytes(major: 3) else { return nil }
+                let start = reader.offset
+                guard (try? reader.skipItem()) != nil else { return nil }
+                result[String(decoding: name, as: UTF8.self)] = Array(bytes[start..<reader.offset])
             }
+            return result
         }
         guard let before = fields(old), let after = fields(new) else { return nil }
         var changed = Set<String>()
@@ -32,31 +30,29 @@ enum RecordDiff {
     /// The common case of ``changedFields(_:_:)`` without a dictionary: both records hold the same
     /// field names in the same order (one encoder wrote both), so entries are compared side by side
     /// and only the names of changed fields become strings. Nil when the names differ.
-    static func changedFieldsInStep(_ old: [UInt8], _ new: [UInt8]) -> Set<String>? {
-        old.withUnsafeBytes { oldBytes in
-            new.withUnsafeBytes { newBytes -> Set<String>? in
-                var before = CBORReader(oldBytes)
-                var after = CBORReader(newBytes)
-                guard let oldHead = try? before.readHead(), let newHead = try? after.readHead(),
-                    oldHead.major == 5, newHead.major == 5, oldHead.info != 31, newHead.info != 31,
-                    oldHead.argument == newHead.argument
-                else { return nil }
-                var changed = Set<String>()
-                for _ in 0..<oldHead.argument {
-                    guard let oldName = try? before.readStringBytes(major: 3),
-                        let newName = try? after.readStringBytes(major: 3), oldName.elementsEqual(newName)
-                    else { return nil }
-                    let oldStart = before.offset
-                    let newStart = after.offset
-                    guard (try? before.skipItem()) != nil, (try? after.skipItem()) != nil else { return nil }
-                    let oldValue = UnsafeRawBufferPointer(rebasing: oldBytes[oldStart..<before.offset])
-                    let newValue = UnsafeRawBufferPointer(rebasing: newBytes[newStart..<after.offset])
-                    if !oldValue.elementsEqual(newValue) {
-                        changed.insert(String(decoding: newName, as: UTF8.self))
-                    }
-                }
-                return changed
+    static func changedFieldsInStep(_ oldBytes: UnsafeRawBufferPointer, _ newBytes: UnsafeRawBufferPointer)
+        -> Set<String>?
+    {
+        var before = CBORReader(oldBytes)
+        var after = CBORReader(newBytes)
+        guard let oldHead = try? before.readHead(), let newHead = try? after.readHead(),
+            oldHead.major == 5, newHead.major == 5, oldHead.info != 31, newHead.info != 31,
+            oldHead.argument == newHead.argument
+        else { return nil }
+        var changed = Set<String>()
+        for _ in 0..<oldHead.argument {
+            guard let oldName = try? before.readStringBytes(major: 3),
+                let newName = try? after.readStringBytes(major: 3), oldName.elementsEqual(newName)
+            else { return nil }
+            let oldStart = before.offset
+            let newStart = after.offset
+            guard (try? before.skipItem()) != nil, (try? after.skipItem()) != nil else { return nil }
+            let oldValue = UnsafeRawBufferPointer(rebasing: oldBytes[oldStart..<before.offset])
+            let newValue = UnsafeRawBufferPointer(rebasing: newBytes[newStart..<after.offset])
+            if !oldValue.elementsEqual(newValue) {
+                changed.insert(String(decoding: newName, as: UTF8.self))
             }
         }
+        return changed
     }
 }

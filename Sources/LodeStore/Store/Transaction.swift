@@ -11,8 +11,6 @@ public class Transaction {
     /// The store.
     public let store: Store
     package let lmdb: LMDB.Transaction
-    /// Decoding state reused by every record this transaction decodes (taken out while in use).
-    private var decodingScratch: CBORDecodingScratch?
 
     package init(store: Store, lmdb: LMDB.Transaction) {
         self.store = store
@@ -123,16 +121,14 @@ public class Transaction {
         _ type: T.Type, from bytes: UnsafeRawBufferPointer, key: some Collection<UInt8>
     ) throws -> T {
         LockWatch.check(entering: "the Decodable initializer of \(T.self)")
-        let scratch = decodingScratch ?? CBORDecodingScratch()
-        decodingScratch = nil
-        defer { decodingScratch = scratch }
         func failure(_ error: DecodingError) -> LodeError {
             .recordDoesNotDecode(
                 type: T.schema.typeName, key: KeyDescription.describe(Array(key)), field: error.fieldPath,
                 reason: error.reason)
         }
         do {
-            return try CBORDecoder().decode(T.self, from: bytes, scratch: scratch)
+            // The thread's decoding state, reused record after record.
+            return try CBORDecoder().decode(T.self, from: bytes)
         } catch let error as DecodingError {
             // A record written before a field with a declared default existed: read it with the default.
             guard case .keyNotFound(_, let context) = error, context.codingPath.isEmpty,

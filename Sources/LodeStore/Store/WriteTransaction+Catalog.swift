@@ -139,8 +139,10 @@ extension WriteTransaction {
     /// Adds field names never seen before, a record shape not listed yet (with `key` as its
     /// example) and kinds of value a field never held, to the catalog entry; `known` is the
     /// encoder's hash of the record's names and kinds, learned once the entry holds them.
-    func noteFields<T>(of record: [UInt8], key: [UInt8], state: TypeState<T>, known: UInt64?) throws {
-        guard let fields = try record.withUnsafeBytes({ try RecordNames.fields($0) }) else { return }
+    func noteFields<T>(of record: UnsafeRawBufferPointer, key: [UInt8], state: TypeState<T>, known: UInt64?)
+        throws
+    {
+        guard let fields = try RecordNames.fields(record) else { return }
         let (shape, names) = (fields.shape, fields.names)
         let current = state.latestEntry
         var updated = current

@@ -282,7 +282,7 @@ protocol UntypedRecordNoting: AnyObject {
 
 extension TypeState: UntypedRecordNoting {
     func note(record: [UInt8], key: [UInt8], in transaction: WriteTransaction) throws {
-        try transaction.noteFields(of: record, key: key, state: self, known: nil)
+        try record.withUnsafeBytes { try transaction.noteFields(of: $0, key: key, state: self, known: nil) }
     }
 }
 

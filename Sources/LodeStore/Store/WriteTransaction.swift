@@ -91,10 +91,26 @@ public final class WriteTransaction: Transaction {
 
     /// The record of `object` and the hash of its top-level field names.
     package func encodeRecord<T: Persistable>(_ object: T) throws -> (bytes: [UInt8], shape: UInt64) {
+        try withEncodedRecord(object) { (Array($0), $1) }
+    }
+
+    /// Hands `body` the record of `object` (in the thread's reused buffer, valid during `body`) and the
+    /// hash of its top-level field names.
+    func withEncodedRecord<T: Persistable, R>(
+        _ object: T, _ body: (UnsafeRawBufferPointer, UInt64) throws -> R
+    )
+        throws -> R
+    {
         LockWatch.check(entering: "the Encodable conformance of \(T.self)")
+        // What the encoding throws (the encoder's errors, or the type's own) is the record's fault; what
+        // `body` throws passes through.
+        var encoded = false
         do {
-            return try CBOREncoder().encodeRecord(object)
-        } catch {
+            return try CBOREncoder().withEncodedRecord(object) { record, shape in
+                encoded = true
+                return try body(record, shape)
+            }
+        } catch  where !encoded {
             throw LodeError.recordDoesNotEncode(type: T.schema.typeName, reason: "\(error)")
         }
     }
@@ -106,7 +122,16 @@ public final class WriteTransaction: Transaction {
     ) throws {
         // Generic code runs unspecialized for the app's types: index loops, not iterators or
         // optionals of `T`, keep it from looking up generic metadata for every object.
-        let (record, shape) = try encodeRecord(object)
+        try withEncodedRecord(object) { record, shape in
+            try store(object, record: record, shape: shape, key: key, replacing: old, state: state)
+        }
+    }
+
+    /// `store(_:key:replacing:state:)` with the object's record encoded.
+    private func store<T: Persistable>(
+        _ object: T, record: UnsafeRawBufferPointer, shape: UInt64, key: [UInt8],
+        replacing old: (object: T, record: [UInt8])?, state: TypeState<T>
+    ) throws {
         let newKeys = try indexKeys(of: object, state: state)
         let oldKeys = try old.map { try indexKeys(of: $0.object, state: state) }
         let indexCount = state.indexes.count
@@ -155,7 +180,8 @@ public final class WriteTransaction: Transaction {
             shapesNoted.insert(note)
         }
         // The stored record, not a re-encoding of the decoded object, is what changed.
-        let changed = old.flatMap { RecordDiff.changedFields($0.record, record) }
+        let changed = old.flatMap { old in old.record.withUnsafeBytes { RecordDiff.changedFields($0, record) }
+        }
         pendingChanges.record(
             type: state.typeName, key: key, existedBefore: old != nil, existsAfter: true, fields: changed)
     }
