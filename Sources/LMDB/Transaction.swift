@@ -56,6 +56,14 @@ public class Transaction {
         try withValue(forKey: key, in: database) { Array($0) }
     }
 
+    /// ``get(_:in:)-(some ContiguousBytes,_)`` for a key in a byte array, without the generic bytes
+    /// protocol on the path.
+    ///
+    /// - Throws: as ``get(_:in:)-(some ContiguousBytes,_)``.
+    public func get(_ key: [UInt8], in database: Database) throws -> [UInt8]? {
+        try withValue(forKey: key, in: database) { Array($0) }
+    }
+
     /// Calls `body` with the bytes stored under `key`, borrowed from the map, or returns `nil` when
     /// the key is absent. The buffer is valid only inside `body`.
     ///
@@ -64,14 +72,30 @@ public class Transaction {
         forKey key: some ContiguousBytes, in database: Database,
         _ body: (UnsafeRawBufferPointer) throws -> R
     ) throws -> R? {
+        try key.withUnsafeBytes { try withValue(forKeyBytes: $0, in: database, body) }
+    }
+
+    /// ``withValue(forKey:in:_:)-(some ContiguousBytes,_,_)`` for a key in a byte array: the same,
+    /// without the generic bytes protocol (and its unspecialized calls) on a path taken per object.
+    ///
+    /// - Throws: as ``get(_:in:)``, and whatever `body` throws.
+    public func withValue<R>(
+        forKey key: [UInt8], in database: Database, _ body: (UnsafeRawBufferPointer) throws -> R
+    ) throws -> R? {
+        try key.withUnsafeBytes { try withValue(forKeyBytes: $0, in: database, body) }
+    }
+
+    /// The value under the key whose bytes are `keyBytes`, handed to `body`.
+    func withValue<R>(
+        forKeyBytes keyBytes: UnsafeRawBufferPointer, in database: Database,
+        _ body: (UnsafeRawBufferPointer) throws -> R
+    ) throws -> R? {
         let txn = try activeHandle("mdb_get in \(database)")
         var value = MDB_val()
-        let rc: Int32 = try key.withUnsafeBytes { (keyBytes) -> Int32 in
-            try environment.checkKey(keyBytes.count, "mdb_get in \(database)")
-            var keyValue = MDB_val(
-                mv_size: keyBytes.count, mv_data: UnsafeMutableRawPointer(mutating: keyBytes.baseAddress))
-            return mdb_get(txn, database.handle, &keyValue, &value)
-        }
+        try environment.checkKey(keyBytes.count, "mdb_get in \(database)")
+        var keyValue = MDB_val(
+            mv_size: keyBytes.count, mv_data: UnsafeMutableRawPointer(mutating: keyBytes.baseAddress))
+        let rc = mdb_get(txn, database.handle, &keyValue, &value)
         if rc == MDB_NOTFOUND { return nil }
         try check(rc, "mdb_get in \(database)")
         return try body(UnsafeRawBufferPointer(start: value.mv_data, count: value.mv_size))

@@ -89,6 +89,27 @@ public final class WriteTransaction: Transaction {
         }
     }
 
+    /// ``put(_:forKey:in:flags:)-(some ContiguousBytes,_,_,_)`` for a value and key in byte arrays,
+    /// without the generic bytes protocol (and its unspecialized calls) on a path taken per object.
+    ///
+    /// - Throws: as ``put(_:forKey:in:flags:)-(some ContiguousBytes,_,_,_)``.
+    public func put(_ value: [UInt8], forKey key: [UInt8], in database: Database, flags: PutFlags = []) throws
+    {
+        try key.withUnsafeBytes { keyBytes in
+            try value.withUnsafeBytes { try put($0, forKey: keyBytes, in: database, flags: flags) }
+        }
+    }
+
+    /// ``put(_:forKey:in:flags:)-(some ContiguousBytes,_,_,_)`` for a value already in memory (a record
+    /// in the encoder's buffer) and a key in a byte array.
+    ///
+    /// - Throws: as ``put(_:forKey:in:flags:)-(some ContiguousBytes,_,_,_)``.
+    public func put(
+        _ value: UnsafeRawBufferPointer, forKey key: [UInt8], in database: Database, flags: PutFlags = []
+    ) throws {
+        try key.withUnsafeBytes { try put(value, forKey: $0, in: database, flags: flags) }
+    }
+
     func put(
         _ valueBytes: UnsafeRawBufferPointer, forKey keyBytes: UnsafeRawBufferPointer, in database: Database,
         flags: PutFlags
@@ -117,18 +138,29 @@ public final class WriteTransaction: Transaction {
     ///   from another thread, `.invalidKeySize` for a key LMDB cannot hold).
     @discardableResult
     public func delete(_ key: some ContiguousBytes, in database: Database) throws -> Bool {
-        try key.withUnsafeBytes { (keyBytes) -> Bool in
-            func operation() -> String { "mdb_del in \(database)" }
-            try environment.checkKey(keyBytes.count, operation())
-            let rc = try perform(operation()) { txn in
-                var keyValue = MDB_val(keyBytes)
-                return mdb_del(txn, database.handle, &keyValue, nil)
-            }
-            if rc == MDB_NOTFOUND { return false }
-            try check(rc, operation())
-            log.recordDelete(database.handle, key: keyBytes, value: nil)
-            return true
+        try key.withUnsafeBytes { try delete(keyBytes: $0, in: database) }
+    }
+
+    /// ``delete(_:in:)-(some ContiguousBytes,_)`` for a key in a byte array, without the generic bytes
+    /// protocol on the path.
+    ///
+    /// - Throws: as ``delete(_:in:)-(some ContiguousBytes,_)``.
+    @discardableResult
+    public func delete(_ key: [UInt8], in database: Database) throws -> Bool {
+        try key.withUnsafeBytes { try delete(keyBytes: $0, in: database) }
+    }
+
+    private func delete(keyBytes: UnsafeRawBufferPointer, in database: Database) throws -> Bool {
+        func operation() -> String { "mdb_del in \(database)" }
+        try environment.checkKey(keyBytes.count, operation())
+        let rc = try perform(operation()) { txn in
+            var keyValue = MDB_val(keyBytes)
+            return mdb_del(txn, database.handle, &keyValue, nil)
         }
+        if rc == MDB_NOTFOUND { return false }
+        try check(rc, operation())
+        log.recordDelete(database.handle, key: keyBytes, value: nil)
+        return true
     }
 
     /// Removes one `key`/`value` pair from a dup-sort database (in a plain database: the key, if its

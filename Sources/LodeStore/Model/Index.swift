@@ -18,11 +18,15 @@ public struct Index<Object>: @unchecked Sendable {
     /// Per component: the value type.
     package let componentTypes: [Any.Type]
     package let keyBytes: (Object) throws -> [UInt8]
+    /// ``keyBytes`` of the object a pointer points at: a one-field index on a stored property of a
+    /// struct reads the field at its offset, without projecting a key path per object.
+    package let pointerKeyBytes: (UnsafeRawPointer) throws -> [UInt8]
     let valueDescription: (Object) -> String
 
     init(
         name: String?, unique: Bool, keyPaths: [PartialKeyPath<Object>], types: [Any.Type],
-        keyBytes: @escaping (Object) throws -> [UInt8], describe: @escaping (Object) -> String
+        keyBytes: @escaping (Object) throws -> [UInt8], describe: @escaping (Object) -> String,
+        pointerKeyBytes: ((UnsafeRawPointer) throws -> [UInt8])? = nil
     ) {
         self.fields = keyPaths.map(fieldName(of:))
         self.name = name ?? fields.joined(separator: "+")
@@ -31,6 +35,8 @@ public struct Index<Object>: @unchecked Sendable {
         self.orderMatchesComparable = types.map(keyOrderMatchesComparable)
         self.componentTypes = types
         self.keyBytes = keyBytes
+        self.pointerKeyBytes =
+            pointerKeyBytes ?? { try keyBytes($0.assumingMemoryBound(to: Object.self).pointee) }
         self.valueDescription = describe
     }
 
@@ -82,7 +88,8 @@ public struct Index<Object>: @unchecked Sendable {
         Index(
             name: name, unique: unique, keyPaths: [keyPath], types: [V.self],
             keyBytes: { try KeyEncoder().encode($0[keyPath: keyPath]) },
-            describe: { "\($0[keyPath: keyPath])" })
+            describe: { "\($0[keyPath: keyPath])" },
+            pointerKeyBytes: storedFieldReader(keyPath).map { read in { try KeyEncoder().encode(read($0)) } })
     }
 
     private static func pair<A: Codable, B: Codable>(
@@ -99,4 +106,12 @@ public struct Index<Object>: @unchecked Sendable {
             },
             describe: { "(\($0[keyPath: first]), \($0[keyPath: second]))" })
     }
+}
+
+/// A function that reads the value at `keyPath` from the object a pointer points at by the field's
+/// offset, when `keyPath` is a stored property of a struct (nil otherwise: a class, a computed
+/// property): cheaper than projecting the key path, which looks up generic metadata per call.
+func storedFieldReader<Object, Value>(_ keyPath: KeyPath<Object, Value>) -> ((UnsafeRawPointer) -> Value)? {
+    guard let offset = MemoryLayout<Object>.offset(of: keyPath) else { return nil }
+    return { $0.load(fromByteOffset: offset, as: Value.self) }
 }

@@ -25,6 +25,8 @@ public struct Schema<Object: Persistable>: @unchecked Sendable {
     /// record reads as if it held the value, so adding a non-optional field needs no migration.
     public let defaults: [FieldDefault<Object>]
     let primaryKeyBytes: (Object) throws -> [UInt8]
+    /// ``primaryKeyBytes`` of the object a pointer points at (by the field's offset where it can).
+    let pointerPrimaryKeyBytes: (UnsafeRawPointer) throws -> [UInt8]
     /// The primary key of an object as stored in a record (what a ``Link`` to it holds).
     let primaryKeyValue: (Object) throws -> CBORValue
     /// Reads a primary key of this type from any decoder, as its stored value.
@@ -55,6 +57,13 @@ public struct Schema<Object: Persistable>: @unchecked Sendable {
         self.version = version
         self.primaryKeyType = Key.self
         self.primaryKeyBytes = { object in try KeyEncoder().encode(object[keyPath: primaryKey]) }
+        if let read = storedFieldReader(primaryKey) {
+            self.pointerPrimaryKeyBytes = { try KeyEncoder().encode(read($0)) }
+        } else {
+            self.pointerPrimaryKeyBytes = {
+                try KeyEncoder().encode($0.assumingMemoryBound(to: Object.self).pointee[keyPath: primaryKey])
+            }
+        }
         self.primaryKeyValue = { object in
             try CBORValue(decoding: CBOREncoder().encode(object[keyPath: primaryKey]))
         }

@@ -8,6 +8,8 @@ import LodeCodec
 package struct PendingChanges {
     private struct Net {
         var type: String
+        /// The position of `type` in `types`.
+        var typeIndex: Int
         var key: [UInt8]
         var existedBefore: Bool
         var existsAfter: Bool
@@ -25,12 +27,27 @@ package struct PendingChanges {
     /// Per type touched (a transaction touches few), the position in `nets` of each key.
     private var types: [String] = []
     private var index: [[Slot: Int]] = []
+    /// Whether every change so far inserted a key that did not exist before: then no key can come
+    /// twice, and `index` is left empty (a bulk load pays no hashing per object). The first other
+    /// change builds it.
+    private var onlyNewKeys = true
 
     private mutating func typeIndex(_ type: String) -> Int {
+        // Writes come in runs of one type: the last one first.
+        if let last = types.last, last == type { return types.count - 1 }
         if let found = types.firstIndex(of: type) { return found }
         types.append(type)
         index.append([:])
         return types.count - 1
+    }
+
+    /// Indexes every change recorded while only new keys were inserted.
+    private mutating func buildIndex() {
+        guard onlyNewKeys else { return }
+        onlyNewKeys = false
+        for position in nets.indices where !nets[position].cleared {
+            index[nets[position].typeIndex][Slot(key: nets[position].key)] = position
+        }
     }
 
     var isEmpty: Bool { nets.isEmpty }
@@ -38,8 +55,18 @@ package struct PendingChanges {
     package mutating func record(
         type: String, key: [UInt8], existedBefore: Bool, existsAfter: Bool, fields: Set<String>? = nil
     ) {
-        let slot = Slot(key: key)
         let typeIndex = typeIndex(type)
+        if onlyNewKeys, !existedBefore, existsAfter {
+            // A key that did not exist before this change was not changed earlier in the transaction
+            // either (it would exist, or a deletion would have ended the new-keys-only run).
+            nets.append(
+                Net(
+                    type: type, typeIndex: typeIndex, key: key, existedBefore: false, existsAfter: true,
+                    fields: fields))
+            return
+        }
+        buildIndex()
+        let slot = Slot(key: key)
         if let position = index[typeIndex][slot] {
             nets[position].existsAfter = existsAfter
             if let known = nets[position].fields, let fields {
@@ -51,8 +78,8 @@ package struct PendingChanges {
             index[typeIndex][slot] = nets.count
             nets.append(
                 Net(
-                    type: type, key: key, existedBefore: existedBefore, existsAfter: existsAfter,
-                    fields: fields))
+                    type: type, typeIndex: typeIndex, key: key, existedBefore: existedBefore,
+                    existsAfter: existsAfter, fields: fields))
         }
     }
 
@@ -71,14 +98,19 @@ package struct PendingChanges {
     }
 
     package mutating func recordClear(type: String) {
+        buildIndex()
         // Earlier changes to the type are covered by the clear; later ones follow it.
         for position in nets.indices where nets[position].type == type && !nets[position].cleared {
             nets[position].existedBefore = false
             nets[position].existsAfter = false
         }
-        index[typeIndex(type)] = [:]
+        let typeIndex = typeIndex(type)
+        index[typeIndex] = [:]
         nets.append(
-            Net(type: type, key: [], existedBefore: true, existsAfter: false, fields: nil, cleared: true))
+            Net(
+                type: type, typeIndex: typeIndex, key: [], existedBefore: true, existsAfter: false,
+                fields: nil,
+                cleared: true))
     }
 
     private static func operation(_ net: Net) -> ChangeLogEntry.Operation? {
@@ -94,16 +126,24 @@ package struct PendingChanges {
     /// What the entry lists: each object's net change, except that a type with more than
     /// `bulkThreshold` changed objects is one `bulk` change (with the count) where its first change was.
     private func listed(bulkThreshold: Int) -> [(net: Net, op: ChangeLogEntry.Operation, count: Int?)] {
-        var counts: [String: Int] = [:]
-        for net in nets where Self.operation(net) != nil && !net.cleared { counts[net.type, default: 0] += 1 }
+        var counts = Array(repeating: 0, count: types.count)
+        for position in nets.indices where !nets[position].cleared && Self.operation(nets[position]) != nil {
+            counts[nets[position].typeIndex] += 1
+        }
         var listed: [(net: Net, op: ChangeLogEntry.Operation, count: Int?)] = []
-        var bulkWritten = Set<String>()
+        var bulkWritten = Array(repeating: false, count: types.count)
         for net in nets {
             guard let op = Self.operation(net) else { continue }
-            if op != .clear, let count = counts[net.type], count > bulkThreshold {
-                if bulkWritten.insert(net.type).inserted {
+            let count = counts[net.typeIndex]
+            if op != .clear, count > bulkThreshold {
+                if !bulkWritten[net.typeIndex] {
+                    bulkWritten[net.typeIndex] = true
                     listed.append(
-                        (Net(type: net.type, key: [], existedBefore: true, existsAfter: true), .bulk, count))
+                        (
+                            Net(
+                                type: net.type, typeIndex: net.typeIndex, key: [], existedBefore: true,
+                                existsAfter: true), .bulk, count
+                        ))
                 }
                 continue
             }

@@ -24,12 +24,25 @@ public class Transaction {
 
     /// The state of `T` as this transaction sees it: registered, or read from the catalog.
     package func typeState<T: Persistable>(_ type: T.Type) throws -> TypeState<T> {
+        // Keyed by the Swift type, so the downcast cannot fail; a read sees one version, so what was
+        // verified once holds for the whole transaction.
+        if let cached = readStates[ObjectIdentifier(T.self)] {
+            return unsafeDowncast(cached, to: TypeState<T>.self)
+        }
+        let state: TypeState<T>
         if let published = store.publishedState(T.self) {
             try verify(published, writing: false)
-            return published
+            state = published
+        } else {
+            state = try catalogState(T.self)
         }
-        return try catalogState(T.self)
+        readStates[ObjectIdentifier(T.self)] = state
+        return state
     }
+
+    /// The type states this read transaction looked up, by Swift type (a write transaction keeps its
+    /// own: what it registers and changes).
+    private var readStates: [ObjectIdentifier: AnyObject] = [:]
 
     /// Checks that the catalog entry of a type this process registered still says what the state
     /// relies on at this transaction's version: another process — another version of the app — may

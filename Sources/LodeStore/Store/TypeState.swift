@@ -1,5 +1,6 @@
 import Foundation
 import LMDB
+import LodeCodec
 
 /// Something a write transaction changed provisionally and settles when it ends.
 protocol PendingWriteState: AnyObject {
@@ -22,6 +23,13 @@ package final class TypeState<T: Persistable>: Sendable, PendingWriteState {
         package let definition: Relationship<T>
         package let database: Database
     }
+
+    /// The indexes of `indexes`, in the same order, as slots.
+    let indexSlots: [IndexSlot]
+    /// Whether the type declares links with inverse indexes (`links` is not empty).
+    let hasLinks: Bool
+    /// The primary key bytes of the `T` the pointer points at.
+    let primaryKeyBytes: KeyFunction
 
     package let schema: Schema<T>
     /// The records database, or nil when the type has never been stored (read-only view).
@@ -51,6 +59,13 @@ package final class TypeState<T: Persistable>: Sendable, PendingWriteState {
         self.records = records
         self.indexes = indexes
         self.links = links
+        self.indexSlots = indexes.map { index in
+            IndexSlot(
+                database: index.database, isUnique: index.definition.isUnique,
+                key: KeyFunction(bytes: index.definition.pointerKeyBytes))
+        }
+        self.hasLinks = !links.isEmpty
+        self.primaryKeyBytes = KeyFunction(bytes: schema.pointerPrimaryKeyBytes)
         self.catalog = Locked((entry, nil))
         self.complete = complete
     }
@@ -160,4 +175,18 @@ func same(_ stored: [UInt8], _ bytes: UnsafeRawBufferPointer) -> Bool {
     guard stored.count == bytes.count else { return false }
     guard let base = bytes.baseAddress, !stored.isEmpty else { return true }
     return stored.withUnsafeBytes { memcmp($0.baseAddress!, base, stored.count) == 0 }
+}
+
+/// An index as the write path uses it per object: no type parameter (not even an enclosing one), so
+/// unspecialized generic code reaches it without a generic metadata lookup per access.
+struct IndexSlot: Sendable {
+    let database: Database
+    let isUnique: Bool
+    /// The key bytes of the object a pointer points at (not yet through `IndexKeyLimit.stored`).
+    let key: KeyFunction
+}
+
+/// A key function of the object a pointer points at, without a type parameter.
+struct KeyFunction: @unchecked Sendable {  // immutable; the closure reads only the object it is given
+    let bytes: (UnsafeRawPointer) throws -> [UInt8]
 }

@@ -10,12 +10,14 @@ extension WriteTransaction {
 
     /// The stored index keys of `object`, one per index of its type, in index order.
     func indexKeys<T>(of object: T, state: TypeState<T>) throws -> [[UInt8]] {
-        var keys: [[UInt8]] = []
-        keys.reserveCapacity(state.indexes.count)
-        for position in 0..<state.indexes.count {
-            keys.append(try indexKey(state.indexes[position], of: object))
+        let slots = state.indexSlots
+        guard !slots.isEmpty else { return [] }
+        return try withUnsafePointer(to: object) { pointer in
+            var keys: [[UInt8]] = []
+            keys.reserveCapacity(slots.count)
+            for slot in slots { keys.append(IndexKeyLimit.stored(try slot.key.bytes(pointer))) }
+            return keys
         }
-        return keys
     }
 
     func putIndexEntry<T>(

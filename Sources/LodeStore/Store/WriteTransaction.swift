@@ -82,7 +82,16 @@ public final class WriteTransaction: Transaction {
     // MARK: Keys and records
 
     func primaryKey<T: Persistable>(of object: T) throws -> [UInt8] {
-        let key = try T.schema.primaryKeyBytes(object)
+        try checkedPrimaryKey(try T.schema.primaryKeyBytes(object), of: T.self)
+    }
+
+    /// `primaryKey(of:)` through the type's state, without a generic metadata lookup per object.
+    func primaryKey<T: Persistable>(of object: T, state: TypeState<T>) throws -> [UInt8] {
+        try checkedPrimaryKey(
+            try withUnsafePointer(to: object) { try state.primaryKeyBytes.bytes($0) }, of: T.self)
+    }
+
+    private func checkedPrimaryKey<T: Persistable>(_ key: [UInt8], of type: T.Type) throws -> [UInt8] {
         guard key.count <= IndexKeyLimit.maximum else {
             throw LodeError.keyTooLong(type: T.schema.typeName, bytes: key.count)
         }
@@ -134,8 +143,8 @@ public final class WriteTransaction: Transaction {
     ) throws {
         let newKeys = try indexKeys(of: object, state: state)
         let oldKeys = try old.map { try indexKeys(of: $0.object, state: state) }
-        let indexCount = state.indexes.count
-        let linkCount = state.links.count
+        let slots = state.indexSlots
+        let linkCount = state.hasLinks ? state.links.count : 0
         var linkChanges: [(position: Int, removed: [[UInt8]], added: [[UInt8]])] = []
         for position in 0..<linkCount {
             let definition = state.links[position].definition
@@ -150,7 +159,8 @@ public final class WriteTransaction: Transaction {
             if !removed.isEmpty || !added.isEmpty { linkChanges.append((position, removed, added)) }
         }
         // Check every unique index before changing anything, so a violation changes nothing.
-        for position in 0..<indexCount where oldKeys?[position] != newKeys[position] {
+        for position in slots.indices
+        where slots[position].isUnique && oldKeys?[position] != newKeys[position] {
             try checkUnique(state.indexes[position], key: newKeys[position], primaryKey: key, object: object)
         }
         do {
@@ -159,13 +169,19 @@ public final class WriteTransaction: Transaction {
         } catch let error as LMDBError where error.code == .keyExists {
             throw LodeError.duplicateKey(type: T.schema.typeName, key: T.schema.primaryKeyDescription(object))
         }
-        for position in 0..<indexCount {
-            let index = state.indexes[position]
+        for position in slots.indices {
+            let slot = slots[position]
             if let oldKeys {
                 guard oldKeys[position] != newKeys[position] else { continue }
-                try removeIndexEntry(index, key: oldKeys[position], primaryKey: key)
+                try removeIndexEntry(
+                    in: slot.database, unique: slot.isUnique, key: oldKeys[position], primaryKey: key)
             }
-            try putIndexEntry(index, key: newKeys[position], primaryKey: key, object: object)
+            if slot.isUnique {
+                try putIndexEntry(
+                    state.indexes[position], key: newKeys[position], primaryKey: key, object: object)
+            } else {
+                try lmdbWrite.put(key, forKey: newKeys[position], in: slot.database)
+            }
         }
         for change in linkChanges {
             let link = state.links[change.position]
@@ -205,7 +221,7 @@ public final class WriteTransaction: Transaction {
     ///   ``LodeError/uniqueViolation(type:index:value:)`` when a unique index already has the value.
     public func insert<T: Persistable>(_ object: T) throws {
         let state = try typeState(T.self)
-        let key = try primaryKey(of: object)
+        let key = try primaryKey(of: object, state: state)
         try store(object, key: key, replacing: nil, state: state)
     }
 
@@ -228,7 +244,7 @@ public final class WriteTransaction: Transaction {
     ///   ``LodeError/storage(_:)``; nothing of the object is written then.
     public func upsert<T: Persistable>(_ object: T) throws {
         let state = try typeState(T.self)
-        let key = try primaryKey(of: object)
+        let key = try primaryKey(of: object, state: state)
         let old = try storedObject(T.self, keyBytes: key, state: state)
         try store(object, key: key, replacing: old, state: state)
     }
@@ -250,7 +266,7 @@ public final class WriteTransaction: Transaction {
         }
         var updated = old.object
         try body(&updated)
-        let newKey = try primaryKey(of: updated)
+        let newKey = try primaryKey(of: updated, state: state)
         guard newKey == keyBytes else {
             throw LodeError.primaryKeyChanged(
                 type: T.schema.typeName, from: "\(key)", to: T.schema.primaryKeyDescription(updated))
