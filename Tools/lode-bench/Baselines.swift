@@ -63,6 +63,7 @@ final class SQLiteBaseline {
     private var idsAndScoresStatement: OpaquePointer?
     private var idsOfScoreStatement: OpaquePointer?
     private var updateBoth: OpaquePointer?
+    private var namesStatement: OpaquePointer?
 
     init(path: String, synchronous: Bool = true) throws {
         guard sqlite3_open(path, &db) == SQLITE_OK else { throw BenchError.sqlite("open \(path)") }
@@ -85,7 +86,7 @@ final class SQLiteBaseline {
         for statement in [
             insertStatement, selectByID, scanAll, selectByScore, updateScore, idsByScoreStatement,
             idsAndScoresStatement,
-            idsOfScoreStatement, updateBoth,
+            idsOfScoreStatement, updateBoth, namesStatement,
         ] {
             sqlite3_finalize(statement)
         }
@@ -202,6 +203,17 @@ final class SQLiteBaseline {
         var rows: [Row] = []
         while sqlite3_step(scanAll) == SQLITE_ROW { rows.append(row(scanAll)) }
         return rows
+    }
+
+    /// Every row's name, in primary-key order: one column, as `SELECT name` reads it.
+    func names() throws -> [String] {
+        if namesStatement == nil { namesStatement = try prepare("SELECT name FROM rows ORDER BY id") }
+        sqlite3_reset(namesStatement)
+        var names: [String] = []
+        while sqlite3_step(namesStatement) == SQLITE_ROW {
+            names.append(String(cString: sqlite3_column_text(namesStatement, 0)))
+        }
+        return names
     }
 
     func range(score lower: Int, _ upper: Int) -> [Row] {

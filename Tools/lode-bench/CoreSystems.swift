@@ -100,6 +100,16 @@ enum CoreSystems {
         ]
     }
 
+    /// Every row's name in primary-key order, one field read from each record (SQLite: `SELECT name`).
+    static func projection(_ fixture: Fixture, sink: Sink) -> [System] {
+        [
+            System(name: "Lode") {
+                sink.value &+= try fixture.store.objects(Row.self).values(of: \.name).count
+            },
+            System(name: "SQLite") { sink.value &+= try fixture.sqlite.names().count },
+        ]
+    }
+
     /// Changing the score of the rows with `ids` in one transaction: each system reads the current row,
     /// changes it and writes it back, with its index entry.
     static func update(_ fixture: Fixture, ids: [Int]) -> [System] {

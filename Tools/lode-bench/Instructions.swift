@@ -84,6 +84,13 @@ enum Instructions {
             let found = fixture.rows.count { $0.score >= lower && $0.score < upper }
             return (CoreSystems.range(fixture, sink: Sink()), found)
         },
+        InstructionWorkload(
+            name: "projection", title: "one field of every object (values(of:) / SELECT name)"
+        ) {
+            settings in
+            let fixture = try Fixture(count: settings.size(1_000_000))
+            return (CoreSystems.projection(fixture, sink: Sink()), fixture.rows.count)
+        },
         InstructionWorkload(name: "bulk-insert", title: "bulk insert, one index, one transaction") {
             settings in
             let count = settings.size(1_000_000)
@@ -203,7 +210,7 @@ enum Instructions {
     static func systemNames(_ workload: String) -> [String] {
         switch workload {
         case "decode", "encode": return ["Lode"]
-        case "range-query": return ["Lode", "SQLite"]
+        case "range-query", "projection": return ["Lode", "SQLite"]
         default: return ["Lode", "raw LMDB", "SQLite"]
         }
     }

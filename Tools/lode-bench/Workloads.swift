@@ -77,7 +77,8 @@ func codingCost(_ rows: [Row], runs: Int) throws -> (encode: Double, decode: Dou
 enum Workloads {
     static let all: [(String, @Sendable (Settings) throws -> [Figure])] = [
         ("bulk-insert", bulkInsert), ("point-reads", pointReads), ("scan-decode", scanAndDecode),
-        ("range-query", rangeQuery), ("durable-commits", durableCommits), ("update-10pct", updateTenPercent),
+        ("range-query", rangeQuery), ("projection", projection), ("durable-commits", durableCommits),
+        ("update-10pct", updateTenPercent),
         ("live-sorted", liveSorted), ("live-sectioned", liveSectioned),
         ("live-many-queries", liveManyQueries),
         ("differs", differs), ("live-memory", liveMemory), ("page-check", pageCheck),
@@ -170,6 +171,24 @@ enum Workloads {
                 notes: [
                     "plan: \(try results.explain())",
                     "Codable decoding of the records found alone, from memory: \(format(coding.decode))",
+                ])
+        ]
+    }
+
+    static func projection(_ settings: Settings) throws -> [Figure] {
+        let fixture = try Fixture(count: settings.size(1_000_000))
+        let times = try alternate(runs: settings.runs, CoreSystems.projection(fixture, sink: Sink()))
+        let count = fixture.rows.count
+        let decoding = try measure(runs: settings.runs) { _ = try fixture.store.objects(Row.self).fetch() }
+        return [
+            Figure(
+                workload: "projection: one field of every object (values(of: \\.name))", size: count,
+                timings: [
+                    Timing(system: "Lode", runs: times[0], operations: count),
+                    Timing(system: "SQLite (SELECT name)", runs: times[1], operations: count),
+                ],
+                notes: [
+                    "Lode decoding every whole object instead (fetch()): \(format(decoding.sorted()[decoding.count / 2]))"
                 ])
         ]
     }

@@ -1134,3 +1134,56 @@ struct CBORSingleValueDecodingContainer: IntegerForwardingSingleValueDecoder {
         try state.decodeValue(T.self, at: offset, parent: parent, key: key)
     }
 }
+
+// MARK: - Fields of a record
+
+/// Reads single top-level fields of one record (see ``CBORDecoder/withFields(of:_:)``).
+package struct CBORFieldReader: ~Copyable {
+    let state: CBORDecodingState
+    /// The root map's frame, or nil when the record is not a map.
+    let root: Int?
+
+    /// The value of the top-level field `name` as a `T`, or nil when the record has no such field.
+    /// - Throws: `DecodingError` when the field's value is not a `T` or is malformed.
+    package func value<T: Decodable>(_ type: T.Type, named name: String) throws -> T? {
+        var result: T?
+        _ = try value(T.self, named: name) { result = $0 }
+        return result
+    }
+
+    /// Hands `found` the value of the top-level field `name` as a `T`; false when the record has no
+    /// such field (no optional of `T` on the way: unspecialized generic code looks up the metadata of
+    /// each one it makes).
+    /// - Throws: `DecodingError` when the field's value is not a `T` or is malformed.
+    package func value<T: Decodable>(_ type: T.Type, named name: String, _ found: (T) throws -> Void) throws
+        -> Bool
+    {
+        guard let root else { return false }
+        var name = name
+        let offset = name.withUTF8 { state.valueOffset(forUTF8: $0, in: root) }
+        if offset == -2, let failure = state.failure { throw state.corrupted(failure, path: []) }
+        guard offset >= 0 else { return false }
+        try found(try state.decodeValue(T.self, at: offset, parent: root, key: .name(name)))
+        return true
+    }
+}
+
+extension CBORDecoder {
+    /// Hands `body` a reader of the top-level fields of the record in `bytes`: each field asked for is
+    /// found and decoded alone, without decoding the rest of the record (nor checking it: a record
+    /// damaged elsewhere is not noticed; `check` finds it).
+    package func withFields<R>(
+        of bytes: UnsafeRawBufferPointer, _ body: (borrowing CBORFieldReader) throws -> R
+    )
+        rethrows -> R
+    {
+        let state = CBORDecodingState.borrow()
+        defer { state.giveBack() }
+        state.prepare(bytes)
+        defer { state.finish() }
+        let root =
+            bytes.count > 0 && bytes[0] >> 5 == 5
+            ? try? state.openFrame(at: 0, major: 5, as: [String: Any].self, parent: -1, key: .none) : nil
+        return try body(CBORFieldReader(state: state, root: root))
+    }
+}

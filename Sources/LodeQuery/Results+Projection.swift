@@ -1,0 +1,175 @@
+import Foundation
+import LodeCodec
+import LodeStore
+
+// MARK: Projections
+
+extension Results {
+    /// The value of one property of every object, in order, read straight from each record: the field
+    /// is found in the stored bytes and decoded alone, without building the objects.
+    ///
+    /// Reach for it when a list, a chart or an aggregate needs one or two fields of many objects
+    /// (titles, dates, amounts): it reads the same records as ``fetch()`` but decodes a fraction of
+    /// each. The property must be a stored top-level property whose field has the property's name
+    /// (as synthesized `Codable` writes it); for anything else (a computed or nested property, a
+    /// renamed coding key, a record written before a field with a default existed) each object is
+    /// decoded and the key path read, so the result is always what `fetch().map { $0[keyPath:] }`
+    /// gives.
+    ///
+    /// - Complexity: the first read evaluates the query by its plan (see ``explain()``) and keeps the
+    ///   evaluation; then O(*n*) field decodes for *n* objects (one whole decode first, to check that
+    ///   the field holds the property).
+    /// - Throws: what evaluating the results throws, and
+    ///   ``LodeError/recordDoesNotDecode(type:key:field:reason:)`` for a record that does not decode (a
+    ///   field that does not decode alone is read through its object).
+    public func values<V: Decodable & Equatable>(of keyPath: KeyPath<Element, V>) throws -> [V] {
+        let name = fieldName(of: keyPath)
+        return try project(
+            names: [name], fromObject: { $0[keyPath: keyPath] },
+            fromFields: { reader, found in try reader.value(V.self, named: name, found) }, same: ==)
+    }
+
+    /// The values of two properties of every object, in order, read straight from each record (see
+    /// ``values(of:)``).
+    ///
+    /// - Complexity: as ``values(of:)``.
+    /// - Throws: as ``values(of:)``.
+    public func values<A: Decodable & Equatable, B: Decodable & Equatable>(
+        of first: KeyPath<Element, A>, _ second: KeyPath<Element, B>
+    ) throws -> [(A, B)] {
+        let (firstName, secondName) = (fieldName(of: first), fieldName(of: second))
+        return try project(
+            names: [firstName, secondName], fromObject: { ($0[keyPath: first], $0[keyPath: second]) },
+            fromFields: { reader, found in
+                guard let a = try reader.value(A.self, named: firstName),
+                    let b = try reader.value(B.self, named: secondName)
+                else { return false }
+                try found((a, b))
+                return true
+            }, same: { $0.0 == $1.0 && $0.1 == $1.1 })
+    }
+
+    /// The projection `P` of each object of the results, in order: read from the record's fields by
+    /// `fromFields` (which hands it over, or returns false when the record lacks a field) where they
+    /// stand for the properties, else from the decoded object by `fromObject`. Fields stand for the
+    /// properties when every name is a top-level field name and, on the first record, what they hold
+    /// equals (`same`) what the object's properties hold.
+    ///
+    /// The values go into a buffer allocated once, not an array appended to per object: in
+    /// unspecialized generic code each append would look up the array's metadata.
+    private func project<P>(
+        names: [String], fromObject: @escaping (Element) -> P,
+        fromFields: (borrowing CBORFieldReader, (P) throws -> Void) throws -> Bool,
+        same: @escaping (P, P) -> Bool
+    ) throws -> [P] {
+        let evaluation = try evaluation()
+        if let objects = evaluation.objects { return objects.map(fromObject) }
+        var direct = names.allSatisfy { !$0.isEmpty && !$0.contains(".") }
+        var checked = false
+        let capacity = evaluation.keys.count
+        let buffer = UnsafeMutablePointer<P>.allocate(capacity: capacity)
+        var count = 0
+        defer {
+            buffer.deinitialize(count: count)
+            buffer.deallocate()
+        }
+        func append(_ value: P) {
+            (buffer + count).initialize(to: value)
+            count += 1
+        }
+        let ascending = evaluation.plan.ordering == .primaryKey(reversed: false)
+        try read(at: evaluation) { transaction in
+            try transaction.forEachRecord(of: Element.self, keys: evaluation.keys, ascending: ascending) {
+                key, record in
+                guard direct else {
+                    return append(fromObject(try transaction.decode(Element.self, from: record, key: key)))
+                }
+                var complete = false
+                do {
+                    complete = try CBORDecoder().withFields(of: record) { reader in
+                        try fromFields(reader) { value in
+                            if checked {
+                                append(value)
+                            } else {
+                                // The first record decides whether fields stand for the properties.
+                                checked = true
+                                let object = fromObject(
+                                    try transaction.decode(Element.self, from: record, key: key))
+                                direct = same(value, object)
+                                append(object)
+                            }
+                        }
+                    }
+                } catch is DecodingError {
+                    // A field that does not decode as the property's type alone (an `init(from:)` may
+                    // read older forms): the whole object decides, and its decoding error, if any, is
+                    // the one thrown.
+                    complete = false
+                }
+                if !complete {
+                    if !checked {
+                        checked = true
+                        direct = false
+                    }
+                    append(fromObject(try transaction.decode(Element.self, from: record, key: key)))
+                }
+            }
+        }
+        return Array(UnsafeBufferPointer(start: buffer, count: count))
+    }
+}
+
+// MARK: Aggregates over projections
+
+extension Results {
+    /// The smallest value of a stored property among the results, read through ``values(of:)``
+    /// (the field alone is decoded from each record).
+    ///
+    /// - Complexity: as ``values(of:)``.
+    /// - Throws: as ``values(of:)``.
+    public func min<Value: Comparable & Decodable>(of keyPath: KeyPath<Element, Value>) throws -> Value? {
+        try values(of: keyPath).min()
+    }
+
+    /// The largest value of a stored property among the results, read through ``values(of:)``.
+    ///
+    /// - Complexity: as ``values(of:)``.
+    /// - Throws: as ``values(of:)``.
+    public func max<Value: Comparable & Decodable>(of keyPath: KeyPath<Element, Value>) throws -> Value? {
+        try values(of: keyPath).max()
+    }
+
+    /// The sum of a stored numeric property over the results, read through ``values(of:)``.
+    ///
+    /// - Complexity: as ``values(of:)``.
+    /// - Throws: as ``values(of:)``.
+    public func sum<Value: AdditiveArithmetic & Decodable>(of keyPath: KeyPath<Element, Value>) throws
+        -> Value
+    {
+        try values(of: keyPath).reduce(.zero, +)
+    }
+
+    /// The mean of a stored integer property over the results, or nil when there are none, read
+    /// through ``values(of:)``.
+    ///
+    /// - Complexity: as ``values(of:)``.
+    /// - Throws: as ``values(of:)``.
+    public func average<Value: BinaryInteger & Decodable>(of keyPath: KeyPath<Element, Value>) throws
+        -> Double?
+    {
+        let values = try values(of: keyPath)
+        return values.isEmpty ? nil : values.reduce(0.0) { $0 + Double($1) } / Double(values.count)
+    }
+
+    /// The mean of a stored floating-point property over the results, or nil when there are none,
+    /// read through ``values(of:)``.
+    ///
+    /// - Complexity: as ``values(of:)``.
+    /// - Throws: as ``values(of:)``.
+    public func average<Value: BinaryFloatingPoint & Decodable>(of keyPath: KeyPath<Element, Value>) throws
+        -> Double?
+    {
+        let values = try values(of: keyPath)
+        return values.isEmpty ? nil : values.reduce(0.0) { $0 + Double($1) } / Double(values.count)
+    }
+}
