@@ -114,6 +114,12 @@ func readmeFirstUse() throws {
         .sorted(by: \.title)
     print(try open.map(\.title))  // ["Call Ada", "Write report"]
     print(try open.explain())  // index lookup of 1 value(s) in "status"; sorted in memory
+
+    let titles = try open.values(of: \.title)  // ["Call Ada", "Write report"]: no Todo is built
+    let latest = try store.objects(Todo.self).max(of: \.title)  // reads the title field alone
+    guard titles == (try open.map(\.title)), latest == "Write report" else {
+        fatalError("projection: \(titles) \(String(describing: latest))")
+    }
 }
 
 /// The "Following the store" article's synchronous form, on the first-use example's store.
