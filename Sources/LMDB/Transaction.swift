@@ -6,7 +6,7 @@ import Foundation
 /// ``LMDBError/Code/transactionNotActive``.
 ///
 /// Values come back as copies (`[UInt8]`), or borrowed inside a closure with
-/// ``withValue(forKey:in:_:)``: bytes read from the map are valid only inside the transaction (and,
+/// ``withValue(forKey:in:_:)-(ContiguousBytes,_,_)``: bytes read from the map are valid only inside the transaction (and,
 /// in a write transaction, only until its next write), so they never escape it.
 public class Transaction {
     /// The environment this transaction belongs to.
@@ -56,10 +56,10 @@ public class Transaction {
         try withValue(forKey: key, in: database) { Array($0) }
     }
 
-    /// ``get(_:in:)-(some ContiguousBytes,_)`` for a key in a byte array, without the generic bytes
+    /// ``get(_:in:)-(ContiguousBytes,_)`` for a key in a byte array, without the generic bytes
     /// protocol on the path.
     ///
-    /// - Throws: as ``get(_:in:)-(some ContiguousBytes,_)``.
+    /// - Throws: as ``get(_:in:)-(ContiguousBytes,_)``.
     public func get(_ key: [UInt8], in database: Database) throws -> [UInt8]? {
         try withValue(forKey: key, in: database) { Array($0) }
     }
@@ -67,7 +67,7 @@ public class Transaction {
     /// Calls `body` with the bytes stored under `key`, borrowed from the map, or returns `nil` when
     /// the key is absent. The buffer is valid only inside `body`.
     ///
-    /// - Throws: as ``get(_:in:)``, and whatever `body` throws.
+    /// - Throws: as ``get(_:in:)-(ContiguousBytes,_)``, and whatever `body` throws.
     public func withValue<R>(
         forKey key: some ContiguousBytes, in database: Database,
         _ body: (UnsafeRawBufferPointer) throws -> R
@@ -75,10 +75,10 @@ public class Transaction {
         try key.withUnsafeBytes { try withValue(forKeyBytes: $0, in: database, body) }
     }
 
-    /// ``withValue(forKey:in:_:)-(some ContiguousBytes,_,_)`` for a key in a byte array: the same,
+    /// ``withValue(forKey:in:_:)-(ContiguousBytes,_,_)`` for a key in a byte array: the same,
     /// without the generic bytes protocol (and its unspecialized calls) on a path taken per object.
     ///
-    /// - Throws: as ``get(_:in:)``, and whatever `body` throws.
+    /// - Throws: as ``get(_:in:)-(ContiguousBytes,_)``, and whatever `body` throws.
     public func withValue<R>(
         forKey key: [UInt8], in database: Database, _ body: (UnsafeRawBufferPointer) throws -> R
     ) throws -> R? {
@@ -103,14 +103,14 @@ public class Transaction {
 
     /// True when `key` is present.
     ///
-    /// - Throws: as ``get(_:in:)``.
+    /// - Throws: as ``get(_:in:)-(ContiguousBytes,_)``.
     public func contains(_ key: some ContiguousBytes, in database: Database) throws -> Bool {
         try withValue(forKey: key, in: database) { _ in true } ?? false
     }
 
     /// Every value of `key` in a dup-sort database, in order (one value, or none, in a plain one).
     ///
-    /// - Throws: as ``get(_:in:)``.
+    /// - Throws: as ``get(_:in:)-(ContiguousBytes,_)``.
     public func values(forKey key: some ContiguousBytes, in database: Database) throws -> [[UInt8]] {
         try withCursor(in: database) { cursor -> [[UInt8]] in
             guard let first = try cursor.seek(to: key) else { return [] }

@@ -8,7 +8,7 @@ public final class WriteCursor: Cursor {
     /// Stores `value` under `key` and leaves the cursor on the new entry. ``PutFlags/append`` makes bulk
     /// loads of sorted keys fast.
     ///
-    /// - Throws: as ``WriteTransaction/put(_:forKey:in:flags:)``.
+    /// - Throws: as ``WriteTransaction/put(_:forKey:in:flags:)-(ContiguousBytes,_,_,_)``.
     public func put(_ value: some ContiguousBytes, forKey key: some ContiguousBytes, flags: PutFlags = [])
         throws
     {

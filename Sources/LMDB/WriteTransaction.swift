@@ -89,10 +89,10 @@ public final class WriteTransaction: Transaction {
         }
     }
 
-    /// ``put(_:forKey:in:flags:)-(some ContiguousBytes,_,_,_)`` for a value and key in byte arrays,
+    /// ``put(_:forKey:in:flags:)-(ContiguousBytes,_,_,_)`` for a value and key in byte arrays,
     /// without the generic bytes protocol (and its unspecialized calls) on a path taken per object.
     ///
-    /// - Throws: as ``put(_:forKey:in:flags:)-(some ContiguousBytes,_,_,_)``.
+    /// - Throws: as ``put(_:forKey:in:flags:)-(ContiguousBytes,_,_,_)``.
     public func put(_ value: [UInt8], forKey key: [UInt8], in database: Database, flags: PutFlags = []) throws
     {
         try key.withUnsafeBytes { keyBytes in
@@ -100,10 +100,10 @@ public final class WriteTransaction: Transaction {
         }
     }
 
-    /// ``put(_:forKey:in:flags:)-(some ContiguousBytes,_,_,_)`` for a value already in memory (a record
+    /// ``put(_:forKey:in:flags:)-(ContiguousBytes,_,_,_)`` for a value already in memory (a record
     /// in the encoder's buffer) and a key in a byte array.
     ///
-    /// - Throws: as ``put(_:forKey:in:flags:)-(some ContiguousBytes,_,_,_)``.
+    /// - Throws: as ``put(_:forKey:in:flags:)-(ContiguousBytes,_,_,_)``.
     public func put(
         _ value: UnsafeRawBufferPointer, forKey key: [UInt8], in database: Database, flags: PutFlags = []
     ) throws {
@@ -141,10 +141,10 @@ public final class WriteTransaction: Transaction {
         try key.withUnsafeBytes { try delete(keyBytes: $0, in: database) }
     }
 
-    /// ``delete(_:in:)-(some ContiguousBytes,_)`` for a key in a byte array, without the generic bytes
+    /// ``delete(_:in:)-(ContiguousBytes,_)`` for a key in a byte array, without the generic bytes
     /// protocol on the path.
     ///
-    /// - Throws: as ``delete(_:in:)-(some ContiguousBytes,_)``.
+    /// - Throws: as ``delete(_:in:)-(ContiguousBytes,_)``.
     @discardableResult
     public func delete(_ key: [UInt8], in database: Database) throws -> Bool {
         try key.withUnsafeBytes { try delete(keyBytes: $0, in: database) }
