@@ -81,6 +81,16 @@ func measure(runs: Int, prepare: () throws -> Void, body: () throws -> Void) ret
     return seconds
 }
 
+/// The bytes this process has caused to be written to storage so far (`write_bytes` in
+/// /proc/self/io; 0 where the kernel does not count them).
+func writtenBytes() -> Int {
+    guard let text = try? String(contentsOfFile: "/proc/self/io", encoding: .utf8) else { return 0 }
+    for line in text.split(separator: "\n") where line.hasPrefix("write_bytes:") {
+        return Int(line.split(separator: " ").last ?? "") ?? 0
+    }
+    return 0
+}
+
 /// The resident set size of this process, in bytes (from /proc/self/statm).
 func residentBytes() -> Int {
     guard let text = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return 0 }

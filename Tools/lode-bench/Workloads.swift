@@ -209,12 +209,17 @@ enum Workloads {
         let systems = CoreSystems.durableCommits(
             store: store, raw: raw, sqlite: sqlite, rows: rows, encoded: encoded, perBody: slice)
         var times = Array(repeating: [Double](), count: systems.count)
+        // The bytes each system has the kernel write (pages, logs, metadata), from /proc/self/io.
+        var written = Array(repeating: 0, count: systems.count)
         for _ in 0..<rounds {
             for (position, system) in systems.enumerated() {
+                let before = writtenBytes()
                 times[position] += try measure(runs: 1, system.body)
+                written[position] += writtenBytes() - before
             }
         }
         let (lode, rawTimes, sqliteTimes) = (times[0], times[1], times[2])
+        let commits = Double(rounds * slice)
         return [
             Figure(
                 workload: "single-object durable commits (fsync each)", size: count,
@@ -222,6 +227,11 @@ enum Workloads {
                     Timing(system: "Lode", runs: lode, operations: slice),
                     Timing(system: "raw LMDB", runs: rawTimes, operations: slice),
                     Timing(system: "SQLite", runs: sqliteTimes, operations: slice),
+                ],
+                notes: [
+                    "bytes written per commit (/proc/self/io write_bytes): "
+                        + zip(systems, written).map { "\($0.name) \(Int(Double($1) / commits))" }.joined(
+                            separator: ", ")
                 ])
         ]
     }
