@@ -58,19 +58,8 @@ public struct CBORDecoder: Sendable {
 }
 
 /// The key under which each thread keeps the decoding state it reuses (see
-/// `CBORDecodingState.borrow()`); the thread's state is released when the thread ends.
-private let threadStateKey: pthread_key_t = {
-    var key = pthread_key_t()
-    let status = pthread_key_create(&key) { raw in
-        guard let raw else { return }
-        let state = Unmanaged<CBORDecodingState>.fromOpaque(raw)
-        // The cached containers hold the state: let them go first, or the state would never be freed.
-        state.takeUnretainedValue().storage.pointee.rootContainers = []
-        state.release()
-    }
-    precondition(status == 0, "pthread_key_create failed: \(status)")
-    return key
-}()
+/// `CBORDecodingState.borrow()`).
+private let threadStateKey = makeThreadStateKey()
 
 /// The state of one decode: the bytes, where the value being decoded starts and the path to it, and
 /// a table of the maps opened so far (one frame each), so that containers are two words (the state
@@ -78,7 +67,7 @@ private let threadStateKey: pthread_key_t = {
 ///
 /// A thread reuses one state for decode after decode (`borrow()`): no allocation per record but the
 /// container boxes `Codable` itself makes.
-final class CBORDecodingState: Decoder {
+final class CBORDecodingState: Decoder, ThreadCodingState {
     /// One map (or array) opened by a container: where it is, how far lookups have walked it, and the
     /// key that leads to it from its parent (for coding paths).
     struct Frame {
@@ -208,6 +197,8 @@ final class CBORDecodingState: Decoder {
 
     /// Ends a borrowed state's decode.
     func giveBack() { isInUse = false }
+
+    func dropCachedContainers() { storage.pointee.rootContainers = [] }
 
     /// Points the state at the next item to decode.
     func prepare(_ bytes: UnsafeRawBufferPointer) {

@@ -46,26 +46,15 @@ public struct CBOREncoder: Sendable {
 }
 
 /// The key under which each thread keeps the encoding state it reuses (see
-/// `CBOREncodingState.borrow(tracksShape:)`); the thread's state is released when the thread ends.
-private let threadEncoderKey: pthread_key_t = {
-    var key = pthread_key_t()
-    let status = pthread_key_create(&key) { raw in
-        guard let raw else { return }
-        let state = Unmanaged<CBOREncodingState>.fromOpaque(raw)
-        // The cached containers hold the state: let them go first, or the state would never be freed.
-        state.takeUnretainedValue().storage.pointee.rootContainers = []
-        state.release()
-    }
-    precondition(status == 0, "pthread_key_create failed: \(status)")
-    return key
-}()
+/// `CBOREncodingState.borrow(tracksShape:)`).
+private let threadEncoderKey = makeThreadStateKey()
 
 /// The encoder that `Encodable` values write into. Containers are written in place as they are
 /// opened; each one's item count is patched in when the next write at an outer level (or the end)
 /// closes it.
 ///
 /// A thread reuses one state (its buffer and its table of open containers) for encode after encode.
-final class CBOREncodingState: Encoder {
+final class CBOREncodingState: Encoder, ThreadCodingState {
     struct OpenContainer {
         var position: Int
         var major: UInt8
@@ -170,6 +159,8 @@ final class CBOREncodingState: Encoder {
         state.storage.pointee.tracksShape = tracksShape
         return state
     }
+
+    func dropCachedContainers() { storage.pointee.rootContainers = [] }
 
     /// Ends a borrowed state's encode: its buffers are emptied and kept for the next one (a buffer
     /// grown past 64 KiB by a large value is let go).

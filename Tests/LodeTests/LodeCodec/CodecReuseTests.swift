@@ -137,4 +137,33 @@ struct CodecReuseTests {
         }
         #expect(mismatches == 0)
     }
+
+    final class WeakStates: @unchecked Sendable {  // written by one thread, read after it ended
+        weak var decoding: CBORDecodingState?
+        weak var encoding: CBOREncodingState?
+    }
+
+    /// A thread's states (and the record containers they keep, which hold them) are freed when the
+    /// thread ends: threads come and go, the memory must not stay behind.
+    @Test func aThreadsStatesAreFreedWhenItEnds() throws {
+        let states = WeakStates()
+        let record = try CBOREncoder().encode(Inner(name: "x", count: 1))
+        let thread = Thread {
+            _ = try? CBOREncoder().encodeRecord(Inner(name: "y", count: 2))
+            _ = try? CBORDecoder().decode(Inner.self, from: record)
+            let decoding = CBORDecodingState.borrow()
+            let encoding = CBOREncodingState.borrow(tracksShape: false)
+            (states.decoding, states.encoding) = (decoding, encoding)
+            #expect(decoding.storage.pointee.rootContainers.count == 1)
+            #expect(encoding.storage.pointee.rootContainers.count == 1)
+            decoding.giveBack()
+            encoding.giveBack()
+        }
+        thread.start()
+        let deadline = Date().addingTimeInterval(10)
+        while (states.decoding != nil || states.encoding != nil || !thread.isFinished) && Date() < deadline {
+            usleep(10_000)
+        }
+        #expect(states.decoding == nil && states.encoding == nil)
+    }
 }
