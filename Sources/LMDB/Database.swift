@@ -12,6 +12,8 @@ public struct Database: Sendable, Hashable, CustomStringConvertible {
     /// The options the database actually has (read back from LMDB).
     public let kind: Kind
     let handle: MDB_dbi
+    /// The handle's number: the same for every transaction of the environment, distinct per database.
+    package var number: UInt32 { UInt32(handle) }
 
     /// How a database stores values.
     public enum Kind: Sendable, Hashable {

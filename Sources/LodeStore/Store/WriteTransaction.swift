@@ -165,7 +165,11 @@ public final class WriteTransaction: Transaction {
         }
         do {
             // An insert refuses an existing key here, before anything else is written.
-            try lmdbWrite.put(record, forKey: key, in: state.records!, flags: old == nil ? .noOverwrite : [])
+            if old == nil {
+                try putNew(record, key: key, in: state.records!)
+            } else {
+                try lmdbWrite.put(record, forKey: key, in: state.records!)
+            }
         } catch let error as LMDBError where error.code == .keyExists {
             throw LodeError.duplicateKey(type: T.schema.typeName, key: T.schema.primaryKeyDescription(object))
         }
@@ -200,6 +204,35 @@ public final class WriteTransaction: Transaction {
         }
         pendingChanges.record(
             type: state.typeName, key: key, existedBefore: old != nil, existsAfter: true, fields: changed)
+    }
+
+    /// Per records database (by handle number), the key this transaction inserted last, while its
+    /// inserts come in ascending key order (see ``putNew(_:key:in:)``); and the databases where an
+    /// append was refused (the database holds larger keys), which take ordinary puts from then on.
+    private var lastInsertedKeys: [UInt32: [UInt8]] = [:]
+    private var appendRefused: Set<UInt32> = []
+
+    /// Writes a record under a key that must be new (`LMDBError.keyExists` if not). Once a transaction
+    /// inserts keys in ascending order — a load in key order — each next one is appended at the end of
+    /// the database (LMDB's append path: no search, full pages); the first insert, one out of order,
+    /// and every insert after LMDB refused an append (the database held larger keys) are ordinary puts
+    /// that refuse an existing key. A one-object commit costs nothing more.
+    private func putNew(_ record: UnsafeRawBufferPointer, key: [UInt8], in records: Database) throws {
+        let number = records.number
+        if let last = lastInsertedKeys[number], !appendRefused.contains(number),
+            last.lexicographicallyPrecedes(key)
+        {
+            do {
+                try lmdbWrite.put(record, forKey: key, in: records, flags: .append)
+                lastInsertedKeys[number] = key
+                return
+            } catch let error as LMDBError where error.code == .keyExists {
+                // The key does not sort after every key of the database: not a load at its end.
+                appendRefused.insert(number)
+            }
+        }
+        try lmdbWrite.put(record, forKey: key, in: records, flags: .noOverwrite)
+        lastInsertedKeys[number] = key
     }
 
     /// The stored `T` under `key` with its record bytes, or nil.
