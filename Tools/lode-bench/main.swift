@@ -8,6 +8,7 @@ var settings = Settings()
 var only: Set<String>?
 var json = false
 var instructions = false
+var list = false
 var scaleGiven = false
 var arguments = Array(CommandLine.arguments.dropFirst())
 func fail(_ message: String) -> Never {
@@ -56,8 +57,7 @@ while !arguments.isEmpty {
         }
         exit(0)
     case "--list":
-        for name in instructions ? Instructions.all.map(\.name) : Workloads.all.map(\.0) { print(name) }
-        exit(0)
+        list = true
     case "--help", "-h":
         print(
             "usage: lode-bench [--quick] [--scale X] [--runs N] [--only NAME[,NAME]] [--json] [--list]\n"
@@ -66,6 +66,11 @@ while !arguments.isEmpty {
     default:
         fail("unknown argument \(argument) (see --help)")
     }
+}
+if list {
+    // After every argument, so `--list --instructions` and `--instructions --list` agree.
+    for name in instructions ? Instructions.all.map(\.name) : Workloads.all.map(\.0) { print(name) }
+    exit(0)
 }
 if instructions {
     let known = Set(Instructions.all.map(\.name))
