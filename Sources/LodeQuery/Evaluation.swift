@@ -51,6 +51,15 @@ final class EvaluationCache<Element>: @unchecked Sendable {
         lock.withLock { self.evaluation = evaluation }
     }
 
+    /// Keeps `made` unless an evaluation is kept already; returns the kept one and whether it is `made`.
+    func keep(_ made: Evaluation<Element>) -> (Evaluation<Element>, Bool) {
+        lock.withLock {
+            if let evaluation { return (evaluation, false) }
+            evaluation = made
+            return (made, true)
+        }
+    }
+
     func value(_ evaluate: () throws -> Evaluation<Element>) throws -> Evaluation<Element> {
         if let stored { return stored }
         let made = try evaluate()

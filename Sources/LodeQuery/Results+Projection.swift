@@ -55,63 +55,80 @@ extension Results {
     /// properties when every name is a top-level field name and, on the first record, what they hold
     /// equals (`same`) what the object's properties hold.
     ///
-    /// The values go into a buffer allocated once, not an array appended to per object: in
+    /// The values go into a buffer grown by doubling, not an array appended to per object: in
     /// unspecialized generic code each append would look up the array's metadata.
     private func project<P>(
         names: [String], fromObject: @escaping (Element) -> P,
         fromFields: (borrowing CBORFieldReader, (P) throws -> Void) throws -> Bool,
         same: @escaping (P, P) -> Bool
     ) throws -> [P] {
-        let evaluation = try evaluation()
-        if let objects = evaluation.objects { return objects.map(fromObject) }
         var direct = names.allSatisfy { !$0.isEmpty && !$0.contains(".") }
         var checked = false
-        let capacity = evaluation.keys.count
-        let buffer = UnsafeMutablePointer<P>.allocate(capacity: capacity)
+        var buffer = UnsafeMutablePointer<P>.allocate(capacity: 0)
+        var capacity = 0
         var count = 0
         defer {
             buffer.deinitialize(count: count)
             buffer.deallocate()
         }
         func append(_ value: P) {
+            if count == capacity {
+                // Doubling, for a walk that does not know the count ahead.
+                let larger = UnsafeMutablePointer<P>.allocate(capacity: Swift.max(16, capacity * 2))
+                larger.moveInitialize(from: buffer, count: count)
+                buffer.deallocate()
+                buffer = larger
+                capacity = Swift.max(16, capacity * 2)
+            }
             (buffer + count).initialize(to: value)
             count += 1
         }
-        let ascending = evaluation.plan.ordering == .primaryKey(reversed: false)
-        try read(at: evaluation) { transaction in
-            try transaction.forEachRecord(of: Element.self, keys: evaluation.keys, ascending: ascending) {
-                key, record in
-                guard direct else {
-                    return append(fromObject(try transaction.decode(Element.self, from: record, key: key)))
-                }
-                var complete = false
-                do {
-                    complete = try CBORDecoder().withFields(of: record) { reader in
-                        try fromFields(reader) { value in
-                            if checked {
-                                append(value)
-                            } else {
-                                // The first record decides whether fields stand for the properties.
-                                checked = true
-                                let object = fromObject(
-                                    try transaction.decode(Element.self, from: record, key: key))
-                                direct = same(value, object)
-                                append(object)
-                            }
+        func consider(_ transaction: Transaction, key: some Collection<UInt8>, record: UnsafeRawBufferPointer)
+            throws
+        {
+            guard direct else {
+                return append(fromObject(try transaction.decode(Element.self, from: record, key: key)))
+            }
+            var complete = false
+            do {
+                complete = try CBORDecoder().withFields(of: record) { reader in
+                    try fromFields(reader) { value in
+                        if checked {
+                            append(value)
+                        } else {
+                            // The first record decides whether fields stand for the properties.
+                            checked = true
+                            let object = fromObject(
+                                try transaction.decode(Element.self, from: record, key: key))
+                            direct = same(value, object)
+                            append(object)
                         }
                     }
-                } catch is DecodingError {
-                    // A field that does not decode as the property's type alone (an `init(from:)` may
-                    // read older forms): the whole object decides, and its decoding error, if any, is
-                    // the one thrown.
-                    complete = false
                 }
-                if !complete {
-                    if !checked {
-                        checked = true
-                        direct = false
-                    }
-                    append(fromObject(try transaction.decode(Element.self, from: record, key: key)))
+            } catch is DecodingError {
+                // A field that does not decode as the property's type alone (an `init(from:)` may
+                // read older forms): the whole object decides, and its decoding error, if any, is
+                // the one thrown.
+                complete = false
+            }
+            if !complete {
+                if !checked {
+                    checked = true
+                    direct = false
+                }
+                append(fromObject(try transaction.decode(Element.self, from: record, key: key)))
+            }
+        }
+        // A walk of the records in key order projects them as it finds them; else a second walk.
+        let (evaluation, visited) = try evaluation { transaction, key, record in
+            try consider(transaction, key: key, record: record)
+        }
+        if !visited {
+            if let objects = evaluation.objects { return objects.map(fromObject) }
+            let ascending = evaluation.plan.ordering == .primaryKey(reversed: false)
+            try read(at: evaluation) { transaction in
+                try transaction.forEachRecord(of: Element.self, keys: evaluation.keys, ascending: ascending) {
+                    try consider(transaction, key: $0, record: $1)
                 }
             }
         }

@@ -173,6 +173,52 @@ public struct Results<Element: Persistable>: @unchecked Sendable {
 
     package func evaluate(in transaction: Transaction, snapshot: ReadSnapshot?) throws -> Evaluation<Element>
     {
+        try evaluate(in: transaction, snapshot: snapshot, visiting: nil).evaluation
+    }
+
+    /// What sees each object's key and record during an evaluation's own walk of the records.
+    package typealias RecordVisitor = (Transaction, UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws ->
+        Void
+
+    /// Evaluates as ``evaluation()`` does; when the results are not evaluated yet and their plan walks
+    /// the records in key order with nothing left to check, sort or cut, calls `visit` with each
+    /// object's key and record during that walk. Returns whether it did: then `visit` saw every object
+    /// of the kept evaluation, in order, and the caller needs no second walk.
+    package func evaluation(visiting visit: RecordVisitor) throws -> (
+        evaluation: Evaluation<Element>, visited: Bool
+    ) {
+        if let stored = cache.stored { return (stored, false) }
+        // The evaluation keeps no closure: `visit` is called only during it.
+        let made = try withoutActuallyEscaping(visit) { visit in try evaluateUncached(visiting: visit) }
+        // Another reader of the same results may have kept its evaluation first: then `visit` saw
+        // another version's objects, and the caller reads the kept one.
+        let (kept, ours) = cache.keep(made.evaluation)
+        return (kept, made.visited && ours)
+    }
+
+    private func evaluateUncached(visiting visit: @escaping RecordVisitor) throws -> (
+        evaluation: Evaluation<Element>, visited: Bool
+    ) {
+        let made: (evaluation: Evaluation<Element>, visited: Bool)
+        switch source {
+        case .transaction(let transaction):
+            made = try evaluate(in: transaction, snapshot: nil, visiting: visit)
+        case .store(let store):
+            let snapshot = try store.currentSnapshot()
+            let evaluated = try mapStorageErrors {
+                try snapshot.read { txn in
+                    try evaluate(
+                        in: Transaction(store: store, lmdb: txn), snapshot: snapshot, visiting: visit)
+                }
+            }
+            made = (pinned(evaluated.evaluation), evaluated.visited)
+        }
+        return made
+    }
+
+    private func evaluate(
+        in transaction: Transaction, snapshot: ReadSnapshot?, visiting visit: RecordVisitor?
+    ) throws -> (evaluation: Evaluation<Element>, visited: Bool) {
         LockWatch.check(entering: "the predicates and sort descriptors of results of \(Element.self)")
         let state = try transaction.typeState(Element.self)
         let conditions = predicates.flatMap { PredicateAnalysis.conditions(of: $0.expression) }
@@ -200,7 +246,7 @@ public struct Results<Element: Persistable>: @unchecked Sendable {
         var evaluation = Evaluation<Element>(
             plan: execution.plan, keys: KeyList(), objects: nil, snapshot: snapshot)
         evaluation.linkMatches = linkMatches
-        guard let records = state.records else { return evaluation }
+        guard let records = state.records else { return (evaluation, false) }
         let lmdb = transaction.lmdb
 
         // 1. Candidates, in the access path's order; group boundaries of equal index keys.
@@ -208,19 +254,46 @@ public struct Results<Element: Persistable>: @unchecked Sendable {
         var groupStarts: [Int] = []
         var lossy = false
         var previousIndexKey: [UInt8]?
+        // Set when the walk of the records already did the per-object check of step 2.
+        var checkedObjects: [Element]?
+        var visited = false
         switch execution.source {
         case .primaryKeys(let keys):
             for key in keys where key.count <= IndexKeyLimit.maximum {
                 if try lmdb.contains(key, in: records) { candidates.append(key) }
             }
         case .records(let ranges):
-            for range in ranges {
-                let (range, widened) = range.normalized()
-                lossy = lossy || widened
-                try scan(lmdb, records, range) { key, _ in
-                    candidates.append(key)
-                    return true
+            let normalized = ranges.map { $0.normalized() }
+            lossy = normalized.contains { $0.lossy }
+            if !execution.covered || lossy || !linkFilters.isEmpty {
+                // The per-object check decodes each record where the walk finds it (no second read by key).
+                var kept: [Element] = []
+                for (range, _) in normalized {
+                    try scan(lmdb, records, range) { key, value in
+                        let object = try transaction.decode(Element.self, from: value, key: key)
+                        if try predicates.allSatisfy({ try $0.evaluate(object) }),
+                            zip(linkFilters, linkMatches).allSatisfy({ $0.accepts(object, matching: $1) })
+                        {
+                            candidates.append(key)
+                            kept.append(object)
+                        }
+                        return true
+                    }
                 }
+                checkedObjects = kept
+            } else {
+                // Nothing to check: the walk is the results when they are in key order and whole.
+                let visit =
+                    execution.plan.ordering == .primaryKey(reversed: false) && linkedSort == nil
+                        && offsetCount == 0 && limitCount == nil ? visit : nil
+                for (range, _) in normalized {
+                    try scan(lmdb, records, range) { key, value in
+                        candidates.append(key)
+                        try visit?(transaction, key, value)
+                        return true
+                    }
+                }
+                visited = visit != nil
             }
         case .index(let database, let ranges):
             for range in ranges {
@@ -243,7 +316,9 @@ public struct Results<Element: Persistable>: @unchecked Sendable {
         var keys = candidates
         if lossy { evaluation.plan.rechecksPredicate = true }
         if !linkFilters.isEmpty { evaluation.plan.rechecksPredicate = true }
-        if !execution.covered || lossy || !linkFilters.isEmpty {
+        if let checkedObjects {
+            objects = checkedObjects
+        } else if !execution.covered || lossy || !linkFilters.isEmpty {
             var kept = KeyList()
             var keptObjects: [Element] = []
             var keptGroups: [Int] = []
@@ -328,7 +403,7 @@ public struct Results<Element: Persistable>: @unchecked Sendable {
         }
         evaluation.keys = keys
         evaluation.objects = objects
-        return evaluation
+        return (evaluation, visited)
     }
 
     /// Calls `visit` for each entry of `range` in `database`, in key order, until it returns false.
@@ -491,7 +566,12 @@ public struct Results<Element: Persistable>: @unchecked Sendable {
     ///   ``LodeError/recordDoesNotDecode(type:key:field:reason:)`` for a stored record that no longer
     ///   decodes.
     public func fetch() throws -> [Element] {
-        let evaluation = try evaluation()
+        // A walk of the records in key order decodes them as it finds them.
+        var walked: [Element] = []
+        let (evaluation, visited) = try evaluation { transaction, key, record in
+            walked.append(try transaction.decode(Element.self, from: record, key: key))
+        }
+        if visited { return walked }
         if let objects = evaluation.objects { return objects }
         // One transaction and one type lookup for all of them.
         let keys = evaluation.keys
