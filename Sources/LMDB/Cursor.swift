@@ -159,6 +159,21 @@ public class Cursor {
         return try body(UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size))
     }
 
+    /// Moves to `key` exactly and calls `body` with its value, borrowed from the map without copying;
+    /// nil (and `body` not called) when the key is absent. The key's bytes are read in place (no
+    /// generic `ContiguousBytes` witness: for loops over many keys).
+    ///
+    /// - Throws: as ``withValue(at:_:)``.
+    public func withValue<R>(
+        atBytes key: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) throws -> R
+    )
+        throws -> R?
+    {
+        try transaction.environment.checkKey(key.count, "seek in \(database)")
+        guard let (_, v) = try rawMove(MDB_SET_KEY, key: key) else { return nil }
+        return try body(UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size))
+    }
+
     /// Moves to the first entry.
     ///
     /// - Throws: ``LMDBError`` when LMDB fails (`.transactionNotActive` once the transaction has ended or

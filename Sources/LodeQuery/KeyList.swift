@@ -1,3 +1,5 @@
+import Foundation
+
 /// Primary keys kept in order by a layer above this one — live results' rows — that a ``KeyList``
 /// reads in place instead of copying them.
 package protocol OrderedPrimaryKeys: Sendable {
@@ -12,6 +14,9 @@ package struct KeyList: Sendable {
     private var storage: [UInt8] = []
     private var ends: [Int] = []
     private var rows: (keys: any OrderedPrimaryKeys, lower: Int, count: Int)?
+    /// Whether `rows` is set: read per key instead of `rows` (testing the optional copies its
+    /// existential).
+    private var readsRows = false
 
     package init() {}
 
@@ -19,25 +24,42 @@ package struct KeyList: Sendable {
     package static func rows(_ keys: any OrderedPrimaryKeys, _ range: Range<Int>) -> KeyList {
         var list = KeyList()
         list.rows = (keys, range.lowerBound, range.count)
+        list.readsRows = true
         return list
     }
 
-    package var count: Int { rows?.count ?? ends.count }
+    package var count: Int { readsRows ? rows!.count : ends.count }
     var isEmpty: Bool { count == 0 }
 
     package subscript(index: Int) -> ArraySlice<UInt8> {
-        if let rows { return rows.keys.primaryKey(at: rows.lower + index) }
+        if readsRows { return rows!.keys.primaryKey(at: rows!.lower + index) }
         return storage[(index == 0 ? 0 : ends[index - 1])..<ends[index]]
     }
 
+    /// Whether the key at `a` sorts before the key at `b`: bytes compared unsigned, a key before the
+    /// longer keys it begins (LMDB's order of keys).
+    package func precedes(_ a: Int, _ b: Int) -> Bool {
+        guard !readsRows else { return self[a].lexicographicallyPrecedes(self[b]) }
+        let aStart = a == 0 ? 0 : ends[a - 1]
+        let bStart = b == 0 ? 0 : ends[b - 1]
+        let aCount = ends[a] - aStart
+        let bCount = ends[b] - bStart
+        let common = Swift.min(aCount, bCount)
+        guard common > 0 else { return aCount < bCount }
+        let order = storage.withUnsafeBufferPointer { bytes in
+            memcmp(bytes.baseAddress! + aStart, bytes.baseAddress! + bStart, common)
+        }
+        return order != 0 ? order < 0 : aCount < bCount
+    }
+
     package mutating func append(_ key: some Collection<UInt8>) {
-        precondition(rows == nil, "a list of live rows is read-only")
+        precondition(!readsRows, "a list of live rows is read-only")
         storage.append(contentsOf: key)
         ends.append(storage.count)
     }
 
     mutating func append(_ key: UnsafeRawBufferPointer) {
-        precondition(rows == nil, "a list of live rows is read-only")
+        precondition(!readsRows, "a list of live rows is read-only")
         storage.append(contentsOf: key)
         ends.append(storage.count)
     }
@@ -45,7 +67,7 @@ package struct KeyList: Sendable {
     /// The keys in the order `permutation` gives.
     func reordered(_ permutation: [Int]) -> KeyList {
         var result = KeyList()
-        result.storage.reserveCapacity(rows == nil ? storage.count : permutation.count * 17)
+        result.storage.reserveCapacity(readsRows ? permutation.count * 17 : storage.count)
         result.ends.reserveCapacity(permutation.count)
         for index in permutation { result.append(self[index]) }
         return result

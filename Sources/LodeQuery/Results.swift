@@ -387,7 +387,7 @@ public struct Results<Element: Persistable>: @unchecked Sendable {
                     case .orderedSame: continue
                     }
                 }
-                return keys[a].lexicographicallyPrecedes(keys[b])
+                return keys.precedes(a, b)
             }
             keys = keys.reordered(permutation)
             objects = permutation.map { all[$0] }
@@ -428,7 +428,7 @@ public struct Results<Element: Persistable>: @unchecked Sendable {
     }
 
     private func sortedByKey(_ keys: KeyList, _ objects: [Element]?) -> (KeyList, [Element]?) {
-        let permutation = Array(0..<keys.count).sorted { keys[$0].lexicographicallyPrecedes(keys[$1]) }
+        let permutation = Array(0..<keys.count).sorted { keys.precedes($0, $1) }
         return (keys.reordered(permutation), objects.map { list in permutation.map { list[$0] } })
     }
 

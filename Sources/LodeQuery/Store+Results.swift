@@ -30,6 +30,14 @@ extension Transaction {
         return objects
     }
 
+    /// Whether `found` holds the bytes of `key`.
+    private static func bytes(_ found: UnsafeRawBufferPointer, equal key: ArraySlice<UInt8>) -> Bool {
+        found.count == key.count
+            && key.withUnsafeBytes { key in
+                key.isEmpty || memcmp(found.baseAddress!, key.baseAddress!, key.count) == 0
+            }
+    }
+
     /// Calls `body` with the key and record of each stored `T` under `keys`, in order; all must exist.
     /// Keys in ascending order are read with one cursor that steps to the next entry when it is the
     /// one wanted (a scan), and seeks otherwise.
@@ -55,18 +63,25 @@ extension Transaction {
             return
         }
         try lmdb.withCursor(in: records) { cursor in
+            // Whether the last step to the next entry found the key wanted: keys of a scan are next to
+            // each other, keys of a sparse range are not (then each is sought, with a step now and
+            // then to notice a dense run).
+            var stepping = true
             for index in 0..<keys.count {
                 let key = keys[index]
-                // After the first object the cursor is on the previous key: the wanted one is usually next.
-                if index > 0 {
+                // After the first object the cursor is on the previous key: the wanted one may be next.
+                if index > 0 && (stepping || index % 16 == 0) {
                     let stepped = try cursor.withNext { found, value -> Bool in
-                        guard found.elementsEqual(key) else { return false }
+                        guard Self.bytes(found, equal: key) else { return false }
                         try body(key, value)
                         return true
                     }
-                    if stepped == true { continue }
+                    stepping = stepped == true
+                    if stepping { continue }
                 }
-                let sought: Void? = try cursor.withValue(at: Array(key)) { try body(key, $0) }
+                let sought: Void? = try key.withUnsafeBytes { bytes in
+                    try cursor.withValue(atBytes: bytes) { try body(key, $0) }
+                }
                 guard sought != nil else { throw missing(index) }
             }
         }
