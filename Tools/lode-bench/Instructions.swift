@@ -46,7 +46,12 @@ enum Instructions {
                         for record in records {
                             sink.value &+= try decoder.decode(Row.self, from: record).score
                         }
-                    }
+                    },
+                    System(name: "Codable floor") {
+                        // The same `init(from:)` over a decoder that reads nothing.
+                        let floor = FloorDecoder()
+                        for _ in records { sink.value &+= try decodeFromFloor(Row.self, floor).score }
+                    },
                 ], rows.count
             )
         },
@@ -209,7 +214,8 @@ enum Instructions {
     /// The systems a workload compares, Lode first.
     static func systemNames(_ workload: String) -> [String] {
         switch workload {
-        case "decode", "encode": return ["Lode"]
+        case "decode": return ["Lode", "Codable floor"]
+        case "encode": return ["Lode"]
         case "range-query", "projection": return ["Lode", "SQLite"]
         default: return ["Lode", "raw LMDB", "SQLite"]
         }
