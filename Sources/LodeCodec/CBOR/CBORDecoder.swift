@@ -656,15 +656,19 @@ extension CBORDecodingState {
             }
             value = reader.offset
         }
-        if checkKey, keyLength > 0 {
-            if !isASCII(keyStart, keyLength),
-                String(validating: UnsafeRawBufferPointer(rebasing: bytes[keyStart..<value]), as: UTF8.self)
-                    == nil
-            {
-                throw .malformed("the field name at byte \(keyStart) is not valid UTF-8", at: keyStart)
-            }
-        }
+        if checkKey { try checkKeyText(keyStart, keyLength) }
         return (keyStart, keyLength, value, try itemEnd(at: value))
+    }
+
+    /// Throws when the text key of `length` bytes at `start` (in bounds) is not valid UTF-8.
+    @inline(__always)
+    private func checkKeyText(_ start: Int, _ length: Int) throws(CBORReader.Failure) {
+        guard length > 0, !isASCII(start, length) else { return }
+        if String(validating: UnsafeRawBufferPointer(rebasing: bytes[start..<start + length]), as: UTF8.self)
+            == nil
+        {
+            throw .malformed("the field name at byte \(start) is not valid UTF-8", at: start)
+        }
     }
 
     /// Where the item at `offset` ends: integers, floats, simple values and short strings read here,
@@ -776,14 +780,18 @@ extension CBORDecodingState {
             var index = cursor
             var offset = frame.pointee.cursorOffset
             while try hasEntry(frame, index: index, offset: offset) {
-                let entry = try readEntry(at: offset, checkKey: index >= frame.pointee.frontierIndex)
-                if index >= frame.pointee.frontierIndex {
+                // A key read for the first time is checked unless it is the name asked for (valid text).
+                let entry = try readEntry(at: offset, checkKey: false)
+                let firstRead = index >= frame.pointee.frontierIndex
+                if firstRead {
                     frame.pointee.frontierIndex = index + 1
                     frame.pointee.frontierOffset = entry.next
                 }
                 index += 1
                 offset = entry.next
-                if keyMatches(entry.keyStart, entry.keyLength, name) {
+                let matches = keyMatches(entry.keyStart, entry.keyLength, name)
+                if firstRead && !matches { try checkKeyText(entry.keyStart, entry.keyLength) }
+                if matches {
                     frame.pointee.cursorIndex = index
                     frame.pointee.cursorOffset = offset
                     frame.pointee.lastKeyStart = entry.keyStart
