@@ -179,6 +179,19 @@ public final class WriteTransaction: Transaction {
         }
     }
 
+    /// Removes one `key`/`value` pair, as ``delete(_:value:in:)-(ContiguousBytes,_,_)``, from byte
+    /// arrays (no generic `ContiguousBytes` witness: for loops over many entries).
+    ///
+    /// - Throws: as ``delete(_:value:in:)-(ContiguousBytes,_,_)``.
+    @discardableResult
+    public func delete(_ key: [UInt8], value: [UInt8], in database: Database) throws -> Bool {
+        try key.withUnsafeBytes { keyBytes in
+            try value.withUnsafeBytes { (valueBytes) -> Bool in
+                try delete(keyBytes, value: valueBytes, in: database)
+            }
+        }
+    }
+
     func delete(
         _ keyBytes: UnsafeRawBufferPointer, value valueBytes: UnsafeRawBufferPointer, in database: Database
     ) throws -> Bool {

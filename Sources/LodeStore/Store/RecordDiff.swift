@@ -42,17 +42,22 @@ enum RecordDiff {
         var changed = Set<String>()
         for _ in 0..<oldHead.argument {
             guard let oldName = try? before.readStringBytes(major: 3),
-                let newName = try? after.readStringBytes(major: 3), oldName.elementsEqual(newName)
+                let newName = try? after.readStringBytes(major: 3), same(oldName, newName)
             else { return nil }
             let oldStart = before.offset
             let newStart = after.offset
             guard (try? before.skipItem()) != nil, (try? after.skipItem()) != nil else { return nil }
             let oldValue = UnsafeRawBufferPointer(rebasing: oldBytes[oldStart..<before.offset])
             let newValue = UnsafeRawBufferPointer(rebasing: newBytes[newStart..<after.offset])
-            if !oldValue.elementsEqual(newValue) {
+            if !same(oldValue, newValue) {
                 changed.insert(String(decoding: newName, as: UTF8.self))
             }
         }
         return changed
+    }
+
+    /// Whether two byte runs are equal (`memcmp`, not a generic walk).
+    private static func same(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Bool {
+        a.count == b.count && (a.isEmpty || memcmp(a.baseAddress!, b.baseAddress!, a.count) == 0)
     }
 }
