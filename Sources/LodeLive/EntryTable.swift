@@ -131,10 +131,11 @@ struct EntryTable: Sequence {
         let offset = arena.count
         precondition(offset + entry.count + 4 < Int(UInt32.max) - 2, "live query entries exceed 4 GB")
         let length = entry.count
-        arena.append(contentsOf: [
-            UInt8(length & 0xff), UInt8(length >> 8 & 0xff), UInt8(length >> 16 & 0xff),
-            UInt8(length >> 24 & 0xff),
-        ])
+        // The length's four bytes one by one: an array literal here would allocate per entry.
+        arena.append(UInt8(length & 0xff))
+        arena.append(UInt8(length >> 8 & 0xff))
+        arena.append(UInt8(length >> 16 & 0xff))
+        arena.append(UInt8(length >> 24 & 0xff))
         arena.append(contentsOf: entry)
         return UInt32(offset + 2)
     }

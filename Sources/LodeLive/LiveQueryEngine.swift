@@ -377,10 +377,30 @@ final class LiveQueryEngine<Element: Persistable> {
         return Array(result)
     }
 
-    /// Reads old ranks, moves the entries, reads new ranks.
+    /// Reads old ranks, moves the entries, reads new ranks. Old entries leave together and new ones
+    /// join together, each batch in ascending order: the rows of a renamed section are neighbours
+    /// before and after, and move as one run (a search and a move per chunk, not per row).
     private func apply(_ rows: inout [Row]) {
-        for index in rows.indices {
-            rows[index].oldRank = rows[index].oldEntry.flatMap { ordered.rank(of: $0) }
+        func sortedRows(old: Bool) -> (rows: [Int], entries: [[UInt8]]) {
+            var chosen: [Int] = []
+            var entries: [[UInt8]] = []
+            for index in rows.indices {
+                if let entry = old ? rows[index].oldEntry : rows[index].newEntry {
+                    chosen.append(index)
+                    entries.append(entry)
+                }
+            }
+            // Rows often come in order already (a section's rows, by the inverse index).
+            if entries.indices.dropFirst().allSatisfy({ RankedKeys.precedes(entries[$0 - 1], entries[$0]) }) {
+                return (chosen, entries)
+            }
+            var pairs = zip(entries, chosen).map { (entry: $0, row: $1) }
+            pairs.sort { RankedKeys.precedes($0.entry, $1.entry) }
+            return (pairs.map(\.row), pairs.map(\.entry))
+        }
+        let leaving = sortedRows(old: true)
+        for (position, rank) in ordered.remove(sorted: leaving.entries).enumerated() {
+            rows[leaving.rows[position]].oldRank = rank
         }
         // Section counts change by runs: the rows of one linked object leave one section and join
         // another together, so consecutive rows are counted once per run, not looked up one by one.
@@ -398,15 +418,15 @@ final class LiveQueryEngine<Element: Persistable> {
             let total = (sectionCounts[section] ?? 0) + delta
             sectionCounts[section] = total == 0 ? nil : total
         }
-        for row in rows {
-            if let old = row.oldEntry {
-                ordered.remove(old)
-                if sectionKey != nil { count(LiveRow.sectionKey(in: old), -1) }
+        if sectionKey != nil {
+            for row in rows {
+                if let old = row.oldEntry { count(LiveRow.sectionKey(in: old), -1) }
             }
         }
+        let joining = sortedRows(old: false)
+        ordered.insert(sorted: joining.entries)
         for row in rows {
             if let new = row.newEntry {
-                ordered.insert(new)
                 entryOfKey.set(new)
                 if sectionKey != nil { count(LiveRow.sectionKey(in: new), 1) }
             } else {
@@ -414,8 +434,8 @@ final class LiveQueryEngine<Element: Persistable> {
             }
         }
         settle()
-        for index in rows.indices {
-            rows[index].newRank = rows[index].newEntry.flatMap { ordered.rank(of: $0) }
+        for (position, rank) in ordered.ranks(ofSorted: joining.entries).enumerated() {
+            rows[joining.rows[position]].newRank = rank
         }
     }
 

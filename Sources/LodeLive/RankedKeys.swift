@@ -95,6 +95,76 @@ struct RankedKeys: Sendable {
             for position in index..<ends.count { ends[position] -= length }
         }
 
+        /// Removes the keys at `positions` (ascending, distinct), moving the others once.
+        mutating func remove(positions: [Int]) {
+            guard !positions.isEmpty else { return }
+            var keptBytes: [UInt8] = []
+            keptBytes.reserveCapacity(bytes.count)
+            var keptEnds: [UInt32] = []
+            keptEnds.reserveCapacity(ends.count - positions.count)
+            var next = 0
+            for index in 0..<ends.count {
+                if next < positions.count && positions[next] == index {
+                    next += 1
+                    continue
+                }
+                keptBytes.append(contentsOf: slice(index))
+                keptEnds.append(UInt32(keptBytes.count))
+            }
+            bytes = keptBytes
+            ends = keptEnds
+        }
+
+        /// Merges `keys` (ascending, none present) into the chunk, moving the keys it holds once.
+        mutating func merge(_ keys: ArraySlice<[UInt8]>) {
+            var mergedBytes: [UInt8] = []
+            mergedBytes.reserveCapacity(bytes.count + keys.reduce(0) { $0 + $1.count })
+            var mergedEnds: [UInt32] = []
+            mergedEnds.reserveCapacity(ends.count + keys.count)
+            var held = 0
+            for key in keys {
+                while held < ends.count && RankedKeys.precedes(slice(held), key) {
+                    mergedBytes.append(contentsOf: slice(held))
+                    mergedEnds.append(UInt32(mergedBytes.count))
+                    held += 1
+                }
+                mergedBytes.append(contentsOf: key)
+                mergedEnds.append(UInt32(mergedBytes.count))
+            }
+            while held < ends.count {
+                mergedBytes.append(contentsOf: slice(held))
+                mergedEnds.append(UInt32(mergedBytes.count))
+                held += 1
+            }
+            bytes = mergedBytes
+            ends = mergedEnds
+        }
+
+        /// The chunk cut into chunks of at most `size` keys, in order (each piece's bytes copied once).
+        func pieces(of size: Int) -> [Chunk] {
+            stride(from: 0, to: count, by: size).map { first in
+                let last = Swift.min(count, first + size) - 1
+                let offset = start(first)
+                var piece = Chunk([[UInt8]]())
+                piece.bytes = Array(bytes[offset..<Int(ends[last])])
+                piece.ends = ends[first...last].map { $0 - UInt32(offset) }
+                return piece
+            }
+        }
+
+        /// Where `key` is or would go at or after `lower`, and whether it is there.
+        func position(of key: [UInt8], from lower: Int) -> (index: Int, found: Bool) {
+            // The next key is the usual answer in a walk of ascending keys.
+            if lower < count {
+                let order = slice(lower).withUnsafeBufferPointer { stored in
+                    key.withUnsafeBufferPointer { RankedKeys.compare(stored, $0) }
+                }
+                if order >= 0 { return (lower, order == 0) }
+            }
+            let (index, found) = position(of: key)
+            return (Swift.max(index, lower), found)
+        }
+
         /// Moves the second half of the keys into a new chunk and returns it.
         mutating func splitOffSecondHalf() -> Chunk {
             let half = count / 2
@@ -318,6 +388,138 @@ struct RankedKeys: Sendable {
             }
         }
         return rank
+    }
+
+    // MARK: Batches
+
+    /// Removes `keys` (ascending, distinct) and returns, for each, the rank it had before any of them
+    /// was removed (nil for a key not in the set). The keys of one chunk are found walking forward
+    /// and removed together, so a run of neighbouring keys — the rows of a renamed section — costs
+    /// one search and one move of its chunk, not one per key.
+    mutating func remove(sorted keys: [[UInt8]]) -> [Int?] {
+        var ranks = [Int?](repeating: nil, count: keys.count)
+        var next = 0
+        var removedBefore = 0
+        while next < keys.count && chunkCount > 0 {
+            let index = chunkIndex(for: keys[next])
+            let (group, offset) = locate(index)
+            let chunk = groups[group][offset]
+            let isLast = index == chunkCount - 1
+            let base = keysBefore(index) + removedBefore
+            var positions: [Int] = []
+            var lower = 0
+            while next < keys.count
+                && (isLast || !Self.precedes(chunk.lastKey, keys[next]))
+            {
+                let (position, found) = chunk.position(of: keys[next], from: lower)
+                if found {
+                    ranks[next] = base + position
+                    positions.append(position)
+                    lower = position + 1
+                } else {
+                    lower = position
+                }
+                next += 1
+            }
+            guard !positions.isEmpty else { continue }
+            groups[group][offset].remove(positions: positions)
+            count -= positions.count
+            removedBefore += positions.count
+            if groups[group][offset].isEmpty {
+                groups[group].remove(at: offset)
+                if groups[group].isEmpty { groups.remove(at: group) }
+                rebuildIndex()
+            } else {
+                fenwickAdd(index, -positions.count)
+            }
+        }
+        checkAfterBatch()
+        return ranks
+    }
+
+    /// Inserts `keys` (ascending, none in the set). The keys that go into one chunk are merged into it
+    /// together; a chunk grown past its capacity is cut into pieces three quarters full.
+    mutating func insert(sorted keys: [[UInt8]]) {
+        guard !keys.isEmpty else { return }
+        if chunkCount == 0 {
+            groups = [[Chunk(keys)]]
+            count = keys.count
+            rebuildIndex()
+            if groups[0][0].count > chunkCapacity { split(group: 0, offset: 0) }
+            checkAfterBatch()
+            return
+        }
+        var next = 0
+        while next < keys.count {
+            let index = chunkIndex(for: keys[next])
+            let (group, offset) = locate(index)
+            let isLast = index == chunkCount - 1
+            var end = next
+            while end < keys.count
+                && (isLast || !Self.precedes(groups[group][offset].lastKey, keys[end]))
+            {
+                end += 1
+            }
+            groups[group][offset].merge(keys[next..<end])
+            count += end - next
+            if groups[group][offset].count > chunkCapacity {
+                split(group: group, offset: offset)
+            } else {
+                fenwickAdd(index, end - next)
+            }
+            next = end
+        }
+        checkAfterBatch()
+    }
+
+    /// Cuts the over-full chunk at `offset` of `group` into pieces three quarters full, and the group,
+    /// when it then holds too many chunks, likewise; rebuilds the index.
+    private mutating func split(group: Int, offset: Int) {
+        let pieces = groups[group][offset].pieces(of: Swift.max(1, chunkCapacity * 3 / 4))
+        groups[group].replaceSubrange(offset...offset, with: pieces)
+        if groups[group].count > groupCapacity {
+            let size = Swift.max(1, groupCapacity * 3 / 4)
+            let chunks = groups[group]
+            let cut = stride(from: 0, to: chunks.count, by: size).map {
+                Array(chunks[$0..<Swift.min(chunks.count, $0 + size)])
+            }
+            groups.replaceSubrange(group...group, with: cut)
+        }
+        rebuildIndex()
+    }
+
+    /// The rank of each of `keys` (ascending), nil for one not in the set: one search per chunk the
+    /// keys fall in, then a walk forward in it.
+    func ranks(ofSorted keys: [[UInt8]]) -> [Int?] {
+        var ranks = [Int?](repeating: nil, count: keys.count)
+        var next = 0
+        while next < keys.count && chunkCount > 0 {
+            let index = chunkIndex(for: keys[next])
+            let chunk = self.chunk(index)
+            let isLast = index == chunkCount - 1
+            let base = keysBefore(index)
+            var lower = 0
+            while next < keys.count && (isLast || !Self.precedes(chunk.lastKey, keys[next])) {
+                let (position, found) = chunk.position(of: keys[next], from: lower)
+                if found { ranks[next] = base + position }
+                lower = found ? position + 1 : position
+                next += 1
+            }
+        }
+        return ranks
+    }
+
+    /// With `LODE_INTERNAL_CHECKS`: every invariant when the set is small enough, else the counts.
+    private func checkAfterBatch() {
+        // A set never filled has no index yet.
+        guard internalChecksEnabled, !fenwick.isEmpty else { return }
+        if count <= internalChecksFullLimit {
+            checkInvariants()
+        } else {
+            precondition(
+                fenwick.count == chunkCount + 1 && keysBefore(chunkCount) == count,
+                "RankedKeys: counts broken by a batch")
+        }
     }
 
     /// Checked after every mutation in debug builds, near the chunk it touched (so a check costs a
