@@ -390,28 +390,32 @@ final class LiveQueryEngine<Element: Persistable> {
                     entries.append(entry)
                 }
             }
-            // Rows often come in order already (a section's rows, by the inverse index).
-            if entries.indices.dropFirst().allSatisfy({ RankedKeys.precedes(entries[$0 - 1], entries[$0]) }) {
-                return (chosen, entries)
+            guard let order = RankedKeys.ascendingOrder(of: entries) else { return (chosen, entries) }
+            var sortedRows: [Int] = []
+            var sortedEntries: [[UInt8]] = []
+            sortedRows.reserveCapacity(order.count)
+            sortedEntries.reserveCapacity(order.count)
+            for position in 0..<order.count {
+                sortedRows.append(chosen[order[position]])
+                sortedEntries.append(entries[order[position]])
             }
-            var pairs = zip(entries, chosen).map { (entry: $0, row: $1) }
-            pairs.sort { RankedKeys.precedes($0.entry, $1.entry) }
-            return (pairs.map(\.row), pairs.map(\.entry))
+            return (sortedRows, sortedEntries)
         }
+        // Index loops, not `enumerated()`: in this generic code it stays unspecialized.
         let leaving = sortedRows(old: true)
-        for (position, rank) in ordered.remove(sorted: leaving.entries).enumerated() {
-            rows[leaving.rows[position]].oldRank = rank
-        }
+        let oldRanks = ordered.remove(sorted: leaving.entries)
+        for position in 0..<oldRanks.count { rows[leaving.rows[position]].oldRank = oldRanks[position] }
         // Section counts change by runs: the rows of one linked object leave one section and join
         // another together, so consecutive rows are counted once per run, not looked up one by one.
         var run: (section: [UInt8], delta: Int)?
-        func count(_ section: [UInt8], _ delta: Int) {
-            if run?.section == section {
+        func count(_ entry: [UInt8], _ delta: Int) {
+            let section = LiveRow.sectionSlice(in: entry)
+            if let current = run, current.section.elementsEqual(section) {
                 run!.delta += delta
                 return
             }
             settle()
-            run = (section, delta)
+            run = (Array(section), delta)
         }
         func settle() {
             guard let (section, delta) = run, delta != 0 else { return }
@@ -420,7 +424,7 @@ final class LiveQueryEngine<Element: Persistable> {
         }
         if sectionKey != nil {
             for row in rows {
-                if let old = row.oldEntry { count(LiveRow.sectionKey(in: old), -1) }
+                if let old = row.oldEntry { count(old, -1) }
             }
         }
         let joining = sortedRows(old: false)
@@ -428,15 +432,14 @@ final class LiveQueryEngine<Element: Persistable> {
         for row in rows {
             if let new = row.newEntry {
                 entryOfKey.set(new)
-                if sectionKey != nil { count(LiveRow.sectionKey(in: new), 1) }
+                if sectionKey != nil { count(new, 1) }
             } else {
                 entryOfKey.remove(row.key)
             }
         }
         settle()
-        for (position, rank) in ordered.ranks(ofSorted: joining.entries).enumerated() {
-            rows[joining.rows[position]].newRank = rank
-        }
+        let newRanks = ordered.ranks(ofSorted: joining.entries)
+        for position in 0..<newRanks.count { rows[joining.rows[position]].newRank = newRanks[position] }
     }
 
     /// Evaluates the query again and compares entries: the rows whose entry changed, or that the log

@@ -27,14 +27,27 @@ enum LiveRow {
         var made = section
         made.reserveCapacity(row.count - length + section.count)
         made += row[length..<(row.count - 2)]
-        made += [UInt8(section.count >> 8), UInt8(section.count & 0xff)]
+        made.append(UInt8(section.count >> 8))
+        made.append(UInt8(section.count & 0xff))
         return made
     }
 
     /// The encoded section key at the start of `row` (empty for rows of unsectioned results).
-    static func sectionKey(in row: [UInt8]) -> [UInt8] {
+    static func sectionKey(in row: [UInt8]) -> [UInt8] { Array(sectionSlice(in: row)) }
+
+    /// The encoded section key at the start of `row`, in place (no copy: for comparing sections).
+    static func sectionSlice(in row: [UInt8]) -> ArraySlice<UInt8> {
         let length = Int(row[row.count - 2]) << 8 | Int(row[row.count - 1])
-        return Array(row[0..<length])
+        return row[0..<length]
+    }
+
+    /// Whether rows `a` and `b` (either may be nil) are both there and in the same section.
+    static func sameSection(_ a: [UInt8]?, _ b: [UInt8]?) -> Bool {
+        switch (a, b) {
+        case (nil, nil): return true
+        case (let a?, let b?): return sectionSlice(in: a).elementsEqual(sectionSlice(in: b))
+        default: return false
+        }
     }
 }
 

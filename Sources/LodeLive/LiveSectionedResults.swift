@@ -178,20 +178,28 @@ public final class LiveSectionedResults<Key: Hashable & Encodable & Sendable, El
         change.sectionDeletions = deletedSections.map { oldIndex[$0]! }.sorted()
         change.sectionInsertions = insertedSections.map { newIndex[$0]! }.sorted()
         typealias Engine = LiveQueryEngine<Element>
-        let staying = RowPlacement.staying(
-            rows.map { row in
+        // Loops over indices, not `map` and `enumerated()`: in this generic code those stay unspecialized
+        // (a metadata lookup per row); section keys are compared in place.
+        var placements: [RowPlacement.Row] = []
+        placements.reserveCapacity(rows.count)
+        for index in 0..<rows.count {
+            let row = rows[index]
+            placements.append(
                 .init(
                     oldRank: row.oldRank, newRank: row.newRank, keyChanged: row.oldEntry != row.newEntry,
-                    sameSection: row.oldEntry.map(LiveRow.sectionKey(in:))
-                        == row.newEntry.map(LiveRow.sectionKey(in:)))
-            })
-        for (index, row) in rows.enumerated() {
+                    sameSection: LiveRow.sameSection(row.oldEntry, row.newEntry)))
+        }
+        let staying = RowPlacement.staying(placements)
+        func survives(_ entry: [UInt8]?, unless sections: Set<[UInt8]>) -> Bool {
+            guard let entry else { return false }
+            return sections.isEmpty || !sections.contains(LiveRow.sectionKey(in: entry))
+        }
+        for index in 0..<rows.count {
+            let row = rows[index]
             let oldPath = row.oldRank.map { oldLayout.indexPath(ofRank: $0) }
             let newPath = row.newRank.map { newLayout.indexPath(ofRank: $0) }
-            let oldSurvives =
-                row.oldEntry.map { !deletedSections.contains(LiveRow.sectionKey(in: $0)) } ?? false
-            let newSurvives =
-                row.newEntry.map { !insertedSections.contains(LiveRow.sectionKey(in: $0)) } ?? false
+            let oldSurvives = survives(row.oldEntry, unless: deletedSections)
+            let newSurvives = survives(row.newEntry, unless: insertedSections)
             switch (oldPath, newPath) {
             case (let old?, let new?) where oldSurvives && newSurvives:
                 if row.oldEntry == row.newEntry || staying.contains(index) {

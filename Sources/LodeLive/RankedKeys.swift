@@ -509,6 +509,21 @@ struct RankedKeys: Sendable {
         return ranks
     }
 
+    /// The positions of `keys` in ascending order of the keys, or nil when they are in order already
+    /// (rows often come so: a section's rows, by the inverse index).
+    static func ascendingOrder(of keys: [[UInt8]]) -> [Int]? {
+        var inOrder = true
+        var index = 1
+        while inOrder && index < keys.count {
+            inOrder = precedes(keys[index - 1], keys[index])
+            index += 1
+        }
+        if inOrder { return nil }
+        var order = Array(0..<keys.count)
+        order.sort { precedes(keys[$0], keys[$1]) }
+        return order
+    }
+
     /// With `LODE_INTERNAL_CHECKS`: every invariant when the set is small enough, else the counts.
     private func checkAfterBatch() {
         // A set never filled has no index yet.
