@@ -381,6 +381,32 @@ final class LiveQueryEngine<Element: Persistable> {
     /// join together, each batch in ascending order: the rows of a renamed section are neighbours
     /// before and after, and move as one run (a search and a move per chunk, not per row).
     private func apply(_ rows: inout [Row]) {
+        // A few rows (one object written) move one by one, in place: a batch rebuilds the chunks it
+        // touches, which pays only for runs of rows.
+        if rows.count <= Self.rowsMovedOneByOne {
+            for index in 0..<rows.count {
+                rows[index].oldRank = rows[index].oldEntry.flatMap { ordered.rank(of: $0) }
+            }
+            for index in 0..<rows.count {
+                if let old = rows[index].oldEntry {
+                    ordered.remove(old)
+                    if sectionKey != nil { countSection(of: old, -1) }
+                }
+            }
+            for index in 0..<rows.count {
+                if let new = rows[index].newEntry {
+                    ordered.insert(new)
+                    entryOfKey.set(new)
+                    if sectionKey != nil { countSection(of: new, 1) }
+                } else {
+                    entryOfKey.remove(rows[index].key)
+                }
+            }
+            for index in 0..<rows.count {
+                rows[index].newRank = rows[index].newEntry.flatMap { ordered.rank(of: $0) }
+            }
+            return
+        }
         func sortedRows(old: Bool) -> (rows: [Int], entries: [[UInt8]]) {
             var chosen: [Int] = []
             var entries: [[UInt8]] = []
@@ -440,6 +466,16 @@ final class LiveQueryEngine<Element: Persistable> {
         settle()
         let newRanks = ordered.ranks(ofSorted: joining.entries)
         for position in 0..<newRanks.count { rows[joining.rows[position]].newRank = newRanks[position] }
+    }
+
+    /// The most rows a change moves one by one (more move in batches; see `apply`).
+    static var rowsMovedOneByOne: Int { 8 }
+
+    /// Counts a row of `entry` in or out (`delta`) of its section.
+    private func countSection(of entry: [UInt8], _ delta: Int) {
+        let section = LiveRow.sectionKey(in: entry)
+        let total = (sectionCounts[section] ?? 0) + delta
+        sectionCounts[section] = total == 0 ? nil : total
     }
 
     /// Evaluates the query again and compares entries: the rows whose entry changed, or that the log

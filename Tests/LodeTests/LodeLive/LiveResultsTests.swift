@@ -78,7 +78,8 @@ func replay(_ change: CollectionChange, old: [Task], new: [Task]) throws -> [Tas
         var fullChanges = 0
         for round in 0..<600 {
             try store.write { tx in
-                for _ in 0..<Int.random(in: 1...6, using: &rng) {
+                // Now and then more rows than move one by one: they move in batches.
+                for _ in 0..<Int.random(in: round % 20 == 19 ? 9...20 : 1...6, using: &rng) {
                     switch Int.random(in: 0..<10, using: &rng) {
                     case 0..<4:
                         try tx.insert(randomTask(nextID, &rng))

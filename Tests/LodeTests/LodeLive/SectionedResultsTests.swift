@@ -55,7 +55,8 @@ import Testing
         var sawCrossSectionMove = false
         for round in 0..<500 {
             try store.write { tx in
-                for _ in 0..<Int.random(in: 1...5, using: &rng) {
+                // Now and then more rows than move one by one: they move in batches.
+                for _ in 0..<Int.random(in: round % 20 == 19 ? 9...24 : 1...5, using: &rng) {
                     switch Int.random(in: 0..<10, using: &rng) {
                     case 0..<4:
                         try tx.insert(
