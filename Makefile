@@ -59,6 +59,14 @@ deps:
 		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $(PG_PACKAGES); \
 	fi
 
+	@if pkg-config --exists libmicrohttpd 2>/dev/null; then \
+		echo "deps: libmicrohttpd-dev present (Lode Studio's HTTP server)"; \
+	else \
+		echo "deps: installing libmicrohttpd-dev"; \
+		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get update -q && \
+		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends libmicrohttpd-dev; \
+	fi
+
 	@if command -v cc >/dev/null 2>&1; then \
 		echo "deps: a C compiler present (for the power-cut layer)"; \
 	else \

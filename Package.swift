@@ -38,6 +38,12 @@ let package = Package(
             pkgConfig: "libpq",
             providers: [.apt(["libpq-dev"])]
         ),
+        .systemLibrary(
+            name: "CMicroHTTPD",
+            path: "Sources/CMicroHTTPD",
+            pkgConfig: "libmicrohttpd",
+            providers: [.apt(["libmicrohttpd-dev"])]
+        ),
         .target(name: "LMDB", dependencies: ["CLMDB"], path: "Sources/LMDB"),
         .target(name: "ModelStorage", path: "Sources/ModelStorage", swiftSettings: internalChecks),
         // Lode's layers, bottom to top: each target imports only the ones below it (see the
@@ -74,6 +80,10 @@ let package = Package(
             ],
             path: "Tools/lode-bench"),
         .target(name: "LodeDemoModel", dependencies: ["Lode"], path: "Tools/LodeDemoModel"),
+        // The browser inspector (Lode Studio): a tool over the inspection product and the commit
+        // feed, served by libmicrohttpd on the loopback address.
+        .target(
+            name: "LodeStudio", dependencies: ["CMicroHTTPD", "LodeInspection"], path: "Tools/LodeStudio"),
         .executableTarget(
             name: "lode-demo", dependencies: ["Lode", "LodeDemoModel", "ModelStorage"],
             path: "Tools/lode-demo"),
@@ -107,7 +117,7 @@ let package = Package(
                 "ModelStorage", "LodeTesting", "LodeTestSupport", "lode-test-helper",
                 "lode-versions-helper",
                 "lode-demo", "lode-sync",
-                "lode-dump", "lmdb-test-helper",
+                "lode-dump", "lmdb-test-helper", "LodeStudio",
             ],
             path: "Tests/LodeTests"),
         .testTarget(
