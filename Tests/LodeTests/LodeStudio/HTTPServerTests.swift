@@ -13,7 +13,9 @@ import Testing
 /// connections and clients that vanish are answered or refused without harm.
 @Suite struct HTTPServerTests {
     /// A raw HTTP/1.1 exchange: sends `request` as written and reads until the server closes.
-    static func exchange(port: UInt16, _ request: String, timeout: Int32 = 5) throws -> String {
+    static func exchange(port: UInt16, _ request: String, timeout: Int32 = 5, stopAfter: Int = .max) throws
+        -> String
+    {
         let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard socket >= 0 else { throw HTTPServerError(description: "socket") }
         defer { close(socket) }
@@ -39,6 +41,7 @@ import Testing
             let count = recv(socket, &buffer, buffer.count, 0)
             if count <= 0 { break }
             received += buffer[0..<count]
+            if received.count >= stopAfter { break }
         }
         return String(decoding: received, as: UTF8.self)
     }
@@ -107,6 +110,48 @@ import Testing
         #expect(answer.hasPrefix("HTTP/1.1 200"), "\(answer)")
         #expect(answer.contains("Transfer-Encoding: chunked"))
         for index in 1...3 { #expect(answer.contains("data: event \(index)\n\n")) }
+    }
+
+    /// A client that goes away in the middle of an endless stream (a browser tab closed on the live
+    /// page): the server stops pulling from it, releases it, and stops without waiting on it.
+    /// What a stream's source did: how often it was pulled, and whether it was released.
+    final class StreamWitness: Sendable {
+        let pulled = Atomic<Int>(0)
+        let released = Atomic<Bool>(false)
+    }
+
+    /// A stream's source that tells its witness when it is released.
+    final class WitnessedSource: Sendable {
+        let witness: StreamWitness
+        init(_ witness: StreamWitness) { self.witness = witness }
+        deinit { witness.released.store(true, ordering: .relaxed) }
+    }
+
+    @Test func aStreamWhoseClientVanishesIsReleased() throws {
+        let witness = StreamWitness()
+        let server = try HTTPServer { _ in
+            let source = WitnessedSource(witness)
+            return HTTPResponse(
+                status: 200, headers: [("Content-Type", "text/event-stream")],
+                body: .stream {
+                    source.witness.pulled.add(1, ordering: .relaxed)
+                    usleep(10_000)
+                    return Array("data: tick\n\n".utf8)
+                })
+        }
+        // The client reads a little, then closes its socket.
+        let partial = try Self.exchange(
+            port: server.port, "GET /events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", stopAfter: 400)
+        #expect(partial.contains("data: tick"))
+        let deadline = Date().addingTimeInterval(10)
+        while !witness.released.load(ordering: .relaxed) && Date() < deadline { usleep(10_000) }
+        let released = witness.released.load(ordering: .relaxed)
+        #expect(released, "the stream of a closed connection was not released")
+        let afterRelease = witness.pulled.load(ordering: .relaxed)
+        usleep(100_000)
+        let later = witness.pulled.load(ordering: .relaxed)
+        #expect(later == afterRelease)
+        server.stop()
     }
 
     @Test func aFloodOfConnectionsIsServedOrRefusedAndTheServerGoesOn() async throws {
