@@ -1,0 +1,107 @@
+import Foundation
+import Lode
+import LodeInspection
+import Synchronization
+
+/// Lode Studio's server: the pages and the JSON behind them for one store, on the loopback address,
+/// for the holder of the token in ``url``. It only reads: nothing it serves changes the store.
+package final class StudioServer: Sendable {
+    /// Who may talk to the server.
+    package let access: StudioAccess
+    private let server: HTTPServer
+
+    /// Serves `store` (opened read-only by the caller), found at `path`, on `127.0.0.1:port` (0: a port
+    /// the system picks).
+    ///
+    /// - Throws: ``HTTPServerError`` when the server cannot listen.
+    package init(store: Store, path: String, port: UInt16 = 0, token: String = StudioAccess.randomToken())
+        throws
+    {
+        // The handler needs the port, known once the server listens.
+        let granted = Mutex<StudioAccess?>(nil)
+        server = try HTTPServer(port: port) { request in
+            guard let access = granted.withLock({ $0 }) else {
+                return .text("starting\n", status: 503)
+            }
+            return Self.respond(to: request, access: access, store: store, path: path)
+        }
+        access = StudioAccess(port: server.port, token: token)
+        granted.withLock { $0 = access }
+    }
+
+    /// The URL to open, with the token.
+    package var url: String { access.url }
+
+    /// Stops serving (open streams end first).
+    package func stop() { server.stop() }
+
+    /// Headers every response carries: no caching, no framing by other sites, no content sniffing,
+    /// scripts and styles from this server only.
+    static let safetyHeaders: [(String, String)] = [
+        ("Cache-Control", "no-store"),
+        ("X-Content-Type-Options", "nosniff"),
+        ("X-Frame-Options", "DENY"),
+        ("Referrer-Policy", "no-referrer"),
+        ("Content-Security-Policy", "default-src 'self'; frame-ancestors 'none'"),
+    ]
+
+    private static func respond(to request: HTTPRequest, access: StudioAccess, store: Store, path: String)
+        -> HTTPResponse
+    {
+        var response: HTTPResponse
+        if let refusal = access.refusal(of: request) {
+            response = refusal
+        } else {
+            switch request.path {
+            case "/":
+                response = .text(StudioPages.summaryPage, contentType: "text/html; charset=utf-8")
+                // The first visit carries the token in the URL: later requests carry it in the cookie.
+                if request.query["token"] != nil { response.headers.append(access.cookieHeader) }
+            case "/static/studio.js":
+                response = .text(StudioPages.script, contentType: "text/javascript; charset=utf-8")
+            case "/static/studio.css":
+                response = .text(StudioPages.style, contentType: "text/css; charset=utf-8")
+            case "/api/summary":
+                response = json { try StoreSummary.read(store, path: path) }
+            default:
+                response = .text("not found: \(request.path)\n", status: 404)
+            }
+        }
+        response.headers += safetyHeaders
+        return response
+    }
+
+    /// `value` as JSON, or the error that kept it from being read, as JSON with status 503.
+    private static func json(_ value: () throws -> some Encodable) -> HTTPResponse {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        do {
+            return HTTPResponse(
+                status: 200, headers: [("Content-Type", "application/json")],
+                body: .bytes(Array(try encoder.encode(value()))))
+        } catch {
+            return HTTPResponse(
+                status: 503, headers: [("Content-Type", "application/json")],
+                body: .bytes(Array("{\"error\":\(quoted("\(error)"))}".utf8)))
+        }
+    }
+
+    /// `text` as a JSON string literal.
+    static func quoted(_ text: String) -> String {
+        var result = "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": result += "\\\""
+            case "\\": result += "\\\\"
+            case "\n": result += "\\n"
+            case "\r": result += "\\r"
+            case "\t": result += "\\t"
+            case _ where scalar.value < 0x20 || scalar == "<" || scalar == ">" || scalar == "&":
+                // Control characters, and what HTML would read, as escapes.
+                result += String(format: "\\u%04x", scalar.value)
+            default: result.unicodeScalars.append(scalar)
+            }
+        }
+        return result + "\""
+    }
+}
