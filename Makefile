@@ -67,6 +67,14 @@ deps:
 		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends libmicrohttpd-dev; \
 	fi
 
+	@if command -v chromium >/dev/null 2>&1; then \
+		echo "deps: chromium present (the browser checks of the docs and of Lode Studio)"; \
+	else \
+		echo "deps: installing chromium"; \
+		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get update -q && \
+		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends chromium; \
+	fi
+
 	@if command -v cc >/dev/null 2>&1; then \
 		echo "deps: a C compiler present (for the power-cut layer)"; \
 	else \
