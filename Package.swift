@@ -91,7 +91,8 @@ let package = Package(
         .executableTarget(
             name: "lode-sync", dependencies: ["Lode", "LodeDemoModel", "LodeSync"], path: "Tools/lode-sync"),
         .executableTarget(
-            name: "lode-dump", dependencies: ["Lode", "LodeInspection"], path: "Tools/lode-dump"),
+            name: "lode-dump", dependencies: ["Lode", "LodeInspection", "LodeStudio"], path: "Tools/lode-dump"
+        ),
         .executableTarget(
             name: "lmdb-test-helper",
             dependencies: ["LMDB", "CLMDB"],

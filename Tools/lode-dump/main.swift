@@ -14,6 +14,9 @@ let usage = """
            lode-dump watch STORE [TYPE] [--where EXPR] [--for SECONDS]
                                                      follow commits of any process (Ctrl-C stops)
            lode-dump check STORE                     integrity of records, indexes and layout
+           lode-dump serve STORE [--port N] [--for SECONDS]
+                                                     Lode Studio: the store in a browser, on 127.0.0.1,
+                                                     at the printed URL (it carries an access token)
            lode-dump raw STORE [--all | -s NAME]     mdb_dump text (byte values) for mdb_load
            lode-dump export STORE [TYPE ...]         a lossless ndjson export (exact records + readable JSON)
            lode-dump load DIR [--force] < DUMP       restore a raw dump or an export into a new store,
@@ -416,7 +419,7 @@ func main() -> Int32 {
         guard let first = raw.first else { throw UsageError(description: "no store given") }
         let commands = [
             "schema", "dump", "get", "stats", "changes", "raw", "export", "load", "backup", "compact",
-            "watch", "check",
+            "watch", "check", "serve",
         ]
         guard commands.contains(first) else {
             guard raw.count == 1 else { throw UsageError(description: "unexpected arguments after \(first)") }
@@ -425,7 +428,9 @@ func main() -> Int32 {
         }
         let arguments = try Arguments(
             Array(raw.dropFirst()),
-            valued: ["--format", "--where", "--sort", "--limit", "--fields", "--since", "-s", "--for"],
+            valued: [
+                "--format", "--where", "--sort", "--limit", "--fields", "--since", "-s", "--for", "--port",
+            ],
             flags: ["--json", "--all", "--force", "--explain"])
         let positional = arguments.positional
         func expect(_ count: Int, _ names: String) throws {
@@ -462,6 +467,22 @@ func main() -> Int32 {
         case "check":
             try expect(1, "STORE")
             return try check(positional[0])
+        case "serve":
+            try expect(1, "STORE")
+            let port =
+                try arguments.options["--port"].map {
+                    guard let value = UInt16($0) else {
+                        throw UsageError(description: "--port needs a port number, got \($0)")
+                    }
+                    return value
+                } ?? UInt16(0)
+            let seconds = try arguments.options["--for"].map {
+                guard let value = Double($0), value > 0 else {
+                    throw UsageError(description: "--for needs seconds, got \($0)")
+                }
+                return value
+            }
+            try serve(positional[0], port: port, seconds: seconds)
         case "raw":
             try expect(1, "STORE")
             guard !(arguments.flags.contains("--all") && arguments.options["-s"] != nil) else {

@@ -81,3 +81,59 @@ import Testing
         #expect(FileManager.default.fileExists(atPath: shot.path))
     }
 }
+
+/// `lode-dump serve` as a user runs it: it prints the URL with the token, serves the store, and
+/// stops cleanly on Ctrl-C; a bad command line or a missing store is a clear error.
+@Suite struct ServeCommandTests {
+    struct Note: Persistable {
+        var id: Int
+        static let schema = Schema<Note>(primaryKey: \.id)
+    }
+
+    @Test func servePrintsTheURLServesAndStopsOnInterrupt() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "studio-serve-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        do {
+            let store = try Store(at: directory, types: [Note.self])
+            try store.write { tx in for id in 0..<5 { try tx.insert(Note(id: id)) } }
+        }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: builtTool("lode-dump"))
+        process.arguments = ["serve", directory.path, "--for", "60"]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        defer { if process.isRunning { process.terminate() } }
+        // The first line names the URL.
+        var line = Data()
+        while !line.contains(UInt8(ascii: "\n")) {
+            let chunk = output.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            line += chunk
+        }
+        let text = String(decoding: line, as: UTF8.self)
+        let url = try #require(
+            text.split(separator: " ").first { $0.hasPrefix("http://127.0.0.1:") }.map(String.init), "\(text)"
+        )
+        let components = try #require(URLComponents(string: url))
+        let port = try #require(components.port.map(UInt16.init))
+        let answer = try HTTPServerTests.get(
+            "/api/summary?token=\(components.queryItems![0].value!)", port: port)
+        #expect(answer.hasPrefix("HTTP/1.1 200") && answer.contains(#""name":"Note""#), "\(answer)")
+        #expect(try HTTPServerTests.get("/api/summary", port: port).hasPrefix("HTTP/1.1 403"))
+        process.interrupt()
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+        let rest = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(rest.contains("stopped"), "\(rest)")
+    }
+
+    @Test func badCommandLinesAndMissingStoresAreClearErrors() throws {
+        let port = try runDump(["serve", "/tmp/lode-no-such-store-\(UUID())", "--for", "1"])
+        #expect(port.status == 1 && port.err.contains("no such file or directory"), "\(port.err)")
+        let badPort = try runDump(["serve", "/tmp", "--port", "seventy"])
+        #expect(badPort.status == 2 && badPort.err.contains("--port needs a port number"), "\(badPort.err)")
+    }
+}
