@@ -83,7 +83,7 @@ let package = Package(
         // The browser inspector (Lode Studio): a tool over the inspection product and the commit
         // feed, served by libmicrohttpd on the loopback address.
         .target(
-            name: "LodeStudio", dependencies: ["CMicroHTTPD", "Lode", "LodeInspection"],
+            name: "LodeStudio", dependencies: ["CMicroHTTPD", "Lode", "LodeCodec", "LodeInspection"],
             path: "Tools/LodeStudio"),
         .executableTarget(
             name: "lode-demo", dependencies: ["Lode", "LodeDemoModel", "ModelStorage"],

@@ -1,5 +1,6 @@
 import Foundation
 import Lode
+import LodeCodec
 import LodeInspection
 import Synchronization
 
@@ -82,26 +83,7 @@ package final class StudioServer: Sendable {
         } catch {
             return HTTPResponse(
                 status: 503, headers: [("Content-Type", "application/json")],
-                body: .bytes(Array("{\"error\":\(quoted("\(error)"))}".utf8)))
+                body: .bytes(Array("{\"error\":\(CBORValue.quoted("\(error)"))}".utf8)))
         }
-    }
-
-    /// `text` as a JSON string literal.
-    static func quoted(_ text: String) -> String {
-        var result = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": result += "\\\""
-            case "\\": result += "\\\\"
-            case "\n": result += "\\n"
-            case "\r": result += "\\r"
-            case "\t": result += "\\t"
-            case _ where scalar.value < 0x20 || scalar == "<" || scalar == ">" || scalar == "&":
-                // Control characters, and what HTML would read, as escapes.
-                result += String(format: "\\u%04x", scalar.value)
-            default: result.unicodeScalars.append(scalar)
-            }
-        }
-        return result + "\""
     }
 }

@@ -12,13 +12,7 @@ func serve(_ path: String, port: UInt16, seconds: Double?) throws {
     } catch let error as HTTPServerError {
         throw DumpError(description: "\(path): \(error)")
     }
-    signal(SIGINT) { _ in stopRequested.store(true, ordering: .relaxed) }
-    signal(SIGTERM) { _ in stopRequested.store(true, ordering: .relaxed) }
-    var signals = sigset_t()
-    sigemptyset(&signals)
-    sigaddset(&signals, SIGINT)
-    sigaddset(&signals, SIGTERM)
-    pthread_sigmask(SIG_UNBLOCK, &signals, nil)
+    stopOnInterrupt()
     print("Lode Studio for \(path): open \(server.url)  (loopback only; Ctrl-C stops)")
     fflush(nil)
     let deadline = seconds.map { Date().addingTimeInterval($0) }

@@ -7,6 +7,19 @@ import Synchronization
 /// Set by SIGINT and SIGTERM: `watch` finishes the commit it is printing and exits cleanly.
 let stopRequested = Atomic<Bool>(false)
 
+/// Makes SIGINT and SIGTERM set ``stopRequested`` (a long-running command finishes what it is doing
+/// and exits cleanly).
+func stopOnInterrupt() {
+    signal(SIGINT) { _ in stopRequested.store(true, ordering: .relaxed) }
+    signal(SIGTERM) { _ in stopRequested.store(true, ordering: .relaxed) }
+    // A parent may have started us with these signals blocked (the mask is inherited): unblock them.
+    var signals = sigset_t()
+    sigemptyset(&signals)
+    sigaddset(&signals, SIGINT)
+    sigaddset(&signals, SIGTERM)
+    pthread_sigmask(SIG_UNBLOCK, &signals, nil)
+}
+
 /// `watch`: follows commits of any process through the library's notifier and change feed,
 /// printing each object inserted, updated or deleted (of `type` only, and matching `filter`, when
 /// given) until Ctrl-C or `seconds` have passed. Objects are shown as they are at the version of the
@@ -17,14 +30,7 @@ func watch(_ path: String, type: String?, filter: Expression?, seconds: Double?)
     guard store.hasChangeLog else {
         throw DumpError(description: "\(path): the store has no change log to follow")
     }
-    signal(SIGINT) { _ in stopRequested.store(true, ordering: .relaxed) }
-    signal(SIGTERM) { _ in stopRequested.store(true, ordering: .relaxed) }
-    // A parent may have started us with these signals blocked (the mask is inherited): unblock them.
-    var signals = sigset_t()
-    sigemptyset(&signals)
-    sigaddset(&signals, SIGINT)
-    sigaddset(&signals, SIGTERM)
-    pthread_sigmask(SIG_UNBLOCK, &signals, nil)
+    stopOnInterrupt()
     let deadline = seconds.map { Date().addingTimeInterval($0) }
     let start = try store.read { $0.version }
     print("watching \(path) from version \(start)\(type.map { ", type \($0)" } ?? "") (Ctrl-C stops)")

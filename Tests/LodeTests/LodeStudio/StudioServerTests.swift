@@ -73,7 +73,21 @@ import Testing
         }
     }
 
-    @Test func errorsAreJSONStringsThatCannotBreakThePage() {
-        #expect(StudioServer.quoted("a\"b\\c\n<script>&") == #""a\"b\\c\n\u003cscript\u003e\u0026""#)
+    @Test func aStoreThatCannotBeReadIsAnErrorInJSON() throws {
+        // A store whose file is gone after it was opened for serving: the summary says why, as JSON.
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "studio-gone-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        _ = try Store(at: directory, types: [Task.self])
+        let store = try Store(atPath: directory.path, configuration: StoreConfiguration(readOnly: true))
+        let server = try StudioServer(store: store, path: directory.path)
+        defer { server.stop() }
+        store.close()
+        let cookie = "Cookie: \(StudioAccess.cookieName)=\(server.access.token)"
+        let answer = try HTTPServerTests.get("/api/summary", port: server.access.port, headers: [cookie])
+        #expect(answer.hasPrefix("HTTP/1.1 503"), "\(answer)")
+        let body =
+            try JSONSerialization.jsonObject(with: Data(Self.body(of: answer).utf8)) as? [String: String]
+        #expect(body?["error"]?.contains(directory.lastPathComponent) == true, "\(answer)")
     }
 }
