@@ -62,7 +62,8 @@ extension Results {
         fromFields: (borrowing CBORFieldReader, (P) throws -> Void) throws -> Bool,
         same: @escaping (P, P) -> Bool
     ) throws -> [P] {
-        var direct = names.allSatisfy { !$0.isEmpty && !$0.contains(".") }
+        let fieldsMayStand = names.allSatisfy { !$0.isEmpty && !$0.contains(".") }
+        var direct = fieldsMayStand
         var checked = false
         var buffer = UnsafeMutablePointer<P>.allocate(capacity: 0)
         var capacity = 0
@@ -124,6 +125,11 @@ extension Results {
             try consider(transaction, key: key, record: record)
         }
         if !visited {
+            // What a walk that was not kept projected (another reader's evaluation won) is dropped.
+            buffer.deinitialize(count: count)
+            count = 0
+            direct = fieldsMayStand
+            checked = false
             if let objects = evaluation.objects { return objects.map(fromObject) }
             let ascending = evaluation.plan.ordering == .primaryKey(reversed: false)
             try read(at: evaluation) { transaction in

@@ -142,4 +142,32 @@ import Testing
         #expect(fetched.last == Hooked(id: 100, name: "late"))
         #expect(try results.count == fetched.count)
     }
+
+    /// The same race for a projection: the values are those of the kept evaluation, each once.
+    @Test func aProjectionWhoseWalkLosesGivesTheKeptValuesOnce() throws {
+        let store = try Store.temporary(types: [Hooked.self])
+        try store.write { tx in
+            for id in 0..<20 { try tx.insert(Hooked(id: id, name: "h\(id)")) }
+        }
+        let results = store.objects(Hooked.self)
+        let other = results
+        Hooked.onDecode.withLock { hook in
+            hook = {
+                let done = DispatchSemaphore(value: 0)
+                Thread.detachNewThread {
+                    defer { done.signal() }
+                    do {
+                        try store.write { tx in try tx.insert(Hooked(id: 100, name: "late")) }
+                        _ = try other.count
+                    } catch {
+                        Issue.record(error)
+                    }
+                }
+                done.wait()
+            }
+        }
+        let names = try results.values(of: \.name)
+        #expect(names == (0..<20).map { "h\($0)" } + ["late"])
+        #expect(try results.count == names.count)
+    }
 }
