@@ -155,20 +155,7 @@ public struct Results<Element: Persistable>: @unchecked Sendable {
 
     /// Evaluates (once) and returns the keys, plan and version.
     package func evaluation() throws -> Evaluation<Element> {
-        try cache.value {
-            switch source {
-            case .transaction(let transaction):
-                return try evaluate(in: transaction, snapshot: nil)
-            case .store(let store):
-                let snapshot = try store.currentSnapshot()
-                return pinned(
-                    try mapStorageErrors {
-                        try snapshot.read { txn in
-                            try evaluate(in: Transaction(store: store, lmdb: txn), snapshot: snapshot)
-                        }
-                    })
-            }
-        }
+        try cache.value { try evaluateUncached(visiting: nil).evaluation }
     }
 
     package func evaluate(in transaction: Transaction, snapshot: ReadSnapshot?) throws -> Evaluation<Element>
@@ -196,7 +183,9 @@ public struct Results<Element: Persistable>: @unchecked Sendable {
         return (kept, made.visited && ours)
     }
 
-    private func evaluateUncached(visiting visit: @escaping RecordVisitor) throws -> (
+    /// Evaluates in the results' transaction, or in a snapshot of the store pinned by the evaluation;
+    /// `visit` (when given) sees each record of a key-order walk.
+    private func evaluateUncached(visiting visit: RecordVisitor?) throws -> (
         evaluation: Evaluation<Element>, visited: Bool
     ) {
         let made: (evaluation: Evaluation<Element>, visited: Bool)

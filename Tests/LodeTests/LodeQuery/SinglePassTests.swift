@@ -111,33 +111,11 @@ import Testing
     /// Two readers of the same fresh results: the one that keeps its evaluation first decides what
     /// every reader of them sees, so a fetch whose own walk lost returns the kept version's objects.
     @Test func aWalkThatLosesToAnotherEvaluationReturnsTheKeptOne() throws {
-        let store = try Store.temporary(types: [Hooked.self])
-        try store.write { tx in
-            for id in 0..<20 { try tx.insert(Hooked(id: id, name: "h\(id)")) }
-        }
-        let results = store.objects(Hooked.self)
-        let other = results  // a copy shares the evaluation
-        let otherCount = Mutex<Int?>(nil)
-        Hooked.onDecode.withLock { hook in
-            hook = {
-                // During the first fetch's walk, on another thread (this one reads): a commit, then
-                // the copy evaluates on the new version.
-                let done = DispatchSemaphore(value: 0)
-                Thread.detachNewThread {
-                    defer { done.signal() }
-                    do {
-                        try store.write { tx in try tx.insert(Hooked(id: 100, name: "late")) }
-                        let count = try other.count
-                        otherCount.withLock { $0 = count }
-                    } catch {
-                        Issue.record(error)
-                    }
-                }
-                done.wait()
-            }
-        }
+        let (store, results) = try twentyHooked()
+        // A copy shares the evaluation.
+        let otherCount = evaluateDuringTheFirstDecode(results, in: store)
         let fetched = try results.fetch()
-        #expect(otherCount.withLock { $0 } == 21)
+        #expect(otherCount.value.withLock { $0 } == 21)
         #expect(fetched.count == 21)
         #expect(fetched.last == Hooked(id: 100, name: "late"))
         #expect(try results.count == fetched.count)
@@ -145,12 +123,28 @@ import Testing
 
     /// The same race for a projection: the values are those of the kept evaluation, each once.
     @Test func aProjectionWhoseWalkLosesGivesTheKeptValuesOnce() throws {
+        let (store, results) = try twentyHooked()
+        let otherCount = evaluateDuringTheFirstDecode(results, in: store)
+        let names = try results.values(of: \.name)
+        #expect(otherCount.value.withLock { $0 } == 21)
+        #expect(names == (0..<20).map { "h\($0)" } + ["late"])
+        #expect(try results.count == names.count)
+    }
+
+    /// A store of twenty `Hooked` objects and results of all of them.
+    private func twentyHooked() throws -> (Store, Results<Hooked>) {
         let store = try Store.temporary(types: [Hooked.self])
         try store.write { tx in
             for id in 0..<20 { try tx.insert(Hooked(id: id, name: "h\(id)")) }
         }
-        let results = store.objects(Hooked.self)
-        let other = results
+        return (store, store.objects(Hooked.self))
+    }
+
+    /// Makes the next decode of a `Hooked` (during the first walk, on this thread) wait for another
+    /// thread to commit one more object and evaluate `copy` (a copy of the walking results, sharing
+    /// their evaluation) on the new version. Returns where that thread puts the count it saw.
+    private func evaluateDuringTheFirstDecode(_ copy: Results<Hooked>, in store: Store) -> SeenCount {
+        let otherCount = SeenCount()
         Hooked.onDecode.withLock { hook in
             hook = {
                 let done = DispatchSemaphore(value: 0)
@@ -158,7 +152,8 @@ import Testing
                     defer { done.signal() }
                     do {
                         try store.write { tx in try tx.insert(Hooked(id: 100, name: "late")) }
-                        _ = try other.count
+                        let count = try copy.count
+                        otherCount.value.withLock { $0 = count }
                     } catch {
                         Issue.record(error)
                     }
@@ -166,8 +161,11 @@ import Testing
                 done.wait()
             }
         }
-        let names = try results.values(of: \.name)
-        #expect(names == (0..<20).map { "h\($0)" } + ["late"])
-        #expect(try results.count == names.count)
+        return otherCount
+    }
+
+    /// What the other thread of a race saw.
+    final class SeenCount: Sendable {
+        let value = Mutex<Int?>(nil)
     }
 }
