@@ -148,9 +148,9 @@ test-tsan:
 fuzz-build:
 	rm -rf .build-fuzz/src
 	mkdir -p .build-fuzz/src
-	for file in $(CODEC_SOURCES) $(LOADER_SOURCES) $(addprefix Tools/lode-dump/,Expression.swift Input.swift \
-		ExportFormat.swift RawFormat.swift); do \
-		sed -E '/^import (Lode[A-Za-z]*|LMDB)$$/d' $$file > .build-fuzz/src/$$(basename $$file); done
+	for file in $(CODEC_SOURCES) $(LOADER_SOURCES) Tools/StoredQuery/Expression.swift \
+		$(addprefix Tools/lode-dump/,Input.swift ExportFormat.swift RawFormat.swift); do \
+		sed -E '/^import (Lode[A-Za-z]*|LMDB|StoredQuery)$$/d' $$file > .build-fuzz/src/$$(basename $$file); done
 	$(FUZZ_SWIFTC) -module-name FuzzCBOR $(FUZZ_SOURCES) Fuzz/cbor.swift -o .build-fuzz/fuzz-cbor
 	$(FUZZ_SWIFTC) -module-name FuzzKeys $(FUZZ_SOURCES) Fuzz/keys.swift -o .build-fuzz/fuzz-keys
 	$(FUZZ_SWIFTC) -module-name FuzzExpression $(FUZZ_SOURCES) .build-fuzz/src/Expression.swift \

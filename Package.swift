@@ -83,15 +83,20 @@ let package = Package(
         // The browser inspector (Lode Studio): a tool over the inspection product and the commit
         // feed, served by libmicrohttpd on the loopback address.
         .target(
-            name: "LodeStudio", dependencies: ["CMicroHTTPD", "Lode", "LodeCodec", "LodeInspection"],
+            name: "LodeStudio",
+            dependencies: ["CMicroHTTPD", "Lode", "LodeCodec", "LodeInspection", "StoredQuery"],
             path: "Tools/LodeStudio"),
+        // `--where` expressions, their plans and pages of records, without the app's types: for
+        // lode-dump and Lode Studio.
+        .target(name: "StoredQuery", dependencies: ["Lode", "LodeInspection"], path: "Tools/StoredQuery"),
         .executableTarget(
             name: "lode-demo", dependencies: ["Lode", "LodeDemoModel", "ModelStorage"],
             path: "Tools/lode-demo"),
         .executableTarget(
             name: "lode-sync", dependencies: ["Lode", "LodeDemoModel", "LodeSync"], path: "Tools/lode-sync"),
         .executableTarget(
-            name: "lode-dump", dependencies: ["Lode", "LodeInspection", "LodeStudio"], path: "Tools/lode-dump"
+            name: "lode-dump", dependencies: ["Lode", "LodeInspection", "LodeStudio", "StoredQuery"],
+            path: "Tools/lode-dump"
         ),
         .executableTarget(
             name: "lmdb-test-helper",
@@ -119,7 +124,7 @@ let package = Package(
                 "ModelStorage", "LodeTesting", "LodeTestSupport", "lode-test-helper",
                 "lode-versions-helper",
                 "lode-demo", "lode-sync",
-                "lode-dump", "lmdb-test-helper", "LodeStudio",
+                "lode-dump", "lmdb-test-helper", "LodeStudio", "StoredQuery",
             ],
             path: "Tests/LodeTests"),
         .testTarget(

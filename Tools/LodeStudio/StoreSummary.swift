@@ -22,6 +22,18 @@ package struct StoreSummary: Codable, Sendable, Equatable {
         package var indexes: [IndexSummary]
         /// Its links: field, target type, to-many or to-one, delete rule.
         package var links: [LinkSummary]
+        /// How its fields came to be: each schema version's change, oldest first.
+        package var history: [HistoryEntry]
+        /// The fields a migration gave a default, with the default as JSON.
+        package var defaults: [String: String]
+    }
+
+    /// One change of a type's fields.
+    package struct HistoryEntry: Codable, Sendable, Equatable {
+        package var schemaVersion: Int
+        package var typeVersion: Int
+        package var event: String
+        package var fields: [String]
     }
 
     /// One index of a type.
@@ -73,8 +85,7 @@ package struct StoreSummary: Codable, Sendable, Equatable {
     package static func read(_ store: Store, path: String) throws -> StoreSummary {
         let info = try store.fileInfo()
         let (types, history) = try store.read { tx in (try tx.storedTypes(), try tx.schemaHistory()) }
-        let dataFile = URL(fileURLWithPath: path).appendingPathComponent("data.mdb").path
-        let fileBytes = (try FileManager.default.attributesOfItem(atPath: dataFile)[.size] as? Int) ?? 0
+        let fileBytes = try dataFileBytes(path)
         let readers = try store.readers().map { reader in
             ReaderSummary(
                 processID: reader.processID, version: reader.version,
@@ -98,9 +109,35 @@ package struct StoreSummary: Codable, Sendable, Equatable {
                         LinkSummary(
                             field: $0.field, target: $0.targetTypeName, isToMany: $0.isToMany,
                             rule: "\($0.rule)")
-                    })
+                    },
+                    history: type.history.map {
+                        HistoryEntry(
+                            schemaVersion: $0.schemaVersion, typeVersion: $0.typeVersion, event: $0.event,
+                            fields: $0.fields)
+                    },
+                    defaults: type.defaults.mapValues(\.json))
             }.sorted { $0.name < $1.name },
             readers: readers.sorted { ($0.version ?? .max) < ($1.version ?? .max) },
             readerSlots: info.maxReaders)
+    }
+
+    /// The size of the store's `data.mdb`.
+    ///
+    /// - Throws: ``StoreGone`` when the file is no longer there (the store was deleted while served).
+    package static func dataFileBytes(_ path: String) throws -> Int {
+        let dataFile = URL(fileURLWithPath: path).appendingPathComponent("data.mdb").path
+        guard let attributes = try? FileManager.default.attributesOfItem(atPath: dataFile) else {
+            throw StoreGone(path: path)
+        }
+        return (attributes[.size] as? Int) ?? 0
+    }
+}
+
+/// The store's file is gone: deleted or moved while it was served.
+package struct StoreGone: Error, CustomStringConvertible {
+    /// The store's directory.
+    package var path: String
+    package var description: String {
+        "\(path)/data.mdb is gone: the store was deleted or moved while it was served (what the page shows is what was read before)"
     }
 }

@@ -1,9 +1,11 @@
 /// The pages Lode Studio serves: plain HTML, CSS and a little JavaScript, no build step and nothing
-/// fetched from elsewhere. Values from the store reach the page only through `textContent` (a type
-/// or field name is data, never markup).
+/// fetched from elsewhere. Values from the store reach the page only through `textContent` (a type,
+/// field or value is data, never markup).
 enum StudioPages {
-    /// The summary: the store's file, version, schema and readers, and a row per type.
-    static let summaryPage = """
+    /// The page named `name` (`summary`, `type`, `object`, `schema`, `changes`, `check`): the shared
+    /// header and navigation around the page's own sections, which the script fills.
+    static func page(_ name: String) -> String {
+        """
         <!doctype html>
         <html lang="en">
         <head>
@@ -12,13 +14,37 @@ enum StudioPages {
         <link rel="stylesheet" href="/static/studio.css">
         <script src="/static/studio.js" defer></script>
         </head>
-        <body>
-        <header><h1>Lode Studio</h1><p id="store"></p></header>
+        <body data-page="\(name)">
+        <header>
+        <h1>Lode Studio</h1>
+        <p id="store"></p>
+        <nav><a href="/">Summary</a><a href="/schema">Schema</a><a href="/changes">Changes</a><a href="/check">Check</a></nav>
+        <span id="live" class="live">connecting…</span>
+        </header>
         <main>
         <section id="status" role="status">Reading the store…</section>
+        \(sections[name] ?? "")
+        </main>
+        </body>
+        </html>
+
+        """
+    }
+
+    /// Each page's sections.
+    static let sections: [String: String] = [
+        "summary": """
         <section>
         <h2>File</h2>
         <dl id="file"></dl>
+        </section>
+        <section>
+        <h2>Activity</h2>
+        <div class="charts">
+        <figure><canvas id="chart-commits" width="320" height="90"></canvas><figcaption>commits per second <b id="value-commits"></b></figcaption></figure>
+        <figure><canvas id="chart-file" width="320" height="90"></canvas><figcaption>file size <b id="value-file"></b></figcaption></figure>
+        <figure><canvas id="chart-lag" width="320" height="90"></canvas><figcaption>oldest reader behind (versions) <b id="value-lag"></b></figcaption></figure>
+        </div>
         </section>
         <section>
         <h2>Types</h2>
@@ -32,26 +58,90 @@ enum StudioPages {
         <th>pid</th><th>version</th><th>behind</th><th>process</th>
         </tr></thead><tbody></tbody></table>
         </section>
-        </main>
-        </body>
-        </html>
+        <section>
+        <h2>Commits as they arrive</h2>
+        <ol id="commits" class="commits"></ol>
+        </section>
+        """,
+        "type": """
+        <section>
+        <h2 id="title"></h2>
+        <form id="query">
+        <label>where <input name="where" size="48" placeholder="rank > 3 and title hasPrefix &quot;a&quot;"></label>
+        <label>sort <input name="sort" size="16" placeholder="title,-rank"></label>
+        <label>rows <select name="limit"><option>25</option><option selected>50</option><option>100</option><option>500</option></select></label>
+        <button type="submit">Show</button>
+        </form>
+        <p id="plan" class="plan"></p>
+        <div class="scroll"><table id="records"><thead></thead><tbody></tbody></table></div>
+        <p class="pager"><button id="first" type="button">First</button><button id="previous" type="button">Previous</button><button id="next" type="button">Next</button><span id="position"></span></p>
+        </section>
+        <section>
+        <h2>Commits to this type</h2>
+        <ol id="commits" class="commits"></ol>
+        </section>
+        """,
+        "object": """
+        <section>
+        <h2 id="title"></h2>
+        <table id="fields"><thead><tr><th>field</th><th>kind</th><th>value</th></tr></thead><tbody></tbody></table>
+        <h2>JSON</h2>
+        <pre id="json"></pre>
+        </section>
+        """,
+        "schema": """
+        <section>
+        <h2>Schema</h2>
+        <dl id="schema-version"></dl>
+        <div id="schema-types"></div>
+        </section>
+        """,
+        "changes": """
+        <section>
+        <h2>Change log</h2>
+        <p id="log-range"></p>
+        <table id="changes"><thead><tr><th>version</th><th>time</th><th>changes</th></tr></thead><tbody></tbody></table>
+        <p class="pager"><button id="newest" type="button">Newest</button><button id="older" type="button">Older</button></p>
+        </section>
+        """,
+        "check": """
+        <section>
+        <h2>Check</h2>
+        <p>Reads every page of the file, then every record and index entry (as <code>lode-dump check</code> does). On a large store this takes a while.</p>
+        <p><button id="run" type="button">Check the store</button></p>
+        <div id="pages"></div>
+        <div id="records-check"></div>
+        </section>
+        """,
+    ]
 
-        """
-
-    /// The summary page's script: reads `/api/summary` and fills the page.
+    /// The pages' script: each page reads its JSON and fills its sections; every page follows the
+    /// store's commits and figures over `/api/events`.
     static let script = """
         "use strict";
-        function cell(row, text) {
-          const td = document.createElement("td");
-          td.textContent = text;
+        const page = document.body.dataset.page;
+        const params = new URLSearchParams(location.search);
+        const live = { handlers: [], ticks: [] };
+
+        function el(tag, text, className) {
+          const node = document.createElement(tag);
+          if (text !== undefined && text !== null) node.textContent = text;
+          if (className) node.className = className;
+          return node;
+        }
+        function link(text, path, query) {
+          const a = el("a", text);
+          a.href = path + (query ? "?" + new URLSearchParams(query).toString() : "");
+          return a;
+        }
+        function cell(row, content, className) {
+          const td = el("td", undefined, className);
+          if (content instanceof Node) td.appendChild(content); else td.textContent = content;
           row.appendChild(td);
+          return td;
         }
         function entry(list, name, value) {
-          const dt = document.createElement("dt");
-          dt.textContent = name;
-          const dd = document.createElement("dd");
-          dd.textContent = value;
-          list.append(dt, dd);
+          list.append(el("dt", name), el("dd", value));
         }
         function bytes(count) {
           const units = ["B", "KiB", "MiB", "GiB", "TiB"];
@@ -59,70 +149,506 @@ enum StudioPages {
           while (value >= 1024 && unit < units.length - 1) { value /= 1024; unit += 1; }
           return (unit === 0 ? value : value.toFixed(1)) + " " + units[unit];
         }
-        async function load() {
-          const status = document.getElementById("status");
-          let summary;
+        function status(text, isError) {
+          const node = document.getElementById("status");
+          node.textContent = text;
+          node.className = isError ? "error" : "";
+        }
+        async function api(path, query) {
+          const url = path + (query ? "?" + new URLSearchParams(query).toString() : "");
+          const response = await fetch(url, { credentials: "same-origin" });
+          let body;
+          try { body = await response.json(); } catch (error) { throw new Error(response.status + " " + response.statusText); }
+          if (!response.ok) throw new Error(body.error || response.statusText);
+          return body;
+        }
+        function time(ms) {
+          const date = new Date(ms);
+          return date.toLocaleTimeString([], { hour12: false }) + "." + String(date.getMilliseconds()).padStart(3, "0");
+        }
+        function describe(change) {
+          if (change.op === "clear") return "clear " + change.type;
+          if (change.op === "bulk") return "bulk " + change.type + " (" + change.count + " objects)";
+          let text = change.op + " " + change.type + " " + change.label;
+          if (change.fields) text += " (" + change.fields.join(", ") + ")";
+          return text;
+        }
+
+        // A value as the tables show it: maps and arrays fold open.
+        function render(value) {
+          if (value === null || value === undefined) return el("span", "null", "null");
+          if (Array.isArray(value)) {
+            const details = el("details");
+            details.appendChild(el("summary", "[" + value.length + (value.length === 1 ? " item]" : " items]")));
+            const list = el("ol", undefined, "nested");
+            for (const item of value) { const li = el("li"); li.appendChild(render(item)); list.appendChild(li); }
+            details.appendChild(list);
+            return details;
+          }
+          if (typeof value === "object") {
+            const keys = Object.keys(value);
+            const details = el("details");
+            details.appendChild(el("summary", "{" + keys.length + (keys.length === 1 ? " field}" : " fields}")));
+            const list = el("dl", undefined, "nested");
+            for (const key of keys) { const dd = el("dd"); dd.appendChild(render(value[key])); list.append(el("dt", key), dd); }
+            details.appendChild(list);
+            return details;
+          }
+          return el("span", String(value), typeof value);
+        }
+
+        // Live: server-sent events from every process's commits, and the store's figures each second.
+        function follow() {
+          const indicator = document.getElementById("live");
+          const source = new EventSource("/api/events");
+          source.addEventListener("hello", event => {
+            indicator.textContent = "live from version " + JSON.parse(event.data).version;
+            indicator.className = "live on";
+          });
+          source.addEventListener("tick", event => {
+            const tick = JSON.parse(event.data);
+            indicator.textContent = "live · version " + tick.version;
+            indicator.className = "live on";
+            live.ticks.push(tick);
+            if (live.ticks.length > 301) live.ticks.shift();
+            if (page === "summary") drawCharts();
+          });
+          source.addEventListener("commits", event => {
+            const batch = JSON.parse(event.data);
+            for (const handler of live.handlers) handler(batch);
+          });
+          source.addEventListener("notice", event => {
+            indicator.textContent = JSON.parse(event.data).message;
+          });
+          source.addEventListener("failure", event => {
+            status("The store can no longer be followed: " + JSON.parse(event.data).error, true);
+            indicator.textContent = "stopped";
+            indicator.className = "live off";
+          });
+          source.onerror = () => {
+            indicator.textContent = "reconnecting…";
+            indicator.className = "live off";
+          };
+        }
+
+        // The commits list of a page (newest first, the last 20), each commit's changes listed.
+        function showCommits(batch, only) {
+          const list = document.getElementById("commits");
+          for (const commit of batch.commits) {
+            const changes = commit.changes.filter(change => !only || change.type === only);
+            if (changes.length === 0) continue;
+            const item = el("li");
+            item.dataset.version = commit.version;
+            item.append(el("b", "version " + commit.version), " ", el("time", time(commit.time)), " ");
+            const shown = changes.slice(0, 20).map(describe);
+            if (changes.length > 20) shown.push("… " + (changes.length - 20) + " more");
+            item.appendChild(el("span", shown.join("; ")));
+            list.insertBefore(item, list.firstChild);
+          }
+          if (!batch.complete) list.insertBefore(el("li", "(the change log was pruned: some commits were missed)"), list.firstChild);
+          while (list.children.length > 20) list.removeChild(list.lastChild);
+        }
+
+        // Summary.
+        let summaryLoading = false, summaryAgain = false;
+        async function loadSummary() {
+          if (summaryLoading) { summaryAgain = true; return; }
+          summaryLoading = true;
           try {
-            const response = await fetch("/api/summary", { credentials: "same-origin" });
-            const body = await response.json();
-            if (!response.ok) throw new Error(body.error || response.statusText);
-            summary = body;
+            const summary = await api("/api/summary");
+            status("Version " + summary.version);
+            document.getElementById("store").textContent = summary.path;
+            const file = document.getElementById("file");
+            file.replaceChildren();
+            entry(file, "file", bytes(summary.fileBytes));
+            entry(file, "map", bytes(summary.mapBytes) + " (" + bytes(summary.usedBytes) + " used)");
+            entry(file, "schema version", String(summary.schemaVersion));
+            entry(file, "migrations", summary.migrations.length ? summary.migrations.join(", ") : "none");
+            const pinned = summary.readers.filter(reader => reader.version !== undefined);
+            entry(file, "oldest pinned version", pinned.length ? pinned[0].version + " (" + pinned[0].behind + " behind, pid " + pinned[0].processID + ")" : "none");
+            entry(file, "reader slots", summary.readers.length + " of " + summary.readerSlots);
+            const types = document.querySelector("#types tbody");
+            types.replaceChildren();
+            for (const type of summary.types) {
+              const row = el("tr");
+              row.dataset.type = type.name;
+              cell(row, link(type.name, "/type", { name: type.name }));
+              cell(row, String(type.objectCount));
+              cell(row, type.primaryKey);
+              cell(row, type.indexes.map(i => i.name + (i.isUnique ? " (unique)" : "")).join(", "));
+              const links = el("span");
+              type.links.forEach((l, n) => {
+                if (n > 0) links.append(", ");
+                links.append(l.field + " → ", link(l.target, "/type", { name: l.target }));
+              });
+              cell(row, links);
+              types.appendChild(row);
+            }
+            const readers = document.querySelector("#readers tbody");
+            readers.replaceChildren();
+            for (const reader of summary.readers) {
+              const row = el("tr");
+              cell(row, String(reader.processID));
+              cell(row, reader.version === undefined ? "—" : String(reader.version));
+              cell(row, reader.behind === undefined ? "—" : String(reader.behind));
+              cell(row, reader.processIsAlive ? "running" : "gone (stale slot)");
+              readers.appendChild(row);
+            }
           } catch (error) {
-            status.textContent = "The store cannot be read: " + error.message;
-            status.className = "error";
-            return;
-          }
-          status.textContent = "Version " + summary.version;
-          status.className = "";
-          document.getElementById("store").textContent = summary.path;
-          const file = document.getElementById("file");
-          file.replaceChildren();
-          entry(file, "file", bytes(summary.fileBytes));
-          entry(file, "map", bytes(summary.mapBytes) + " (" + bytes(summary.usedBytes) + " used)");
-          entry(file, "schema version", String(summary.schemaVersion));
-          entry(file, "migrations", summary.migrations.length ? summary.migrations.join(", ") : "none");
-          const types = document.querySelector("#types tbody");
-          types.replaceChildren();
-          for (const type of summary.types) {
-            const row = document.createElement("tr");
-            row.dataset.type = type.name;
-            cell(row, type.name);
-            cell(row, String(type.objectCount));
-            cell(row, type.primaryKey);
-            cell(row, type.indexes.map(i => i.name + (i.isUnique ? " (unique)" : "")).join(", "));
-            cell(row, type.links.map(l => l.field + " → " + l.target).join(", "));
-            types.appendChild(row);
-          }
-          const readers = document.querySelector("#readers tbody");
-          readers.replaceChildren();
-          for (const reader of summary.readers) {
-            const row = document.createElement("tr");
-            cell(row, String(reader.processID));
-            cell(row, reader.version === undefined ? "—" : String(reader.version));
-            cell(row, reader.behind === undefined ? "—" : String(reader.behind));
-            cell(row, reader.processIsAlive ? "running" : "gone (stale slot)");
-            readers.appendChild(row);
+            status("The store cannot be read: " + error.message, true);
+          } finally {
+            summaryLoading = false;
+            if (summaryAgain) { summaryAgain = false; loadSummary(); }
           }
         }
-        document.addEventListener("DOMContentLoaded", load);
+        function chart(id, values, label, format) {
+          const canvas = document.getElementById(id);
+          const context = canvas.getContext("2d");
+          context.clearRect(0, 0, canvas.width, canvas.height);
+          context.strokeStyle = "#d9e2ec";
+          context.strokeRect(0.5, 0.5, canvas.width - 1, canvas.height - 1);
+          document.getElementById(label).textContent = values.length ? format(values[values.length - 1]) : "";
+          if (values.length < 2) return;
+          const top = Math.max(1, ...values);
+          context.strokeStyle = "#2f6fad";
+          context.lineWidth = 1.5;
+          context.beginPath();
+          values.forEach((value, n) => {
+            const x = canvas.width - (values.length - 1 - n) * (canvas.width / 300);
+            const y = canvas.height - 4 - (value / top) * (canvas.height - 8);
+            if (n === 0) context.moveTo(x, y); else context.lineTo(x, y);
+          });
+          context.stroke();
+        }
+        function drawCharts() {
+          const ticks = live.ticks;
+          const rates = [];
+          for (let n = 1; n < ticks.length; n++) {
+            const seconds = (ticks[n].time - ticks[n - 1].time) / 1000;
+            rates.push(seconds > 0 ? (ticks[n].version - ticks[n - 1].version) / seconds : 0);
+          }
+          chart("chart-commits", rates, "value-commits", value => value.toFixed(1));
+          chart("chart-file", ticks.map(tick => tick.fileBytes), "value-file", bytes);
+          chart("chart-lag", ticks.map(tick => tick.oldestLag || 0), "value-lag", String);
+        }
+
+        // One type as a table, a page at a time.
+        const table = { pages: [], rows: [], loading: false, again: false, marks: null };
+        function tableQuery(after) {
+          const query = { type: params.get("name") || "", limit: params.get("limit") || "50" };
+          if (params.get("where")) query.where = params.get("where");
+          if (params.get("sort")) query.sort = params.get("sort");
+          if (after) query.after = after;
+          return query;
+        }
+        async function loadTable() {
+          if (table.loading) { table.again = true; return; }
+          table.loading = true;
+          try {
+            const after = table.pages[table.pages.length - 1];
+            // The rows to mark are those of the commits seen before this read.
+            const marks = table.marks || { inserted: new Set(), modified: new Set() };
+            table.marks = null;
+            const result = await api("/api/records", tableQuery(after));
+            renderTable(result, marks);
+          } catch (error) {
+            status(error.message, true);
+          } finally {
+            table.loading = false;
+            if (table.again) { table.again = false; loadTable(); }
+          }
+        }
+        function renderTable(result, marks) {
+          status("Version " + result.version + " · " + result.objectCount + " objects of " + result.type);
+          document.getElementById("title").textContent = result.type;
+          document.getElementById("plan").textContent = "plan: " + result.plan + " · " + result.examined + " records read" +
+            (result.stoppedEarly ? " (stopped at the page's reading budget: Next reads on)" : "");
+          const kinds = {};
+          for (const row of result.rows) for (const field in row.kinds) (kinds[field] = kinds[field] || new Set()).add(row.kinds[field]);
+          const head = el("tr");
+          for (const field of result.fields) {
+            const th = el("th");
+            const name = el("a", field);
+            name.href = "#";
+            name.addEventListener("click", event => { event.preventDefault(); sortBy(field); });
+            th.append(name, el("small", kinds[field] ? [...kinds[field]].join(" | ") : "", "kind"));
+            head.appendChild(th);
+          }
+          document.querySelector("#records thead").replaceChildren(head);
+          const before = table.rows;
+          const now = result.rows.map(row => row.key);
+          // Moved: rows on the page before and after whose order among the other such rows changed.
+          const kept = new Set(before.filter(key => now.includes(key)));
+          const beforeOrder = before.filter(key => kept.has(key));
+          const nowOrder = now.filter(key => kept.has(key));
+          const moved = new Set(nowOrder.filter((key, n) => beforeOrder[n] !== key));
+          const body = document.querySelector("#records tbody");
+          body.replaceChildren();
+          for (const row of result.rows) {
+            const tr = el("tr");
+            tr.dataset.key = row.key;
+            tr.title = row.label;
+            const classes = [];
+            if (marks.inserted.has(row.key)) classes.push("inserted");
+            if (marks.modified.has(row.key)) classes.push("modified");
+            if (moved.has(row.key) && !marks.inserted.has(row.key)) classes.push("moved");
+            tr.className = classes.join(" ");
+            result.fields.forEach((field, n) => {
+              const value = row.value[field];
+              const content = n === 0 || field === result.primaryKey
+                ? link(value === undefined ? "" : (typeof value === "object" ? JSON.stringify(value) : String(value)), "/object", { type: result.type, key: row.key })
+                : (value === undefined ? el("span", "", "missing") : render(value));
+              const td = cell(tr, content);
+              td.dataset.kind = row.kinds[field] || "missing";
+              td.title = row.kinds[field] || "not in this record";
+            });
+            body.appendChild(tr);
+          }
+          table.rows = now;
+          table.next = result.next;
+          document.getElementById("next").disabled = !result.next;
+          document.getElementById("previous").disabled = table.pages.length === 0;
+          document.getElementById("first").disabled = table.pages.length === 0;
+          document.getElementById("position").textContent = "page " + (table.pages.length + 1);
+        }
+        function sortBy(field) {
+          const current = params.get("sort");
+          const next = current === field ? "-" + field : field;
+          params.set("sort", next);
+          location.search = params.toString();
+        }
+        function startTable() {
+          const form = document.getElementById("query");
+          for (const name of ["where", "sort", "limit"]) if (params.get(name)) form.elements[name].value = params.get(name);
+          form.addEventListener("submit", event => {
+            event.preventDefault();
+            for (const name of ["where", "sort", "limit"]) {
+              const value = form.elements[name].value.trim();
+              if (value) params.set(name, value); else params.delete(name);
+            }
+            location.search = params.toString();
+          });
+          document.getElementById("next").addEventListener("click", () => {
+            if (!table.next) return;
+            table.pages.push(table.next);
+            table.rows = [];
+            loadTable();
+          });
+          document.getElementById("previous").addEventListener("click", () => { table.pages.pop(); table.rows = []; loadTable(); });
+          document.getElementById("first").addEventListener("click", () => { table.pages = []; table.rows = []; loadTable(); });
+          live.handlers.push(batch => {
+            const type = params.get("name");
+            const marks = { inserted: new Set(), modified: new Set() };
+            let touched = false;
+            for (const commit of batch.commits) for (const change of commit.changes) {
+              if (change.type !== type) continue;
+              touched = true;
+              if (change.op === "insert") marks.inserted.add(change.key);
+              if (change.op === "update") marks.modified.add(change.key);
+            }
+            showCommits(batch, type);
+            if (!touched) return;
+            if (table.marks) {
+              for (const key of marks.inserted) table.marks.inserted.add(key);
+              for (const key of marks.modified) table.marks.modified.add(key);
+            } else {
+              table.marks = marks;
+            }
+            loadTable();
+          });
+          loadTable();
+        }
+
+        // One object.
+        async function loadObject() {
+          try {
+            const result = await api("/api/object", { type: params.get("type") || "", key: params.get("key") || "" });
+            const object = result.object;
+            status("Version " + result.version);
+            const title = el("span");
+            title.append(link(result.type, "/type", { name: result.type }), " " + object.label);
+            document.getElementById("title").replaceChildren(title);
+            const body = document.querySelector("#fields tbody");
+            body.replaceChildren();
+            for (const field of Object.keys(object.value)) {
+              const row = el("tr");
+              cell(row, field);
+              cell(row, object.kinds[field] || "");
+              cell(row, render(object.value[field]));
+              body.appendChild(row);
+            }
+            document.getElementById("json").textContent = JSON.stringify(object.value, null, 2);
+          } catch (error) {
+            status(error.message, true);
+          }
+        }
+
+        // The schema: each type's fields, indexes, links (to click through) and history.
+        async function loadSchema() {
+          try {
+            const summary = await api("/api/summary");
+            status("Version " + summary.version);
+            document.getElementById("store").textContent = summary.path;
+            const version = document.getElementById("schema-version");
+            entry(version, "schema version", String(summary.schemaVersion));
+            summary.migrations.forEach((name, n) => entry(version, "migration " + (n + 1), name));
+            const holder = document.getElementById("schema-types");
+            holder.replaceChildren();
+            for (const type of summary.types) {
+              const block = el("article");
+              block.id = "type-" + type.name;
+              block.dataset.type = type.name;
+              const heading = el("h3");
+              heading.append(link(type.name, "/type", { name: type.name }), " (version " + type.version + ", " + type.objectCount + " objects)");
+              block.appendChild(heading);
+              const list = el("dl");
+              entry(list, "primary key", type.primaryKey);
+              entry(list, "fields", type.fields.join(", "));
+              for (const field of Object.keys(type.defaults)) entry(list, "default of " + field, type.defaults[field]);
+              for (const index of type.indexes) entry(list, "index " + index.name, index.fields.join(", ") + (index.isUnique ? " (unique)" : "") + " · " + index.entryCount + " entries");
+              for (const l of type.links) {
+                const dd = el("dd");
+                dd.append(l.field + " → ", link(l.target, "/type", { name: l.target }), ", " + (l.isToMany ? "to-many" : "to-one") + ", on delete " + l.rule);
+                list.append(el("dt", "link"), dd);
+              }
+              for (const event of type.history) entry(list, "schema " + event.schemaVersion, "type version " + event.typeVersion + ", " + event.event + ": " + event.fields.join(", "));
+              block.appendChild(list);
+              holder.appendChild(block);
+            }
+          } catch (error) {
+            status("The store cannot be read: " + error.message, true);
+          }
+        }
+
+        // The change log, newest first, a page at a time.
+        async function loadChanges(before) {
+          try {
+            const query = before ? { before: String(before) } : {};
+            const result = await api("/api/changes", query);
+            if (!result.hasChangeLog) { status("The store keeps no change log."); return; }
+            status("Version " + result.version);
+            document.getElementById("log-range").textContent = result.firstAvailable
+              ? "The log holds versions " + result.firstAvailable + " to " + result.version + "." : "";
+            const body = document.querySelector("#changes tbody");
+            body.replaceChildren();
+            for (const commit of result.commits) {
+              const row = el("tr");
+              row.dataset.version = commit.version;
+              cell(row, String(commit.version));
+              cell(row, new Date(commit.time).toISOString());
+              cell(row, commit.changes.map(describe).join("; "));
+              body.appendChild(row);
+            }
+            const older = document.getElementById("older");
+            older.disabled = !result.older || result.older <= (result.firstAvailable || 1);
+            older.onclick = () => loadChanges(result.older);
+          } catch (error) {
+            status(error.message, true);
+          }
+        }
+
+        // Check: the file's pages, then the records and indexes.
+        async function runCheck() {
+          const button = document.getElementById("run");
+          button.disabled = true;
+          status("Checking…");
+          try {
+            const result = await api("/api/check");
+            const pages = document.getElementById("pages");
+            pages.replaceChildren(el("h3", "Pages"));
+            const facts = el("dl");
+            entry(facts, "pages in use", String(result.pages.pagesInUse));
+            entry(facts, "free pages", String(result.pages.freePages));
+            entry(facts, "databases", String(result.pages.databases));
+            pages.appendChild(facts);
+            const problems = el("ul", undefined, "problems");
+            for (const problem of result.pages.problems) problems.appendChild(el("li", "data.mdb: " + problem));
+            pages.appendChild(problems);
+            const records = document.getElementById("records-check");
+            records.replaceChildren(el("h3", "Records and indexes"));
+            if (!result.records) {
+              records.appendChild(el("p", "Not read: the file is damaged."));
+              status(result.pages.problems.length + (result.pages.truncated ? "+" : "") + " page problems: the file is damaged", true);
+              return;
+            }
+            const list = el("ul", undefined, "problems");
+            for (const problem of result.records.problems) list.appendChild(el("li", problem));
+            records.append(el("p", result.records.types + " types, " + result.records.records + " records, " + result.records.indexEntries + " index entries checked"), list);
+            const count = result.records.problems.length;
+            if (count === 0) status("ok: no problems"); else status(count + (count === 1 ? " problem" : " problems"), true);
+          } catch (error) {
+            status(error.message, true);
+          } finally {
+            button.disabled = false;
+          }
+        }
+
+        document.addEventListener("DOMContentLoaded", () => {
+          switch (page) {
+          case "summary":
+            live.handlers.push(batch => { showCommits(batch); loadSummary(); });
+            loadSummary();
+            break;
+          case "type": startTable(); break;
+          case "object": loadObject(); break;
+          case "schema": loadSchema(); break;
+          case "changes":
+            document.getElementById("newest").onclick = () => loadChanges();
+            loadChanges();
+            break;
+          case "check":
+            status("Ready.");
+            document.getElementById("run").addEventListener("click", runCheck);
+            break;
+          }
+          follow();
+        });
 
         """
 
     /// The pages' style.
     static let style = """
         body { font: 14px/1.4 system-ui, sans-serif; margin: 0; color: #1d1d1f; background: #fafafa; }
-        header { background: #243b53; color: #fff; padding: 12px 24px; }
+        header { background: #243b53; color: #fff; padding: 12px 24px; display: flex; flex-wrap: wrap; align-items: baseline; gap: 8px 24px; }
         header h1 { margin: 0; font-size: 20px; }
-        header p { margin: 4px 0 0; font-family: ui-monospace, monospace; opacity: 0.8; }
+        header p { margin: 0; font-family: ui-monospace, monospace; opacity: 0.8; }
+        header nav a { color: #fff; margin-right: 14px; }
+        .live { margin-left: auto; font-size: 12px; padding: 2px 8px; border-radius: 10px; background: #52606d; }
+        .live.on { background: #2f8132; }
+        .live.off { background: #ab091e; }
         main { padding: 12px 24px; }
         h2 { font-size: 16px; margin: 20px 0 8px; }
+        h3 { font-size: 15px; margin: 16px 0 6px; }
         table { border-collapse: collapse; background: #fff; }
-        th, td { border: 1px solid #d9e2ec; padding: 4px 10px; text-align: left; }
+        th, td { border: 1px solid #d9e2ec; padding: 4px 10px; text-align: left; vertical-align: top; }
         th { background: #f0f4f8; }
+        th small.kind { display: block; font-weight: normal; color: #829ab1; font-size: 11px; }
         dl { display: grid; grid-template-columns: max-content auto; gap: 2px 16px; }
         dt { color: #52606d; }
         dd { margin: 0; }
         .error { color: #ab091e; font-weight: 600; }
+        .plan { font-family: ui-monospace, monospace; font-size: 12px; color: #52606d; }
+        .scroll { overflow-x: auto; }
+        .pager button { margin-right: 8px; }
+        .pager span { color: #52606d; }
+        form label { margin-right: 12px; }
+        span.null, span.missing { color: #9fb3c8; font-style: italic; }
+        span.number { font-variant-numeric: tabular-nums; }
+        details summary { cursor: pointer; color: #2f6fad; }
+        .nested { margin: 2px 0 2px 12px; padding: 0; }
+        tr.inserted td { background: #e3f9e5; animation: arrive 2s ease-out; }
+        tr.modified td { background: #fffbea; animation: change 2s ease-out; }
+        tr.moved td:first-child { box-shadow: inset 4px 0 #2f6fad; }
+        @keyframes arrive { from { background: #8ee09b; } to { background: #e3f9e5; } }
+        @keyframes change { from { background: #f7d070; } to { background: #fffbea; } }
+        .commits { font-size: 13px; padding-left: 20px; }
+        .commits time { color: #52606d; font-family: ui-monospace, monospace; }
+        .charts { display: flex; flex-wrap: wrap; gap: 16px; }
+        .charts figure { margin: 0; }
+        .charts canvas { background: #fff; display: block; }
+        .charts figcaption { font-size: 12px; color: #52606d; }
+        pre { background: #fff; border: 1px solid #d9e2ec; padding: 8px; overflow-x: auto; }
+        .problems li { color: #ab091e; font-family: ui-monospace, monospace; }
 
         """
 }

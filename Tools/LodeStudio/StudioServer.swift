@@ -54,8 +54,9 @@ package final class StudioServer: Sendable {
             response = refusal
         } else {
             switch request.path {
-            case "/":
-                response = .text(StudioPages.summaryPage, contentType: "text/html; charset=utf-8")
+            case "/", "/type", "/object", "/schema", "/changes", "/check":
+                let page = request.path == "/" ? "summary" : String(request.path.dropFirst())
+                response = .text(StudioPages.page(page), contentType: "text/html; charset=utf-8")
                 // The first visit carries the token in the URL: later requests carry it in the cookie.
                 if request.query["token"] != nil { response.headers.append(access.cookieHeader) }
             case "/static/studio.js":
@@ -64,6 +65,23 @@ package final class StudioServer: Sendable {
                 response = .text(StudioPages.style, contentType: "text/css; charset=utf-8")
             case "/api/summary":
                 response = json { try StoreSummary.read(store, path: path) }
+            case "/api/records":
+                response = built { try StudioAPI.records(store, query: request.query) }
+            case "/api/object":
+                response = built { try StudioAPI.object(store, query: request.query) }
+            case "/api/changes":
+                response = built { try StudioAPI.changes(store, query: request.query) }
+            case "/api/check":
+                response = built { try StudioAPI.check(store, path: path) }
+            case "/api/events":
+                do {
+                    let events = try StudioEvents(store: store, path: path)
+                    response = HTTPResponse(
+                        status: 200, headers: [("Content-Type", "text/event-stream")],
+                        body: .stream { events.next() })
+                } catch {
+                    response = failure(error)
+                }
             default:
                 response = .text("not found: \(request.path)\n", status: 404)
             }
@@ -81,9 +99,27 @@ package final class StudioServer: Sendable {
                 status: 200, headers: [("Content-Type", "application/json")],
                 body: .bytes(Array(try encoder.encode(value()))))
         } catch {
-            return HTTPResponse(
-                status: 503, headers: [("Content-Type", "application/json")],
-                body: .bytes(Array("{\"error\":\(CBORValue.quoted("\(error)"))}".utf8)))
+            return failure(error)
         }
+    }
+
+    /// `value` (a JSON value built as CBOR) as JSON, or the error that kept it from being read.
+    private static func built(_ value: () throws -> CBORValue) -> HTTPResponse {
+        do {
+            return HTTPResponse(
+                status: 200, headers: [("Content-Type", "application/json")],
+                body: .bytes(Array(try value().json.utf8)))
+        } catch {
+            return failure(error)
+        }
+    }
+
+    /// An error as JSON: a refusal with its own status (400, 404), anything else (the store cannot be
+    /// read: closed, damaged, gone) with 503.
+    private static func failure(_ error: any Error) -> HTTPResponse {
+        let status = (error as? StudioRefusal)?.status ?? 503
+        return HTTPResponse(
+            status: status, headers: [("Content-Type", "application/json")],
+            body: .bytes(Array("{\"error\":\(CBORValue.quoted("\(error)"))}".utf8)))
     }
 }

@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import Lode
 import LodeInspection
+import StoredQuery
 import Synchronization
 
 /// Set by SIGINT and SIGTERM: `watch` finishes the commit it is printing and exits cleanly.
@@ -24,7 +25,7 @@ func stopOnInterrupt() {
 /// printing each object inserted, updated or deleted (of `type` only, and matching `filter`, when
 /// given) until Ctrl-C or `seconds` have passed. Objects are shown as they are at the version of the
 /// batch of commits being printed.
-func watch(_ path: String, type: String?, filter: Expression?, seconds: Double?) throws {
+func watch(_ path: String, type: String?, filter: WhereExpression?, seconds: Double?) throws {
     let store = try openStore(path)
     if let type { _ = try store.read { tx in try tx.storedType(named: type) } }
     guard store.hasChangeLog else {
@@ -65,7 +66,7 @@ func watch(_ path: String, type: String?, filter: Expression?, seconds: Double?)
 }
 
 /// Prints one batch of commits: each change of `type` (or every type), objects matching `filter`.
-private func print(_ batch: CommitBatch, type: String?, filter: Expression?) throws {
+private func print(_ batch: CommitBatch, type: String?, filter: WhereExpression?) throws {
     if !batch.history.isComplete, let first = batch.history.firstAvailable {
         print("(the change log was pruned: commits before version \(first) were missed)")
     }

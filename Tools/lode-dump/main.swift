@@ -2,6 +2,7 @@
 import Foundation
 import Lode
 import LodeInspection
+import StoredQuery
 
 let usage = """
     usage: lode-dump STORE                          summary: format, types, sizes, readers
@@ -237,7 +238,7 @@ func dump(_ path: String, type: String, arguments: Arguments) throws {
         }
         limit = value
     }
-    let filter = try arguments.options["--where"].map { try Expression.parse($0) }
+    let filter = try arguments.options["--where"].map { try WhereExpression.parse($0) }
     let sortKeys: [(field: String, ascending: Bool)] = (arguments.options["--sort"] ?? "").split(
         separator: ","
     ).map {
@@ -245,11 +246,7 @@ func dump(_ path: String, type: String, arguments: Arguments) throws {
     }
     let records = try store.read { tx -> [StoredRecord] in
         let storedType = try tx.storedType(named: type)
-        // The kind each field holds, from the first records that have it.
-        let sample = try tx.storedRecords(of: type, limit: 50).compactMap { try? $0.value(type: type) }
-        let (chosen, description) = try plan(filter, type: storedType) { field in
-            sample.lazy.compactMap { $0.value(atPath: field) }.first { $0 != .null }.flatMap(keyKind)
-        }
+        let (chosen, description) = try plan(filter, type: storedType, in: tx)
         if arguments.flags.contains("--explain") {
             FileHandle.standardError.write(Data("plan: \(description)\n".utf8))
         }
@@ -463,7 +460,8 @@ func main() -> Int32 {
             }
             try watch(
                 positional[0], type: positional.count == 2 ? positional[1] : nil,
-                filter: try arguments.options["--where"].map { try Expression.parse($0) }, seconds: seconds)
+                filter: try arguments.options["--where"].map { try WhereExpression.parse($0) },
+                seconds: seconds)
         case "check":
             try expect(1, "STORE")
             return try check(positional[0])
@@ -515,6 +513,9 @@ func main() -> Int32 {
         }
         return 0
     } catch let error as UsageError {
+        FileHandle.standardError.write(Data("lode-dump: \(error)\n\(usage)\n".utf8))
+        return 2
+    } catch let error as ExpressionError {
         FileHandle.standardError.write(Data("lode-dump: \(error)\n\(usage)\n".utf8))
         return 2
     } catch {

@@ -4,7 +4,7 @@ import LodeInspection
 
 /// How `dump` finds its candidates: every record, or key ranges of the records (by primary key) or of
 /// one index.
-enum Plan {
+package enum Plan: Sendable {
     case scan
     /// Key ranges in the records database (`index` nil) or in an index.
     case ranges(index: String?, [KeyRange])
@@ -15,23 +15,23 @@ enum Plan {
 /// `upper`. Key encodings are self-delimiting, so a bound made of the leading fields of a compound
 /// key takes in every key that starts with those fields, and a text bound without its terminator
 /// takes in every string with that prefix.
-struct KeyRange {
-    var lower: [UInt8]?
-    var lowerInclusive = true
-    var upper: [UInt8]?
-    var upperInclusive = true
+package struct KeyRange: Sendable {
+    package var lower: [UInt8]?
+    package var lowerInclusive = true
+    package var upper: [UInt8]?
+    package var upperInclusive = true
 
     /// Every key that starts with `prefix`.
-    static func prefix(_ prefix: [UInt8]) -> KeyRange { KeyRange(lower: prefix, upper: prefix) }
+    package static func prefix(_ prefix: [UInt8]) -> KeyRange { KeyRange(lower: prefix, upper: prefix) }
 
-    func isBelowLower(_ key: [UInt8]) -> Bool {
+    package func isBelowLower(_ key: [UInt8]) -> Bool {
         guard let lower else { return false }
         if Self.key(key, continues: lower) { return false }
         let head = key.prefix(lower.count)
         return head.lexicographicallyPrecedes(lower) || (!lowerInclusive && head.elementsEqual(lower))
     }
 
-    func isAboveUpper(_ key: [UInt8]) -> Bool {
+    package func isAboveUpper(_ key: [UInt8]) -> Bool {
         guard let upper else { return false }
         if Self.key(key, continues: upper) { return true }
         let head = key.prefix(upper.count)
@@ -41,13 +41,13 @@ struct KeyRange {
     /// True when `key` starts with `bound` but continues the text or data value `bound` ends with:
     /// zero bytes are written `00 FF`, so `"a"` (`40 61 00`) is a byte prefix of `"a\0"`
     /// (`40 61 00 FF 00`), a greater value (docs/FORMAT.md, Key encoding).
-    static func key(_ key: [UInt8], continues bound: [UInt8]) -> Bool {
+    package static func key(_ key: [UInt8], continues bound: [UInt8]) -> Bool {
         bound.last == 0 && key.count > bound.count && key[bound.count] == 0xFF && key.starts(with: bound)
     }
 }
 
 /// The kind of a value as far as key encoding goes, or nil for kinds not planned over.
-func keyKind(_ value: CBORValue) -> String? {
+package func keyKind(_ value: CBORValue) -> String? {
     switch value {
     case .unsigned, .negative: "integer"
     case .float: "float"
@@ -66,10 +66,12 @@ private let longestBound = 500
 /// then a range (`<`, `<=`, `>`, `>=`), an `in` list or a `hasPrefix` on the next field. A literal is
 /// used only when it has the kind the field holds in the records (`sampleKind`), so its key bytes
 /// order like the stored ones. Candidates are always filtered again by the whole expression.
-func plan(_ filter: Expression?, type: StoredType, sampleKind: (String) -> String?) throws -> (Plan, String) {
+package func plan(_ filter: WhereExpression?, type: StoredType, sampleKind: (String) -> String?) throws -> (
+    Plan, String
+) {
     guard let filter else { return (.scan, "scan every \(type.name) record") }
-    var conjuncts: [Expression] = []
-    func flatten(_ expression: Expression) {
+    var conjuncts: [WhereExpression] = []
+    func flatten(_ expression: WhereExpression) {
         if case .all(let terms) = expression {
             for term in terms { flatten(term) }
         } else {
@@ -178,8 +180,18 @@ func plan(_ filter: Expression?, type: StoredType, sampleKind: (String) -> Strin
     return (.ranges(index: best.index, best.ranges), best.description)
 }
 
+/// The plan for `filter` over `type`'s records in `tx`, the kind of each field taken from the first
+/// records that hold it (a record that does not decode tells nothing about kinds: the reads after the
+/// plan report it).
+package func plan(_ filter: WhereExpression?, type: StoredType, in tx: Transaction) throws -> (Plan, String) {
+    let sample = try tx.storedRecords(of: type.name, limit: 50).compactMap { try? $0.value(type: type.name) }
+    return try plan(filter, type: type) { field in
+        sample.lazy.compactMap { $0.value(atPath: field) }.first { $0 != .null }.flatMap(keyKind)
+    }
+}
+
 /// The records a plan yields, in primary-key order; nil for a scan.
-func candidates(_ plan: Plan, type: String, transaction tx: Transaction) throws -> [StoredRecord]? {
+package func candidates(_ plan: Plan, type: String, transaction tx: Transaction) throws -> [StoredRecord]? {
     guard case .ranges(let index, let ranges) = plan else { return nil }
     var records: [StoredRecord] = []
     if let index {

@@ -2,21 +2,30 @@ import Foundation
 import Lode
 import LodeInspection
 
-/// A `--where` expression over a record's fields.
-indirect enum Expression: Sendable {
+/// Why a `--where` expression was refused: what is wrong and where in the text.
+package struct ExpressionError: Error, CustomStringConvertible, Sendable {
+    /// The message, starting with `--where:`.
+    package var description: String
+
+    /// An error saying `description`.
+    package init(description: String) { self.description = description }
+}
+
+/// A `--where` expression over a record's fields (`lode-dump dump`, `watch` and Lode Studio's tables).
+package indirect enum WhereExpression: Sendable {
     case comparison(field: String, op: String, value: CBORValue)
     case membership(field: String, values: [CBORValue])
     case prefixed(field: String, text: String)
     case containing(field: String, text: String)
     /// Every one holds (a chain of `and`, kept flat: evaluating 8,000 conjuncts must not recurse 8,000
     /// deep).
-    case all([Expression])
+    case all([WhereExpression])
     /// At least one holds (a chain of `or`, flat).
-    case any([Expression])
-    case not(Expression)
+    case any([WhereExpression])
+    case not(WhereExpression)
 
     /// True when `record` satisfies the expression. A missing field is null.
-    func matches(_ record: CBORValue) -> Bool {
+    package func matches(_ record: CBORValue) -> Bool {
         switch self {
         case .comparison(let name, let op, let value):
             let actual = record.value(atPath: name) ?? .null
@@ -50,7 +59,7 @@ indirect enum Expression: Sendable {
     }
 
     /// Values of one kind: both numbers, both text, both Booleans, or both null.
-    static func comparable(_ lhs: CBORValue, _ rhs: CBORValue) -> Bool {
+    package static func comparable(_ lhs: CBORValue, _ rhs: CBORValue) -> Bool {
         switch (lhs, rhs) {
         case (.text, .text), (.bool, .bool), (.null, .null): return true
         default: return lhs.number != nil && rhs.number != nil
@@ -67,11 +76,21 @@ indirect enum Expression: Sendable {
     }
 
     /// Parses `source`; a malformed expression is a usage error naming the offending position.
-    static func parse(_ source: String) throws -> Expression {
+    package static func parse(_ source: String) throws(ExpressionError) -> WhereExpression {
+        do {
+            return try parseUnchecked(source)
+        } catch let error as ExpressionError {
+            throw error
+        } catch {
+            throw ExpressionError(description: "--where: \(error)")
+        }
+    }
+
+    private static func parseUnchecked(_ source: String) throws -> WhereExpression {
         var parser = Parser(tokens: try tokenize(source), source: source)
         let expression = try parser.parseOr()
         guard parser.position == parser.tokens.count else {
-            throw UsageError(
+            throw ExpressionError(
                 description:
                     "--where: unexpected \(parser.describe(parser.tokens[parser.position])) in \"\(source)\"")
         }
@@ -82,8 +101,8 @@ indirect enum Expression: Sendable {
         var tokens: [Token] = []
         let characters = Array(source)
         var index = 0
-        func fail(_ what: String) -> UsageError {
-            UsageError(description: "--where: \(what) at character \(index + 1) of \"\(source)\"")
+        func fail(_ what: String) -> ExpressionError {
+            ExpressionError(description: "--where: \(what) at character \(index + 1) of \"\(source)\"")
         }
         while index < characters.count {
             let character = characters[index]
@@ -159,9 +178,10 @@ indirect enum Expression: Sendable {
             }
         }
 
-        func fail(_ expected: String) -> UsageError {
+        func fail(_ expected: String) -> ExpressionError {
             let found = position < tokens.count ? describe(tokens[position]) : "the end"
-            return UsageError(description: "--where: expected \(expected), found \(found) in \"\(source)\"")
+            return ExpressionError(
+                description: "--where: expected \(expected), found \(found) in \"\(source)\"")
         }
 
         mutating func next() -> Token? {
@@ -181,13 +201,13 @@ indirect enum Expression: Sendable {
         static let maximumDepth = 100
         var depth = 0
 
-        mutating func parseOr() throws -> Expression {
+        mutating func parseOr() throws -> WhereExpression {
             var terms = [try parseAnd()]
             while accept(.word("or")) { terms.append(try parseAnd()) }
             return terms.count == 1 ? terms[0] : .any(terms)
         }
 
-        mutating func parseAnd() throws -> Expression {
+        mutating func parseAnd() throws -> WhereExpression {
             var terms = [try parseNot()]
             while accept(.word("and")) { terms.append(try parseNot()) }
             return terms.count == 1 ? terms[0] : .all(terms)
@@ -197,14 +217,14 @@ indirect enum Expression: Sendable {
         mutating func nest() throws {
             depth += 1
             guard depth <= Self.maximumDepth else {
-                throw UsageError(
+                throw ExpressionError(
                     description:
                         "--where: parentheses and `not` nest deeper than \(Self.maximumDepth) levels in the expression"
                 )
             }
         }
 
-        mutating func parseNot() throws -> Expression {
+        mutating func parseNot() throws -> WhereExpression {
             if accept(.word("not")) {
                 try nest()
                 defer { depth -= 1 }
@@ -269,7 +289,7 @@ indirect enum Expression: Sendable {
 }
 
 /// Orders two field values: missing and null first, then numbers, text, others by their JSON.
-func compare(_ lhs: CBORValue?, _ rhs: CBORValue?) -> Int {
+package func compare(_ lhs: CBORValue?, _ rhs: CBORValue?) -> Int {
     func rank(_ value: CBORValue?) -> Int {
         switch value {
         case nil, .null?: return 0

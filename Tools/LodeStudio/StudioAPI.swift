@@ -1,0 +1,262 @@
+import Foundation
+import Lode
+import LodeCodec
+import LodeInspection
+import StoredQuery
+
+/// A JSON object made of `pairs`, in order (as a CBOR map, written with `json`).
+func jsonObject(_ pairs: KeyValuePairs<String, CBORValue>) -> CBORValue {
+    .map(pairs.map { CBORValue.MapEntry(key: .text($0.key), value: $0.value) })
+}
+
+extension CBORValue {
+    /// A count or version as a JSON number.
+    static func count(_ value: Int) -> CBORValue {
+        value < 0 ? .negative(UInt64(-1 - value)) : .unsigned(UInt64(value))
+    }
+
+    /// A JSON array of text.
+    static func texts(_ values: [String]) -> CBORValue { .array(values.map(CBORValue.text)) }
+
+    /// `value`, or null.
+    static func optional(_ value: CBORValue?) -> CBORValue { value ?? .null }
+}
+
+/// A primary key in URLs: its key-encoded bytes as lowercase hexadecimal.
+enum KeyText {
+    static func hex(_ bytes: [UInt8]) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        var text: [UInt8] = []
+        text.reserveCapacity(bytes.count * 2)
+        for byte in bytes {
+            text.append(digits[Int(byte >> 4)])
+            text.append(digits[Int(byte & 0xF)])
+        }
+        return String(decoding: text, as: UTF8.self)
+    }
+
+    /// The bytes `text` spells, or nil when it is not an even number of hexadecimal digits (at most
+    /// 2,048 of them: longer is no key a store holds).
+    static func bytes(_ text: String) -> [UInt8]? {
+        let digits = Array(text.utf8)
+        guard digits.count % 2 == 0, digits.count <= 2048 else { return nil }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(digits.count / 2)
+        var index = 0
+        while index < digits.count {
+            guard let high = value(digits[index]), let low = value(digits[index + 1]) else { return nil }
+            bytes.append(high << 4 | low)
+            index += 2
+        }
+        return bytes
+    }
+
+    private static func value(_ digit: UInt8) -> UInt8? {
+        switch digit {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): digit - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): digit - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): digit - UInt8(ascii: "A") + 10
+        default: nil
+        }
+    }
+}
+
+/// A request the studio refuses with a status of its own (400 for a malformed argument, 404 for
+/// something the store does not hold).
+struct StudioRefusal: Error, CustomStringConvertible {
+    var status: Int
+    var description: String
+}
+
+/// The JSON behind the studio's pages, read from one snapshot of the store each.
+enum StudioAPI {
+    /// The most records a table page shows.
+    static let largestPage = 500
+
+    /// `/api/records?type=T&where=…&sort=…&after=CURSOR&limit=N`: one page of a type's records, with
+    /// the plan that found them.
+    static func records(_ store: Store, query: [String: String]) throws -> CBORValue {
+        guard let type = query["type"], !type.isEmpty else {
+            throw StudioRefusal(status: 400, description: "records: name the type (?type=NAME)")
+        }
+        let request: RecordQuery
+        do {
+            request = try RecordQuery(type: type, filter: query["where"], sort: query["sort"])
+        } catch {
+            throw StudioRefusal(status: 400, description: error.description)
+        }
+        var limit = 50
+        if let text = query["limit"] {
+            guard let value = Int(text), (1...largestPage).contains(value) else {
+                throw StudioRefusal(
+                    status: 400,
+                    description: "limit takes a count from 1 to \(largestPage), got \(text.prefix(40))")
+            }
+            limit = value
+        }
+        let cursor: PageCursor?
+        do {
+            cursor = try query["after"].flatMap { $0.isEmpty ? nil : try PageCursor(token: $0) }
+        } catch {
+            throw StudioRefusal(status: 400, description: "\(error)")
+        }
+        return try store.read { tx in
+            let storedType = try storedType(type, in: tx)
+            let page: RecordPage
+            do {
+                page = try request.page(after: cursor, limit: limit, in: tx)
+            } catch let error as QueryError {
+                throw StudioRefusal(status: 400, description: error.description)
+            }
+            // The catalog's fields, then any other field the page's records hold (written by another
+            // version of the app).
+            var fields = storedType.fields
+            var known = Set(fields)
+            for row in page.rows {
+                guard case .map(let entries) = row.value else { continue }
+                for case .text(let name) in entries.map(\.key) where known.insert(name).inserted {
+                    fields.append(name)
+                }
+            }
+            return jsonObject([
+                "type": .text(type), "primaryKey": .text(storedType.primaryKey), "fields": .texts(fields),
+                "objectCount": .count(storedType.objectCount), "version": .count(tx.version),
+                "plan": .text(page.plan), "examined": .count(page.examined),
+                "stoppedEarly": .bool(page.stoppedEarly),
+                "next": .optional(page.next.map { .text($0.token) }),
+                "rows": .array(page.rows.map(row)),
+            ])
+        }
+    }
+
+    /// One record as the pages show it: its key (hex and readable), each field's stored kind, its value.
+    static func row(_ row: RecordRow) -> CBORValue {
+        var kinds: [CBORValue.MapEntry] = []
+        if case .map(let entries) = row.value {
+            kinds = entries.map { .init(key: $0.key, value: .text($0.value.storedKind)) }
+        }
+        return jsonObject([
+            "key": .text(KeyText.hex(row.key)), "label": .text(KeyDescription.describe(row.key)),
+            "kinds": .map(kinds), "value": row.value,
+        ])
+    }
+
+    /// `/api/object?type=T&key=HEX`: one object, whole.
+    static func object(_ store: Store, query: [String: String]) throws -> CBORValue {
+        guard let type = query["type"], !type.isEmpty, let text = query["key"] else {
+            throw StudioRefusal(
+                status: 400, description: "object: name the type and the key (?type=NAME&key=HEX)")
+        }
+        guard let key = KeyText.bytes(text) else {
+            throw StudioRefusal(
+                status: 400, description: "object: the key \"\(text.prefix(40))\" is not hexadecimal")
+        }
+        return try store.read { tx in
+            let storedType = try storedType(type, in: tx)
+            guard let record = try tx.storedRecord(of: type, key: key) else {
+                throw StudioRefusal(
+                    status: 404, description: "\(type) has no object with key \(KeyDescription.describe(key))"
+                )
+            }
+            let value = try record.value(type: type)
+            return jsonObject([
+                "type": .text(type), "primaryKey": .text(storedType.primaryKey),
+                "version": .count(tx.version),
+                "object": row(RecordRow(key: key, value: value)),
+            ])
+        }
+    }
+
+    /// The catalog's entry for `type`, or a 404 naming it.
+    private static func storedType(_ type: String, in tx: Transaction) throws -> StoredType {
+        do {
+            return try tx.storedType(named: type)
+        } catch LodeError.typeNotFound {
+            throw StudioRefusal(status: 404, description: "the store holds no type named \(type)")
+        }
+    }
+
+    /// `/api/changes?before=V&limit=N`: the last commits of the change log before version `V` (default:
+    /// the newest), newest first.
+    static func changes(_ store: Store, query: [String: String]) throws -> CBORValue {
+        guard store.hasChangeLog else {
+            return jsonObject(["version": .null, "hasChangeLog": .bool(false), "commits": .array([])])
+        }
+        var limit = 50
+        if let text = query["limit"] {
+            guard let value = Int(text), (1...largestPage).contains(value) else {
+                throw StudioRefusal(
+                    status: 400,
+                    description: "limit takes a count from 1 to \(largestPage), got \(text.prefix(40))")
+            }
+            limit = value
+        }
+        var before: Int?
+        if let text = query["before"], !text.isEmpty {
+            guard let value = Int(text), value >= 0 else {
+                throw StudioRefusal(
+                    status: 400, description: "before takes a version, got \(text.prefix(40))")
+            }
+            before = value
+        }
+        return try store.read { tx in
+            let upper = min(before ?? Int.max, tx.version + 1)
+            // A version is a write transaction: the last `limit` commits lie after `upper - limit - 1`.
+            let history = try tx.commits(after: max(0, upper - limit - 1))
+            let shown = history.commits.filter { $0.version < upper }.suffix(limit).reversed()
+            return jsonObject([
+                "version": .count(tx.version), "hasChangeLog": .bool(true),
+                "firstAvailable": .optional(history.firstAvailable.map(CBORValue.count)),
+                "commits": .array(shown.map(commit)),
+                "older": .optional(shown.last.map { .count($0.version) }),
+            ])
+        }
+    }
+
+    /// One commit: its version, time (milliseconds since 1970) and changes.
+    static func commit(_ commit: Commit) -> CBORValue {
+        jsonObject([
+            "version": .count(commit.version),
+            "time": .float((commit.time.timeIntervalSince1970 * 1000).rounded()),
+            "changes": .array(commit.changes.map(change)),
+        ])
+    }
+
+    /// One change of a commit.
+    static func change(_ change: ObjectChange) -> CBORValue {
+        var fields: CBORValue = .null
+        var count: CBORValue = .null
+        switch change.kind {
+        case .update(let changed): fields = changed.map(CBORValue.texts) ?? .null
+        case .bulk(let objects): count = .count(objects)
+        case .insert, .delete, .clear: break
+        }
+        return jsonObject([
+            "op": .text(change.operation), "type": .text(change.type), "key": .text(KeyText.hex(change.key)),
+            "label": .text(change.keyDescription), "fields": fields, "count": count,
+        ])
+    }
+
+    /// `/api/check`: the pages of the file checked first (read by the check itself), then, when they
+    /// are sound, every record and index entry; each problem names the page, or the type and object.
+    static func check(_ store: Store, path: String) throws -> CBORValue {
+        let pages = try Store.checkPages(atPath: path)
+        var records: CBORValue = .null
+        if pages.isClean {
+            let report = try store.read { tx in try tx.checkIntegrity() }
+            records = jsonObject([
+                "problems": .texts(report.problems), "types": .count(report.types),
+                "records": .count(report.records), "indexEntries": .count(report.indexEntries),
+            ])
+        }
+        return jsonObject([
+            "pages": jsonObject([
+                "problems": .texts(pages.problems), "truncated": .bool(pages.truncated),
+                "version": .count(pages.version), "pagesInUse": .count(pages.pagesInUse),
+                "freePages": .count(pages.freePages), "databases": .count(pages.databases),
+                "entries": .count(pages.entries),
+            ]),
+            "records": records,
+        ])
+    }
+}

@@ -1,0 +1,352 @@
+import Foundation
+import Lode
+import LodeInspection
+
+/// One field to order records by.
+package struct SortKey: Sendable, Equatable {
+    /// The field (a dotted path for nested values).
+    package var field: String
+    /// Ascending (`field`) or descending (`-field`).
+    package var ascending: Bool
+
+    /// A key ordering by `field`.
+    package init(field: String, ascending: Bool = true) {
+        self.field = field
+        self.ascending = ascending
+    }
+
+    /// `title,-rank`: fields separated by commas, a leading `-` for descending.
+    package static func parse(_ text: String) -> [SortKey] {
+        text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }.map
+        {
+            $0.hasPrefix("-") ? SortKey(field: String($0.dropFirst()), ascending: false) : SortKey(field: $0)
+        }
+    }
+}
+
+/// Why a query or one of its cursors was refused.
+package struct QueryError: Error, CustomStringConvertible, Sendable {
+    /// What is wrong.
+    package var description: String
+}
+
+/// Where a page ends: the primary key of the last record it examined and, for an order other than the
+/// primary key's, that record's sort values. The next page starts after it.
+package struct PageCursor: Sendable, Equatable {
+    /// The key-encoded primary key.
+    package var key: [UInt8]
+    /// The values of the sort fields (empty in primary-key order).
+    package var sortValues: [CBORValue]
+
+    /// A cursor after the record `key` with `sortValues`.
+    package init(key: [UInt8], sortValues: [CBORValue] = []) {
+        self.key = key
+        self.sortValues = sortValues
+    }
+
+    /// The cursor as URL-safe text: base64url of a CBOR array of the key and the sort values.
+    package var token: String {
+        let bytes = CBORValue.array([.bytes(key)] + sortValues).encoded
+        return Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-")
+            .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+    }
+
+    /// Reads a cursor written by ``token``.
+    ///
+    /// - Throws: ``QueryError`` for text that is not a cursor.
+    package init(token: String) throws(QueryError) {
+        var base64 = token.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
+        guard token.count <= 4096, let data = Data(base64Encoded: base64),
+            case .array(let items)? = try? CBORValue(decoding: Array(data)),
+            case .bytes(let key)? = items.first
+        else {
+            throw QueryError(
+                description: "the page cursor \"\(token.prefix(40))\" is not one this server wrote")
+        }
+        self.init(key: key, sortValues: Array(items.dropFirst()))
+    }
+}
+
+/// A record of a page: its primary key and its value.
+package struct RecordRow: Sendable, Equatable {
+    /// The key-encoded primary key.
+    package var key: [UInt8]
+    /// The record decoded.
+    package var value: CBORValue
+
+    /// The record stored under `key`, decoded as `value`.
+    package init(key: [UInt8], value: CBORValue) {
+        self.key = key
+        self.value = value
+    }
+}
+
+/// One page of a query's records.
+package struct RecordPage: Sendable {
+    /// The records, in the query's order.
+    package var rows: [RecordRow]
+    /// Where the next page starts; nil when no record follows.
+    package var next: PageCursor?
+    /// How the records were found and ordered, as `--explain` prints it.
+    package var plan: String
+    /// How many records were read to make the page.
+    package var examined: Int
+    /// True when the page stopped at its reading budget before it was full: more records may match
+    /// after ``next``.
+    package var stoppedEarly: Bool
+}
+
+/// A query over the records of one stored type, without the app's types: a `--where` filter and an
+/// order, read a page at a time. Pages are found the way `lode-dump dump` finds its records (the
+/// planner over the primary key and the indexes) and continue from a cursor, so a page costs what it
+/// reads, not what came before it: in primary-key order, or in the order of a single-field index that
+/// holds every object, a page reads about as many records as it shows (a filter reads at most
+/// `budget` records before it returns what it found); any other order reads every candidate once
+/// and keeps only the page.
+package struct RecordQuery: Sendable {
+    /// The stored type's name.
+    package var type: String
+    /// The filter, or nil for every record.
+    package var filter: WhereExpression?
+    /// The order; empty for primary-key order.
+    package var sort: [SortKey]
+
+    /// A query of `type`'s records matching the `--where` expression `filter` (nil or empty: all),
+    /// ordered by `sort` (`SortKey.parse`'s form; nil or empty: by primary key).
+    ///
+    /// - Throws: ``ExpressionError`` for a malformed filter.
+    package init(type: String, filter: String?, sort: String?) throws(ExpressionError) {
+        self.type = type
+        let text = filter?.trimmingCharacters(in: .whitespaces) ?? ""
+        self.filter = text.isEmpty ? nil : try WhereExpression.parse(text)
+        self.sort = SortKey.parse(sort ?? "")
+    }
+
+    /// The page of at most `limit` records after `cursor` (nil: from the first), read in `tx`.
+    ///
+    /// - Throws: ``LodeError/typeNotFound(_:)`` for a type the store does not hold,
+    ///   ``LodeError/recordDoesNotDecode(type:key:field:reason:)`` for a record that is not CBOR, and
+    ///   what reading the store throws.
+    package func page(after cursor: PageCursor?, limit: Int, budget: Int = 100_000, in tx: Transaction)
+        throws -> RecordPage
+    {
+        let limit = max(1, limit)
+        let storedType = try tx.storedType(named: type)
+        let (chosen, found) = try plan(filter, type: storedType, in: tx)
+        if sort.isEmpty || sort == [SortKey(field: storedType.primaryKey)] {
+            return try keyOrderPage(
+                chosen, found: found, after: cursor?.key, limit: limit, budget: budget, tx)
+        }
+        if case .scan = chosen, sort.count == 1, sort[0].ascending,
+            let index = storedType.indexes.first(where: {
+                $0.fields == [sort[0].field] && $0.entryCount == storedType.objectCount
+            })
+        {
+            return try indexOrderPage(
+                index: index.name, found: found, after: cursor, limit: limit, budget: budget, tx)
+        }
+        return try sortedPage(chosen, found: found, after: cursor, limit: limit, tx)
+    }
+
+    /// Primary-key order: the plan's records from the cursor on, filtered, until the page is full or
+    /// the budget is spent.
+    private func keyOrderPage(
+        _ chosen: Plan, found: String, after cursor: [UInt8]?, limit: Int, budget: Int, _ tx: Transaction
+    ) throws -> RecordPage {
+        var page = RecordPage(
+            rows: [], next: nil, plan: "\(found); in primary-key order", examined: 0, stoppedEarly: false)
+        // The first key after the cursor: keys are self-delimiting, so no key lies between `cursor` and
+        // `cursor + [0]`.
+        let start = cursor.map { $0 + [0] }
+        var lastExamined: [UInt8]?
+        /// Takes one record; false once the page is full or the budget spent.
+        func take(_ record: StoredRecord) throws -> Bool {
+            if page.rows.count == limit {
+                // One more match exists: the page ends at its last row.
+                page.next = PageCursor(key: page.rows[limit - 1].key)
+                return false
+            }
+            if page.examined == budget {
+                page.next = lastExamined.map { PageCursor(key: $0) }
+                page.stoppedEarly = true
+                return false
+            }
+            page.examined += 1
+            lastExamined = record.key
+            let value = try record.value(type: type)
+            if filter?.matches(value) ?? true { page.rows.append(RecordRow(key: record.key, value: value)) }
+            return true
+        }
+        switch chosen {
+        case .scan:
+            _ = try walkRecords(from: start, range: nil, take)
+        case .ranges(nil, let ranges):
+            for range in ranges {
+                var from = range.lower
+                if let start, from.map({ $0.lexicographicallyPrecedes(start) }) ?? true { from = start }
+                guard try walkRecords(from: from, range: range, take) else { break }
+            }
+        case .ranges(let index?, let ranges):
+            // The index gives keys in index order: gathered, sorted, and read from the cursor on.
+            var keys: Set<[UInt8]> = []
+            for range in ranges {
+                for entry in try tx.storedIndexEntries(of: type, index: index, from: range.lower) {
+                    if range.isBelowLower(entry.key) { continue }
+                    if range.isAboveUpper(entry.key) { break }
+                    if let cursor, !cursor.lexicographicallyPrecedes(entry.primaryKey) { continue }
+                    keys.insert(entry.primaryKey)
+                }
+            }
+            for key in keys.sorted(by: { $0.lexicographicallyPrecedes($1) }) {
+                guard let record = try tx.storedRecord(of: type, key: key) else { continue }
+                guard try take(record) else { break }
+            }
+        }
+        return page
+
+        /// Walks records from `from` in batches, inside `range` when given; false when `take` stopped.
+        func walkRecords(from: [UInt8]?, range: KeyRange?, _ take: (StoredRecord) throws -> Bool) throws
+            -> Bool
+        {
+            var from = from
+            while true {
+                let batch = try tx.storedRecords(of: type, from: from, limit: 256)
+                for record in batch {
+                    if let range, range.isBelowLower(record.key) { continue }
+                    if let range, range.isAboveUpper(record.key) { return true }
+                    guard try take(record) else { return false }
+                }
+                guard batch.count == 256, let last = batch.last else { return true }
+                from = last.key + [0]
+            }
+        }
+    }
+
+    /// Ascending order of one field that a single-field index holds for every object: the index walked
+    /// from the cursor's value (entries of one value are in primary-key order, as ties are here).
+    private func indexOrderPage(
+        index: String, found: String, after cursor: PageCursor?, limit: Int, budget: Int, _ tx: Transaction
+    ) throws -> RecordPage {
+        let field = sort[0].field
+        var page = RecordPage(
+            rows: [], next: nil, plan: "\(found); in the order of index \(type).\(index) (\(field))",
+            examined: 0, stoppedEarly: false)
+        var start: [UInt8]?
+        if let cursor, let value = cursor.sortValues.first {
+            var bytes: [UInt8] = []
+            try KeyEncoder().append(value, to: &bytes)
+            start = bytes
+        }
+        var last: RecordRow?
+        for entry in try tx.storedIndexEntries(of: type, index: index, from: start) {
+            if let cursor, let start, entry.key == start,
+                !cursor.key.lexicographicallyPrecedes(entry.primaryKey)
+            {
+                continue
+            }
+            if page.rows.count == limit {
+                page.next = page.rows.last.map {
+                    PageCursor(key: $0.key, sortValues: [$0.value.value(atPath: field) ?? .null])
+                }
+                break
+            }
+            if page.examined == budget {
+                page.next = last.map {
+                    PageCursor(key: $0.key, sortValues: [$0.value.value(atPath: field) ?? .null])
+                }
+                page.stoppedEarly = true
+                break
+            }
+            guard let record = try tx.storedRecord(of: type, key: entry.primaryKey) else { continue }
+            page.examined += 1
+            let row = RecordRow(key: record.key, value: try record.value(type: type))
+            last = row
+            if filter?.matches(row.value) ?? true { page.rows.append(row) }
+        }
+        return page
+    }
+
+    /// Any other order: every candidate read once, the first `limit` after the cursor kept (the page
+    /// holds at most `limit + 1` records while it reads).
+    private func sortedPage(
+        _ chosen: Plan, found: String, after cursor: PageCursor?, limit: Int, _ tx: Transaction
+    ) throws -> RecordPage {
+        let order = sort.map { ($0.ascending ? "" : "-") + $0.field }.joined(separator: ",")
+        var page = RecordPage(
+            rows: [], next: nil,
+            plan: "\(found); sorted by \(order): no single-field index over every object gives this order, "
+                + "so every candidate is read and the page's records kept",
+            examined: 0, stoppedEarly: false)
+        /// True when `lhs` comes before `rhs` (sort values, then primary key).
+        func precedes(_ lhs: (values: [CBORValue], key: [UInt8]), _ rhs: (values: [CBORValue], key: [UInt8]))
+            -> Bool
+        {
+            for (position, key) in sort.enumerated() {
+                let order = compare(lhs.values[position], rhs.values[position])
+                if order != 0 { return key.ascending ? order < 0 : order > 0 }
+            }
+            return lhs.key.lexicographicallyPrecedes(rhs.key)
+        }
+        let after = cursor.map { (values: $0.sortValues, key: $0.key) }
+        if let after, after.values.count != sort.count {
+            throw QueryError(description: "the page cursor belongs to another order than \(order)")
+        }
+        var kept: [(values: [CBORValue], key: [UInt8], value: CBORValue)] = []
+        func consider(_ record: StoredRecord) throws {
+            page.examined += 1
+            let value = try record.value(type: type)
+            guard filter?.matches(value) ?? true else { return }
+            let candidate = (values: sort.map { value.value(atPath: $0.field) ?? .null }, key: record.key)
+            if let after, !precedes(after, candidate) { return }
+            if kept.count == limit + 1, let last = kept.last, !precedes(candidate, (last.values, last.key)) {
+                return
+            }
+            let position =
+                kept.firstIndex { !precedes(($0.values, $0.key), candidate) } ?? kept.endIndex
+            kept.insert((candidate.values, candidate.key, value), at: position)
+            if kept.count > limit + 1 { kept.removeLast() }
+        }
+        if let records = try candidates(chosen, type: type, transaction: tx) {
+            for record in records { try consider(record) }
+        } else {
+            var from: [UInt8]?
+            while true {
+                let batch = try tx.storedRecords(of: type, from: from, limit: 256)
+                for record in batch { try consider(record) }
+                guard batch.count == 256, let last = batch.last else { break }
+                from = last.key + [0]
+            }
+        }
+        page.rows = kept.prefix(limit).map { RecordRow(key: $0.key, value: $0.value) }
+        if kept.count > limit {
+            page.next = PageCursor(key: kept[limit - 1].key, sortValues: kept[limit - 1].values)
+        }
+        return page
+    }
+}
+
+extension CBORValue {
+    /// The kind of value as stored: `integer`, `float`, `text`, `bool`, `null`, `bytes`, `array`, `map`,
+    /// and for tagged values the kind they stand for (`date`, `uuid`, `url`, `decimal`) or `tag N`.
+    package var storedKind: String {
+        switch self {
+        case .unsigned, .negative: "integer"
+        case .float: "float"
+        case .text: "text"
+        case .bool: "bool"
+        case .null, .simple: "null"
+        case .bytes: "bytes"
+        case .array: "array"
+        case .map: "map"
+        case .tagged(let tag, _):
+            switch tag {
+            case 1, 40001: "date"
+            case 37: "uuid"
+            case 32: "url"
+            case 4: "decimal"
+            default: "tag \(tag)"
+            }
+        }
+    }
+}
