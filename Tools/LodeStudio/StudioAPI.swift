@@ -108,9 +108,9 @@ enum StudioAPI {
             } catch let error as QueryError {
                 throw StudioRefusal(status: 400, description: error.description)
             }
-            // The catalog's fields, then any other field the page's records hold (written by another
-            // version of the app).
-            var fields = storedType.fields
+            // The primary key, the catalog's other fields, then any other field the page's records
+            // hold (written by another version of the app).
+            var fields = [storedType.primaryKey] + storedType.fields.filter { $0 != storedType.primaryKey }
             var known = Set(fields)
             for row in page.rows {
                 guard case .map(let entries) = row.value else { continue }

@@ -215,6 +215,7 @@ enum StudioPages {
           });
           source.addEventListener("commits", event => {
             const batch = JSON.parse(event.data);
+            indicator.textContent = "live · version " + batch.version;
             for (const handler of live.handlers) handler(batch);
           });
           source.addEventListener("notice", event => {
@@ -377,11 +378,7 @@ enum StudioPages {
           document.querySelector("#records thead").replaceChildren(head);
           const before = table.rows;
           const now = result.rows.map(row => row.key);
-          // Moved: rows on the page before and after whose order among the other such rows changed.
-          const kept = new Set(before.filter(key => now.includes(key)));
-          const beforeOrder = before.filter(key => kept.has(key));
-          const nowOrder = now.filter(key => kept.has(key));
-          const moved = new Set(nowOrder.filter((key, n) => beforeOrder[n] !== key));
+          const moved = movedKeys(before, now);
           const body = document.querySelector("#records tbody");
           body.replaceChildren();
           for (const row of result.rows) {
@@ -393,15 +390,15 @@ enum StudioPages {
             if (marks.modified.has(row.key)) classes.push("modified");
             if (moved.has(row.key) && !marks.inserted.has(row.key)) classes.push("moved");
             tr.className = classes.join(" ");
-            result.fields.forEach((field, n) => {
+            for (const field of result.fields) {
               const value = row.value[field];
-              const content = n === 0 || field === result.primaryKey
+              const content = field === result.primaryKey
                 ? link(value === undefined ? "" : (typeof value === "object" ? JSON.stringify(value) : String(value)), "/object", { type: result.type, key: row.key })
                 : (value === undefined ? el("span", "", "missing") : render(value));
               const td = cell(tr, content);
               td.dataset.kind = row.kinds[field] || "missing";
               td.title = row.kinds[field] || "not in this record";
-            });
+            }
             body.appendChild(tr);
           }
           table.rows = now;
@@ -410,6 +407,24 @@ enum StudioPages {
           document.getElementById("previous").disabled = table.pages.length === 0;
           document.getElementById("first").disabled = table.pages.length === 0;
           document.getElementById("position").textContent = "page " + (table.pages.length + 1);
+        }
+        // Rows on the page before and after that changed places: all but a longest run of them still
+        // in their old order (a row that moved down leaves the others where they were).
+        function movedKeys(before, now) {
+          const position = new Map(before.map((key, n) => [key, n]));
+          const common = now.filter(key => position.has(key));
+          const tails = [], tailAt = [], previous = [];
+          common.forEach((key, n) => {
+            const place = position.get(key);
+            let low = 0, high = tails.length;
+            while (low < high) { const middle = (low + high) >> 1; if (tails[middle] < place) low = middle + 1; else high = middle; }
+            tails[low] = place;
+            tailAt[low] = n;
+            previous[n] = low > 0 ? tailAt[low - 1] : -1;
+          });
+          const stay = new Set();
+          for (let n = tails.length ? tailAt[tails.length - 1] : -1; n >= 0; n = previous[n]) stay.add(common[n]);
+          return new Set(common.filter(key => !stay.has(key)));
         }
         function sortBy(field) {
           const current = params.get("sort");

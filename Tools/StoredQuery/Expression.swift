@@ -301,6 +301,7 @@ package func compare(_ lhs: CBORValue?, _ rhs: CBORValue?) -> Int {
     }
     let (left, right) = (rank(lhs), rank(rhs))
     if left != right { return left < right ? -1 : 1 }
+    if left == 0 { return 0 }  // a missing field is null
     switch (lhs, rhs) {
     case (.text(let a)?, .text(let b)?): return a == b ? 0 : (a < b ? -1 : 1)
     case (.bool(let a)?, .bool(let b)?): return a == b ? 0 : (!a ? -1 : 1)

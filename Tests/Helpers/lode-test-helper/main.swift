@@ -2,6 +2,9 @@
 // Usage:
 //   lode-test-helper write DIR FIRST COUNT — inserts tasks FIRST..<FIRST+COUNT, one commit each, then
 //     updates and deletes some of them.
+//   lode-test-helper commit-one DIR insert|update|delete ID — one commit of the task ID: inserted, its title
+//     edited and its rank raised by 100, or deleted (Lode Studio's
+//     live tests: a commit from another process).
 //   lode-test-helper readme-observe — the observe example of the "Following the store" article, as a
 //     plain command-line program with no main loop, on ./todos.
 //   lode-test-helper readme-first-use — the README's first-use example as written, on ./todos;
@@ -81,6 +84,25 @@ func write(_ path: String, first: Int, count: Int) throws {
         for id in stride(from: first + 1, to: first + count, by: 4) { try tx.delete(Task.self, key: id) }
     }
     print("done")
+}
+
+/// One commit of task `id`: inserted (title "task ID"), its title edited and rank raised by 100, or
+/// deleted.
+func commitOne(_ path: String, operation: String, id: Int) throws {
+    let store = try Store(at: URL(fileURLWithPath: path), types: [Task.self])
+    try store.write { tx in
+        switch operation {
+        case "insert":
+            try tx.insert(Task(id: id, title: "task \(id)", rank: id % 11, done: false, group: "p"))
+        case "update":
+            try tx.update(Task.self, key: id) {
+                $0.title += " (edited)"
+                $0.rank += 100
+            }
+        default: try tx.delete(Task.self, key: id)
+        }
+    }
+    print("committed")
 }
 
 // MARK: The README's observe example (keep the two in step)
@@ -261,6 +283,8 @@ do {
         let count = Int(arguments[4])
     {
         try write(arguments[2], first: first, count: count)
+    } else if arguments.count == 5, arguments[1] == "commit-one", let id = Int(arguments[4]) {
+        try commitOne(arguments[2], operation: arguments[3], id: id)
     } else if arguments.count == 2, arguments[1] == "readme-observe" {
         try readmeObserve()
     } else if arguments.count == 2, arguments[1] == "readme-first-use" {

@@ -5,13 +5,32 @@ import Testing
 @testable import LodeStudio
 
 /// Lode Studio as a user sees it: headless Chromium (Debian's `chromium`, as the documentation check
-/// uses) opens the printed URL, runs the page's script, and the rendered DOM shows the store's types
-/// and counts. Screenshots are kept under `.build/studio-screenshots`.
-@Suite struct StudioBrowserTests {
+/// uses) opens the printed URL and the test reads the DOM the page's script renders, clicks, and
+/// commits from another process while the page is open. Screenshots are kept under
+/// `.build/studio-screenshots`.
+@Suite(.serialized) struct StudioBrowserTests {
+    /// The tasks `lode-test-helper commit-one` writes (the same type as the helper's).
     struct Task: Persistable {
         var id: Int
         var title: String
-        static let schema = Schema<Task>(primaryKey: \.id, indexes: [.on(\.title)])
+        var rank: Int
+        var done: Bool
+        var group: String
+        static let schema = Schema<Task>(primaryKey: \.id, indexes: [.on(\.rank), .on(\.done), .on(\.group)])
+    }
+
+    struct Detail: Codable {
+        var owner: String
+        var tags: [String]
+    }
+
+    struct Note: Persistable {
+        var id: Int
+        var title: String
+        var rank: Int
+        var detail: Detail
+        var due: Date?
+        static let schema = Schema<Note>(primaryKey: \.id, indexes: [.on(\.rank)])
     }
 
     struct Project: Persistable {
@@ -19,66 +38,284 @@ import Testing
         static let schema = Schema<Project>(primaryKey: \.id)
     }
 
-    static var chromium: String? {
-        ["/usr/bin/chromium", "/usr/bin/chromium-browser"].first {
-            FileManager.default.isExecutableFile(atPath: $0)
-        }
-    }
-
-    /// Runs headless Chromium with `arguments` and returns what it printed.
-    static func browse(_ arguments: [String]) throws -> String {
-        let chromium = try #require(Self.chromium, "chromium is not installed: make deps installs it")
-        let profile = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "studio-chromium-\(UUID())")
-        defer { try? FileManager.default.removeItem(at: profile) }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: chromium)
-        process.arguments =
-            [
-                "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                "--user-data-dir=\(profile.path)", "--virtual-time-budget=5000",
-            ] + arguments
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return String(decoding: data, as: UTF8.self)
-    }
-
-    @Test func theSummaryPageShowsTheTypesAndTheirCounts() throws {
+    /// A served store of `types`, filled by `fill`, and a browser; both end after `body`.
+    func withStudio(
+        _ types: [any Persistable.Type], fill: (Store) throws -> Void,
+        _ body: (StudioServer, HeadlessChromium, URL) throws -> Void
+    ) throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
             "studio-browser-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
-        let writer = try Store(at: directory, types: [Task.self, Project.self])
-        try writer.write { tx in
-            for id in 0..<37 { try tx.insert(Task(id: id, title: "<b>task \(id)</b>")) }
-            try tx.insert(Project(id: "<img src=x onerror=alert(1)>"))
+        do {
+            let writer = try Store(at: directory, types: types)
+            try fill(writer)
         }
         let store = try Store(atPath: directory.path, configuration: StoreConfiguration(readOnly: true))
         let server = try StudioServer(store: store, path: directory.path)
         defer { server.stop() }
+        let browser = try HeadlessChromium()
+        defer { browser.quit() }
+        try body(server, browser, directory)
+    }
 
-        let dom = try Self.browse(["--dump-dom", server.url])
-        #expect(dom.contains("<title>Lode Studio</title>"), "\(dom)")
-        #expect(dom.contains(#"<tr data-type="Task"><td>Task</td><td>37</td><td>id</td>"#), "\(dom)")
-        #expect(dom.contains(#"<tr data-type="Project"><td>Project</td><td>1</td>"#), "\(dom)")
-        #expect(dom.contains("Version "), "the script did not run: \(dom)")
-        #expect(dom.contains(directory.path))
-        // Nothing from the store became markup.
-        #expect(!dom.contains("<img src=x"))
+    /// The text of the column `field` in each row of the table, as a JavaScript array expression.
+    static func column(_ field: String) -> String {
+        """
+        (() => {
+          const n = [...document.querySelectorAll('#records thead th a')].findIndex(a => a.textContent === \(CBORValue.quoted(field)));
+          return [...document.querySelectorAll('#records tbody tr')].map(r => r.children[n].textContent);
+        })()
+        """
+    }
 
-        // Without the token the page is refused, and nothing of the store shows.
-        let refused = try Self.browse(["--dump-dom", "http://127.0.0.1:\(server.access.port)/"])
-        #expect(refused.contains("refused") && !refused.contains("Task"), "\(refused)")
+    /// The page's text of the elements `selector` finds, as a JavaScript array expression.
+    static func texts(_ selector: String) -> String {
+        "[...document.querySelectorAll(\(CBORValue.quoted(selector)))].map(node => node.textContent)"
+    }
 
-        let screenshots = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-            .appendingPathComponent("../../../.build/studio-screenshots").standardizedFileURL
-        try FileManager.default.createDirectory(at: screenshots, withIntermediateDirectories: true)
-        let shot = screenshots.appendingPathComponent("summary.png")
-        _ = try Self.browse(["--window-size=1280,800", "--screenshot=\(shot.path)", server.url])
-        #expect(FileManager.default.fileExists(atPath: shot.path))
+    @Test func theSummaryShowsTypesCountsReadersAndTheLiveFigures() throws {
+        try withStudio(
+            [Task.self, Project.self],
+            fill: { store in
+                try store.write { tx in
+                    for id in 0..<37 {
+                        try tx.insert(
+                            Task(id: id, title: "<b>task \(id)</b>", rank: id % 5, done: false, group: "g"))
+                    }
+                    try tx.insert(Project(id: "<img src=x onerror=alert(1)>"))
+                }
+            }
+        ) { server, browser, directory in
+            // Without the token the page is refused, and nothing of the store shows.
+            try browser.open("http://127.0.0.1:\(server.access.port)/")
+            let refused =
+                try browser.waitFor("document.body && document.body.innerText").value as? String ?? ""
+            #expect(refused.contains("refused") && !refused.contains("Task"), "\(refused)")
+
+            try browser.navigate(server.url)
+            try browser.waitFor("document.querySelector('#types tr[data-type=\"Task\"]')")
+            let task = try browser.evaluate(Self.texts("#types tr[data-type=\"Task\"] td")) as? [String]
+            #expect(task?.prefix(4) == ["Task", "37", "id", "rank, done, group"], "\(task ?? [])")
+            let project = try browser.evaluate(Self.texts("#types tr[data-type=\"Project\"] td")) as? [String]
+            #expect(project?.prefix(2) == ["Project", "1"])
+            #expect(
+                try browser.evaluate("document.getElementById('store').textContent") as? String
+                    == directory.path)
+            // Nothing from the store became markup.
+            #expect(try browser.evaluate("document.querySelectorAll('img').length") as? Int == 0)
+            // The live feed is connected and the charts get their figures.
+            try browser.waitFor("document.getElementById('live').classList.contains('on')")
+            try browser.waitFor("document.getElementById('value-file').textContent")
+            try browser.screenshot(HeadlessChromium.screenshots.appendingPathComponent("summary.png"))
+        }
+    }
+
+    @Test func aTypePagesFiltersSortsAndOpensAnObject() throws {
+        try withStudio(
+            [Note.self],
+            fill: { store in
+                try store.write { tx in
+                    for id in 0..<1_234 {
+                        try tx.insert(
+                            Note(
+                                id: id, title: "note \(id)", rank: (id * 7) % 13,
+                                detail: Detail(owner: "owner \(id % 3)", tags: ["a", "b\(id % 2)"]),
+                                due: id % 4 == 0
+                                    ? nil : Date(timeIntervalSince1970: 1_800_000_000 + Double(id))))
+                    }
+                }
+            }
+        ) { server, browser, _ in
+            let base = "http://127.0.0.1:\(server.access.port)"
+            try browser.open(server.url)
+            try browser.waitFor("document.cookie !== undefined && document.readyState === 'complete'")
+            try browser.navigate(base + "/type?name=Note")
+            try browser.waitFor("document.querySelectorAll('#records tbody tr').length === 50")
+            // Fields with their stored kinds, the plan, the first page in key order.
+            let headers = try browser.evaluate(Self.texts("#records thead th")) as? [String] ?? []
+            #expect(
+                headers == ["idinteger", "detailmap", "duedate", "rankinteger", "titletext"], "\(headers)")
+            #expect(
+                try browser.evaluate("document.getElementById('plan').textContent") as? String
+                    == "plan: scan every Note record; in primary-key order · 50 records read")
+            var labels =
+                try browser.evaluate("[...document.querySelectorAll('#records tbody tr')].map(r => r.title)")
+                as? [String]
+            #expect(labels?.first == "0" && labels?.last == "49")
+            // Nested values fold open.
+            let folds =
+                try browser.evaluate("document.querySelectorAll('#records tbody details').length") as? Int
+            let firstRow = try browser.evaluate("document.querySelector('#records tbody tr').innerHTML")
+            #expect(folds == 100, "\(String(describing: firstRow))")
+            let folded =
+                try browser.evaluate(
+                    "(() => { const d = document.querySelector('#records tbody details'); d.open = true; return d.innerText; })()"
+                ) as? String
+            #expect(folded?.contains("owner 0") == true, "\(folded ?? "")")
+
+            // Next and Previous.
+            try browser.evaluate("document.getElementById('next').click()")
+            try browser.waitFor("document.querySelector('#records tbody tr').title === '50'")
+            #expect(
+                try browser.evaluate("document.getElementById('position').textContent") as? String == "page 2"
+            )
+            try browser.evaluate("document.getElementById('previous').click()")
+            try browser.waitFor("document.querySelector('#records tbody tr').title === '0'")
+
+            // A filter the rank index answers, and a sort by clicking a header (descending on the second).
+            try browser.navigate(
+                base + "/type?name=Note&where=" + "rank >= 11 and title hasPrefix \"note 1\""
+                    .addingPercentEncoding(withAllowedCharacters: .alphanumerics)!)
+            try browser.waitFor("document.getElementById('plan').textContent.includes('index Note.rank')")
+            let ranks = try browser.evaluate(Self.column("rank")) as? [String]
+            let titles = try browser.evaluate(Self.column("title")) as? [String]
+            #expect(ranks?.isEmpty == false && ranks?.allSatisfy { Int($0)! >= 11 } == true, "\(ranks ?? [])")
+            #expect(titles?.allSatisfy { $0.hasPrefix("note 1") } == true)
+            try browser.navigate(base + "/type?name=Note")
+            try browser.waitFor("document.querySelectorAll('#records tbody tr').length === 50")
+            try browser.evaluate(
+                "[...document.querySelectorAll('#records thead th a')].find(a => a.textContent === 'rank').click()"
+            )
+            try browser.waitFor(
+                "location.search.includes('sort=rank') && document.getElementById('plan').textContent.includes('in the order of index Note.rank')"
+            )
+            try browser.evaluate(
+                "[...document.querySelectorAll('#records thead th a')].find(a => a.textContent === 'rank').click()"
+            )
+            try browser.waitFor(
+                "location.search.includes('sort=-rank') && document.getElementById('plan').textContent.includes('sorted by -rank')"
+            )
+            let sorted = (try browser.evaluate(Self.column("rank")) as? [String] ?? []).compactMap { Int($0) }
+            #expect(sorted.count == 50 && sorted == sorted.sorted(by: >) && sorted.first == 12)
+            try browser.screenshot(HeadlessChromium.screenshots.appendingPathComponent("type.png"))
+
+            // A hostile filter: the page says what is wrong and stays up.
+            try browser.navigate(
+                base + "/type?name=Note&where=" + String(repeating: "(", count: 300).addingPercentEncoding(
+                    withAllowedCharacters: .alphanumerics)!)
+            let refusal =
+                try browser.waitFor(
+                    "document.querySelector('#status.error') && document.querySelector('#status').textContent"
+                ).value as? String
+            #expect(refusal?.contains("nest deeper than 100 levels") == true, "\(refusal ?? "")")
+
+            // One object, from its row.
+            try browser.navigate(base + "/type?name=Note")
+            try browser.waitFor("document.querySelectorAll('#records tbody tr').length === 50")
+            try browser.evaluate("document.querySelector('#records tbody tr[title=\"7\"] a').click()")
+            let json =
+                try browser.waitFor(
+                    "document.getElementById('json') && document.getElementById('json').textContent"
+                ).value as? String
+            #expect(
+                json?.contains("\"title\": \"note 7\"") == true && json?.contains("owner 1") == true,
+                "\(json ?? "")")
+            let kinds =
+                try browser.evaluate(
+                    "[...document.querySelectorAll('#fields tbody tr')].map(r => r.children[0].textContent + ':' + r.children[1].textContent)"
+                ) as? [String]
+            #expect(
+                kinds == ["id:integer", "title:text", "rank:integer", "detail:map", "due:date"],
+                "\(kinds ?? [])")
+        }
+    }
+
+    @Test func aCommitFromAnotherProcessAppearsHighlightedWithinASecond() throws {
+        try withStudio(
+            [Task.self],
+            fill: { store in
+                try store.write { tx in
+                    for id in 0..<20 where id != 5 {
+                        try tx.insert(Task(id: id, title: "task \(id)", rank: id, done: false, group: "g"))
+                    }
+                }
+            }
+        ) { server, browser, directory in
+            let base = "http://127.0.0.1:\(server.access.port)"
+            try browser.open(server.url)
+            try browser.waitFor("document.readyState === 'complete'")
+            try browser.navigate(base + "/type?name=Task&sort=rank")
+            try browser.waitFor("document.querySelectorAll('#records tbody tr').length === 19")
+            try browser.waitFor("document.getElementById('live').classList.contains('on')")
+            func commit(_ operation: String, _ id: Int) throws {
+                let result = try shell(
+                    "'\(builtTool("lode-test-helper"))' commit-one '\(directory.path)' \(operation) \(id)")
+                #expect(result.status == 0 && result.out.contains("committed"), "\(result.err)")
+            }
+            // An insert: the row appears, marked, within a second of the other process's commit.
+            try commit("insert", 5)
+            let inserted = try browser.waitFor(
+                "document.querySelector('#records tbody tr.inserted[title=\"5\"]')", timeout: 10)
+            #expect(inserted.seconds < 1, "the inserted row was marked after \(inserted.seconds) s")
+            // An update that moves the row to the end of the rank order: modified and moved, the others stay.
+            try commit("update", 3)
+            let updated = try browser.waitFor(
+                "document.querySelector('#records tbody tr.modified.moved[title=\"3\"]')", timeout: 10)
+            #expect(updated.seconds < 1, "the updated row was marked after \(updated.seconds) s")
+            #expect(
+                try browser.evaluate("document.querySelectorAll('#records tbody tr.moved').length") as? Int
+                    == 1)
+            #expect(
+                try browser.evaluate("document.querySelector('#records tbody tr:last-child').title")
+                    as? String == "3")
+            // A delete: the row goes.
+            try commit("delete", 8)
+            try browser.waitFor("!document.querySelector('#records tbody tr[title=\"8\"]')", timeout: 10)
+            // Each commit's change set, newest first.
+            let commits = try browser.evaluate(Self.texts("#commits li span")) as? [String]
+            #expect(
+                commits?.prefix(3) == ["delete Task 8", "update Task 3 (rank, title)", "insert Task 5"],
+                "\(commits ?? [])")
+            try browser.screenshot(HeadlessChromium.screenshots.appendingPathComponent("live.png"))
+        }
+    }
+
+    @Test func theSchemaChangeLogAndCheckPagesShowTheStore() throws {
+        try withStudio(
+            [Task.self, Note.self],
+            fill: { store in
+                for id in 0..<6 {
+                    try store.write { tx in
+                        try tx.insert(
+                            Task(id: id, title: "task \(id)", rank: id, done: id % 2 == 0, group: "g"))
+                    }
+                }
+            }
+        ) { server, browser, _ in
+            let base = "http://127.0.0.1:\(server.access.port)"
+            try browser.open(server.url)
+            try browser.waitFor("document.readyState === 'complete'")
+            try browser.navigate(base + "/schema")
+            let schema =
+                try browser.waitFor(
+                    "document.getElementById('type-Task') && document.getElementById('type-Task').innerText"
+                ).value as? String ?? ""
+            #expect(
+                schema.contains("index rank") && schema.contains("primary key")
+                    && schema.contains("done, group, id, rank, title"), "\(schema)")
+            // The type's name links to its table.
+            try browser.evaluate("document.querySelector('#type-Note h3 a').click()")
+            try browser.waitFor(
+                "location.pathname === '/type' && document.getElementById('title').textContent === 'Note'")
+
+            try browser.navigate(base + "/changes")
+            try browser.waitFor("document.querySelectorAll('#changes tbody tr').length === 6")
+            let newest =
+                try browser.evaluate("document.querySelector('#changes tbody tr').children[2].textContent")
+                as? String
+            #expect(newest == "insert Task 5", "\(newest ?? "")")
+
+            try browser.navigate(base + "/check")
+            try browser.waitFor(
+                "document.getElementById('run') && document.getElementById('status').textContent === 'Ready.'"
+            )
+            try browser.evaluate("document.getElementById('run').click()")
+            let status =
+                try browser.waitFor(
+                    "document.getElementById('status').textContent.startsWith('ok') && document.getElementById('records-check').innerText"
+                ).value as? String
+            #expect(status?.contains("6 records") == true, "\(status ?? "")")
+        }
     }
 }
 
