@@ -129,6 +129,7 @@ final class HeadlessChromium {
 
     /// Evaluates `expression` in the page and returns its value (JSON-like: strings, numbers, Booleans,
     /// arrays, dictionaries, or nil).
+    @discardableResult
     func evaluate(_ expression: String) throws -> Any? {
         let result = try send(
             "Runtime.evaluate", ["expression": expression, "returnByValue": true, "awaitPromise": true])

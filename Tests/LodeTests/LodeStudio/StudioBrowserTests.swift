@@ -38,24 +38,29 @@ import Testing
         static let schema = Schema<Project>(primaryKey: \.id)
     }
 
-    /// A served store of `types`, filled by `fill`, and a browser; both end after `body`.
-    func withStudio(
-        _ types: [any Persistable.Type], fill: (Store) throws -> Void,
-        _ body: (StudioServer, HeadlessChromium, URL) throws -> Void
-    ) throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "studio-browser-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: directory) }
-        do {
-            let writer = try Store(at: directory, types: types)
-            try fill(writer)
+    /// A served store of `types`, filled by `fill`, and a browser; both end with the value.
+    final class Studio {
+        let directory: URL
+        let server: StudioServer
+        let browser: HeadlessChromium
+
+        init(_ types: [any Persistable.Type], fill: (Store) throws -> Void) throws {
+            directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+                "studio-browser-\(UUID().uuidString)")
+            do {
+                let writer = try Store(at: directory, types: types)
+                try fill(writer)
+            }
+            let store = try Store(atPath: directory.path, configuration: StoreConfiguration(readOnly: true))
+            server = try StudioServer(store: store, path: directory.path)
+            browser = try HeadlessChromium()
         }
-        let store = try Store(atPath: directory.path, configuration: StoreConfiguration(readOnly: true))
-        let server = try StudioServer(store: store, path: directory.path)
-        defer { server.stop() }
-        let browser = try HeadlessChromium()
-        defer { browser.quit() }
-        try body(server, browser, directory)
+
+        deinit {
+            browser.quit()
+            server.stop()
+            try? FileManager.default.removeItem(at: directory)
+        }
     }
 
     /// The text of the column `field` in each row of the table, as a JavaScript array expression.
@@ -74,7 +79,7 @@ import Testing
     }
 
     @Test func theSummaryShowsTypesCountsReadersAndTheLiveFigures() throws {
-        try withStudio(
+        let studio = try Studio(
             [Task.self, Project.self],
             fill: { store in
                 try store.write { tx in
@@ -85,33 +90,33 @@ import Testing
                     try tx.insert(Project(id: "<img src=x onerror=alert(1)>"))
                 }
             }
-        ) { server, browser, directory in
-            // Without the token the page is refused, and nothing of the store shows.
-            try browser.open("http://127.0.0.1:\(server.access.port)/")
-            let refused =
-                try browser.waitFor("document.body && document.body.innerText").value as? String ?? ""
-            #expect(refused.contains("refused") && !refused.contains("Task"), "\(refused)")
+        )
+        let (server, browser, directory) = (studio.server, studio.browser, studio.directory)
+        // Without the token the page is refused, and nothing of the store shows.
+        try browser.open("http://127.0.0.1:\(server.access.port)/")
+        let refused =
+            try browser.waitFor("document.body && document.body.innerText").value as? String ?? ""
+        #expect(refused.contains("refused") && !refused.contains("Task"), "\(refused)")
 
-            try browser.navigate(server.url)
-            try browser.waitFor("document.querySelector('#types tr[data-type=\"Task\"]')")
-            let task = try browser.evaluate(Self.texts("#types tr[data-type=\"Task\"] td")) as? [String]
-            #expect(task?.prefix(4) == ["Task", "37", "id", "rank, done, group"], "\(task ?? [])")
-            let project = try browser.evaluate(Self.texts("#types tr[data-type=\"Project\"] td")) as? [String]
-            #expect(project?.prefix(2) == ["Project", "1"])
-            #expect(
-                try browser.evaluate("document.getElementById('store').textContent") as? String
-                    == directory.path)
-            // Nothing from the store became markup.
-            #expect(try browser.evaluate("document.querySelectorAll('img').length") as? Int == 0)
-            // The live feed is connected and the charts get their figures.
-            try browser.waitFor("document.getElementById('live').classList.contains('on')")
-            try browser.waitFor("document.getElementById('value-file').textContent")
-            try browser.screenshot(HeadlessChromium.screenshots.appendingPathComponent("summary.png"))
-        }
+        try browser.navigate(server.url)
+        try browser.waitFor("document.querySelector('#types tr[data-type=\"Task\"]')")
+        let task = try browser.evaluate(Self.texts("#types tr[data-type=\"Task\"] td")) as? [String]
+        #expect(task?.prefix(4) == ["Task", "37", "id", "rank, done, group"], "\(task ?? [])")
+        let project = try browser.evaluate(Self.texts("#types tr[data-type=\"Project\"] td")) as? [String]
+        #expect(project?.prefix(2) == ["Project", "1"])
+        #expect(
+            try browser.evaluate("document.getElementById('store').textContent") as? String
+                == directory.path)
+        // Nothing from the store became markup.
+        #expect(try browser.evaluate("document.querySelectorAll('img').length") as? Int == 0)
+        // The live feed is connected and the charts get their figures.
+        try browser.waitFor("document.getElementById('live').classList.contains('on')")
+        try browser.waitFor("document.getElementById('value-file').textContent")
+        try browser.screenshot(HeadlessChromium.screenshots.appendingPathComponent("summary.png"))
     }
 
     @Test func aTypePagesFiltersSortsAndOpensAnObject() throws {
-        try withStudio(
+        let studio = try Studio(
             [Note.self],
             fill: { store in
                 try store.write { tx in
@@ -125,103 +130,103 @@ import Testing
                     }
                 }
             }
-        ) { server, browser, _ in
-            let base = "http://127.0.0.1:\(server.access.port)"
-            try browser.open(server.url)
-            try browser.waitFor("document.cookie !== undefined && document.readyState === 'complete'")
-            try browser.navigate(base + "/type?name=Note")
-            try browser.waitFor("document.querySelectorAll('#records tbody tr').length === 50")
-            // Fields with their stored kinds, the plan, the first page in key order.
-            let headers = try browser.evaluate(Self.texts("#records thead th")) as? [String] ?? []
-            #expect(
-                headers == ["idinteger", "detailmap", "duedate", "rankinteger", "titletext"], "\(headers)")
-            #expect(
-                try browser.evaluate("document.getElementById('plan').textContent") as? String
-                    == "plan: scan every Note record; in primary-key order · 50 records read")
-            var labels =
-                try browser.evaluate("[...document.querySelectorAll('#records tbody tr')].map(r => r.title)")
-                as? [String]
-            #expect(labels?.first == "0" && labels?.last == "49")
-            // Nested values fold open.
-            let folds =
-                try browser.evaluate("document.querySelectorAll('#records tbody details').length") as? Int
-            let firstRow = try browser.evaluate("document.querySelector('#records tbody tr').innerHTML")
-            #expect(folds == 100, "\(String(describing: firstRow))")
-            let folded =
-                try browser.evaluate(
-                    "(() => { const d = document.querySelector('#records tbody details'); d.open = true; return d.innerText; })()"
-                ) as? String
-            #expect(folded?.contains("owner 0") == true, "\(folded ?? "")")
-
-            // Next and Previous.
-            try browser.evaluate("document.getElementById('next').click()")
-            try browser.waitFor("document.querySelector('#records tbody tr').title === '50'")
-            #expect(
-                try browser.evaluate("document.getElementById('position').textContent") as? String == "page 2"
-            )
-            try browser.evaluate("document.getElementById('previous').click()")
-            try browser.waitFor("document.querySelector('#records tbody tr').title === '0'")
-
-            // A filter the rank index answers, and a sort by clicking a header (descending on the second).
-            try browser.navigate(
-                base + "/type?name=Note&where=" + "rank >= 11 and title hasPrefix \"note 1\""
-                    .addingPercentEncoding(withAllowedCharacters: .alphanumerics)!)
-            try browser.waitFor("document.getElementById('plan').textContent.includes('index Note.rank')")
-            let ranks = try browser.evaluate(Self.column("rank")) as? [String]
-            let titles = try browser.evaluate(Self.column("title")) as? [String]
-            #expect(ranks?.isEmpty == false && ranks?.allSatisfy { Int($0)! >= 11 } == true, "\(ranks ?? [])")
-            #expect(titles?.allSatisfy { $0.hasPrefix("note 1") } == true)
-            try browser.navigate(base + "/type?name=Note")
-            try browser.waitFor("document.querySelectorAll('#records tbody tr').length === 50")
+        )
+        let (server, browser, _) = (studio.server, studio.browser, studio.directory)
+        let base = "http://127.0.0.1:\(server.access.port)"
+        try browser.open(server.url)
+        try browser.waitFor("document.cookie !== undefined && document.readyState === 'complete'")
+        try browser.navigate(base + "/type?name=Note")
+        try browser.waitFor("document.querySelectorAll('#records tbody tr').length === 50")
+        // Fields with their stored kinds, the plan, the first page in key order.
+        let headers = try browser.evaluate(Self.texts("#records thead th")) as? [String] ?? []
+        #expect(
+            headers == ["idinteger", "detailmap", "duedate", "rankinteger", "titletext"], "\(headers)")
+        #expect(
+            try browser.evaluate("document.getElementById('plan').textContent") as? String
+                == "plan: scan every Note record; in primary-key order · 50 records read")
+        let labels =
+            try browser.evaluate("[...document.querySelectorAll('#records tbody tr')].map(r => r.title)")
+            as? [String]
+        #expect(labels?.first == "0" && labels?.last == "49")
+        // Nested values fold open.
+        let folds =
+            try browser.evaluate("document.querySelectorAll('#records tbody details').length") as? Int
+        let firstRow = try browser.evaluate("document.querySelector('#records tbody tr').innerHTML")
+        #expect(folds == 100, "\(String(describing: firstRow))")
+        let folded =
             try browser.evaluate(
-                "[...document.querySelectorAll('#records thead th a')].find(a => a.textContent === 'rank').click()"
-            )
+                "(() => { const d = document.querySelector('#records tbody details'); d.open = true; return d.innerText; })()"
+            ) as? String
+        #expect(folded?.contains("owner 0") == true, "\(folded ?? "")")
+
+        // Next and Previous.
+        try browser.evaluate("document.getElementById('next').click()")
+        try browser.waitFor("document.querySelector('#records tbody tr').title === '50'")
+        #expect(
+            try browser.evaluate("document.getElementById('position').textContent") as? String == "page 2"
+        )
+        try browser.evaluate("document.getElementById('previous').click()")
+        try browser.waitFor("document.querySelector('#records tbody tr').title === '0'")
+
+        // A filter the rank index answers, and a sort by clicking a header (descending on the second).
+        try browser.navigate(
+            base + "/type?name=Note&where=" + "rank >= 11 and title hasPrefix \"note 1\""
+                .addingPercentEncoding(withAllowedCharacters: .alphanumerics)!)
+        try browser.waitFor("document.getElementById('plan').textContent.includes('index Note.rank')")
+        let ranks = try browser.evaluate(Self.column("rank")) as? [String]
+        let titles = try browser.evaluate(Self.column("title")) as? [String]
+        #expect(ranks?.isEmpty == false && ranks?.allSatisfy { Int($0)! >= 11 } == true, "\(ranks ?? [])")
+        #expect(titles?.allSatisfy { $0.hasPrefix("note 1") } == true)
+        try browser.navigate(base + "/type?name=Note")
+        try browser.waitFor("document.querySelectorAll('#records tbody tr').length === 50")
+        try browser.evaluate(
+            "[...document.querySelectorAll('#records thead th a')].find(a => a.textContent === 'rank').click()"
+        )
+        try browser.waitFor(
+            "location.search.includes('sort=rank') && document.getElementById('plan').textContent.includes('in the order of index Note.rank')"
+        )
+        try browser.evaluate(
+            "[...document.querySelectorAll('#records thead th a')].find(a => a.textContent === 'rank').click()"
+        )
+        try browser.waitFor(
+            "location.search.includes('sort=-rank') && document.getElementById('plan').textContent.includes('sorted by -rank')"
+        )
+        let sorted = (try browser.evaluate(Self.column("rank")) as? [String] ?? []).compactMap { Int($0) }
+        #expect(sorted.count == 50 && sorted == sorted.sorted(by: >) && sorted.first == 12)
+        try browser.screenshot(HeadlessChromium.screenshots.appendingPathComponent("type.png"))
+
+        // A hostile filter: the page says what is wrong and stays up.
+        try browser.navigate(
+            base + "/type?name=Note&where=" + String(repeating: "(", count: 300).addingPercentEncoding(
+                withAllowedCharacters: .alphanumerics)!)
+        let refusal =
             try browser.waitFor(
-                "location.search.includes('sort=rank') && document.getElementById('plan').textContent.includes('in the order of index Note.rank')"
-            )
+                "document.querySelector('#status.error') && document.querySelector('#status').textContent"
+            ).value as? String
+        #expect(refusal?.contains("nest deeper than 100 levels") == true, "\(refusal ?? "")")
+
+        // One object, from its row.
+        try browser.navigate(base + "/type?name=Note")
+        try browser.waitFor("document.querySelectorAll('#records tbody tr').length === 50")
+        try browser.evaluate("document.querySelector('#records tbody tr[title=\"7\"] a').click()")
+        let json =
+            try browser.waitFor(
+                "document.getElementById('json') && document.getElementById('json').textContent"
+            ).value as? String
+        #expect(
+            json?.contains("\"title\": \"note 7\"") == true && json?.contains("owner 1") == true,
+            "\(json ?? "")")
+        let kinds =
             try browser.evaluate(
-                "[...document.querySelectorAll('#records thead th a')].find(a => a.textContent === 'rank').click()"
-            )
-            try browser.waitFor(
-                "location.search.includes('sort=-rank') && document.getElementById('plan').textContent.includes('sorted by -rank')"
-            )
-            let sorted = (try browser.evaluate(Self.column("rank")) as? [String] ?? []).compactMap { Int($0) }
-            #expect(sorted.count == 50 && sorted == sorted.sorted(by: >) && sorted.first == 12)
-            try browser.screenshot(HeadlessChromium.screenshots.appendingPathComponent("type.png"))
-
-            // A hostile filter: the page says what is wrong and stays up.
-            try browser.navigate(
-                base + "/type?name=Note&where=" + String(repeating: "(", count: 300).addingPercentEncoding(
-                    withAllowedCharacters: .alphanumerics)!)
-            let refusal =
-                try browser.waitFor(
-                    "document.querySelector('#status.error') && document.querySelector('#status').textContent"
-                ).value as? String
-            #expect(refusal?.contains("nest deeper than 100 levels") == true, "\(refusal ?? "")")
-
-            // One object, from its row.
-            try browser.navigate(base + "/type?name=Note")
-            try browser.waitFor("document.querySelectorAll('#records tbody tr').length === 50")
-            try browser.evaluate("document.querySelector('#records tbody tr[title=\"7\"] a').click()")
-            let json =
-                try browser.waitFor(
-                    "document.getElementById('json') && document.getElementById('json').textContent"
-                ).value as? String
-            #expect(
-                json?.contains("\"title\": \"note 7\"") == true && json?.contains("owner 1") == true,
-                "\(json ?? "")")
-            let kinds =
-                try browser.evaluate(
-                    "[...document.querySelectorAll('#fields tbody tr')].map(r => r.children[0].textContent + ':' + r.children[1].textContent)"
-                ) as? [String]
-            #expect(
-                kinds == ["id:integer", "title:text", "rank:integer", "detail:map", "due:date"],
-                "\(kinds ?? [])")
-        }
+                "[...document.querySelectorAll('#fields tbody tr')].map(r => r.children[0].textContent + ':' + r.children[1].textContent)"
+            ) as? [String]
+        #expect(
+            kinds == ["id:integer", "title:text", "rank:integer", "detail:map", "due:date"],
+            "\(kinds ?? [])")
     }
 
     @Test func aCommitFromAnotherProcessAppearsHighlightedWithinASecond() throws {
-        try withStudio(
+        let studio = try Studio(
             [Task.self],
             fill: { store in
                 try store.write { tx in
@@ -230,48 +235,48 @@ import Testing
                     }
                 }
             }
-        ) { server, browser, directory in
-            let base = "http://127.0.0.1:\(server.access.port)"
-            try browser.open(server.url)
-            try browser.waitFor("document.readyState === 'complete'")
-            try browser.navigate(base + "/type?name=Task&sort=rank")
-            try browser.waitFor("document.querySelectorAll('#records tbody tr').length === 19")
-            try browser.waitFor("document.getElementById('live').classList.contains('on')")
-            func commit(_ operation: String, _ id: Int) throws {
-                let result = try shell(
-                    "'\(builtTool("lode-test-helper"))' commit-one '\(directory.path)' \(operation) \(id)")
-                #expect(result.status == 0 && result.out.contains("committed"), "\(result.err)")
-            }
-            // An insert: the row appears, marked, within a second of the other process's commit.
-            try commit("insert", 5)
-            let inserted = try browser.waitFor(
-                "document.querySelector('#records tbody tr.inserted[title=\"5\"]')", timeout: 10)
-            #expect(inserted.seconds < 1, "the inserted row was marked after \(inserted.seconds) s")
-            // An update that moves the row to the end of the rank order: modified and moved, the others stay.
-            try commit("update", 3)
-            let updated = try browser.waitFor(
-                "document.querySelector('#records tbody tr.modified.moved[title=\"3\"]')", timeout: 10)
-            #expect(updated.seconds < 1, "the updated row was marked after \(updated.seconds) s")
-            #expect(
-                try browser.evaluate("document.querySelectorAll('#records tbody tr.moved').length") as? Int
-                    == 1)
-            #expect(
-                try browser.evaluate("document.querySelector('#records tbody tr:last-child').title")
-                    as? String == "3")
-            // A delete: the row goes.
-            try commit("delete", 8)
-            try browser.waitFor("!document.querySelector('#records tbody tr[title=\"8\"]')", timeout: 10)
-            // Each commit's change set, newest first.
-            let commits = try browser.evaluate(Self.texts("#commits li span")) as? [String]
-            #expect(
-                commits?.prefix(3) == ["delete Task 8", "update Task 3 (rank, title)", "insert Task 5"],
-                "\(commits ?? [])")
-            try browser.screenshot(HeadlessChromium.screenshots.appendingPathComponent("live.png"))
+        )
+        let (server, browser, directory) = (studio.server, studio.browser, studio.directory)
+        let base = "http://127.0.0.1:\(server.access.port)"
+        try browser.open(server.url)
+        try browser.waitFor("document.readyState === 'complete'")
+        try browser.navigate(base + "/type?name=Task&sort=rank")
+        try browser.waitFor("document.querySelectorAll('#records tbody tr').length === 19")
+        try browser.waitFor("document.getElementById('live').classList.contains('on')")
+        func commit(_ operation: String, _ id: Int) throws {
+            let result = try shell(
+                "'\(builtTool("lode-test-helper"))' commit-one '\(directory.path)' \(operation) \(id)")
+            #expect(result.status == 0 && result.out.contains("committed"), "\(result.err)")
         }
+        // An insert: the row appears, marked, within a second of the other process's commit.
+        try commit("insert", 5)
+        let inserted = try browser.waitFor(
+            "document.querySelector('#records tbody tr.inserted[title=\"5\"]')", timeout: 10)
+        #expect(inserted.seconds < 1, "the inserted row was marked after \(inserted.seconds) s")
+        // An update that moves the row to the end of the rank order: modified and moved, the others stay.
+        try commit("update", 3)
+        let updated = try browser.waitFor(
+            "document.querySelector('#records tbody tr.modified.moved[title=\"3\"]')", timeout: 10)
+        #expect(updated.seconds < 1, "the updated row was marked after \(updated.seconds) s")
+        #expect(
+            try browser.evaluate("document.querySelectorAll('#records tbody tr.moved').length") as? Int
+                == 1)
+        #expect(
+            try browser.evaluate("document.querySelector('#records tbody tr:last-child').title")
+                as? String == "3")
+        // A delete: the row goes.
+        try commit("delete", 8)
+        try browser.waitFor("!document.querySelector('#records tbody tr[title=\"8\"]')", timeout: 10)
+        // Each commit's change set, newest first.
+        let commits = try browser.evaluate(Self.texts("#commits li span")) as? [String]
+        #expect(
+            commits?.prefix(3) == ["delete Task 8", "update Task 3 (rank, title)", "insert Task 5"],
+            "\(commits ?? [])")
+        try browser.screenshot(HeadlessChromium.screenshots.appendingPathComponent("live.png"))
     }
 
     @Test func theSchemaChangeLogAndCheckPagesShowTheStore() throws {
-        try withStudio(
+        let studio = try Studio(
             [Task.self, Note.self],
             fill: { store in
                 for id in 0..<6 {
@@ -281,41 +286,41 @@ import Testing
                     }
                 }
             }
-        ) { server, browser, _ in
-            let base = "http://127.0.0.1:\(server.access.port)"
-            try browser.open(server.url)
-            try browser.waitFor("document.readyState === 'complete'")
-            try browser.navigate(base + "/schema")
-            let schema =
-                try browser.waitFor(
-                    "document.getElementById('type-Task') && document.getElementById('type-Task').innerText"
-                ).value as? String ?? ""
-            #expect(
-                schema.contains("index rank") && schema.contains("primary key")
-                    && schema.contains("done, group, id, rank, title"), "\(schema)")
-            // The type's name links to its table.
-            try browser.evaluate("document.querySelector('#type-Note h3 a').click()")
+        )
+        let (server, browser, _) = (studio.server, studio.browser, studio.directory)
+        let base = "http://127.0.0.1:\(server.access.port)"
+        try browser.open(server.url)
+        try browser.waitFor("document.readyState === 'complete'")
+        try browser.navigate(base + "/schema")
+        let schema =
             try browser.waitFor(
-                "location.pathname === '/type' && document.getElementById('title').textContent === 'Note'")
+                "document.getElementById('type-Task') && document.getElementById('type-Task').innerText"
+            ).value as? String ?? ""
+        #expect(
+            schema.contains("index rank") && schema.contains("primary key")
+                && schema.contains("done, group, id, rank, title"), "\(schema)")
+        // The type's name links to its table.
+        try browser.evaluate("document.querySelector('#type-Note h3 a').click()")
+        try browser.waitFor(
+            "location.pathname === '/type' && document.getElementById('title').textContent === 'Note'")
 
-            try browser.navigate(base + "/changes")
-            try browser.waitFor("document.querySelectorAll('#changes tbody tr').length === 6")
-            let newest =
-                try browser.evaluate("document.querySelector('#changes tbody tr').children[2].textContent")
-                as? String
-            #expect(newest == "insert Task 5", "\(newest ?? "")")
+        try browser.navigate(base + "/changes")
+        try browser.waitFor("document.querySelectorAll('#changes tbody tr').length === 6")
+        let newest =
+            try browser.evaluate("document.querySelector('#changes tbody tr').children[2].textContent")
+            as? String
+        #expect(newest == "insert Task 5", "\(newest ?? "")")
 
-            try browser.navigate(base + "/check")
+        try browser.navigate(base + "/check")
+        try browser.waitFor(
+            "document.getElementById('run') && document.getElementById('status').textContent === 'Ready.'"
+        )
+        try browser.evaluate("document.getElementById('run').click()")
+        let status =
             try browser.waitFor(
-                "document.getElementById('run') && document.getElementById('status').textContent === 'Ready.'"
-            )
-            try browser.evaluate("document.getElementById('run').click()")
-            let status =
-                try browser.waitFor(
-                    "document.getElementById('status').textContent.startsWith('ok') && document.getElementById('records-check').innerText"
-                ).value as? String
-            #expect(status?.contains("6 records") == true, "\(status ?? "")")
-        }
+                "document.getElementById('status').textContent.startsWith('ok') && document.getElementById('records-check').innerText"
+            ).value as? String
+        #expect(status?.contains("6 records") == true, "\(status ?? "")")
     }
 }
 
