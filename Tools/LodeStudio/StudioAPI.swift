@@ -241,9 +241,14 @@ enum StudioAPI {
     /// are sound, every record and index entry; each problem names the page, or the type and object.
     static func check(_ store: Store, path: String) throws -> CBORValue {
         let pages = try Store.checkPages(atPath: path)
+        return check(
+            pages: pages, records: pages.isClean ? try store.read { tx in try tx.checkIntegrity() } : nil)
+    }
+
+    /// The check's JSON: the page report and, when the records were read, their report.
+    static func check(pages: PageReport, records report: IntegrityReport?) -> CBORValue {
         var records: CBORValue = .null
-        if pages.isClean {
-            let report = try store.read { tx in try tx.checkIntegrity() }
+        if let report {
             records = jsonObject([
                 "problems": .texts(report.problems), "types": .count(report.types),
                 "records": .count(report.records), "indexEntries": .count(report.indexEntries),

@@ -227,7 +227,8 @@ enum StudioPages {
             indicator.className = "live off";
           });
           source.onerror = () => {
-            indicator.textContent = "reconnecting…";
+            // A refused stream (the store cannot be followed) is not retried; a dropped one is.
+            indicator.textContent = source.readyState === EventSource.CLOSED ? "not live" : "reconnecting…";
             indicator.className = "live off";
           };
         }

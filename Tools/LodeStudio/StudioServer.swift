@@ -15,19 +15,50 @@ package final class StudioServer: Sendable {
     /// the system picks).
     ///
     /// - Throws: ``HTTPServerError`` when the server cannot listen.
-    package init(store: Store, path: String, port: UInt16 = 0, token: String = StudioAccess.randomToken())
-        throws
-    {
+    package convenience init(
+        store: Store, path: String, port: UInt16 = 0, token: String = StudioAccess.randomToken()
+    ) throws {
+        try self.init(source: .store(store), path: path, port: port, token: token)
+    }
+
+    /// Serves what can be shown of a store whose file failed the page check (`report`): the pages say
+    /// it is damaged and the check page lists each damaged page; nothing reads its records.
+    ///
+    /// - Throws: ``HTTPServerError`` when the server cannot listen.
+    package convenience init(
+        damaged report: PageReport, path: String, port: UInt16 = 0, token: String = StudioAccess.randomToken()
+    ) throws {
+        try self.init(source: .damaged(report), path: path, port: port, token: token)
+    }
+
+    private init(source: Source, path: String, port: UInt16, token: String) throws {
         // The handler needs the port, known once the server listens.
         let granted = Mutex<StudioAccess?>(nil)
         server = try HTTPServer(port: port) { request in
             guard let access = granted.withLock({ $0 }) else {
                 return .text("starting\n", status: 503)
             }
-            return Self.respond(to: request, access: access, store: store, path: path)
+            return Self.respond(to: request, access: access, source: source, path: path)
         }
         access = StudioAccess(port: server.port, token: token)
         granted.withLock { $0 = access }
+    }
+
+    /// What is served: a store, or the page report of a file too damaged to open.
+    private enum Source: Sendable {
+        case store(Store)
+        case damaged(PageReport)
+    }
+
+    /// Why a damaged store's records are not shown.
+    struct Damaged: Error, CustomStringConvertible {
+        var report: PageReport
+        var description: String {
+            let count = "\(report.problems.count)\(report.truncated ? "+" : "")"
+            return
+                "data.mdb is damaged (\(count) page \(report.problems.count == 1 ? "problem" : "problems"), "
+                + "the first: \(report.problems.first ?? "?")); its records are not read: the Check page lists what is damaged"
+        }
     }
 
     /// The URL to open, with the token.
@@ -46,10 +77,17 @@ package final class StudioServer: Sendable {
         ("Content-Security-Policy", "default-src 'self'; frame-ancestors 'none'"),
     ]
 
-    private static func respond(to request: HTTPRequest, access: StudioAccess, store: Store, path: String)
+    private static func respond(to request: HTTPRequest, access: StudioAccess, source: Source, path: String)
         -> HTTPResponse
     {
         var response: HTTPResponse
+        /// The store, or the error that says it is damaged.
+        func store() throws -> Store {
+            switch source {
+            case .store(let store): return store
+            case .damaged(let report): throw Damaged(report: report)
+            }
+        }
         if let refusal = access.refusal(of: request) {
             response = refusal
         } else {
@@ -64,18 +102,23 @@ package final class StudioServer: Sendable {
             case "/static/studio.css":
                 response = .text(StudioPages.style, contentType: "text/css; charset=utf-8")
             case "/api/summary":
-                response = json { try StoreSummary.read(store, path: path) }
+                response = json { try StoreSummary.read(try store(), path: path) }
             case "/api/records":
-                response = built { try StudioAPI.records(store, query: request.query) }
+                response = built { try StudioAPI.records(try store(), query: request.query) }
             case "/api/object":
-                response = built { try StudioAPI.object(store, query: request.query) }
+                response = built { try StudioAPI.object(try store(), query: request.query) }
             case "/api/changes":
-                response = built { try StudioAPI.changes(store, query: request.query) }
+                response = built { try StudioAPI.changes(try store(), query: request.query) }
             case "/api/check":
-                response = built { try StudioAPI.check(store, path: path) }
+                response = built {
+                    switch source {
+                    case .store(let store): return try StudioAPI.check(store, path: path)
+                    case .damaged(let report): return StudioAPI.check(pages: report, records: nil)
+                    }
+                }
             case "/api/events":
                 do {
-                    let events = try StudioEvents(store: store, path: path)
+                    let events = try StudioEvents(store: try store(), path: path)
                     response = HTTPResponse(
                         status: 200, headers: [("Content-Type", "text/event-stream")],
                         body: .stream { events.next() })

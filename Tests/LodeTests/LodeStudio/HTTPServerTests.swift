@@ -16,21 +16,10 @@ import Testing
     static func exchange(port: UInt16, _ request: String, timeout: Int32 = 5, stopAfter: Int = .max) throws
         -> String
     {
-        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard socket >= 0 else { throw HTTPServerError(description: "socket") }
+        let socket = try connect(port: port)
         defer { close(socket) }
         var time = timeval(tv_sec: Int(timeout), tv_usec: 0)
         setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &time, socklen_t(MemoryLayout<timeval>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = port.bigEndian
-        address.sin_addr.s_addr = UInt32(INADDR_LOOPBACK).bigEndian
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        guard connected == 0 else { throw HTTPServerError(description: "connect: \(errno)") }
         let bytes = Array(request.utf8)
         guard send(socket, bytes, bytes.count, Int32(MSG_NOSIGNAL)) == bytes.count else {
             throw HTTPServerError(description: "send")
@@ -44,6 +33,26 @@ import Testing
             if received.count >= stopAfter { break }
         }
         return String(decoding: received, as: UTF8.self)
+    }
+
+    /// A socket connected to `127.0.0.1:port`.
+    static func connect(port: UInt16) throws -> Int32 {
+        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard socket >= 0 else { throw HTTPServerError(description: "socket") }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        address.sin_addr.s_addr = UInt32(INADDR_LOOPBACK).bigEndian
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                Glibc.connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard connected == 0 else {
+            close(socket)
+            throw HTTPServerError(description: "connect: \(errno)")
+        }
+        return socket
     }
 
     static func get(_ target: String, port: UInt16, headers: [String] = []) throws -> String {
