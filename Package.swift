@@ -75,8 +75,7 @@ let package = Package(
             name: "lode-bench",
             dependencies: [
                 "Lode", "LodeInspection", "LodeSync", "LodeTestSupport", "LMDB", "CLMDB", "ModelStorage",
-                "CSQLite",
-                "CMalloc",
+                "CSQLite", "CMalloc", "LodeCodec", "LodeStudio", "StoredQuery",
             ],
             path: "Tools/lode-bench"),
         .target(name: "LodeDemoModel", dependencies: ["Lode"], path: "Tools/LodeDemoModel"),

@@ -123,20 +123,27 @@ package struct RecordQuery: Sendable {
         self.sort = SortKey.parse(sort ?? "")
     }
 
+    /// The most primary keys an index range is gathered for, to be read in key order: a range that
+    /// holds more matches at least this share of the records, and walking them in key order finds a
+    /// page's matches sooner.
+    package static let gatheredKeys = 2_000
+
     /// The page of at most `limit` records after `cursor` (nil: from the first), read in `tx`.
     ///
     /// - Throws: ``LodeError/typeNotFound(_:)`` for a type the store does not hold,
     ///   ``LodeError/recordDoesNotDecode(type:key:field:reason:)`` for a record that is not CBOR, and
     ///   what reading the store throws.
-    package func page(after cursor: PageCursor?, limit: Int, budget: Int = 100_000, in tx: Transaction)
-        throws -> RecordPage
-    {
+    package func page(
+        after cursor: PageCursor?, limit: Int, budget: Int = 100_000, gathering: Int = gatheredKeys,
+        in tx: Transaction
+    ) throws -> RecordPage {
         let limit = max(1, limit)
         let storedType = try tx.storedType(named: type)
         let (chosen, found) = try plan(filter, type: storedType, in: tx)
         if sort.isEmpty || sort == [SortKey(field: storedType.primaryKey)] {
             return try keyOrderPage(
-                chosen, found: found, after: cursor?.key, limit: limit, budget: budget, tx)
+                chosen, found: found, after: cursor?.key, limit: limit, budget: budget, gathering: gathering,
+                tx)
         }
         if case .scan = chosen, sort.count == 1, sort[0].ascending,
             let index = storedType.indexes.first(where: {
@@ -152,7 +159,8 @@ package struct RecordQuery: Sendable {
     /// Primary-key order: the plan's records from the cursor on, filtered, until the page is full or
     /// the budget is spent.
     private func keyOrderPage(
-        _ chosen: Plan, found: String, after cursor: [UInt8]?, limit: Int, budget: Int, _ tx: Transaction
+        _ chosen: Plan, found: String, after cursor: [UInt8]?, limit: Int, budget: Int, gathering: Int,
+        _ tx: Transaction
     ) throws -> RecordPage {
         var page = RecordPage(
             rows: [], next: nil, plan: "\(found); in primary-key order", examined: 0, stoppedEarly: false)
@@ -188,19 +196,32 @@ package struct RecordQuery: Sendable {
                 guard try walkRecords(from: from, range: range, take) else { break }
             }
         case .ranges(let index?, let ranges):
-            // The index gives keys in index order: gathered, sorted, and read from the cursor on.
+            // The index gives keys in index order: gathered, sorted, and read from the cursor on — unless
+            // it holds so many that walking the records in key order and filtering costs less per page.
             var keys: Set<[UInt8]> = []
-            for range in ranges {
+            var many = false
+            gather: for range in ranges {
                 for entry in try tx.storedIndexEntries(of: type, index: index, from: range.lower) {
                     if range.isBelowLower(entry.key) { continue }
                     if range.isAboveUpper(entry.key) { break }
                     if let cursor, !cursor.lexicographicallyPrecedes(entry.primaryKey) { continue }
                     keys.insert(entry.primaryKey)
+                    if keys.count > gathering {
+                        many = true
+                        break gather
+                    }
                 }
             }
-            for key in keys.sorted(by: { $0.lexicographicallyPrecedes($1) }) {
-                guard let record = try tx.storedRecord(of: type, key: key) else { continue }
-                guard try take(record) else { break }
+            if many {
+                page.plan =
+                    "\(found), matching more than \(gathering) objects after the cursor: "
+                    + "walked in primary-key order instead, the filter checked on each record"
+                _ = try walkRecords(from: start, range: nil, take)
+            } else {
+                for key in keys.sorted(by: { $0.lexicographicallyPrecedes($1) }) {
+                    guard let record = try tx.storedRecord(of: type, key: key) else { continue }
+                    guard try take(record) else { break }
+                }
             }
         }
         return page

@@ -63,6 +63,7 @@ final class SQLiteBaseline {
     private var idsAndScoresStatement: OpaquePointer?
     private var idsOfScoreStatement: OpaquePointer?
     private var updateBoth: OpaquePointer?
+    private var pageStatement: OpaquePointer?
     private var namesStatement: OpaquePointer?
 
     init(path: String, synchronous: Bool = true) throws {
@@ -86,7 +87,7 @@ final class SQLiteBaseline {
         for statement in [
             insertStatement, selectByID, scanAll, selectByScore, updateScore, idsByScoreStatement,
             idsAndScoresStatement,
-            idsOfScoreStatement, updateBoth, namesStatement,
+            idsOfScoreStatement, updateBoth, namesStatement, pageStatement,
         ] {
             sqlite3_finalize(statement)
         }
@@ -225,6 +226,20 @@ final class SQLiteBaseline {
         return rows
     }
 
+    /// The `limit` rows after `id` in primary-key order (a keyset page, as a table view pages).
+    func page(after id: Int, limit: Int) throws -> [Row] {
+        if pageStatement == nil {
+            pageStatement = try prepare(
+                "SELECT id, name, score, value FROM rows WHERE id > ? ORDER BY id LIMIT ?")
+        }
+        sqlite3_reset(pageStatement)
+        sqlite3_bind_int64(pageStatement, 1, Int64(id))
+        sqlite3_bind_int64(pageStatement, 2, Int64(limit))
+        var rows: [Row] = []
+        while sqlite3_step(pageStatement) == SQLITE_ROW { rows.append(row(pageStatement)) }
+        return rows
+    }
+
     /// Reads the row, changes its score with `change` and writes it back (what an update through a
     /// model layer does): the read-modify-write Lode's `update(_:key:)` does too.
     func readModifyWrite(id: Int, _ change: (inout Row) -> Void) throws {
@@ -250,10 +265,11 @@ final class SQLiteBaseline {
 enum BenchError: Error, CustomStringConvertible {
     case sqlite(String)
     case usage(String)
+    case failed(String)
     var description: String {
         switch self {
         case .sqlite(let message): return "SQLite: \(message)"
-        case .usage(let message): return message
+        case .usage(let message), .failed(let message): return message
         }
     }
 }
