@@ -10,7 +10,7 @@ PG_PACKAGES := libpq-dev postgresql iproute2
 SUDO := $(shell [ "$$(id -u)" = "0" ] || echo sudo)
 FORMAT_PATHS := Package.swift Sources Tests $(wildcard Tools) Fuzz
 
-.PHONY: all deps build lint format test test-tsan fuzz-build fuzz-quick fuzz soak bench bench-instructions demo demo-sync docs docs-check clean powercut
+.PHONY: all deps build lint format test test-tsan studio fuzz-build fuzz-quick fuzz soak bench bench-instructions demo demo-sync docs docs-check clean powercut
 
 # libFuzzer targets (Fuzz/README.md): each harness is compiled with the library sources it exercises.
 FUZZ_TARGETS := cbor keys expression loader
@@ -194,6 +194,11 @@ demo-sync: deps
 # The live task list, end to end, on lode-demo.store in the working directory.
 demo: deps
 	$(SWIFT) run lode-demo
+
+# Lode Studio on the demo's store, made first by the demo when missing.
+studio: deps
+	[ -d lode-demo.store ] || $(SWIFT) run lode-demo
+	$(SWIFT) run lode-dump serve lode-demo.store
 
 # The full benchmark suite (minutes); docs/BENCHMARKS.md keeps the latest run.
 bench: deps

@@ -264,6 +264,8 @@ import Testing
         #expect(
             try browser.evaluate("document.querySelector('#records tbody tr:last-child').title")
                 as? String == "3")
+        // (The README's screenshot: docs/images/lode-studio.png is a copy of this one.)
+        try browser.screenshot(HeadlessChromium.screenshots.appendingPathComponent("live.png"))
         // A delete: the row goes.
         try commit("delete", 8)
         try browser.waitFor("!document.querySelector('#records tbody tr[title=\"8\"]')", timeout: 10)
@@ -272,7 +274,6 @@ import Testing
         #expect(
             commits?.prefix(3) == ["delete Task 8", "update Task 3 (rank, title)", "insert Task 5"],
             "\(commits ?? [])")
-        try browser.screenshot(HeadlessChromium.screenshots.appendingPathComponent("live.png"))
     }
 
     @Test func theSchemaChangeLogAndCheckPagesShowTheStore() throws {
