@@ -153,7 +153,7 @@ package struct RecordQuery: Sendable {
             return try indexOrderPage(
                 index: index.name, found: found, after: cursor, limit: limit, budget: budget, tx)
         }
-        return try sortedPage(chosen, found: found, after: cursor, limit: limit, tx)
+        return try sortedPage(chosen, found: found, after: cursor, limit: limit, gathering: gathering, tx)
     }
 
     /// Primary-key order: the plan's records from the cursor on, filtered, until the page is full or
@@ -164,9 +164,6 @@ package struct RecordQuery: Sendable {
     ) throws -> RecordPage {
         var page = RecordPage(
             rows: [], next: nil, plan: "\(found); in primary-key order", examined: 0, stoppedEarly: false)
-        // The first key after the cursor: keys are self-delimiting, so no key lies between `cursor` and
-        // `cursor + [0]`.
-        let start = cursor.map { $0 + [0] }
         var lastExamined: [UInt8]?
         /// Takes one record; false once the page is full or the budget spent.
         func take(_ record: StoredRecord) throws -> Bool {
@@ -186,50 +183,27 @@ package struct RecordQuery: Sendable {
             if filter?.matches(value) ?? true { page.rows.append(RecordRow(key: record.key, value: value)) }
             return true
         }
-        switch chosen {
-        case .scan:
-            _ = try walkRecords(from: start, range: nil, take)
-        case .ranges(nil, let ranges):
-            for range in ranges {
-                var from = range.lower
-                if let start, from.map({ $0.lexicographicallyPrecedes(start) }) ?? true { from = start }
-                guard try walkRecords(from: from, range: range, take) else { break }
-            }
-        case .ranges(let index?, let ranges):
-            // The index gives keys in index order: gathered, sorted, and read from the cursor on — unless
-            // it holds so many that walking the records in key order and filtering costs less per page.
-            var keys: Set<[UInt8]> = []
-            var many = false
-            gather: for range in ranges {
-                for entry in try tx.storedIndexEntries(of: type, index: index, from: range.lower) {
-                    if range.isBelowLower(entry.key) { continue }
-                    if range.isAboveUpper(entry.key) { break }
-                    if let cursor, !cursor.lexicographicallyPrecedes(entry.primaryKey) { continue }
-                    keys.insert(entry.primaryKey)
-                    if keys.count > gathering {
-                        many = true
-                        break gather
-                    }
-                }
-            }
-            if many {
-                page.plan =
-                    "\(found), matching more than \(gathering) objects after the cursor: "
-                    + "walked in primary-key order instead, the filter checked on each record"
-                _ = try walkRecords(from: start, range: nil, take)
-            } else {
-                for key in keys.sorted(by: { $0.lexicographicallyPrecedes($1) }) {
-                    guard let record = try tx.storedRecord(of: type, key: key) else { continue }
-                    guard try take(record) else { break }
-                }
-            }
+        if try !walkCandidates(chosen, after: cursor, gathering: gathering, tx, take) {
+            page.plan =
+                "\(found), matching more than \(gathering) objects after the cursor: "
+                + "walked in primary-key order instead, the filter checked on each record"
         }
         return page
+    }
 
+    /// Calls `take` with the plan's candidates after `cursor` in primary-key order until it returns
+    /// false. An index range is gathered, sorted and read by key, unless it holds more than `gathering`
+    /// keys after the cursor: then every record from the cursor on is walked instead (the caller checks
+    /// the filter on each), and the result is false.
+    private func walkCandidates(
+        _ chosen: Plan, after cursor: [UInt8]?, gathering: Int, _ tx: Transaction,
+        _ take: (StoredRecord) throws -> Bool
+    ) throws -> Bool {
+        // The first key after the cursor: keys are self-delimiting, so no key lies between `cursor` and
+        // `cursor + [0]`.
+        let start = cursor.map { $0 + [0] }
         /// Walks records from `from` in batches, inside `range` when given; false when `take` stopped.
-        func walkRecords(from: [UInt8]?, range: KeyRange?, _ take: (StoredRecord) throws -> Bool) throws
-            -> Bool
-        {
+        func walkRecords(from: [UInt8]?, range: KeyRange?) throws -> Bool {
             var from = from
             while true {
                 let batch = try tx.storedRecords(of: type, from: from, limit: 256)
@@ -242,6 +216,35 @@ package struct RecordQuery: Sendable {
                 from = last.key + [0]
             }
         }
+        switch chosen {
+        case .scan:
+            _ = try walkRecords(from: start, range: nil)
+        case .ranges(nil, let ranges):
+            for range in ranges {
+                var from = range.lower
+                if let start, from.map({ $0.lexicographicallyPrecedes(start) }) ?? true { from = start }
+                guard try walkRecords(from: from, range: range) else { break }
+            }
+        case .ranges(let index?, let ranges):
+            var keys: Set<[UInt8]> = []
+            for range in ranges {
+                for entry in try tx.storedIndexEntries(of: type, index: index, from: range.lower) {
+                    if range.isBelowLower(entry.key) { continue }
+                    if range.isAboveUpper(entry.key) { break }
+                    if let cursor, !cursor.lexicographicallyPrecedes(entry.primaryKey) { continue }
+                    keys.insert(entry.primaryKey)
+                    if keys.count > gathering {
+                        _ = try walkRecords(from: start, range: nil)
+                        return false
+                    }
+                }
+            }
+            for key in keys.sorted(by: { $0.lexicographicallyPrecedes($1) }) {
+                guard let record = try tx.storedRecord(of: type, key: key) else { continue }
+                guard try take(record) else { break }
+            }
+        }
+        return true
     }
 
     /// Ascending order of one field that a single-field index holds for every object: the index walked
@@ -288,10 +291,11 @@ package struct RecordQuery: Sendable {
         return page
     }
 
-    /// Any other order: every candidate read once, the first `limit` after the cursor kept (the page
-    /// holds at most `limit + 1` records while it reads).
+    /// Any other order: every candidate read once, streamed, the first `limit` after the cursor kept
+    /// (the page holds at most `limit + 1` records while it reads).
     private func sortedPage(
-        _ chosen: Plan, found: String, after cursor: PageCursor?, limit: Int, _ tx: Transaction
+        _ chosen: Plan, found: String, after cursor: PageCursor?, limit: Int, gathering: Int,
+        _ tx: Transaction
     ) throws -> RecordPage {
         let order = sort.map { ($0.ascending ? "" : "-") + $0.field }.joined(separator: ",")
         var page = RecordPage(
@@ -328,16 +332,9 @@ package struct RecordQuery: Sendable {
             kept.insert((candidate.values, candidate.key, value), at: position)
             if kept.count > limit + 1 { kept.removeLast() }
         }
-        if let records = try candidates(chosen, type: type, transaction: tx) {
-            for record in records { try consider(record) }
-        } else {
-            var from: [UInt8]?
-            while true {
-                let batch = try tx.storedRecords(of: type, from: from, limit: 256)
-                for record in batch { try consider(record) }
-                guard batch.count == 256, let last = batch.last else { break }
-                from = last.key + [0]
-            }
+        _ = try walkCandidates(chosen, after: nil, gathering: gathering, tx) { record in
+            try consider(record)
+            return true
         }
         page.rows = kept.prefix(limit).map { RecordRow(key: $0.key, value: $0.value) }
         if kept.count > limit {
