@@ -140,6 +140,34 @@ public class Transaction {
         try statistics(of: database).entries
     }
 
+    /// How many pages LMDB's free list holds as this transaction sees it: pages earlier transactions
+    /// freed, which later writes reuse (once no reader still sees them) before the file grows.
+    ///
+    /// - Throws: ``LMDBError`` when LMDB fails (`.transactionNotActive` once the transaction has ended or
+    ///   from another thread).
+    public func freePageCount() throws(LMDBError) -> Int {
+        let txn = try activeHandle("mdb_cursor_open (free list)")
+        var cursor: OpaquePointer?
+        // The free list is LMDB's database 0 (FREE_DBI): each entry a transaction id and the pages it
+        // freed, as a count followed by the page numbers.
+        try check(mdb_cursor_open(txn, 0, &cursor), "mdb_cursor_open (free list)")
+        defer { mdb_cursor_close(cursor) }
+        var key = MDB_val()
+        var value = MDB_val()
+        var pages = 0
+        var operation = MDB_FIRST
+        while true {
+            let status = mdb_cursor_get(cursor, &key, &value, operation)
+            if status == MDB_NOTFOUND { break }
+            try check(status, "mdb_cursor_get (free list)")
+            if value.mv_size >= MemoryLayout<Int>.size, let data = value.mv_data {
+                pages += data.loadUnaligned(as: Int.self)
+            }
+            operation = MDB_NEXT
+        }
+        return pages
+    }
+
     // MARK: Cursors
 
     func makeCursor(in database: Database) throws(LMDBError) -> Cursor {

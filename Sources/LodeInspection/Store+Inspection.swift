@@ -20,6 +20,15 @@ extension Store {
             maxReaders: info.maxReaders)
     }
 
+    /// How many pages of the file are free: freed by earlier commits, to be reused by later ones (once
+    /// no reader still sees them) before the file grows.
+    ///
+    /// - Throws: `LodeError/storeClosed(path:)` after the store closed and `LodeError/storage(_:)` when
+    ///   LMDB fails.
+    public func freePageCount() throws -> Int {
+        try read { tx in try mapStorageErrors { try tx.lmdb.freePageCount() } }
+    }
+
     /// The reader table, with slots of processes that are gone flagged.
     ///
     /// - Throws: `LodeError/storeClosed(path:)` after the store closed and `LodeError/storage(_:)` when

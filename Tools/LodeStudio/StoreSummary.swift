@@ -67,6 +67,9 @@ package struct StoreSummary: Codable, Sendable, Equatable {
     /// The map's size and how much of it is used, in bytes.
     package var mapBytes: Int
     package var usedBytes: Int
+    /// The file's free pages (reused before it grows) and the page size.
+    package var freePages: Int
+    package var pageSize: Int
     /// The last committed version.
     package var version: Int
     /// The schema's version and the migrations run, in order.
@@ -94,6 +97,7 @@ package struct StoreSummary: Codable, Sendable, Equatable {
         }
         return StoreSummary(
             path: path, fileBytes: fileBytes, mapBytes: info.mapSize, usedBytes: info.usedBytes,
+            freePages: try store.freePageCount(), pageSize: info.pageSize,
             version: info.lastCommittedVersion, schemaVersion: history.version,
             migrations: history.migrations,
             types: types.map { type in

@@ -264,6 +264,7 @@ enum StudioPages {
             file.replaceChildren();
             entry(file, "file", bytes(summary.fileBytes));
             entry(file, "map", bytes(summary.mapBytes) + " (" + bytes(summary.usedBytes) + " used)");
+            entry(file, "free pages", summary.freePages + " (" + bytes(summary.freePages * summary.pageSize) + ", reused before the file grows)");
             entry(file, "schema version", String(summary.schemaVersion));
             entry(file, "migrations", summary.migrations.length ? summary.migrations.join(", ") : "none");
             const pinned = summary.readers.filter(reader => reader.version !== undefined);

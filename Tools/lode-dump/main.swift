@@ -116,6 +116,8 @@ func summary(_ path: String) throws {
     print(
         "file       \(byteCount(fileSize))   map \(byteCount(info.mapSize)) (\(used * 100 / max(info.mapSize, 1))% used)"
     )
+    let free = try store.freePageCount()
+    print("free       \(free) pages (\(byteCount(free * info.pageSize)), reused before the file grows)")
     print("last txn   \(info.lastCommittedVersion)")
     let history = try store.read { try $0.schemaHistory() }
     print(

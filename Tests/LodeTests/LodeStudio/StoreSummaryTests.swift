@@ -32,4 +32,28 @@ import Testing
         let json = try JSONEncoder().encode(summary)
         #expect(try JSONDecoder().decode(StoreSummary.self, from: json) == summary)
     }
+
+    @Test func freePagesAreThoseThePageCheckFindsOnTheFreeList() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "studio-free-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = try Store(at: directory, types: [Project.self])
+        #expect(try store.freePageCount() == (try Store.checkPages(atPath: directory.path)).freePages)
+        // Churn: pages freed by deletes and rewrites go to the free list.
+        for round in 0..<6 {
+            try store.write { tx in
+                for id in 0..<400 {
+                    try tx.upsert(
+                        Project(id: id, name: "p\(id) round \(round) " + String(repeating: "x", count: 200)))
+                }
+            }
+            try store.write { tx in
+                for id in stride(from: round, to: 400, by: 3) { try tx.delete(Project.self, key: id) }
+            }
+        }
+        let free = try store.freePageCount()
+        #expect(free > 0)
+        #expect(free == (try Store.checkPages(atPath: directory.path)).freePages)
+        #expect(try StoreSummary.read(store, path: directory.path).freePages == free)
+    }
 }
