@@ -112,7 +112,16 @@ import Testing
         // The live feed is connected and the charts get their figures.
         try browser.waitFor("document.getElementById('live').classList.contains('on')")
         try browser.waitFor("document.getElementById('value-file').textContent")
+        let file = try browser.evaluate(Self.texts("#file dt")) as? [String] ?? []
+        #expect(file.contains("free pages") && file.contains("oldest pinned version"), "\(file)")
         try browser.screenshot(HeadlessChromium.screenshots.appendingPathComponent("summary.png"))
+        // A commit of another process: the count follows and the commit is listed with its change.
+        let result = try shell(
+            "'\(builtTool("lode-test-helper"))' commit-one '\(directory.path)' insert 100")
+        #expect(result.status == 0, "\(result.err)")
+        try browser.waitFor(
+            "document.querySelector('#types tr[data-type=\"Task\"] td:nth-child(2)').textContent === '38'")
+        try browser.waitFor("document.querySelector('#commits li span').textContent === 'insert Task 100'")
     }
 
     @Test func aTypePagesFiltersSortsAndOpensAnObject() throws {
