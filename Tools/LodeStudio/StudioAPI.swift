@@ -124,20 +124,39 @@ enum StudioAPI {
                 "plan": .text(page.plan), "examined": .count(page.examined),
                 "stoppedEarly": .bool(page.stoppedEarly),
                 "next": .optional(page.next.map { .text($0.token) }),
-                "rows": .array(page.rows.map(row)),
+                "rows": .array(page.rows.map { row($0, links: storedType.links) }),
             ])
         }
     }
 
-    /// One record as the pages show it: its key (hex and readable), each field's stored kind, its value.
-    static func row(_ row: RecordRow) -> CBORValue {
+    /// One record as the pages show it: its key (hex and readable), each field's stored kind, its value,
+    /// and the objects its `links` point at (by link field: the target type and each target's key).
+    static func row(_ row: RecordRow, links: [StoredLink]) -> CBORValue {
         var kinds: [CBORValue.MapEntry] = []
         if case .map(let entries) = row.value {
             kinds = entries.map { .init(key: $0.key, value: .text($0.value.storedKind)) }
         }
+        var linked: [CBORValue.MapEntry] = []
+        for link in links {
+            guard let found = row.value.value(atPath: link.field), found != .null else { continue }
+            var items = [found]
+            if link.isToMany, case .array(let all) = found { items = all }
+            var targets: [CBORValue] = []
+            for item in items where item != .null {
+                // A value that is no key points nowhere: `check` names it; the page shows it unlinked.
+                guard let key = try? KeyEncoder().encode(item) else { continue }
+                targets.append(
+                    jsonObject(["key": .text(KeyText.hex(key)), "label": .text(KeyDescription.describe(key))])
+                )
+            }
+            linked.append(
+                .init(
+                    key: .text(link.field),
+                    value: jsonObject(["type": .text(link.targetTypeName), "targets": .array(targets)])))
+        }
         return jsonObject([
             "key": .text(KeyText.hex(row.key)), "label": .text(KeyDescription.describe(row.key)),
-            "kinds": .map(kinds), "value": row.value,
+            "kinds": .map(kinds), "links": .map(linked), "value": row.value,
         ])
     }
 
@@ -162,7 +181,7 @@ enum StudioAPI {
             return jsonObject([
                 "type": .text(type), "primaryKey": .text(storedType.primaryKey),
                 "version": .count(tx.version),
-                "object": row(RecordRow(key: key, value: value)),
+                "object": row(RecordRow(key: key, value: value), links: storedType.links),
             ])
         }
     }

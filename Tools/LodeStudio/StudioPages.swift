@@ -174,6 +174,17 @@ enum StudioPages {
           return text;
         }
 
+        // The objects a link field points at, each opening that object.
+        function linkTo(linked) {
+          const span = el("span", undefined, "links");
+          linked.targets.forEach((target, n) => {
+            if (n > 0) span.append(", ");
+            span.appendChild(link(target.label, "/object", { type: linked.type, key: target.key }));
+          });
+          span.title = "→ " + linked.type;
+          return span;
+        }
+
         // A value as the tables show it: maps and arrays fold open.
         function render(value) {
           if (value === null || value === undefined) return el("span", "null", "null");
@@ -396,6 +407,7 @@ enum StudioPages {
               const value = row.value[field];
               const content = field === result.primaryKey
                 ? link(value === undefined ? "" : (typeof value === "object" ? JSON.stringify(value) : String(value)), "/object", { type: result.type, key: row.key })
+                : row.links[field] ? linkTo(row.links[field])
                 : (value === undefined ? el("span", "", "missing") : render(value));
               const td = cell(tr, content);
               td.dataset.kind = row.kinds[field] || "missing";
@@ -491,7 +503,7 @@ enum StudioPages {
               const row = el("tr");
               cell(row, field);
               cell(row, object.kinds[field] || "");
-              cell(row, render(object.value[field]));
+              cell(row, object.links[field] ? linkTo(object.links[field]) : render(object.value[field]));
               body.appendChild(row);
             }
             document.getElementById("json").textContent = JSON.stringify(object.value, null, 2);

@@ -33,6 +33,17 @@ import Testing
         static let schema = Schema<Note>(primaryKey: \.id, indexes: [.on(\.rank)])
     }
 
+    struct Crew: Persistable {
+        var id: String
+        static let schema = Schema<Crew>(primaryKey: \.id)
+    }
+
+    struct Member: Persistable {
+        var id: Int
+        var crew: Link<Crew>?
+        static let schema = Schema<Member>(primaryKey: \.id, links: [.to(\.crew, onDelete: .nullify)])
+    }
+
     struct Project: Persistable {
         var id: String
         static let schema = Schema<Project>(primaryKey: \.id)
@@ -287,13 +298,18 @@ import Testing
 
     @Test func theSchemaChangeLogAndCheckPagesShowTheStore() throws {
         let studio = try Studio(
-            [Task.self, Note.self],
+            [Task.self, Note.self, Crew.self, Member.self],
             fill: { store in
                 for id in 0..<6 {
                     try store.write { tx in
                         try tx.insert(
                             Task(id: id, title: "task \(id)", rank: id, done: id % 2 == 0, group: "g"))
                     }
+                }
+                try store.write { tx in
+                    try tx.insert(Crew(id: "red"))
+                    try tx.insert(Member(id: 1, crew: try Link(key: "red")))
+                    try tx.insert(Member(id: 2, crew: nil))
                 }
             }
         )
@@ -315,11 +331,11 @@ import Testing
             "location.pathname === '/type' && document.getElementById('title').textContent === 'Note'")
 
         try browser.navigate(base + "/changes")
-        try browser.waitFor("document.querySelectorAll('#changes tbody tr').length === 6")
-        let newest =
-            try browser.evaluate("document.querySelector('#changes tbody tr').children[2].textContent")
-            as? String
-        #expect(newest == "insert Task 5", "\(newest ?? "")")
+        try browser.waitFor("document.querySelectorAll('#changes tbody tr').length === 7")
+        let newest = try browser.evaluate(Self.texts("#changes tbody tr td:nth-child(3)")) as? [String]
+        #expect(
+            newest?.prefix(2) == ["insert Crew \"red\"; insert Member 1; insert Member 2", "insert Task 5"],
+            "\(newest ?? [])")
 
         try browser.navigate(base + "/check")
         try browser.waitFor(
@@ -330,7 +346,20 @@ import Testing
             try browser.waitFor(
                 "document.getElementById('status').textContent.startsWith('ok') && document.getElementById('records-check').innerText"
             ).value as? String
-        #expect(status?.contains("6 records") == true, "\(status ?? "")")
+        #expect(status?.contains("9 records") == true, "\(status ?? "")")
+
+        // A link opens the object it points at.
+        try browser.navigate(base + "/type?name=Member")
+        try browser.waitFor("document.querySelectorAll('#records tbody tr').length === 2")
+        #expect(try browser.evaluate(Self.column("crew")) as? [String] == ["\"red\"", ""])
+        try browser.evaluate("document.querySelector('#records tbody tr[title=\"1\"] .links a').click()")
+        let crew =
+            try browser.waitFor(
+                "location.pathname === '/object' && document.getElementById('json').textContent"
+            )
+            .value as? String
+        #expect(crew?.contains("\"id\": \"red\"") == true, "\(crew ?? "")")
+        #expect(try browser.evaluate("new URLSearchParams(location.search).get('type')") as? String == "Crew")
     }
 }
 
