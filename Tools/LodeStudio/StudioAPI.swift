@@ -73,6 +73,17 @@ enum StudioAPI {
     /// The most records a table page shows.
     static let largestPage = 500
 
+    /// The `limit` argument: from 1 to ``largestPage``, 50 when absent.
+    private static func pageSize(_ query: [String: String]) throws -> Int {
+        guard let text = query["limit"] else { return 50 }
+        guard let value = Int(text), (1...largestPage).contains(value) else {
+            throw StudioRefusal(
+                status: 400,
+                description: "limit takes a count from 1 to \(largestPage), got \(text.prefix(40))")
+        }
+        return value
+    }
+
     /// `/api/records?type=T&where=…&sort=…&after=CURSOR&limit=N`: one page of a type's records, with
     /// the plan that found them.
     static func records(_ store: Store, query: [String: String]) throws -> CBORValue {
@@ -85,15 +96,7 @@ enum StudioAPI {
         } catch {
             throw StudioRefusal(status: 400, description: error.description)
         }
-        var limit = 50
-        if let text = query["limit"] {
-            guard let value = Int(text), (1...largestPage).contains(value) else {
-                throw StudioRefusal(
-                    status: 400,
-                    description: "limit takes a count from 1 to \(largestPage), got \(text.prefix(40))")
-            }
-            limit = value
-        }
+        let limit = try pageSize(query)
         let cursor: PageCursor?
         do {
             cursor = try query["after"].flatMap { $0.isEmpty ? nil : try PageCursor(token: $0) }
@@ -201,15 +204,7 @@ enum StudioAPI {
         guard store.hasChangeLog else {
             return jsonObject(["version": .null, "hasChangeLog": .bool(false), "commits": .array([])])
         }
-        var limit = 50
-        if let text = query["limit"] {
-            guard let value = Int(text), (1...largestPage).contains(value) else {
-                throw StudioRefusal(
-                    status: 400,
-                    description: "limit takes a count from 1 to \(largestPage), got \(text.prefix(40))")
-            }
-            limit = value
-        }
+        let limit = try pageSize(query)
         var before: Int?
         if let text = query["before"], !text.isEmpty {
             guard let value = Int(text), value >= 0 else {
