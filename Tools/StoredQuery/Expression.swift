@@ -13,15 +13,20 @@ package struct ExpressionError: Error, CustomStringConvertible, Sendable {
 
 /// A `--where` expression over a record's fields (`lode-dump dump`, `watch` and Lode Studio's tables).
 package indirect enum WhereExpression: Sendable {
+    /// `field op value`, `op` one of `== != < <= > >=`.
     case comparison(field: String, op: String, value: CBORValue)
+    /// `field in [values]`.
     case membership(field: String, values: [CBORValue])
+    /// `field hasPrefix "text"`.
     case prefixed(field: String, text: String)
+    /// `field contains "text"`.
     case containing(field: String, text: String)
     /// Every one holds (a chain of `and`, kept flat: evaluating 8,000 conjuncts must not recurse 8,000
     /// deep).
     case all([WhereExpression])
     /// At least one holds (a chain of `or`, flat).
     case any([WhereExpression])
+    /// `not` of an expression.
     case not(WhereExpression)
 
     /// True when `record` satisfies the expression. A missing field is null.

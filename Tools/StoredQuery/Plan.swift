@@ -2,9 +2,10 @@ import Foundation
 import Lode
 import LodeInspection
 
-/// How `dump` finds its candidates: every record, or key ranges of the records (by primary key) or of
-/// one index.
+/// How `dump` and Lode Studio's tables find their candidates: every record, or key ranges of the
+/// records (by primary key) or of one index.
 package enum Plan: Sendable {
+    /// Every record, in primary-key order.
     case scan
     /// Key ranges in the records database (`index` nil) or in an index.
     case ranges(index: String?, [KeyRange])
@@ -16,14 +17,17 @@ package enum Plan: Sendable {
 /// key takes in every key that starts with those fields, and a text bound without its terminator
 /// takes in every string with that prefix.
 package struct KeyRange: Sendable {
+    /// The lower bound (nil: from the first key) and whether a key equal to it is inside.
     package var lower: [UInt8]?
     package var lowerInclusive = true
+    /// The upper bound (nil: to the last key) and whether a key equal to it is inside.
     package var upper: [UInt8]?
     package var upperInclusive = true
 
     /// Every key that starts with `prefix`.
     package static func prefix(_ prefix: [UInt8]) -> KeyRange { KeyRange(lower: prefix, upper: prefix) }
 
+    /// True when `key` comes before the range.
     package func isBelowLower(_ key: [UInt8]) -> Bool {
         guard let lower else { return false }
         if Self.key(key, continues: lower) { return false }
@@ -31,6 +35,7 @@ package struct KeyRange: Sendable {
         return head.lexicographicallyPrecedes(lower) || (!lowerInclusive && head.elementsEqual(lower))
     }
 
+    /// True when `key` comes after the range.
     package func isAboveUpper(_ key: [UInt8]) -> Bool {
         guard let upper else { return false }
         if Self.key(key, continues: upper) { return true }
