@@ -67,6 +67,15 @@ import Testing
             browser = try HeadlessChromium()
         }
 
+        /// Opens the printed URL and waits for its page: the cookie that carries the token is then set
+        /// for the pages the test opens next. (A new tab's first document is `about:blank`, complete
+        /// at once: waiting for `readyState` alone would race the first response.)
+        func openWithToken() throws {
+            try browser.open(server.url)
+            try browser.waitFor(
+                "location.pathname === '/' && document.body && document.body.dataset.page === 'summary'")
+        }
+
         deinit {
             browser.quit()
             server.stop()
@@ -153,8 +162,7 @@ import Testing
         )
         let (server, browser, _) = (studio.server, studio.browser, studio.directory)
         let base = "http://127.0.0.1:\(server.access.port)"
-        try browser.open(server.url)
-        try browser.waitFor("document.cookie !== undefined && document.readyState === 'complete'")
+        try studio.openWithToken()
         try browser.navigate(base + "/type?name=Note")
         try browser.waitFor("document.querySelectorAll('#records tbody tr').length === 50")
         // Fields with their stored kinds, the plan, the first page in key order.
@@ -258,8 +266,7 @@ import Testing
         )
         let (server, browser, directory) = (studio.server, studio.browser, studio.directory)
         let base = "http://127.0.0.1:\(server.access.port)"
-        try browser.open(server.url)
-        try browser.waitFor("document.readyState === 'complete'")
+        try studio.openWithToken()
         try browser.navigate(base + "/type?name=Task&sort=rank")
         try browser.waitFor("document.querySelectorAll('#records tbody tr').length === 19")
         try browser.waitFor("document.getElementById('live').classList.contains('on')")
@@ -315,8 +322,7 @@ import Testing
         )
         let (server, browser, _) = (studio.server, studio.browser, studio.directory)
         let base = "http://127.0.0.1:\(server.access.port)"
-        try browser.open(server.url)
-        try browser.waitFor("document.readyState === 'complete'")
+        try studio.openWithToken()
         try browser.navigate(base + "/schema")
         let schema =
             try browser.waitFor(
