@@ -141,10 +141,11 @@ public class Transaction {
     }
 
     /// How many pages LMDB's free list holds as this transaction sees it: pages earlier transactions
-    /// freed, which later writes reuse (once no reader still sees them) before the file grows.
+    /// freed, which later writes reuse (once no reader still sees them) before the file grows. Only a
+    /// read-only transaction reads it (LMDB refuses a write transaction a cursor on its free list).
     ///
-    /// - Throws: ``LMDBError`` when LMDB fails (`.transactionNotActive` once the transaction has ended or
-    ///   from another thread).
+    /// - Throws: ``LMDBError`` when LMDB fails (`EINVAL` in a write transaction;
+    ///   `.transactionNotActive` once the transaction has ended or from another thread).
     public func freePageCount() throws(LMDBError) -> Int {
         let txn = try activeHandle("mdb_cursor_open (free list)")
         var cursor: OpaquePointer?
