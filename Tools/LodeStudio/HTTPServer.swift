@@ -127,19 +127,43 @@ package final class HTTPServer: Sendable {
         }
         var reuse: Int32 = 1
         setsockopt(socket, SOL_SOCKET, SO_REUSEADDR, &reuse, socklen_t(MemoryLayout<Int32>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = port.bigEndian
-        address.sin_addr.s_addr = UInt32(INADDR_LOOPBACK).bigEndian
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
+        let bound = withLoopbackAddress(port: port) { bind(socket, $0, $1) }
         guard bound == 0, listen(socket, 128) == 0 else {
             let reason = String(cString: strerror(errno))
             close(socket)
             throw HTTPServerError(description: "cannot listen on 127.0.0.1:\(port): \(reason)")
+        }
+        return socket
+    }
+
+    /// Calls `body` with the address `127.0.0.1:port` and its length.
+    private static func withLoopbackAddress<R>(
+        port: UInt16, _ body: (UnsafePointer<sockaddr>, socklen_t) -> R
+    ) -> R {
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        address.sin_addr.s_addr = UInt32(INADDR_LOOPBACK).bigEndian
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                body($0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+    }
+
+    /// A socket connected to a server on `127.0.0.1:port`, for clients of one (the tests, the
+    /// benchmark); the caller closes it.
+    ///
+    /// - Throws: ``HTTPServerError`` when the socket cannot be made or does not connect.
+    package static func connectedSocket(port: UInt16) throws -> Int32 {
+        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard socket >= 0 else {
+            throw HTTPServerError(description: "socket: \(String(cString: strerror(errno)))")
+        }
+        guard withLoopbackAddress(port: port, { Glibc.connect(socket, $0, $1) }) == 0 else {
+            let reason = String(cString: strerror(errno))
+            close(socket)
+            throw HTTPServerError(description: "cannot connect to 127.0.0.1:\(port): \(reason)")
         }
         return socket
     }

@@ -101,19 +101,8 @@ struct StudioClient {
 
     /// The whole answer (status line, headers and body) to `GET target`.
     func get(_ target: String) throws -> String {
-        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard socket >= 0 else { throw BenchError.failed("socket: \(errno)") }
+        let socket = try HTTPServer.connectedSocket(port: port)
         defer { close(socket) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = port.bigEndian
-        address.sin_addr.s_addr = UInt32(INADDR_LOOPBACK).bigEndian
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        guard connected == 0 else { throw BenchError.failed("connect: \(errno)") }
         let request = Array(
             ("GET \(target) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nCookie: \(StudioAccess.cookieName)=\(token)\r\n"
                 + "Connection: close\r\n\r\n").utf8)

@@ -36,24 +36,7 @@ import Testing
     }
 
     /// A socket connected to `127.0.0.1:port`.
-    static func connect(port: UInt16) throws -> Int32 {
-        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard socket >= 0 else { throw HTTPServerError(description: "socket") }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = port.bigEndian
-        address.sin_addr.s_addr = UInt32(INADDR_LOOPBACK).bigEndian
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                Glibc.connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        guard connected == 0 else {
-            close(socket)
-            throw HTTPServerError(description: "connect: \(errno)")
-        }
-        return socket
-    }
+    static func connect(port: UInt16) throws -> Int32 { try HTTPServer.connectedSocket(port: port) }
 
     static func get(_ target: String, port: UInt16, headers: [String] = []) throws -> String {
         try exchange(
