@@ -6,6 +6,12 @@ import LodeStore
 /// backlog: each pending change would hold a version of the store (a reader slot and its pages), so
 /// an unbounded buffer behind a slow task would exhaust the reader table. At most two elements wait:
 /// the initial one and the next change.
+///
+/// The consuming loop runs in the caller's task, on Swift's cooperative pool unless the task prefers
+/// another executor. On Linux the pool has one thread per core, and a thread blocked in a synchronous
+/// wait stays held: while every pool thread is held, the loop does not advance. Deliveries made with
+/// `observe(on:)` run on dispatch queues and never wait for the pool; use them, or run the consuming
+/// task on an executor of its own (`Task(executorPreference:)`), where that matters.
 public struct LiveChanges<Change: Sendable>: AsyncSequence, Sendable {
     /// What the sequence yields.
     public typealias Element = Change

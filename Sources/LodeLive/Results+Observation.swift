@@ -42,7 +42,9 @@ extension Results {
 
     /// The same observation as an asynchronous sequence that advances as fast as it is consumed (a
     /// consumer that falls behind gets one change covering what it missed); it ends when the
-    /// consuming task is cancelled.
+    /// consuming task is cancelled. The loop needs a thread of the consuming task's executor — the
+    /// cooperative pool, by default — where ``observe(keyPaths:linkedKeyPaths:on:_:)`` needs none
+    /// (see ``LiveChanges``).
     public var changes: LiveChanges<ResultsChange<Element>> {
         let results = self
         return LiveChanges { demand, yield in

@@ -19,6 +19,8 @@
 //     powercut-source DIR, powercut-items DIR — the writers, checker and source store of the power-cut tests (PowerCut.swift).
 //   lode-test-helper crash-writer DIR — commits the deterministic sequence of `CrashPlan` from where
 //     the store is, printing "ack N" after commit N returned, until it is killed.
+//   lode-test-helper starved-pool DIR — holds every thread of the cooperative pool and checks that
+//     Lode's deliveries on queues still arrive (StarvedPool.swift).
 //   lode-test-helper cascade-writer DIR — builds linked projects and deletes them by cascade
 //     (CascadeWriter.swift), until it is killed.
 import Dispatch
@@ -325,10 +327,12 @@ do {
         try syncDump(arguments[2])
     } else if arguments.count == 3, arguments[1] == "hold-reader" {
         try holdReader(arguments[2])
+    } else if arguments.count == 3, arguments[1] == "starved-pool" {
+        try starvedPool(arguments[2])
     } else {
         FileHandle.standardError.write(
             Data(
-                "usage: lode-test-helper write DIR FIRST COUNT | readme-observe | readme-first-use | readme-live | crash-writer DIR | read-all DIR [--no-page-check] | migration-seed DIR COUNT | migration-run DIR | temporary-store exit|crash | lag-and-exit DIR LAG | hold-reader DIR | powercut-writer WORKLOAD MODE DIR MARKS | powercut-check WORKLOAD MODE STATE… | powercut-source DIR | powercut-items DIR | sync-client STORE NAME SECONDS SEED LOG | sync-dump STORE\n"
+                "usage: lode-test-helper write DIR FIRST COUNT | readme-observe | readme-first-use | readme-live | crash-writer DIR | read-all DIR [--no-page-check] | migration-seed DIR COUNT | migration-run DIR | temporary-store exit|crash | lag-and-exit DIR LAG | hold-reader DIR | powercut-writer WORKLOAD MODE DIR MARKS | powercut-check WORKLOAD MODE STATE… | powercut-source DIR | powercut-items DIR | sync-client STORE NAME SECONDS SEED LOG | sync-dump STORE | starved-pool DIR\n"
                     .utf8
             ))
         exit(2)

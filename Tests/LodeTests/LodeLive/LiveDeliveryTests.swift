@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Lode
+import LodeTestSupport
 import ModelStorage
 import Synchronization
 import Testing
@@ -228,113 +229,119 @@ func eventually(_ seconds: Double = 10, _ condition: () throws -> Bool) async re
     }
 
     @Test func aRecordThatNoLongerDecodesReachesEveryObserverKind() async throws {
-        let store = try Store(at: tmp.url, types: [Task.self])
-        try await store.write { tx in
-            for id in 0..<6 {
-                try tx.insert(Task(id: id, title: "t\(id)", rank: id, done: id % 2 == 0, group: "x"))
+        try await onDedicatedExecutor {
+            let store = try Store(at: tmp.url, types: [Task.self])
+            try await store.write { tx in
+                for id in 0..<6 {
+                    try tx.insert(Task(id: id, title: "t\(id)", rank: id, done: id % 2 == 0, group: "x"))
+                }
             }
-        }
-        let query = store.objects(Task.self).sorted(by: \.rank)
-        let errors = Locked<[String: [LodeError]]>([:])
-        let versions = Locked<[String: Int]>([:])
-        let note: @Sendable (String, LodeError) -> Void = { kind, error in
-            errors.withLock { $0[kind, default: []].append(error) }
-        }
-        let reached: @Sendable (String, Int) -> Void = { kind, version in
-            versions.withLock { $0[kind] = version }
-        }
-        let started = DispatchSemaphore(value: 0)
+            let query = store.objects(Task.self).sorted(by: \.rank)
+            let errors = Locked<[String: [LodeError]]>([:])
+            let versions = Locked<[String: Int]>([:])
+            let note: @Sendable (String, LodeError) -> Void = { kind, error in
+                errors.withLock { $0[kind, default: []].append(error) }
+            }
+            let reached: @Sendable (String, Int) -> Void = { kind, version in
+                versions.withLock { $0[kind] = version }
+            }
+            let started = DispatchSemaphore(value: 0)
 
-        let observed = query.observe { change in
-            switch change {
-            case .initial: started.signal()
-            case .update(_, let change): reached("observe", change.toVersion)
-            case .error(let error): note("observe", error)
+            let observed = query.observe { change in
+                switch change {
+                case .initial: started.signal()
+                case .update(_, let change): reached("observe", change.toVersion)
+                case .error(let error): note("observe", error)
+                }
             }
-        }
-        let sectioned = query.sectioned(by: \.done).observe { change in
-            switch change {
-            case .initial: started.signal()
-            case .update(_, let change): reached("sectioned", change.toVersion)
-            case .error(let error): note("sectioned", error)
+            let sectioned = query.sectioned(by: \.done).observe { change in
+                switch change {
+                case .initial: started.signal()
+                case .update(_, let change): reached("sectioned", change.toVersion)
+                case .error(let error): note("sectioned", error)
+                }
             }
-        }
-        let group = LiveGroup(store: store)
-        group.add(try query.live())
-        group.add(try query.sectioned(by: \.group).live())
-        let grouped = group.observe { change in
-            switch change {
-            case .update(let version, _): reached("group", version)
-            case .error(let error): note("group", error)
+            let group = LiveGroup(store: store)
+            group.add(try query.live())
+            group.add(try query.sectioned(by: \.group).live())
+            let grouped = group.observe { change in
+                switch change {
+                case .update(let version, _): reached("group", version)
+                case .error(let error): note("group", error)
+                }
             }
-        }
-        let storageQueue = DispatchQueue(label: "storage")
-        let storage = LiveResultsStorage(store: store, queue: storageQueue)
-        let delegate = FailureRecordingDelegate()
-        storage.delegate = delegate
-        try storage.addSection(with: query)
-        try storage.addSections(from: query.sectioned(by: \.done))
-        var storageIterator = storage.updates.makeAsyncIterator()
-        // An async sequence starts observing when iterated: take the initial results now.
-        var asyncIterator = query.changes.makeAsyncIterator()
-        guard case .initial? = await asyncIterator.next() else {
-            throw LodeError.observationFailed(reason: "no initial")
-        }
-        let bothStarted = Atomic<Int>(0)
-        Thread {
-            for _ in 0..<2 {
-                if started.wait(timeout: .now() + 10) == .success { bothStarted.add(1, ordering: .relaxed) }
+            let storageQueue = DispatchQueue(label: "storage")
+            let storage = LiveResultsStorage(store: store, queue: storageQueue)
+            let delegate = FailureRecordingDelegate()
+            storage.delegate = delegate
+            try storage.addSection(with: query)
+            try storage.addSections(from: query.sectioned(by: \.done))
+            var storageIterator = storage.updates.makeAsyncIterator()
+            // An async sequence starts observing when iterated: take the initial results now.
+            var asyncIterator = query.changes.makeAsyncIterator()
+            guard case .initial? = await asyncIterator.next() else {
+                throw LodeError.observationFailed(reason: "no initial")
             }
-        }.start()
-        #expect(await eventually { bothStarted.load(ordering: .relaxed) == 2 })
+            let bothStarted = Atomic<Int>(0)
+            Thread {
+                for _ in 0..<2 {
+                    if started.wait(timeout: .now() + 10) == .success {
+                        bothStarted.add(1, ordering: .relaxed)
+                    }
+                }
+            }.start()
+            #expect(await eventually { bothStarted.load(ordering: .relaxed) == 2 })
 
-        let broken = try await store.write { tx in
-            try tx.delete(IncompatibleTask.self, key: 3)
-            try tx.insert(IncompatibleTask(id: 3, title: 42, rank: 3, done: false, group: "x"))
-            return tx.version
-        }
-        let expected = LodeError.recordDoesNotDecode(type: "Task", key: "3", field: "title", reason: "")
-        func matches(_ error: LodeError) -> Bool {
-            guard case .recordDoesNotDecode(let type, let key, let field, _) = error else { return false }
-            return type == "Task" && key == "3" && field == "title"
-        }
-        for kind in ["observe", "sectioned", "group"] {
+            let broken = try await store.write { tx in
+                try tx.delete(IncompatibleTask.self, key: 3)
+                try tx.insert(IncompatibleTask(id: 3, title: 42, rank: 3, done: false, group: "x"))
+                return tx.version
+            }
+            let expected = LodeError.recordDoesNotDecode(type: "Task", key: "3", field: "title", reason: "")
+            func matches(_ error: LodeError) -> Bool {
+                guard case .recordDoesNotDecode(let type, let key, let field, _) = error else { return false }
+                return type == "Task" && key == "3" && field == "title"
+            }
+            for kind in ["observe", "sectioned", "group"] {
+                #expect(
+                    await eventually { errors.withLock { $0[kind]?.contains(where: matches) ?? false } },
+                    "\(kind) got \(errors.withLock { $0[kind] ?? [] }), expected \(expected)")
+            }
             #expect(
-                await eventually { errors.withLock { $0[kind]?.contains(where: matches) ?? false } },
-                "\(kind) got \(errors.withLock { $0[kind] ?? [] }), expected \(expected)")
-        }
-        #expect(
-            await eventually { storageQueue.sync { delegate.errors.contains { matches(LodeError($0)) } } })
+                await eventually { storageQueue.sync { delegate.errors.contains { matches(LodeError($0)) } } }
+            )
 
-        // The async sequences carry the error too.
-        guard case .error(let asyncError)? = await asyncIterator.next() else {
-            throw LodeError.observationFailed(reason: "no error from changes")
-        }
-        #expect(matches(asyncError))
-        guard case .failure(let storageError)? = await storageIterator.next() else {
-            throw LodeError.observationFailed(reason: "no failure from storage.updates")
-        }
-        #expect(matches(LodeError(storageError)))
+            // The async sequences carry the error too.
+            guard case .error(let asyncError)? = await asyncIterator.next() else {
+                throw LodeError.observationFailed(reason: "no error from changes")
+            }
+            #expect(matches(asyncError))
+            guard case .failure(let storageError)? = await storageIterator.next() else {
+                throw LodeError.observationFailed(reason: "no failure from storage.updates")
+            }
+            #expect(matches(LodeError(storageError)))
 
-        // Fixed: every observer catches up past the broken version.
-        let fixed = try await store.write { tx in
-            try tx.delete(Task.self, key: 3)
-            try tx.insert(Task(id: 3, title: "fixed", rank: 3, done: false, group: "x"))
-            return tx.version
+            // Fixed: every observer catches up past the broken version.
+            let fixed = try await store.write { tx in
+                try tx.delete(Task.self, key: 3)
+                try tx.insert(Task(id: 3, title: "fixed", rank: 3, done: false, group: "x"))
+                return tx.version
+            }
+            #expect(fixed > broken)
+            for kind in ["observe", "sectioned", "group"] {
+                #expect(
+                    await eventually { versions.withLock { $0[kind] } == fixed }, "\(kind) did not catch up")
+            }
+            #expect(await eventually { storageQueue.sync { delegate.updates > 0 } })
+            let shown = storageQueue.sync { MirroringStorageDelegate.contents(storage) }
+            let freshIDs = try query.fetch().map { try ObjectID(Task.self, key: $0.id) }
+            #expect(shown.first == freshIDs)
+            guard case .update(let results, _)? = await asyncIterator.next() else {
+                throw LodeError.observationFailed(reason: "changes did not catch up")
+            }
+            #expect(try results.fetch().map { $0.title }.contains("fixed"))
+            withExtendedLifetime((observed, sectioned, grouped)) {}
         }
-        #expect(fixed > broken)
-        for kind in ["observe", "sectioned", "group"] {
-            #expect(await eventually { versions.withLock { $0[kind] } == fixed }, "\(kind) did not catch up")
-        }
-        #expect(await eventually { storageQueue.sync { delegate.updates > 0 } })
-        let shown = storageQueue.sync { MirroringStorageDelegate.contents(storage) }
-        let freshIDs = try query.fetch().map { try ObjectID(Task.self, key: $0.id) }
-        #expect(shown.first == freshIDs)
-        guard case .update(let results, _)? = await asyncIterator.next() else {
-            throw LodeError.observationFailed(reason: "changes did not catch up")
-        }
-        #expect(try results.fetch().map { $0.title }.contains("fixed"))
-        withExtendedLifetime((observed, sectioned, grouped)) {}
     }
 
     /// A live result that fails leaves the other members of its group advanced: the group's next
@@ -408,16 +415,29 @@ func eventually(_ seconds: Double = 10, _ condition: () throws -> Bool) async re
 
     /// Closing the store ends an async sequence of changes with the error that says so.
     @Test func closingTheStoreEndsTheChangesSequence() async throws {
-        let store = try Store(at: tmp.url, types: [Task.self])
-        var iterator = store.objects(Task.self).changes.makeAsyncIterator()
-        guard case .initial? = await iterator.next() else {
-            throw LodeError.observationFailed(reason: "no initial")
+        try await onDedicatedExecutor {
+            let store = try Store(at: tmp.url, types: [Task.self])
+            var iterator = store.objects(Task.self).changes.makeAsyncIterator()
+            guard case .initial? = await iterator.next() else {
+                throw LodeError.observationFailed(reason: "no initial")
+            }
+            store.close()
+            guard case .error(.storeClosed)? = await iterator.next() else {
+                throw LodeError.observationFailed(reason: "no storeClosed error")
+            }
+            #expect(await iterator.next() == nil)
         }
-        store.close()
-        guard case .error(.storeClosed)? = await iterator.next() else {
-            throw LodeError.observationFailed(reason: "no storeClosed error")
-        }
-        #expect(await iterator.next() == nil)
+    }
+
+    /// An app that holds every thread of the cooperative pool in blocking waits still receives every
+    /// delivery Lode makes on queues, and an async consumer whose task runs on an executor of its own
+    /// still receives its changes (in a process of its own: filling this process's pool would stall
+    /// the suite).
+    @Test func deliveriesOnQueuesDoNotNeedTheCooperativePool() throws {
+        let result = try shell("'\(builtTool("lode-test-helper"))' starved-pool '\(tmp.path)/store'")
+        #expect(result.status == 0, "\(result.out)\(result.err)")
+        #expect(result.out.hasPrefix("pool full: "), "\(result.out)")
+        #expect(result.out.hasSuffix("ok\n"), "\(result.out)")
     }
 
     /// The README's observe example, run as a plain command-line program (no main loop): it prints the

@@ -247,22 +247,24 @@ func replay(_ change: CollectionChange, old: [Task], new: [Task]) throws -> [Tas
     }
 
     @Test func changesAsAnAsyncSequence() async throws {
-        let store = try Store(at: tmp.url, types: [Task.self])
-        var iterator = store.objects(Task.self).changes.makeAsyncIterator()
-        guard case .initial(let initial)? = await iterator.next() else {
-            Issue.record("expected the initial results")
-            return
+        try await onDedicatedExecutor {
+            let store = try Store(at: tmp.url, types: [Task.self])
+            var iterator = store.objects(Task.self).changes.makeAsyncIterator()
+            guard case .initial(let initial)? = await iterator.next() else {
+                Issue.record("expected the initial results")
+                return
+            }
+            #expect(try initial.isEmpty)
+            try await store.write { tx in
+                try tx.insert(Task(id: 7, title: "seven", rank: 7, done: true, group: "y"))
+            }
+            guard case .update(let results, let change)? = await iterator.next() else {
+                Issue.record("expected an update")
+                return
+            }
+            #expect(change.insertions == [0])
+            #expect(try results.fetch().map(\.id) == [7])
         }
-        #expect(try initial.isEmpty)
-        try await store.write { tx in
-            try tx.insert(Task(id: 7, title: "seven", rank: 7, done: true, group: "y"))
-        }
-        guard case .update(let results, let change)? = await iterator.next() else {
-            Issue.record("expected an update")
-            return
-        }
-        #expect(change.insertions == [0])
-        #expect(try results.fetch().map(\.id) == [7])
     }
 
     @Test func theChangeLogRecordsNetChangesPerCommit() throws {

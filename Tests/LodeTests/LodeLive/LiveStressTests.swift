@@ -81,6 +81,13 @@ func ids<Key>(_ sectioned: SectionedResults<Key, Task>) -> [[Int]] {
     /// others; when the writers stop, each one reaches the store's last version and shows exactly
     /// what a fresh read shows, every update having replayed cleanly on the list mirror.
     @Test func everyConsumerReachesTheLastCommitOfEveryWriter() async throws {
+        // The test and its `changes` consumer run on executors of their own: on the cooperative pool
+        // they waited behind the suite's synchronous tests (the consumer's task first ran 469 s after
+        // it was made, while both pool threads ran power-cut tests) and the deadlines ran out.
+        try await onDedicatedExecutor { try await run() }
+    }
+
+    private func run() async throws {
         let store = try Store(
             at: tmp.url, configuration: StoreConfiguration(durability: .noSync), types: [Task.self])
         let all = store.objects(Task.self)
@@ -172,7 +179,7 @@ func ids<Key>(_ sectioned: SectionedResults<Key, Task>) -> [[Int]] {
         // The async sequence.
         let asyncReplayer = ListReplayer("changes")
         replayers.append((asyncReplayer, { [ids(byTitle.copyingQuery(of: byTitle))] }))
-        let asyncTask = _Concurrency.Task {
+        let asyncTask = _Concurrency.Task(executorPreference: DedicatedExecutor("changes consumer")) {
             for await change in byTitle.changes { asyncReplayer.follow(change, started: started) }
         }
         starts += 1

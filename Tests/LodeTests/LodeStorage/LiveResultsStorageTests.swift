@@ -608,19 +608,23 @@ final class ApplyingDelegate: StorageUpdating {
     }
 
     @Test func updatesArriveAsAnAsyncSequence() async throws {
-        let store = try Store(at: tmp.url, types: [Task.self])
-        let storage = LiveResultsStorage(store: store, observesCommits: false)
-        try storage.addSection(with: store.objects(Task.self).sorted(by: \.rank))
-        let events = storage.updates
-        try await store.write { tx in try tx.insert(Task(id: 1, title: "t", rank: 1, done: false, group: "x"))
+        try await onDedicatedExecutor {
+            let store = try Store(at: tmp.url, types: [Task.self])
+            let storage = LiveResultsStorage(store: store, observesCommits: false)
+            try storage.addSection(with: store.objects(Task.self).sorted(by: \.rank))
+            let events = storage.updates
+            try await store.write { tx in
+                try tx.insert(Task(id: 1, title: "t", rank: 1, done: false, group: "x"))
+            }
+            try storage.refresh()
+            var iterator = events.makeAsyncIterator()
+            guard case .update(let update) = await iterator.next() else {
+                Issue.record("expected an update")
+                return
+            }
+            #expect(update.objectChanges.map { "\($0.0) \($0.1)" } == ["insert [[0, 0]]"])
+            #expect(
+                storage.numberOfItems(inSection: 0) == 1, "without a delegate, the data changes are applied")
         }
-        try storage.refresh()
-        var iterator = events.makeAsyncIterator()
-        guard case .update(let update) = await iterator.next() else {
-            Issue.record("expected an update")
-            return
-        }
-        #expect(update.objectChanges.map { "\($0.0) \($0.1)" } == ["insert [[0, 0]]"])
-        #expect(storage.numberOfItems(inSection: 0) == 1, "without a delegate, the data changes are applied")
     }
 }

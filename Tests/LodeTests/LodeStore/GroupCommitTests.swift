@@ -52,64 +52,67 @@ private func holdWriter(_ store: Store) async -> DispatchSemaphore {
     /// semantics and its own outcome: a closure that throws (or whose insert fails) rolls back
     /// alone, the others commit, indexes included.
     @Test func writesArrivingTogetherShareOneCommitAndKeepTheirOwnOutcome() async throws {
-        let store = try Store(at: tmp.url, configuration: Self.configuration, types: [Task.self])
-        try await store.write {
-            try $0.insert(Task(id: 1000, title: "old", rank: 1000, done: false, group: "x"))
-        }
-        let release = await holdWriter(store)
-        let added = store.groupCommit.addedCount
-        let writes = 40
-        let outcomes = _Concurrency.Task {
-            await withTaskGroup(of: (Int, Result<Int, Error>).self) { group in
-                for write in 0..<writes {
-                    group.addTask {
-                        let outcome: Result<Int, Error>
-                        do {
-                            outcome = .success(
-                                try await store.write { tx in
-                                    try tx.insert(
-                                        Task(id: write, title: "w", rank: write, done: false, group: "g"))
-                                    if write % 4 == 3 { throw Refused(write: write) }
-                                    if write % 4 == 2 {
-                                        // Fails after the insert above: the whole closure rolls back.
+        try await onDedicatedExecutor {
+            let store = try Store(at: tmp.url, configuration: Self.configuration, types: [Task.self])
+            try await store.write {
+                try $0.insert(Task(id: 1000, title: "old", rank: 1000, done: false, group: "x"))
+            }
+            let release = await holdWriter(store)
+            let added = store.groupCommit.addedCount
+            let writes = 40
+            let outcomes = _Concurrency.Task {
+                await withTaskGroup(of: (Int, Result<Int, Error>).self) { group in
+                    for write in 0..<writes {
+                        group.addTask {
+                            let outcome: Result<Int, Error>
+                            do {
+                                outcome = .success(
+                                    try await store.write { tx in
                                         try tx.insert(
-                                            Task(id: 1000, title: "dup", rank: 0, done: true, group: "g"))
-                                    }
-                                    return tx.version
-                                })
-                        } catch {
-                            outcome = .failure(error)
+                                            Task(id: write, title: "w", rank: write, done: false, group: "g"))
+                                        if write % 4 == 3 { throw Refused(write: write) }
+                                        if write % 4 == 2 {
+                                            // Fails after the insert above: the whole closure rolls back.
+                                            try tx.insert(
+                                                Task(id: 1000, title: "dup", rank: 0, done: true, group: "g"))
+                                        }
+                                        return tx.version
+                                    })
+                            } catch {
+                                outcome = .failure(error)
+                            }
+                            return (write, outcome)
                         }
-                        return (write, outcome)
                     }
+                    var outcomes: [Int: Result<Int, Error>] = [:]
+                    for await (write, outcome) in group { outcomes[write] = outcome }
+                    return outcomes
                 }
-                var outcomes: [Int: Result<Int, Error>] = [:]
-                for await (write, outcome) in group { outcomes[write] = outcome }
-                return outcomes
             }
-        }
-        // The writes the writer thread took first wait for the holder; the rest queue behind them.
-        #expect(await eventually(poolWait) { store.groupCommit.addedCount == added + writes })
-        release.signal()
-        let results = await outcomes.value
+            // The writes the writer thread took first wait for the holder; the rest queue behind them.
+            #expect(await eventually(poolWait) { store.groupCommit.addedCount == added + writes })
+            release.signal()
+            let results = await outcomes.value
 
-        var versions: [Int: Int] = [:]
-        for write in 0..<writes {
-            switch (write % 4, results[write]) {
-            case (3, .failure(let error as Refused)?): #expect(error == Refused(write: write))
-            case (2, .failure(LodeError.duplicateKey)?): break
-            case (0, .success(let version)?), (1, .success(let version)?): versions[version, default: 0] += 1
-            case (let kind, let outcome):
-                Issue.record("write \(write) (kind \(kind)): \(String(describing: outcome))")
+            var versions: [Int: Int] = [:]
+            for write in 0..<writes {
+                switch (write % 4, results[write]) {
+                case (3, .failure(let error as Refused)?): #expect(error == Refused(write: write))
+                case (2, .failure(LodeError.duplicateKey)?): break
+                case (0, .success(let version)?), (1, .success(let version)?):
+                    versions[version, default: 0] += 1
+                case (let kind, let outcome):
+                    Issue.record("write \(write) (kind \(kind)): \(String(describing: outcome))")
+                }
             }
+            // At most two commits: the write the writer thread took first, and everything that queued.
+            #expect(versions.count <= 2)
+            let expected = Set((0..<writes).filter { $0 % 4 < 2 } + [1000])
+            #expect(Set(try store.objects(Task.self).fetch().map(\.id)) == expected)
+            let byRank = try store.objects(Task.self).filter(#Predicate { $0.rank < 1000 }).fetch().map(\.id)
+            #expect(byRank == (0..<writes).filter { $0 % 4 < 2 })
+            #expect(try await store.read { try $0.checkIntegrity() }.problems == [])
         }
-        // At most two commits: the write the writer thread took first, and everything that queued.
-        #expect(versions.count <= 2)
-        let expected = Set((0..<writes).filter { $0 % 4 < 2 } + [1000])
-        #expect(Set(try store.objects(Task.self).fetch().map(\.id)) == expected)
-        let byRank = try store.objects(Task.self).filter(#Predicate { $0.rank < 1000 }).fetch().map(\.id)
-        #expect(byRank == (0..<writes).filter { $0 % 4 < 2 })
-        #expect(try await store.read { try $0.checkIntegrity() }.problems == [])
     }
 
     /// Random groups of writes that upsert, delete and sometimes throw, some registering a type for
@@ -216,42 +219,46 @@ private func holdWriter(_ store: Store) async -> DispatchSemaphore {
     /// Threads get group commit through `groupedWrite`; a thread already inside a write of the store
     /// is refused instead of waiting for itself.
     @Test func threadsJoinGroupsAndANestedGroupedWriteIsRefused() async throws {
-        let store = try Store(at: tmp.url, configuration: Self.configuration, types: [Task.self])
-        let failures = Locked<[String]>([])
-        // The test waits without blocking a thread of the cooperative pool (others' tasks need it).
-        let finished = Atomic<Int>(0)
-        for thread in 0..<8 {
-            Thread {
-                defer { finished.add(1, ordering: .sequentiallyConsistent) }
-                for write in 0..<25 {
-                    let id = thread * 100 + write
-                    do {
-                        let inserted = try store.groupedWrite { tx in
-                            try tx.insert(Task(id: id, title: "t", rank: id, done: false, group: "g"))
-                            return id
+        try await onDedicatedExecutor {
+            let store = try Store(at: tmp.url, configuration: Self.configuration, types: [Task.self])
+            let failures = Locked<[String]>([])
+            // The test waits without blocking a thread of the cooperative pool (others' tasks need it).
+            let finished = Atomic<Int>(0)
+            for thread in 0..<8 {
+                Thread {
+                    defer { finished.add(1, ordering: .sequentiallyConsistent) }
+                    for write in 0..<25 {
+                        let id = thread * 100 + write
+                        do {
+                            let inserted = try store.groupedWrite { tx in
+                                try tx.insert(Task(id: id, title: "t", rank: id, done: false, group: "g"))
+                                return id
+                            }
+                            if inserted != id {
+                                failures.withLock { $0.append("\(id) returned \(inserted)") }
+                            }
+                        } catch {
+                            failures.withLock { $0.append("\(id): \(error)") }
                         }
-                        if inserted != id { failures.withLock { $0.append("\(id) returned \(inserted)") } }
-                    } catch {
-                        failures.withLock { $0.append("\(id): \(error)") }
                     }
-                }
-            }.start()
-        }
-        #expect(await eventually(120) { finished.load(ordering: .sequentiallyConsistent) == 8 })
-        #expect(failures.withLock { $0 } == [])
-        #expect(try await store.read { try $0.count(Task.self) } == 200)
-        let nested = Thread {
-            do {
-                try store.write { _ in try store.groupedWrite { _ in 1 } }
-                failures.withLock { $0.append("a nested groupedWrite was not refused") }
-            } catch {
-                if !(error is LodeError) { failures.withLock { $0.append("nested: \(error)") } }
+                }.start()
             }
-            finished.add(1, ordering: .sequentiallyConsistent)
+            #expect(await eventually(120) { finished.load(ordering: .sequentiallyConsistent) == 8 })
+            #expect(failures.withLock { $0 } == [])
+            #expect(try await store.read { try $0.count(Task.self) } == 200)
+            let nested = Thread {
+                do {
+                    try store.write { _ in try store.groupedWrite { _ in 1 } }
+                    failures.withLock { $0.append("a nested groupedWrite was not refused") }
+                } catch {
+                    if !(error is LodeError) { failures.withLock { $0.append("nested: \(error)") } }
+                }
+                finished.add(1, ordering: .sequentiallyConsistent)
+            }
+            nested.start()
+            #expect(await eventually(poolWait) { finished.load(ordering: .sequentiallyConsistent) == 9 })
+            #expect(failures.withLock { $0 } == [])
         }
-        nested.start()
-        #expect(await eventually(poolWait) { finished.load(ordering: .sequentiallyConsistent) == 9 })
-        #expect(failures.withLock { $0 } == [])
     }
 
     /// A savepoint commits into its write or rolls back alone — records, indexes, a type it

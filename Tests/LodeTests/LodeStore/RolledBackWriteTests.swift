@@ -48,18 +48,20 @@ import Testing
     }
 
     @Test func anAsyncRolledBackWriteRunsOffTheCallersTask() async throws {
-        let store = try Store.temporary(types: [Task.self])
-        let counted = try await store.write(rollingBack: true) { tx in
-            try tx.insert(Task(id: 1, title: "a", rank: 0, done: false, group: "g"))
-            return try tx.count(Task.self)
+        try await onDedicatedExecutor {
+            let store = try Store.temporary(types: [Task.self])
+            let counted = try await store.write(rollingBack: true) { tx in
+                try tx.insert(Task(id: 1, title: "a", rank: 0, done: false, group: "g"))
+                return try tx.count(Task.self)
+            }
+            #expect(counted == 1)
+            #expect(try await store.read { try $0.count(Task.self) } == 0)
+            let kept = try await store.write(rollingBack: false) { tx in
+                try tx.insert(Task(id: 2, title: "b", rank: 0, done: false, group: "g"))
+                return tx.version
+            }
+            #expect(try await store.read { $0.version } == kept)
         }
-        #expect(counted == 1)
-        #expect(try await store.read { try $0.count(Task.self) } == 0)
-        let kept = try await store.write(rollingBack: false) { tx in
-            try tx.insert(Task(id: 2, title: "b", rank: 0, done: false, group: "g"))
-            return tx.version
-        }
-        #expect(try await store.read { $0.version } == kept)
     }
 
     @Test func aReadOnlyStoreRefusesARolledBackWriteToo() throws {

@@ -1,6 +1,7 @@
 import Foundation
 import LMDB
 import Lode
+import LodeTestSupport
 import Testing
 
 @testable import LodeCodec
@@ -270,10 +271,12 @@ func checkTodoIndexes(_ store: Store, sourceLocation: SourceLocation = #_sourceL
     }
 
     @Test func asyncWritesAndReads() async throws {
-        let milk = todo("milk")
-        try await store.write { tx in try tx.insert(milk) }
-        let count = try await store.read { tx in try tx.count(Todo.self) }
-        #expect(count == 1)
+        try await onDedicatedExecutor {
+            let milk = todo("milk")
+            try await store.write { tx in try tx.insert(milk) }
+            let count = try await store.read { tx in try tx.count(Todo.self) }
+            #expect(count == 1)
+        }
     }
 
     @Test func theCatalogRecordsSchemaAndFieldsSeen() throws {
