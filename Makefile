@@ -10,7 +10,7 @@ PG_PACKAGES := libpq-dev postgresql iproute2
 SUDO := $(shell [ "$$(id -u)" = "0" ] || echo sudo)
 FORMAT_PATHS := Package.swift Sources Tests $(wildcard Tools) Fuzz
 
-.PHONY: all deps build lint format test test-tsan studio fuzz-build fuzz-quick fuzz soak bench bench-instructions demo demo-sync docs docs-check clean powercut
+.PHONY: all deps build lint format test test-steps test-tsan studio fuzz-build fuzz-quick fuzz soak bench bench-instructions demo demo-sync docs docs-check clean powercut
 
 # libFuzzer targets (Fuzz/README.md): each harness is compiled with the library sources it exercises.
 FUZZ_TARGETS := cbor keys expression loader
@@ -119,7 +119,12 @@ POWERCUT_HELPER := LODE_POWERCUT_HELPER=$(CURDIR)/.build/release/lode-test-helpe
 # leave the checks out.
 CHECKS := LODE_INTERNAL_CHECKS=1
 
+# Everything runs with a temporary folder of its own, removed at the end even when a step fails
+# (scripts/in-private-tmp.sh).
 test: deps lint powercut
+	scripts/in-private-tmp.sh $(MAKE) --no-print-directory test-steps
+
+test-steps:
 	$(CHECKS) $(SWIFT) build --build-tests $(BUILD_FLAGS)
 	$(SWIFT) build -c release --product lode-test-helper
 	$(CHECKS) $(POWERCUT_HELPER) $(SWIFT) test --skip-build --skip '$(SYNC_SUITES)'
