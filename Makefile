@@ -29,7 +29,7 @@ FUZZ_LONG_SECONDS ?= 600
 
 # The sync suites start PostgreSQL servers, client processes and network namespaces: `make test` runs
 # them on their own after the main suite, whose stress suites have deadlines they would compete with.
-SYNC_SUITES := LodeTests\.Sync
+SYNC_SUITES := LodeSyncTests
 
 # The suites that exercise locks, queues and delivery across threads: `make test` runs them under
 # ThreadSanitizer too (in their own build directory), and any report fails the run.

@@ -115,15 +115,82 @@ let package = Package(
         .executableTarget(
             name: "lode-versions-helper", dependencies: ["Lode", "LodeTestSupport"],
             path: "Tests/Helpers/lode-versions-helper"),
+        // Lode's tests: one target per layer, each depending only on its layer and those below (and on
+        // the executables it runs: the test helpers, and `lode-dump` as an independent checker), so the
+        // compiler holds the tests to the layering and a change in one layer rebuilds only the tests
+        // of the layers above it. The helper targets hold what several layers' tests share. The live and
+        // storage tests also use LodeTesting, the replay helpers apps' tests use, as their oracle.
+        .target(
+            name: "LodeTestModels", dependencies: ["LodeStore", "LodeTestSupport"],
+            path: "Tests/Helpers/LodeTestModels"),
+        .target(
+            name: "LodeLiveTestSupport",
+            dependencies: [
+                "LodeStore", "LodeQuery", "LodeLive", "ModelStorage", "LodeTestSupport", "LodeTestModels",
+            ],
+            path: "Tests/Helpers/LodeLiveTestSupport"),
+        .testTarget(
+            name: "LodeCodecTests", dependencies: ["LodeCodec", "LodeTestSupport"],
+            path: "Tests/LodeCodecTests"),
+        .testTarget(
+            name: "LodeStoreTests",
+            dependencies: [
+                "LMDB", "LodeCodec", "LodeStore", "LodeTestSupport", "LodeTestModels", "lode-test-helper",
+                "lode-dump",
+            ],
+            path: "Tests/LodeStoreTests"),
+        .testTarget(
+            name: "LodeQueryTests",
+            dependencies: [
+                "LMDB", "LodeCodec", "LodeStore", "LodeQuery", "LodeTestSupport", "LodeTestModels",
+                "lode-test-helper", "lode-dump",
+            ],
+            path: "Tests/LodeQueryTests"),
+        .testTarget(
+            name: "LodeLiveTests",
+            dependencies: [
+                "LMDB", "LodeCodec", "LodeStore", "LodeQuery", "LodeLive", "ModelStorage", "LodeTestSupport",
+                "LodeTestModels", "LodeLiveTestSupport", "LodeTesting", "lode-test-helper",
+                "lode-versions-helper",
+                "lode-dump",
+            ],
+            path: "Tests/LodeLiveTests"),
+        .testTarget(
+            name: "LodeStorageTests",
+            dependencies: [
+                "LMDB", "LodeCodec", "LodeStore", "LodeQuery", "LodeLive", "LodeStorage", "ModelStorage",
+                "LodeTestSupport", "LodeTestModels", "LodeLiveTestSupport", "LodeTesting", "lode-test-helper",
+            ],
+            path: "Tests/LodeStorageTests"),
+        // Inspection reads what the app's layers wrote, as a tool does: its tests write with them.
+        .testTarget(
+            name: "LodeInspectionTests",
+            dependencies: [
+                "LMDB", "LodeCodec", "LodeStore", "LodeQuery", "LodeLive", "LodeInspection", "ModelStorage",
+                "LodeTestSupport", "LodeTestModels", "LodeLiveTestSupport", "lode-test-helper", "lode-dump",
+            ],
+            path: "Tests/LodeInspectionTests"),
+        .testTarget(
+            name: "LodeSyncTests",
+            dependencies: [
+                "LMDB", "LodeCodec", "LodeStore", "LodeQuery", "LodeLive", "LodeSync", "ModelStorage",
+                "LodeTestSupport", "LodeTestModels", "LodeLiveTestSupport", "lode-test-helper", "lode-sync",
+                "lode-dump",
+            ],
+            path: "Tests/LodeSyncTests"),
+        .testTarget(
+            name: "LodeToolsTests",
+            dependencies: [
+                "Lode", "LMDB", "LodeCodec", "LodeStore", "LodeQuery", "LodeLive", "LodeInspection",
+                "LodeStudio", "StoredQuery", "ModelStorage", "LodeTestSupport", "LodeTestModels",
+                "lode-test-helper", "lode-demo", "lode-dump",
+            ],
+            path: "Tests/LodeToolsTests"),
+        // What an app imports, as the README and the articles show it, and the layering itself.
         .testTarget(
             name: "LodeTests",
             dependencies: [
-                "Lode", "LodeCodec", "LodeStore", "LodeQuery", "LodeLive", "LodeStorage", "LodeInspection",
-                "LodeSync", "LMDB",
-                "ModelStorage", "LodeTesting", "LodeTestSupport", "lode-test-helper",
-                "lode-versions-helper",
-                "lode-demo", "lode-sync",
-                "lode-dump", "lmdb-test-helper", "LodeStudio", "StoredQuery",
+                "Lode", "LodeStorage", "ModelStorage", "LodeTestSupport", "lode-test-helper",
             ],
             path: "Tests/LodeTests"),
         .testTarget(

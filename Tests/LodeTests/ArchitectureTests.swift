@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 
+@testable import LodeTestSupport
+
 /// The layering the compiler cannot see: folders inside a target, and the Architecture article's walk
 /// through the sources. (Between targets the compiler refuses an upward import itself.)
 @Suite struct ArchitectureTests {

@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 
+@testable import LodeTestSupport
+
 /// Every Swift example in the README and in the DocC articles is code a test compiles: each
 /// paragraph of an example (blank lines separate them) appears, in order, in one test source file —
 /// comments, whitespace and `import` lines aside, since the tests are formatted by `swift format`,

@@ -2,6 +2,8 @@ import Foundation
 import Lode
 import Testing
 
+@testable import LodeTestSupport
+
 /// The "Changing your types" article's example: version 2 of the first-use example's `Todo`
 /// (`DocumentationExamplesTests` checks the article shows this code).
 enum ReadmeMigrationExample {

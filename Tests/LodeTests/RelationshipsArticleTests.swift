@@ -4,6 +4,8 @@ import LodeStorage
 import ModelStorage
 import Testing
 
+@testable import LodeTestSupport
+
 /// The worked example of the *Relationships* article (and the README's links section), run: each
 /// block of the article is a paragraph of this file (`DocumentationExamplesTests` checks it).
 enum RelationshipsArticle {
