@@ -162,6 +162,15 @@ public final class Environment: @unchecked Sendable {
                 throw error
             }
         }
+        // A data file shorter than its pages is refused before LMDB maps it (see `DataFileHeader`).
+        if access(path + "/data.mdb", F_OK) == 0 {
+            do {
+                try DataFileHeader.refuseTruncated(path + "/data.mdb", operation: operation)
+            } catch {
+                mdb_env_close(env)
+                throw error
+            }
+        }
         let crashed = UnsyncedSessions.crashedSessions(in: path, removingStale: !options.readOnly)
         var flags = UInt32(MDB_NOTLS) | options.durability.flags
         if options.readOnly { flags |= UInt32(MDB_RDONLY) }
@@ -174,19 +183,6 @@ public final class Environment: @unchecked Sendable {
         let pageSize = Int(stat.ms_psize)
         var info = MDB_envinfo()
         mdb_env_info(env, &info)
-        // A data file shorter than the pages its meta page names would make the first read of a
-        // missing page a SIGBUS (the map extends past the file's end): refuse it now, by name.
-        let needed = (Int(info.me_last_pgno) + 1) * pageSize
-        if let size = (try? FileManager.default.attributesOfItem(atPath: path + "/data.mdb"))?[.size] as? Int,
-            size < needed
-        {
-            mdb_env_close(env)
-            throw LMDBError(
-                .corrupted, operation: operation,
-                message:
-                    "\(path)/data.mdb is truncated: it holds \(size) bytes, but its last commit uses pages up to byte \(needed)"
-            )
-        }
         let wanted = (options.mapSize + pageSize - 1) / pageSize * pageSize
         if !options.readOnly && info.me_mapsize < wanted {
             rc = mdb_env_set_mapsize(env, wanted)

@@ -13,8 +13,9 @@ import enum LMDB.LockWatch
 /// results' order within their section.
 ///
 /// Reading the sections throws, as reading ``Results`` does: a record that no longer decodes or a
-/// storage failure reaches the caller. A section, once read, holds its objects decoded: reading its
-/// rows cannot fail, so a section is a `RandomAccessCollection`.
+/// storage failure reaches the caller. A section knows its key and its row count once the sections
+/// are read; its rows are a ``Results`` of their own, decoded when read, so reading them throws too:
+/// `try section.objects.fetch()`, `try section[0]`.
 public struct SectionedResults<Key: Hashable & Encodable & Sendable, Element: Persistable>: Sendable {
     /// One section: its key and its objects. Its size is known once the sections are read; reading
     /// an object decodes it and throws as reading ``Results`` does.

@@ -81,6 +81,23 @@ import Testing
         }
         #expect(failure.reason == .damaged)
         #expect(failure.message.contains("data.mdb is truncated"), "\(failure)")
+        // A write-map open would extend the file with zeros before anything could look at it: the
+        // check comes first, in every mode, and the file stays as it was.
+        for durability in [Store.Durability.writeMap, .writeMapAsync, .writeMapNoSync, .noSync] {
+            let configuration = StoreConfiguration(durability: durability)
+            guard
+                case .storage(let failure) = lodeError({
+                    _ = try Store(atPath: path, configuration: configuration)
+                })
+            else {
+                Issue.record("a truncated store opened with \(durability)")
+                continue
+            }
+            #expect(failure.message.contains("data.mdb is truncated"), "\(durability): \(failure)")
+            #expect(try Data(contentsOf: URL(fileURLWithPath: data)) == cut, "\(durability) changed the file")
+        }
+        let readOnly = StoreConfiguration(readOnly: true)
+        #expect(lodeError({ _ = try Store(atPath: path, configuration: readOnly) }) != nil)
         for arguments in [[path], ["check", path], ["dump", path, "Task"]] {
             let result = try runDump(arguments)
             #expect(result.status == 1 && result.err.contains("is truncated"), "\(arguments): \(result.err)")

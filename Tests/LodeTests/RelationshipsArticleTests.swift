@@ -32,12 +32,18 @@ enum RelationshipsArticle {
             links: [.to(\.project, onDelete: .cascade), .toMany(\.tags, onDelete: .nullify)])
     }
 
+    struct Invoice: Persistable {
+        var id: Int
+        var project: Link<Project>?
+        static let schema = Schema<Invoice>(primaryKey: \.id, links: [.to(\.project, onDelete: .deny)])
+    }
+
     /// Runs the article's example, returning what it printed.
     static func run() throws -> [String] {
         var printed: [String] = []
         func print(_ items: Any...) { printed.append(items.map { "\($0)" }.joined(separator: " ")) }
 
-        let store = try Store.temporary(types: [Project.self, Tag.self, Task.self])
+        let store = try Store.temporary(types: [Project.self, Tag.self, Task.self, Invoice.self])
         try store.write { tx in
             let garden = Project(id: 1, name: "Garden")
             let urgent = Tag(id: 1, name: "urgent")
@@ -81,12 +87,13 @@ enum RelationshipsArticle {
         }
         print(try store.objects(Task.self).fetch().map(\.title))
 
-        // With `onDelete: .deny` this delete would be refused; `Task.project` cascades, so it is not.
+        try store.write { tx in try tx.insert(Invoice(id: 1, project: try Link(key: 2))) }
         do {
             try store.write { tx in _ = try tx.delete(Project.self, key: 2) }
         } catch LodeError.deleteDenied(let type, let key, let linkedFrom) {
             print("\(type) \(key) is still linked from \(linkedFrom)")
         }
+        print(try store.objects(Project.self).fetch().map(\.name), try store.objects(Task.self).count)
         _ = storage
         return printed
     }
@@ -100,6 +107,9 @@ enum RelationshipsArticle {
         #expect(printed[4].contains("full scan") && printed[4].contains("across \"project\""))
         #expect(printed[5] == #"[Optional("Garden"), Optional("Home")] [1] [1]"#)
         // The tag is nullified, the garden's two tasks go with it; the house's task stays.
-        #expect(printed.last == #"["Fix the tap"]"#)
+        #expect(printed[printed.count - 3] == #"["Fix the tap"]"#)
+        // The invoice's link denies the delete of its project: nothing is deleted.
+        #expect(printed[printed.count - 2] == "Project 2 is still linked from [Invoice 1]")
+        #expect(printed.last == #"["Home"] 1"#)
     }
 }

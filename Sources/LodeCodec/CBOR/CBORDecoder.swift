@@ -29,9 +29,11 @@ public struct CBORDecoder: Sendable {
         let value = try state.decodeValue(T.self, at: 0, parent: -1, key: .none)
         // The item must be well formed to its end and be all there is.
         let end: Int
+        var duplicate: String?
         do throws(CBORReader.Failure) {
             if let root = state.rootFrame {
                 end = try state.scanToEnd(root)
+                duplicate = try state.duplicateKey(in: root)
             } else {
                 var reader = CBORReader(bytes)
                 try reader.skipItem()
@@ -43,6 +45,13 @@ public struct CBORDecoder: Sendable {
         guard end == bytes.count else {
             throw DecodingError.dataCorrupted(
                 .init(codingPath: [], debugDescription: "\(bytes.count - end) bytes follow the CBOR item"))
+        }
+        // RFC 8949 §5.6: a map with a key twice is not valid; reading either value would hide the other.
+        if let duplicate {
+            throw DecodingError.dataCorrupted(
+                .init(
+                    codingPath: [FieldNameKey(stringValue: duplicate)],
+                    debugDescription: "the map holds the field \"\(duplicate)\" twice"))
         }
         return value
     }
@@ -834,6 +843,33 @@ extension CBORDecodingState {
         frame.pointee.frontierIndex = index
         frame.pointee.frontierOffset = offset
         return offset + (frame.pointee.count < 0 ? 1 : 0)
+    }
+
+    /// A text key the map of frame `number` holds more than once, or nil. The map has been read to
+    /// its end (`scanToEnd`). Compares each key with the ones before it: records have a few fields.
+    func duplicateKey(in number: Int) throws(CBORReader.Failure) -> String? {
+        let frame = frames + number
+        let count = frame.pointee.frontierIndex
+        guard count > 1 else { return nil }
+        return try withUnsafeTemporaryAllocation(of: (start: Int, length: Int).self, capacity: count) {
+            keys throws(CBORReader.Failure) -> String? in
+            var offset = frame.pointee.firstEntry
+            for index in 0..<count {
+                let entry = try readEntry(at: offset, checkKey: false)
+                offset = entry.next
+                keys[index] = (entry.keyStart, entry.keyLength)
+                guard entry.keyLength >= 0 else { continue }
+                for earlier in 0..<index where keys[earlier].length == entry.keyLength {
+                    let name = UnsafeBufferPointer(
+                        start: (bytes.baseAddress! + entry.keyStart).assumingMemoryBound(to: UInt8.self),
+                        count: entry.keyLength)
+                    if keyMatches(keys[earlier].start, keys[earlier].length, name) {
+                        return String(decoding: name, as: UTF8.self)
+                    }
+                }
+            }
+            return nil
+        }
     }
 
     /// Every text key of the map of frame `number`, in order.

@@ -92,69 +92,82 @@ public enum LodeError: Error, Equatable, CustomStringConvertible, Sendable {
     }
 
     /// One line a user can act on.
+    ///
+    /// What the message quotes from the store — keys, values, field names, reasons that quote a
+    /// record — is cut to ``quoteLimit`` characters, with the full length said: a damaged store can
+    /// hold a key or a value of many kilobytes, and a message must stay a line.
     public var description: String {
         switch self {
         case .duplicateKey(let type, let key):
-            return "\(type): an object with primary key \(key) already exists"
+            return "\(type): an object with primary key \(q(key)) already exists"
         case .uniqueViolation(let type, let index, let value):
-            return "\(type): unique index \"\(index)\" already holds \(value) for another object"
-        case .objectNotFound(let type, let key): return "\(type): no object with primary key \(key)"
+            return "\(type): unique index \"\(index)\" already holds \(q(value)) for another object"
+        case .objectNotFound(let type, let key): return "\(type): no object with primary key \(q(key))"
         case .recordDoesNotDecode(let type, let key, let field, let reason):
-            if field.isEmpty { return "\(type) \(key): the stored record does not decode: \(reason)" }
-            return "\(type) \(key): the stored record does not decode at field \"\(field)\": \(reason)"
+            if field.isEmpty { return "\(type) \(q(key)): the stored record does not decode: \(q(reason))" }
+            return
+                "\(type) \(q(key)): the stored record does not decode at field \"\(q(field))\": \(q(reason))"
         case .recordDoesNotEncode(let type, let reason):
-            return "\(type): the object does not encode: \(reason)"
+            return "\(type): the object does not encode: \(q(reason))"
         case .typeNotFound(let type): return "no type named \"\(type)\" in the store"
         case .indexNotFound(let type, let index): return "\(type) has no index named \"\(index)\""
         case .keyTooLong(let type, let bytes):
             return "\(type): the encoded primary key is \(bytes) bytes; primary keys are limited to 511"
         case .schemaMismatch(let type, let reason):
-            return "\(type): the stored schema does not match: \(reason)"
+            return "\(type): the stored schema does not match: \(q(reason))"
         case .primaryKeyChanged(let type, let from, let to):
             return
-                "\(type): update may not change the primary key (\(from) → \(to)); delete and insert instead"
+                "\(type): update may not change the primary key (\(q(from)) → \(q(to))); delete and insert instead"
         case .positionOutOfRange(let type, let position, let count):
             return "\(type): no result at position \(position) (there are \(count))"
         case .storeClosed(let path): return "the store at \(path) is closed"
         case .readOnly(let path): return "the store at \(path) was opened read-only"
-        case .notAStore(let path, let reason): return "\(path) is not a Lode store: \(reason)"
+        case .notAStore(let path, let reason): return "\(path) is not a Lode store: \(q(reason))"
         case .storage(let error): return error.description
         case .typeInUse(let type):
             return "\(type): this process has the type open; restore it from a process that does not use it"
         case .invalidTypeDescription(let type, let reason):
-            return "\(type): not a valid type description: \(reason)"
+            return "\(type): not a valid type description: \(q(reason))"
         case .liveQueryUnsupported(let type, let reason):
-            return "\(type): these results cannot be followed live: \(reason)"
+            return "\(type): these results cannot be followed live: \(q(reason))"
         case .insideTransaction(let operation):
             return "\(operation) is not allowed inside a transaction of the store on the same thread"
-        case .observationFailed(let reason): return "observation failed: \(reason)"
+        case .observationFailed(let reason): return "observation failed: \(q(reason))"
         case .appCodeFailed(let failure): return "app code run by Lode threw: \(failure)"
         case .storeNewerThanCode(let path, let unknown):
             return
                 "the store at \(path) has run migrations this code does not know (\(unknown.joined(separator: ", "))): it was written by a newer version of the app"
         case .migrationsDiffer(let path, let position, let stored, let given):
             return
-                "the migrations given for \(path) differ from the ones it ran: number \(position + 1) is \"\(given)\" here and \"\(stored)\" in the store (migrations are only ever added at the end)"
+                "the migrations given for \(path) differ from the ones it ran: number \(position + 1) is \"\(q(given))\" here and \"\(q(stored))\" in the store (migrations are only ever added at the end)"
         case .migrationFailed(let name, let reason):
-            return "migration \"\(name)\" failed, nothing of it was written: \(reason)"
+            return "migration \"\(name)\" failed, nothing of it was written: \(q(reason))"
         case .typeChangedWithoutMigration(let type, let key, let field, let reason):
             return
-                "\(type) \(key)\(field.isEmpty ? "" : ", field \"\(field)\"")\(": ")\(reason) — the stored records no longer decode as the type declares; add a migration (or a default for a new field)"
+                "\(type) \(q(key))\(field.isEmpty ? "" : ", field \"\(q(field))\"")\(": ")\(q(reason)) — the stored records no longer decode as the type declares; add a migration (or a default for a new field)"
         case .typeChangedByAnotherProcess(let type, let change):
             return
-                "\(type) was changed by another process since this one registered it: \(change); this process's schema no longer matches the store (reopen it with the code that made the change)"
+                "\(type) was changed by another process since this one registered it: \(q(change)); this process's schema no longer matches the store (reopen it with the code that made the change)"
         case .deleteDenied(let type, let key, let linkedFrom):
             let shown = linkedFrom.prefix(5).map {
                 "\($0.typeName) \(KeyDescription.describe($0.primaryKey))"
             }
             let more = linkedFrom.count > 5 ? " and \(linkedFrom.count - 5) more" : ""
             return
-                "\(type) \(key) cannot be deleted: \(shown.joined(separator: ", "))\(more) still link to it through a link whose delete rule is deny"
+                "\(type) \(q(key)) cannot be deleted: \(shown.joined(separator: ", "))\(more) still link to it through a link whose delete rule is deny"
         case .linkTargetMissing(let type, let key):
-            return "the link points at \(type) \(key), which does not exist"
+            return "the link points at \(type) \(q(key)), which does not exist"
         case .versionHeldTooLong(let held, let limit):
             return
                 "write refused: \(held), more than the limit of \(limit) (release or refresh what holds it; the file cannot reuse pages while it is held)"
         }
+    }
+
+    /// The most characters of one quoted piece an error message shows.
+    public static let quoteLimit = 200
+
+    private func q(_ text: String) -> String {
+        guard text.count > Self.quoteLimit else { return text }
+        return "\(text.prefix(Self.quoteLimit))… (\(text.count) characters in all)"
     }
 }

@@ -15,13 +15,9 @@ public struct ObjectID: Hashable, Sendable, Codable, CustomStringConvertible, Co
         self.primaryKey = primaryKey
     }
 
-    /// `Type/hex-of-key`.
-    public var description: String {
-        typeName + "/"
-            + primaryKey.map {
-                String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16)
-            }.joined()
-    }
+    /// The type's name and the primary key as a person reads it: `Task 7`, `Person "ada"`,
+    /// `Event (2024-05-01T10:00:00Z, 3)` (what error messages and `lode-dump` write).
+    public var description: String { typeName + " " + KeyDescription.describe(primaryKey) }
 
     /// Orders by type name, then by key (the store's order).
     public static func < (lhs: ObjectID, rhs: ObjectID) -> Bool {

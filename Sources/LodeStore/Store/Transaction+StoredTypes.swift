@@ -77,7 +77,7 @@ public struct StoredRecord: Sendable, Equatable {
                 throw UntypedRecord.Problem(
                     field: type.primaryKey,
                     reason:
-                        "the record is stored under another key than its \(type.primaryKey) \(record.primaryKeyValue.json)"
+                        "the record's \(type.primaryKey) is \(record.primaryKeyValue.json), not the key it is stored under"
                 )
             }
             for index in type.indexes { _ = try record.indexKey(index) }

@@ -130,7 +130,28 @@ public class Transaction {
 
     // MARK: Records
 
+    /// The `T` a record stored under `key` holds.
+    ///
+    /// - Throws: ``LodeError/recordDoesNotDecode(type:key:field:reason:)`` when the record does not
+    ///   decode as a `T` — a map with a field twice included — or when its primary-key field does not
+    ///   give the key it is stored under (a damaged or hand-edited store: one result would otherwise
+    ///   hold two objects with the same primary key).
     package func decode<T: Persistable>(
+        _ type: T.Type, from bytes: UnsafeRawBufferPointer, key: some Collection<UInt8>
+    ) throws -> T {
+        let object = try decodeRecord(T.self, from: bytes, key: key)
+        let ownKey = try withUnsafePointer(to: object) { try T.schema.pointerPrimaryKeyBytes($0) }
+        guard ownKey.elementsEqual(key) else {
+            throw LodeError.recordDoesNotDecode(
+                type: T.schema.typeName, key: KeyDescription.describe(Array(key)),
+                field: T.schema.primaryKeyField,
+                reason: "the record's \(T.schema.primaryKeyField) is \(KeyDescription.describe(ownKey)), "
+                    + "not the key it is stored under")
+        }
+        return object
+    }
+
+    private func decodeRecord<T: Persistable>(
         _ type: T.Type, from bytes: UnsafeRawBufferPointer, key: some Collection<UInt8>
     ) throws -> T {
         LockWatch.check(entering: "the Decodable initializer of \(T.self)")
