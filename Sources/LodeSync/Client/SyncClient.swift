@@ -36,17 +36,21 @@ public final class SyncClient: Sendable {
     /// The client's id on the server (kept in the store; a copy of the store is the same client).
     public var clientID: String { engine.clientID }
 
-    /// Starts syncing in the background.
+    /// Starts syncing in the background; does nothing while the client runs. A stopped client starts
+    /// again (an app stops sync when it goes to the background and starts it when it comes back):
+    /// it reconnects and goes on from where the store says it was.
     public func start() { engine.start() }
 
     /// Stops syncing and waits for the client's thread; a statement under way finishes first
-    /// (seconds at most: the connection's timeouts bound it). Local writes keep queuing in the store.
+    /// (seconds at most: the connection's timeouts bound it). Local writes keep queuing in the store,
+    /// and ``start()`` sends them.
     public func stop() { engine.stop() }
 
     /// The client's status now.
     public var status: SyncStatus { engine.board.status }
 
-    /// The status as it changes, starting with the current one; ends when the client stops.
+    /// The status as it changes, starting with the current one; ends when the client stops (a client
+    /// started again gives new sequences).
     public var statusUpdates: AsyncStream<SyncStatus> { engine.board.stream() }
 
     /// Looks for changes on both sides now instead of at the next notification or poll.

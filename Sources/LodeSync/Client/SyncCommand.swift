@@ -32,9 +32,17 @@ public struct SyncCommand: Sendable {
     }
 
     /// Runs the command in `arguments` (the program's name first) and returns the exit status: 0 on
-    /// success, 1 when sync failed, 2 for a malformed command line.
+    /// success (and for `--help`, `-h` or `help`, which print the usage), 1 when sync failed, 2 for a
+    /// malformed command line.
     public func run(_ arguments: [String]) -> Int32 {
         let program = (arguments.first as NSString?)?.lastPathComponent ?? "lode-sync"
+        // Help is asked for, not a mistake: the usage on standard output, and success.
+        if arguments.dropFirst().contains(where: { ["--help", "-h"].contains($0) })
+            || arguments.dropFirst().first == "help"
+        {
+            print(usage(program))
+            return 0
+        }
         do {
             let parsed = try Arguments(Array(arguments.dropFirst()))
             switch parsed.command {
@@ -146,8 +154,8 @@ public struct SyncCommand: Sendable {
             let client = try state.text(SyncState.clientKey, in: tx.lmdb)
             print("client: \(client ?? "(never synced)")")
             print("server version downloaded: \(try state.downloadCursor(in: tx.lmdb))")
-            let upload = try state.uploadCursor(in: tx.lmdb)
-            print("local version uploaded: \(upload.map(String.init) ?? "(none yet)") of \(tx.version)")
+            let pending = try PendingUploads.count(in: tx, state: state, types: names)
+            print("objects waiting to upload: \(pending)")
             if let batch = try state.inflight(in: tx.lmdb) {
                 print("batch in flight: #\(batch.number), \(batch.entries.count) object(s)")
             }

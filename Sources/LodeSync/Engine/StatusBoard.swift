@@ -82,6 +82,10 @@ final class StatusBoard: @unchecked Sendable {
         return settled >= request
     }
 
+    /// The client starts again: streams made from now on follow it, and waits wait for it.
+    func reopen() { condition.withLock { stopped = false } }
+
+    /// The client stopped: every stream ends, and waits return.
     func finish() {
         condition.lock()
         stopped = true

@@ -32,74 +32,23 @@ extension SyncEngine {
         return true
     }
 
+    /// The dirty objects at one version: the first `limit` as batch entries, and how many objects wait
+    /// in all — what ``SyncStatus/pendingUploads`` says.
+    struct Outbox {
+        var entries: [UploadBatch.Entry]
+        /// False when dirty objects were left out of `entries`.
+        var complete: Bool
+        /// True when the change log after the upload cursor held commits to look at.
+        var looked: Bool
+        var version: Int
+        var dirty: Int
+    }
+
     /// Reads the dirty objects at one version into a batch and keeps it in `@sync` as the batch in
     /// flight; nil when nothing is dirty (the upload cursor then moves past the changes looked at).
     private func makeBatch() throws -> UploadBatch? {
-        let limit = options.uploadBatchSize
-        let found = try store.read {
-            tx -> (entries: [UploadBatch.Entry], complete: Bool, looked: Bool, version: Int) in
-            let cursor = try state.uploadCursor(in: tx.lmdb)
-            var candidates = [Set<[UInt8]>](repeating: [], count: types.count)
-            var scanAll = Set<Int>()
-            var looked = false
-            if let cursor {
-                let history = try tx.commits(after: cursor)
-                looked = !history.commits.isEmpty || !history.isComplete
-                if !history.isComplete { scanAll = Set(types.indices) }
-                let index = Dictionary(uniqueKeysWithValues: types.enumerated().map { ($1.name, $0) })
-                for commit in history.commits {
-                    for change in commit.changes {
-                        guard let type = index[change.type] else { continue }
-                        switch change.kind {
-                        case .insert, .update, .delete: candidates[type].insert(change.key)
-                        case .clear, .bulk: scanAll.insert(type)
-                        }
-                    }
-                }
-            } else {
-                looked = true
-                scanAll = Set(types.indices)
-            }
-            for type in scanAll {
-                candidates[type] = []
-                if let records = try types[type].operations.records(in: tx) {
-                    for entry in try tx.lmdb.entries(in: records) { candidates[type].insert(entry.key) }
-                }
-                for entry in try tx.lmdb.entries(in: state.shadows[type]) {
-                    candidates[type].insert(entry.key)
-                }
-            }
-            var entries: [UploadBatch.Entry] = []
-            var complete = true
-            search: for type in types.indices {
-                let operations = types[type].operations
-                for key in candidates[type].sorted(by: { $0.lexicographicallyPrecedes($1) }) {
-                    let shadow = try state.shadow(type: type, key: key, in: tx.lmdb)
-                    switch try operations.localRecord(key: key, known: shadow?.digest, in: tx) {
-                    case .unchanged: continue
-                    case .changed(let keyText, let json, let digest):
-                        entries.append(
-                            UploadBatch.Entry(
-                                type: type, key: key, keyText: keyText, json: json,
-                                base: shadow?.version ?? 0,
-                                digestHigh: digest.high, digestLow: digest.low))
-                    case .absent:
-                        guard let shadow, shadow.digest != nil else { continue }
-                        entries.append(
-                            UploadBatch.Entry(
-                                type: type, key: key, keyText: shadow.keyText, json: nil,
-                                base: shadow.version,
-                                digestHigh: nil, digestLow: nil))
-                    }
-                    if entries.count >= limit {
-                        complete = false
-                        break search
-                    }
-                }
-            }
-            return (entries, complete, looked, tx.version)
-        }
-        board.update { $0.pendingUploads = found.entries.count }
+        let found = try store.read { try outbox(in: $0, limit: options.uploadBatchSize) }
+        board.update { $0.pendingUploads = found.dirty }
         guard !found.entries.isEmpty else {
             if found.looked {
                 try store.write { tx in try state.setUploadCursor(found.version, in: tx) }
@@ -114,6 +63,88 @@ extension SyncEngine {
             try state.setInflight(batch, in: tx)
             return batch
         }
+    }
+
+    /// Counts the objects waiting to go up from the store alone, for the status while the server
+    /// cannot be reached (a count taken in the last round would stay what it was).
+    func countPendingUploads() {
+        do {
+            let names = types.map(\.name)
+            let dirty = try store.read { try PendingUploads.count(in: $0, state: state, types: names) }
+            board.update { $0.pendingUploads = dirty }
+        } catch {
+            board.update { $0.lastError = .store("counting the objects to upload: \(error)") }
+        }
+    }
+
+    /// The outbox at `tx`'s version: the objects the change log after the upload cursor names (every
+    /// object when there is no cursor or the log was pruned past it) whose record differs from what
+    /// the server was last given.
+    func outbox(in tx: LodeStore.Transaction, limit: Int) throws -> Outbox {
+        let cursor = try state.uploadCursor(in: tx.lmdb)
+        var candidates = [Set<[UInt8]>](repeating: [], count: types.count)
+        var scanAll = Set<Int>()
+        var looked = false
+        if let cursor {
+            let history = try tx.commits(after: cursor)
+            looked = !history.commits.isEmpty || !history.isComplete
+            if !history.isComplete { scanAll = Set(types.indices) }
+            let index = Dictionary(uniqueKeysWithValues: types.enumerated().map { ($1.name, $0) })
+            for commit in history.commits {
+                for change in commit.changes {
+                    guard let type = index[change.type] else { continue }
+                    switch change.kind {
+                    case .insert, .update, .delete: candidates[type].insert(change.key)
+                    case .clear, .bulk: scanAll.insert(type)
+                    }
+                }
+            }
+        } else {
+            looked = true
+            scanAll = Set(types.indices)
+        }
+        for type in scanAll {
+            candidates[type] = []
+            if let records = try types[type].operations.records(in: tx) {
+                for entry in try tx.lmdb.entries(in: records) { candidates[type].insert(entry.key) }
+            }
+            for entry in try tx.lmdb.entries(in: state.shadows[type]) {
+                candidates[type].insert(entry.key)
+            }
+        }
+        var entries: [UploadBatch.Entry] = []
+        var complete = true
+        var dirty = 0
+        for type in types.indices {
+            let operations = types[type].operations
+            for key in candidates[type].sorted(by: { $0.lexicographicallyPrecedes($1) }) {
+                // Past the batch's size the candidates are counted, not read: each is uploaded in a
+                // later batch, and reading them all for every batch would make a large upload
+                // quadratic. (A candidate whose record is what the server has is counted until then.)
+                guard entries.count < limit else {
+                    complete = false
+                    dirty += 1
+                    continue
+                }
+                let shadow = try state.shadow(type: type, key: key, in: tx.lmdb)
+                let entry: UploadBatch.Entry
+                switch try operations.localRecord(key: key, known: shadow?.digest, in: tx) {
+                case .unchanged: continue
+                case .changed(let keyText, let json, let digest):
+                    entry = UploadBatch.Entry(
+                        type: type, key: key, keyText: keyText, json: json, base: shadow?.version ?? 0,
+                        digestHigh: digest.high, digestLow: digest.low)
+                case .absent:
+                    guard let shadow, shadow.digest != nil else { continue }
+                    entry = UploadBatch.Entry(
+                        type: type, key: key, keyText: shadow.keyText, json: nil, base: shadow.version,
+                        digestHigh: nil, digestLow: nil)
+                }
+                dirty += 1
+                entries.append(entry)
+            }
+        }
+        return Outbox(entries: entries, complete: complete, looked: looked, version: tx.version, dirty: dirty)
     }
 
     /// Applies `batch` on the server in one transaction, once: a batch the server already applied

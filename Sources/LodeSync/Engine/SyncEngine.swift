@@ -19,8 +19,13 @@ final class SyncEngine: @unchecked Sendable {
     let state: SyncState
     let clientID: String
 
-    private let control = Locked<(running: Bool, started: Bool)>(
-        (true, false), name: "the sync engine's control")
+    /// Whether the thread should go on (read by the thread at every step).
+    private let control = Locked<Bool>(false, name: "the sync engine's control")
+    /// Serializes ``start()`` and ``stop()``: a client is started and stopped many times (an app stops
+    /// sync in the background and starts it again), each start making a thread that its stop waits for.
+    /// Held while `stop()` waits for the thread, which never takes it.
+    private let lifecycle = NSLock()
+    /// Signalled by the thread when it ends.
     private let finished = DispatchSemaphore(value: 0)
     private let wakeRead: Int32
     private let wakeWrite: Int32
@@ -98,12 +103,14 @@ final class SyncEngine: @unchecked Sendable {
 
     // MARK: Control
 
+    /// Starts the thread, unless it runs already. A stopped engine starts again: a new thread, a new
+    /// connection, from where the store says the last one left off.
     func start() {
-        let first = control.withLock { control -> Bool in
-            defer { control.started = true }
-            return !control.started && control.running
-        }
-        guard first else { return }
+        lifecycle.lock()
+        defer { lifecycle.unlock() }
+        guard threadState.withLock({ $0.thread == nil }) else { return }
+        control.withLock { $0 = true }
+        board.reopen()
         let names = Set(types.map(\.name))
         let start: Int
         do {
@@ -141,20 +148,22 @@ final class SyncEngine: @unchecked Sendable {
     /// Stops the engine and waits for its thread (a statement under way finishes first; the
     /// connection's timeouts bound it).
     func stop() {
-        let (first, started) = control.withLock { control -> (Bool, Bool) in
-            let first = control.running
-            control.running = false
-            return (first, control.started)
+        lifecycle.lock()
+        defer { lifecycle.unlock() }
+        control.withLock { $0 = false }
+        let (thread, feed) = threadState.withLock { state in
+            defer { state = (nil, nil) }
+            return state
         }
-        guard first else { return }
-        let (thread, feed) = threadState.withLock { $0 }
         feed?.cancel()
-        wake()
-        if started && thread != nil { finished.wait() }
+        if thread != nil {
+            wake()
+            finished.wait()
+        }
         board.finish()
     }
 
-    private var running: Bool { control.withLock { $0.running } }
+    private var running: Bool { control.withLock { $0 } }
 
     // MARK: The loop
 
@@ -181,6 +190,9 @@ final class SyncEngine: @unchecked Sendable {
                     $0.download = nil
                 }
                 guard running else { break }
+                // Without a server no round counts the outbox: count it here, so that the status says
+                // how many changes wait (woken by each local commit, this runs again).
+                if connection == nil { countPendingUploads() }
                 let jitter = Double.random(in: 0.8...1.2)
                 sleepUnlessWoken(backoff * jitter)
                 backoff = min(backoff * 2, options.maximumBackoff)

@@ -2,8 +2,10 @@
 public struct SyncStatus: Sendable, Equatable {
     /// True while a connection to the server is open.
     public var isConnected = false
-    /// Local changes not yet acknowledged by the server, in objects (counted when the client last
-    /// looked; 0 when everything is uploaded).
+    /// Local changes not yet acknowledged by the server, in objects: counted at each round, and while
+    /// the server cannot be reached at each attempt to reach it (a local commit makes one at once), so
+    /// a "changes waiting to sync" badge follows writes made offline. Past one upload batch the
+    /// objects named by the change log are counted without reading them. 0 when all is uploaded.
     public var pendingUploads = 0
     /// The last server version whose changes are all in the store.
     public var lastServerVersion: Int64 = 0
