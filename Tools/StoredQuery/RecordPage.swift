@@ -130,6 +130,13 @@ package struct RecordQuery: Sendable {
 
     /// The page of at most `limit` records after `cursor` (nil: from the first), read in `tx`.
     ///
+    /// The order decides how much a page reads, as the library's planner decides its orderings: the
+    /// primary key's order or an index's (a single-field index that holds every object), ascending or
+    /// descending, is walked from the cursor — over the filter's ranges when the filter is planned on
+    /// the same index — so a page reads about as many records as it shows; any other order reads
+    /// every candidate once and keeps the page. Ties in a descending order come in descending
+    /// primary-key order.
+    ///
     /// - Throws: ``LodeError/typeNotFound(_:)`` for a type the store does not hold,
     ///   ``LodeError/recordDoesNotDecode(type:key:field:reason:)`` for a record that is not CBOR, and
     ///   what reading the store throws.
@@ -140,30 +147,42 @@ package struct RecordQuery: Sendable {
         let limit = max(1, limit)
         let storedType = try tx.storedType(named: type)
         let (chosen, found) = try plan(filter, type: storedType, in: tx)
-        if sort.isEmpty || sort == [SortKey(field: storedType.primaryKey)] {
+        if sort.isEmpty || (sort.count == 1 && sort[0].field == storedType.primaryKey) {
             return try keyOrderPage(
-                chosen, found: found, after: cursor?.key, limit: limit, budget: budget, gathering: gathering,
-                tx)
+                chosen, found: found, after: cursor?.key,
+                descending: sort.first.map { !$0.ascending } ?? false,
+                limit: limit, budget: budget, gathering: gathering, tx)
         }
-        if case .scan = chosen, sort.count == 1, sort[0].ascending,
+        if sort.count == 1,
             let index = storedType.indexes.first(where: {
                 $0.fields == [sort[0].field] && $0.entryCount == storedType.objectCount
             })
         {
-            return try indexOrderPage(
-                index: index.name, found: found, after: cursor, limit: limit, budget: budget, tx)
+            switch chosen {
+            case .scan:
+                return try indexOrderPage(
+                    index: index.name, ranges: nil, found: found, after: cursor, limit: limit, budget: budget,
+                    tx)
+            case .ranges(index.name?, let ranges):
+                // The filter is planned on the index that gives the order: one walk of its ranges.
+                return try indexOrderPage(
+                    index: index.name, ranges: ranges, found: found, after: cursor, limit: limit,
+                    budget: budget, tx)
+            default: break
+            }
         }
         return try sortedPage(chosen, found: found, after: cursor, limit: limit, gathering: gathering, tx)
     }
 
-    /// Primary-key order: the plan's records from the cursor on, filtered, until the page is full or
-    /// the budget is spent.
+    /// Primary-key order, ascending or descending: the plan's records from the cursor on, filtered,
+    /// until the page is full or the budget is spent.
     private func keyOrderPage(
-        _ chosen: Plan, found: String, after cursor: [UInt8]?, limit: Int, budget: Int, gathering: Int,
-        _ tx: Transaction
+        _ chosen: Plan, found: String, after cursor: [UInt8]?, descending: Bool, limit: Int, budget: Int,
+        gathering: Int, _ tx: Transaction
     ) throws -> RecordPage {
         var page = RecordPage(
-            rows: [], next: nil, plan: "\(found); in primary-key order", examined: 0, stoppedEarly: false)
+            rows: [], next: nil, plan: "\(found); in primary-key order" + (descending ? ", descending" : ""),
+            examined: 0, stoppedEarly: false)
         var lastExamined: [UInt8]?
         /// Takes one record; false once the page is full or the budget spent.
         func take(_ record: StoredRecord) throws -> Bool {
@@ -183,7 +202,8 @@ package struct RecordQuery: Sendable {
             if filter?.matches(value) ?? true { page.rows.append(RecordRow(key: record.key, value: value)) }
             return true
         }
-        if try !walkCandidates(chosen, after: cursor, gathering: gathering, tx, take) {
+        if try !walkCandidates(chosen, after: cursor, descending: descending, gathering: gathering, tx, take)
+        {
             page.plan =
                 "\(found), matching more than \(gathering) objects after the cursor: "
                 + "walked in primary-key order instead, the filter checked on each record"
@@ -191,39 +211,74 @@ package struct RecordQuery: Sendable {
         return page
     }
 
-    /// Calls `take` with the plan's candidates after `cursor` in primary-key order until it returns
-    /// false. An index range is gathered, sorted and read by key, unless it holds more than `gathering`
-    /// keys after the cursor: then every record from the cursor on is walked instead (the caller checks
-    /// the filter on each), and the result is false.
-    private func walkCandidates(
-        _ chosen: Plan, after cursor: [UInt8]?, gathering: Int, _ tx: Transaction,
+    /// Walks the records in primary-key order (descending when `descending`) from `start` on — the
+    /// keys strictly after `exclusive`, when given — inside `range` when given, calling `take` until
+    /// it returns false. Returns false when `take` stopped the walk.
+    private func walkRecords(
+        from start: [UInt8]?, after exclusive: [UInt8]?, range: KeyRange?, descending: Bool,
+        _ tx: Transaction,
         _ take: (StoredRecord) throws -> Bool
     ) throws -> Bool {
-        // The first key after the cursor: keys are self-delimiting, so no key lies between `cursor` and
-        // `cursor + [0]`.
-        let start = cursor.map { $0 + [0] }
-        /// Walks records from `from` in batches, inside `range` when given; false when `take` stopped.
-        func walkRecords(from: [UInt8]?, range: KeyRange?) throws -> Bool {
-            var from = from
-            while true {
-                let batch = try tx.storedRecords(of: type, from: from, limit: 256)
-                for record in batch {
-                    if let range, range.isBelowLower(record.key) { continue }
-                    if let range, range.isAboveUpper(record.key) { return true }
-                    guard try take(record) else { return false }
+        var from = start
+        var bound = exclusive
+        while true {
+            let batch = try tx.storedRecords(of: type, from: from, reverse: descending, limit: 256)
+            for record in batch {
+                if let bound {
+                    // Keys at or beyond the bound were seen (or lie before the cursor).
+                    let beyond =
+                        descending
+                        ? !record.key.lexicographicallyPrecedes(bound)
+                        : !bound.lexicographicallyPrecedes(record.key)
+                    if beyond { continue }
                 }
-                guard batch.count == 256, let last = batch.last else { return true }
-                from = last.key + [0]
+                if let range {
+                    if descending {
+                        if range.isAboveUpper(record.key) { continue }
+                        if range.isBelowLower(record.key) { return true }
+                    } else {
+                        if range.isBelowLower(record.key) { continue }
+                        if range.isAboveUpper(record.key) { return true }
+                    }
+                }
+                guard try take(record) else { return false }
             }
+            guard batch.count == 256, let last = batch.last else { return true }
+            // Forward, no key lies between `last` and `last + [0]`; backward, the next batch starts at
+            // `last` again and skips it.
+            from = descending ? last.key : last.key + [0]
+            bound = descending ? last.key : bound
         }
+    }
+
+    /// Calls `take` with the plan's candidates after `cursor` in primary-key order (descending when
+    /// `descending`) until it returns false. An index range is gathered, sorted and read by key,
+    /// unless it holds more than `gathering` keys after the cursor: then every record from the cursor
+    /// on is walked instead (the caller checks the filter on each), and the result is false.
+    private func walkCandidates(
+        _ chosen: Plan, after cursor: [UInt8]?, descending: Bool, gathering: Int, _ tx: Transaction,
+        _ take: (StoredRecord) throws -> Bool
+    ) throws -> Bool {
+        // Ascending, the first key after the cursor: keys are self-delimiting, so no key lies between
+        // `cursor` and `cursor + [0]`. Descending, the cursor itself, skipped.
+        let start = cursor.map { descending ? $0 : $0 + [0] }
         switch chosen {
         case .scan:
-            _ = try walkRecords(from: start, range: nil)
+            _ = try walkRecords(from: start, after: cursor, range: nil, descending: descending, tx, take)
         case .ranges(nil, let ranges):
-            for range in ranges {
-                var from = range.lower
-                if let start, from.map({ $0.lexicographicallyPrecedes(start) }) ?? true { from = start }
-                guard try walkRecords(from: from, range: range) else { break }
+            for range in descending ? ranges.reversed() : ranges {
+                var from =
+                    descending ? range.upper.map(Self.afterEveryKey(startingWith:)) ?? nil : range.lower
+                if let start {
+                    let beforeStart =
+                        descending
+                        ? from.map { start.lexicographicallyPrecedes($0) } ?? true
+                        : from.map { $0.lexicographicallyPrecedes(start) } ?? true
+                    if beforeStart { from = start }
+                }
+                guard
+                    try walkRecords(from: from, after: cursor, range: range, descending: descending, tx, take)
+                else { break }
             }
         case .ranges(let index?, let ranges):
             var keys: Set<[UInt8]> = []
@@ -231,15 +286,25 @@ package struct RecordQuery: Sendable {
                 for entry in try tx.storedIndexEntries(of: type, index: index, from: range.lower) {
                     if range.isBelowLower(entry.key) { continue }
                     if range.isAboveUpper(entry.key) { break }
-                    if let cursor, !cursor.lexicographicallyPrecedes(entry.primaryKey) { continue }
+                    if let cursor {
+                        let seen =
+                            descending
+                            ? !entry.primaryKey.lexicographicallyPrecedes(cursor)
+                            : !cursor.lexicographicallyPrecedes(entry.primaryKey)
+                        if seen { continue }
+                    }
                     keys.insert(entry.primaryKey)
                     if keys.count > gathering {
-                        _ = try walkRecords(from: start, range: nil)
+                        _ = try walkRecords(
+                            from: start, after: cursor, range: nil, descending: descending, tx, take)
                         return false
                     }
                 }
             }
-            for key in keys.sorted(by: { $0.lexicographicallyPrecedes($1) }) {
+            let ordered = keys.sorted {
+                descending ? $1.lexicographicallyPrecedes($0) : $0.lexicographicallyPrecedes($1)
+            }
+            for key in ordered {
                 guard let record = try tx.storedRecord(of: type, key: key) else { continue }
                 guard try take(record) else { break }
             }
@@ -247,46 +312,96 @@ package struct RecordQuery: Sendable {
         return true
     }
 
-    /// Ascending order of one field that a single-field index holds for every object: the index walked
-    /// from the cursor's value (entries of one value are in primary-key order, as ties are here).
+    /// The smallest byte string after every key that starts with `bound`, where a descending walk
+    /// inside a range whose upper bound is `bound` starts; nil when no byte string follows them all.
+    static func afterEveryKey(startingWith bound: [UInt8]) -> [UInt8]? {
+        var bytes = bound
+        while let last = bytes.last, last == 0xFF { bytes.removeLast() }
+        guard !bytes.isEmpty else { return nil }
+        bytes[bytes.count - 1] += 1
+        return bytes
+    }
+
+    /// The order of one field that a single-field index holds for every object, ascending or
+    /// descending: the index walked from the cursor's value — over `ranges` only, when the filter is
+    /// planned on the same index — entries of one value in primary-key order (descending when the
+    /// order is).
     private func indexOrderPage(
-        index: String, found: String, after cursor: PageCursor?, limit: Int, budget: Int, _ tx: Transaction
+        index: String, ranges: [KeyRange]?, found: String, after cursor: PageCursor?, limit: Int, budget: Int,
+        _ tx: Transaction
     ) throws -> RecordPage {
         let field = sort[0].field
+        let descending = !sort[0].ascending
         var page = RecordPage(
-            rows: [], next: nil, plan: "\(found); in the order of index \(type).\(index) (\(field))",
+            rows: [], next: nil,
+            plan: "\(found); in the order of index \(type).\(index) (\(field))"
+                + (descending ? ", descending" : ""),
             examined: 0, stoppedEarly: false)
-        var start: [UInt8]?
+        var cursorValue: [UInt8]?
         if let cursor, let value = cursor.sortValues.first {
             var bytes: [UInt8] = []
             try KeyEncoder().append(value, to: &bytes)
-            start = bytes
+            cursorValue = bytes
         }
         var last: RecordRow?
-        for entry in try tx.storedIndexEntries(of: type, index: index, from: start) {
-            if let cursor, let start, entry.key == start,
-                !cursor.key.lexicographicallyPrecedes(entry.primaryKey)
-            {
-                continue
+        func cursorAt(_ row: RecordRow) -> PageCursor {
+            PageCursor(key: row.key, sortValues: [row.value.value(atPath: field) ?? .null])
+        }
+        /// Takes one index entry; false once the page is full or the budget spent.
+        func take(_ entry: (key: [UInt8], primaryKey: [UInt8])) throws -> Bool {
+            if let cursor, let cursorValue, entry.key == cursorValue {
+                // Entries of the cursor's value up to the cursor's record were on earlier pages.
+                let seen =
+                    descending
+                    ? !entry.primaryKey.lexicographicallyPrecedes(cursor.key)
+                    : !cursor.key.lexicographicallyPrecedes(entry.primaryKey)
+                if seen { return true }
             }
             if page.rows.count == limit {
-                page.next = page.rows.last.map {
-                    PageCursor(key: $0.key, sortValues: [$0.value.value(atPath: field) ?? .null])
-                }
-                break
+                page.next = page.rows.last.map(cursorAt)
+                return false
             }
             if page.examined == budget {
-                page.next = last.map {
-                    PageCursor(key: $0.key, sortValues: [$0.value.value(atPath: field) ?? .null])
-                }
+                page.next = last.map(cursorAt)
                 page.stoppedEarly = true
-                break
+                return false
             }
-            guard let record = try tx.storedRecord(of: type, key: entry.primaryKey) else { continue }
+            guard let record = try tx.storedRecord(of: type, key: entry.primaryKey) else { return true }
             page.examined += 1
             let row = RecordRow(key: record.key, value: try record.value(type: type))
             last = row
             if filter?.matches(row.value) ?? true { page.rows.append(row) }
+            return true
+        }
+        let walked = ranges ?? [KeyRange()]
+        walk: for range in descending ? walked.reversed() : walked {
+            var from = descending ? range.upper.map(Self.afterEveryKey(startingWith:)) ?? nil : range.lower
+            if let cursorValue {
+                let beforeCursor =
+                    descending
+                    ? from.map { cursorValue.lexicographicallyPrecedes($0) } ?? true
+                    : from.map { $0.lexicographicallyPrecedes(cursorValue) } ?? true
+                if beforeCursor { from = cursorValue }
+            }
+            for entry in try tx.storedIndexEntries(of: type, index: index, from: from, reverse: descending) {
+                if let cursorValue {
+                    // Values the cursor has passed (a descending seek can land on a later value's
+                    // entries only through `afterEveryKey`, which the range check skips).
+                    let passed =
+                        descending
+                        ? cursorValue.lexicographicallyPrecedes(entry.key)
+                        : entry.key.lexicographicallyPrecedes(cursorValue)
+                    if passed { continue }
+                }
+                if descending {
+                    if range.isAboveUpper(entry.key) { continue }
+                    if range.isBelowLower(entry.key) { break }
+                } else {
+                    if range.isBelowLower(entry.key) { continue }
+                    if range.isAboveUpper(entry.key) { break }
+                }
+                guard try take(entry) else { break walk }
+            }
         }
         return page
     }
@@ -311,7 +426,9 @@ package struct RecordQuery: Sendable {
                 let order = compare(lhs.values[position], rhs.values[position])
                 if order != 0 { return key.ascending ? order < 0 : order > 0 }
             }
-            return lhs.key.lexicographicallyPrecedes(rhs.key)
+            // Ties in the first key's direction, as a walk of an index in that direction gives them.
+            return sort[0].ascending
+                ? lhs.key.lexicographicallyPrecedes(rhs.key) : rhs.key.lexicographicallyPrecedes(lhs.key)
         }
         let after = cursor.map { (values: $0.sortValues, key: $0.key) }
         if let after, after.values.count != sort.count {
@@ -332,7 +449,7 @@ package struct RecordQuery: Sendable {
             kept.insert((candidate.values, candidate.key, value), at: position)
             if kept.count > limit + 1 { kept.removeLast() }
         }
-        _ = try walkCandidates(chosen, after: nil, gathering: gathering, tx) { record in
+        _ = try walkCandidates(chosen, after: nil, descending: false, gathering: gathering, tx) { record in
             try consider(record)
             return true
         }

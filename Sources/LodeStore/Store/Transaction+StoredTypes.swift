@@ -103,14 +103,15 @@ public struct StoredRecord: Sendable, Equatable {
 
 extension Transaction {
     /// The records of the type stored as `type`, in primary-key order, starting at the first key
-    /// `>= start`, at most `limit` of them.
+    /// `>= start` — or, `reverse`, in descending order from the last key `<= start` — at most `limit`
+    /// of them.
     /// - Throws: ``LodeError/typeNotFound(_:)`` when the catalog has no such type.
-    public func storedRecords(of type: String, from start: [UInt8]? = nil, limit: Int = .max) throws
-        -> [StoredRecord]
-    {
+    public func storedRecords(
+        of type: String, from start: [UInt8]? = nil, reverse: Bool = false, limit: Int = .max
+    ) throws -> [StoredRecord] {
         let records = try recordsDatabase(of: type)
         var result: [StoredRecord] = []
-        for item in try lmdb.entries(in: records, from: start) {
+        for item in try lmdb.entries(in: records, from: start, reverse: reverse) {
             guard result.count < limit else { break }
             result.append(StoredRecord(key: item.key, bytes: item.value))
         }
@@ -136,11 +137,13 @@ extension Transaction {
 
 extension Transaction {
     /// The entries of the index `index` of the type stored as `type`, in index order, starting at the
-    /// first index key `>= start`: each index key (as stored) with the primary key it points at.
+    /// first index key `>= start` — or, `reverse`, in descending order (the primary keys of one index
+    /// key too) from the last entry whose key is `<= start`: each index key (as stored) with the
+    /// primary key it points at.
     /// - Throws: ``LodeError/typeNotFound(_:)`` or ``LodeError/indexNotFound(type:index:)``.
-    public func storedIndexEntries(of type: String, index: String, from start: [UInt8]? = nil) throws
-        -> some Sequence<(key: [UInt8], primaryKey: [UInt8])>
-    {
+    public func storedIndexEntries(
+        of type: String, index: String, from start: [UInt8]? = nil, reverse: Bool = false
+    ) throws -> some Sequence<(key: [UInt8], primaryKey: [UInt8])> {
         guard let entry = try catalogEntry(named: type) else { throw LodeError.typeNotFound(type) }
         guard let found = entry.indexes.first(where: { $0.name == index }) else {
             throw LodeError.indexNotFound(type: type, index: index)
@@ -148,6 +151,8 @@ extension Transaction {
         let database = try database(
             named: CatalogEntry.databaseName(type: type, index: index),
             kind: found.unique ? .plain : .duplicates)
-        return try lmdb.entries(in: database, from: start).lazy.map { (key: $0.key, primaryKey: $0.value) }
+        return try lmdb.entries(in: database, from: start, reverse: reverse).lazy.map {
+            (key: $0.key, primaryKey: $0.value)
+        }
     }
 }
