@@ -87,7 +87,9 @@ let package = Package(
             path: "Tools/LodeStudio"),
         // `--where` expressions, their plans and pages of records, without the app's types: for
         // lode-dump and Lode Studio.
-        .target(name: "StoredQuery", dependencies: ["Lode", "LodeInspection"], path: "Tools/StoredQuery"),
+        .target(
+            name: "StoredQuery", dependencies: ["Lode", "LodeQuery", "LodeInspection"],
+            path: "Tools/StoredQuery"),
         .executableTarget(
             name: "lode-demo", dependencies: ["Lode", "LodeDemoModel", "ModelStorage"],
             path: "Tools/lode-demo"),

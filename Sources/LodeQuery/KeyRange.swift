@@ -5,16 +5,50 @@ import LodeStore
 import struct LMDB.Database
 
 /// A contiguous stretch of encoded keys: every key starts with `prefix` and lies within the bounds
-/// (bounds include the prefix).
-package struct KeyRange {
-    var prefix: [UInt8] = []
-    var lower: [UInt8]?
-    var lowerInclusive = true
-    var upper: [UInt8]?
-    var upperInclusive = true
+/// (bounds include the prefix). A bound is compared as encoded values, not as bytes: a key that
+/// starts with an inclusive upper bound's values is inside, and one that continues the text the bound
+/// ends with is not (see ``position(of:)``).
+///
+/// The library's planner and the tools that plan over untyped records (Lode Studio's pages,
+/// `lode-dump dump --where`) share it, with the walks in both directions it gives.
+package struct KeyRange: Sendable {
+    /// What every key inside starts with.
+    package var prefix: [UInt8] = []
+    /// The lower bound (nil: none beyond the prefix) and whether keys starting with it are inside.
+    package var lower: [UInt8]?
+    package var lowerInclusive = true
+    /// The upper bound (nil: none beyond the prefix) and whether keys starting with it are inside.
+    package var upper: [UInt8]?
+    package var upperInclusive = true
+
+    /// A range of the keys that start with `prefix`, within the bounds.
+    package init(
+        prefix: [UInt8] = [], lower: [UInt8]? = nil, lowerInclusive: Bool = true, upper: [UInt8]? = nil,
+        upperInclusive: Bool = true
+    ) {
+        self.prefix = prefix
+        self.lower = lower
+        self.lowerInclusive = lowerInclusive
+        self.upper = upper
+        self.upperInclusive = upperInclusive
+    }
 
     /// Where a forward scan starts.
     package var start: [UInt8] { lower ?? prefix }
+
+    /// Where a forward scan starts, nil for the first key (LMDB seeks no empty key).
+    package var forwardStart: [UInt8]? { start.isEmpty ? nil : start }
+
+    /// Where a backward scan starts (the last key at most this one, the keys after the range skipped):
+    /// the smallest byte string after every key that starts with the upper bound or the prefix; nil
+    /// for the last key.
+    package var reverseStart: [UInt8]? {
+        var bytes = upper ?? prefix
+        while let last = bytes.last, last == 0xFF { bytes.removeLast() }
+        guard !bytes.isEmpty else { return nil }
+        bytes[bytes.count - 1] += 1
+        return bytes
+    }
 
     /// The range with every byte string cut to the 500 bytes that stored index keys keep (see
     /// ``IndexKeyLimit``), widened so it still holds every match; `lossy` says it was widened.

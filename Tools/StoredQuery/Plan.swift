@@ -1,54 +1,16 @@
 import Foundation
 import Lode
 import LodeInspection
+import LodeQuery
 
 /// How `dump` and Lode Studio's tables find their candidates: every record, or key ranges of the
 /// records (by primary key) or of one index.
 package enum Plan: Sendable {
     /// Every record, in primary-key order.
     case scan
-    /// Key ranges in the records database (`index` nil) or in an index.
+    /// Key ranges in the records database (`index` nil) or in an index: the query layer's
+    /// ``KeyRange``, the ranges its planner walks.
     case ranges(index: String?, [KeyRange])
-}
-
-/// A range of keys compared by prefix: a key is inside when its first `lower.count` bytes are above
-/// (or, inclusive, equal to) `lower` and its first `upper.count` bytes are below (or equal to)
-/// `upper`. Key encodings are self-delimiting, so a bound made of the leading fields of a compound
-/// key takes in every key that starts with those fields, and a text bound without its terminator
-/// takes in every string with that prefix.
-package struct KeyRange: Sendable {
-    /// The lower bound (nil: from the first key) and whether a key equal to it is inside.
-    package var lower: [UInt8]?
-    package var lowerInclusive = true
-    /// The upper bound (nil: to the last key) and whether a key equal to it is inside.
-    package var upper: [UInt8]?
-    package var upperInclusive = true
-
-    /// Every key that starts with `prefix`.
-    package static func prefix(_ prefix: [UInt8]) -> KeyRange { KeyRange(lower: prefix, upper: prefix) }
-
-    /// True when `key` comes before the range.
-    package func isBelowLower(_ key: [UInt8]) -> Bool {
-        guard let lower else { return false }
-        if Self.key(key, continues: lower) { return false }
-        let head = key.prefix(lower.count)
-        return head.lexicographicallyPrecedes(lower) || (!lowerInclusive && head.elementsEqual(lower))
-    }
-
-    /// True when `key` comes after the range.
-    package func isAboveUpper(_ key: [UInt8]) -> Bool {
-        guard let upper else { return false }
-        if Self.key(key, continues: upper) { return true }
-        let head = key.prefix(upper.count)
-        return upper.lexicographicallyPrecedes(head) || (!upperInclusive && head.elementsEqual(upper))
-    }
-
-    /// True when `key` starts with `bound` but continues the text or data value `bound` ends with:
-    /// zero bytes are written `00 FF`, so `"a"` (`40 61 00`) is a byte prefix of `"a\0"`
-    /// (`40 61 00 FF 00`), a greater value (docs/FORMAT.md, Key encoding).
-    package static func key(_ key: [UInt8], continues bound: [UInt8]) -> Bool {
-        bound.last == 0 && key.count > bound.count && key[bound.count] == 0xFF && key.starts(with: bound)
-    }
 }
 
 /// The kind of a value as far as key encoding goes, or nil for kinds not planned over.
@@ -125,13 +87,13 @@ package func plan(_ filter: WhereExpression?, type: StoredType, sampleKind: (Str
                 switch conjunct {
                 case .membership(field, let values) where values.allSatisfy({ usable($0, for: field) }):
                     let keys = try Set(values.map { prefix + (try key($0)) })
-                    ranges = keys.sorted { $0.lexicographicallyPrecedes($1) }.map(KeyRange.prefix)
+                    ranges = keys.sorted { $0.lexicographicallyPrecedes($1) }.map { KeyRange(prefix: $0) }
                     described.append("\(field) in \(values.count) values")
                     score += 1
                     break fields
                 case .prefixed(field, let text) where sampleKind(field) == "text":
                     // The text's key without its terminator.
-                    ranges = [.prefix(prefix + (try key(.text(text))).dropLast())]
+                    ranges = [KeyRange(prefix: prefix + (try key(.text(text))).dropLast())]
                     described.append("\(field) hasPrefix \(CBORValue.text(text).json)")
                     score += 1
                     break fields
@@ -139,17 +101,17 @@ package func plan(_ filter: WhereExpression?, type: StoredType, sampleKind: (Str
                 }
             }
             // Ranges on this field: the tightest lower and upper bound the conjuncts give.
-            var range = KeyRange(lower: prefix, upper: prefix)
+            var range = KeyRange(prefix: prefix)
             var bounded = false
             for case .comparison(field, let op, let value) in conjuncts
             where ["<", "<=", ">", ">="].contains(op) && usable(value, for: field) && value != .null {
                 let bound = prefix + (try key(value))
                 if op.hasPrefix("<") {
-                    if range.upper == prefix || bound.lexicographicallyPrecedes(range.upper!) {
+                    if range.upper.map({ bound.lexicographicallyPrecedes($0) }) ?? true {
                         range.upper = bound
                         range.upperInclusive = op == "<="
                     }
-                } else if range.lower == prefix || range.lower!.lexicographicallyPrecedes(bound) {
+                } else if range.lower.map({ $0.lexicographicallyPrecedes(bound) }) ?? true {
                     range.lower = bound
                     range.lowerInclusive = op == ">="
                 }
@@ -157,7 +119,7 @@ package func plan(_ filter: WhereExpression?, type: StoredType, sampleKind: (Str
                 bounded = true
             }
             if bounded {
-                if range.lower == prefix {
+                if range.lower == nil {
                     // A comparison with a value never matches null, which sorts first.
                     range.lower = prefix + (try key(.null))
                     range.lowerInclusive = false
@@ -167,10 +129,11 @@ package func plan(_ filter: WhereExpression?, type: StoredType, sampleKind: (Str
             }
             break
         }
-        if ranges.isEmpty && score > 0 { ranges = [.prefix(prefix)] }
+        if ranges.isEmpty && score > 0 { ranges = [KeyRange(prefix: prefix)] }
         guard score > 0,
             ranges.allSatisfy({
-                ($0.lower?.count ?? 0) <= longestBound && ($0.upper?.count ?? 0) <= longestBound
+                $0.prefix.count <= longestBound && ($0.lower?.count ?? 0) <= longestBound
+                    && ($0.upper?.count ?? 0) <= longestBound
             })
         else { continue }
         // The primary key comes first on a tie: it needs no second lookup.
@@ -202,9 +165,10 @@ package func candidates(_ plan: Plan, type: String, transaction tx: Transaction)
     if let index {
         var keys: Set<[UInt8]> = []
         for range in ranges {
-            for entry in try tx.storedIndexEntries(of: type, index: index, from: range.lower) {
-                if range.isBelowLower(entry.key) { continue }
-                if range.isAboveUpper(entry.key) { break }
+            for entry in try tx.storedIndexEntries(of: type, index: index, from: range.forwardStart) {
+                let position = range.position(of: entry.key)
+                if position == .before { continue }
+                if position == .after { break }
                 keys.insert(entry.primaryKey)
             }
         }
@@ -214,12 +178,13 @@ package func candidates(_ plan: Plan, type: String, transaction tx: Transaction)
         return records
     }
     for range in ranges {
-        var start = range.lower
+        var start: [UInt8]? = range.forwardStart
         walk: while true {
             let batch = try tx.storedRecords(of: type, from: start, limit: 512)
             for record in batch {
-                if range.isBelowLower(record.key) { continue }
-                if range.isAboveUpper(record.key) { break walk }
+                let position = range.position(of: record.key)
+                if position == .before { continue }
+                if position == .after { break walk }
                 records.append(record)
             }
             guard batch.count == 512, let last = batch.last else { break }

@@ -1,6 +1,7 @@
 import Foundation
 import Lode
 import LodeInspection
+import LodeQuery
 
 /// One field to order records by.
 package struct SortKey: Sendable, Equatable {
@@ -232,14 +233,10 @@ package struct RecordQuery: Sendable {
                         : !bound.lexicographicallyPrecedes(record.key)
                     if beyond { continue }
                 }
-                if let range {
-                    if descending {
-                        if range.isAboveUpper(record.key) { continue }
-                        if range.isBelowLower(record.key) { return true }
-                    } else {
-                        if range.isBelowLower(record.key) { continue }
-                        if range.isAboveUpper(record.key) { return true }
-                    }
+                switch range?.position(of: record.key) {
+                case .before?: if descending { return true } else { continue }
+                case .after?: if descending { continue } else { return true }
+                default: break
                 }
                 guard try take(record) else { return false }
             }
@@ -267,8 +264,7 @@ package struct RecordQuery: Sendable {
             _ = try walkRecords(from: start, after: cursor, range: nil, descending: descending, tx, take)
         case .ranges(nil, let ranges):
             for range in descending ? ranges.reversed() : ranges {
-                var from =
-                    descending ? range.upper.map(Self.afterEveryKey(startingWith:)) ?? nil : range.lower
+                var from: [UInt8]? = descending ? range.reverseStart : range.forwardStart
                 if let start {
                     let beforeStart =
                         descending
@@ -283,9 +279,10 @@ package struct RecordQuery: Sendable {
         case .ranges(let index?, let ranges):
             var keys: Set<[UInt8]> = []
             for range in ranges {
-                for entry in try tx.storedIndexEntries(of: type, index: index, from: range.lower) {
-                    if range.isBelowLower(entry.key) { continue }
-                    if range.isAboveUpper(entry.key) { break }
+                for entry in try tx.storedIndexEntries(of: type, index: index, from: range.forwardStart) {
+                    let position = range.position(of: entry.key)
+                    if position == .before { continue }
+                    if position == .after { break }
                     if let cursor {
                         let seen =
                             descending
@@ -310,16 +307,6 @@ package struct RecordQuery: Sendable {
             }
         }
         return true
-    }
-
-    /// The smallest byte string after every key that starts with `bound`, where a descending walk
-    /// inside a range whose upper bound is `bound` starts; nil when no byte string follows them all.
-    static func afterEveryKey(startingWith bound: [UInt8]) -> [UInt8]? {
-        var bytes = bound
-        while let last = bytes.last, last == 0xFF { bytes.removeLast() }
-        guard !bytes.isEmpty else { return nil }
-        bytes[bytes.count - 1] += 1
-        return bytes
     }
 
     /// The order of one field that a single-field index holds for every object, ascending or
@@ -375,7 +362,7 @@ package struct RecordQuery: Sendable {
         }
         let walked = ranges ?? [KeyRange()]
         walk: for range in descending ? walked.reversed() : walked {
-            var from = descending ? range.upper.map(Self.afterEveryKey(startingWith:)) ?? nil : range.lower
+            var from: [UInt8]? = descending ? range.reverseStart : range.forwardStart
             if let cursorValue {
                 let beforeCursor =
                     descending
@@ -383,22 +370,21 @@ package struct RecordQuery: Sendable {
                     : from.map { $0.lexicographicallyPrecedes(cursorValue) } ?? true
                 if beforeCursor { from = cursorValue }
             }
-            for entry in try tx.storedIndexEntries(of: type, index: index, from: from, reverse: descending) {
+            walk_range: for entry in try tx.storedIndexEntries(
+                of: type, index: index, from: from, reverse: descending)
+            {
                 if let cursorValue {
-                    // Values the cursor has passed (a descending seek can land on a later value's
-                    // entries only through `afterEveryKey`, which the range check skips).
+                    // Values the cursor has passed.
                     let passed =
                         descending
                         ? cursorValue.lexicographicallyPrecedes(entry.key)
                         : entry.key.lexicographicallyPrecedes(cursorValue)
                     if passed { continue }
                 }
-                if descending {
-                    if range.isAboveUpper(entry.key) { continue }
-                    if range.isBelowLower(entry.key) { break }
-                } else {
-                    if range.isBelowLower(entry.key) { continue }
-                    if range.isAboveUpper(entry.key) { break }
+                switch range.position(of: entry.key) {
+                case .before: if descending { break walk_range } else { continue }
+                case .after: if descending { continue } else { break walk_range }
+                case .inside: break
                 }
                 guard try take(entry) else { break walk }
             }

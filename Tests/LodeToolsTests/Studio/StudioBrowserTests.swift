@@ -227,7 +227,7 @@ import Testing
             "[...document.querySelectorAll('#records thead th a')].find(a => a.textContent === 'rank').click()"
         )
         try browser.waitFor(
-            "location.search.includes('sort=-rank') && document.getElementById('plan').textContent.includes('sorted by -rank')"
+            "location.search.includes('sort=-rank') && document.getElementById('plan').textContent.includes('in the order of index Note.rank (rank), descending')"
         )
         let sorted = (try browser.evaluate(Self.column("rank")) as? [String] ?? []).compactMap { Int($0) }
         #expect(sorted.count == 50 && sorted == sorted.sorted(by: >) && sorted.first == 12)

@@ -156,7 +156,7 @@ import Testing
         let filtered = try served.get("/api/records?type=Task&\(query)")
         #expect(
             filtered.json["plan"] as? String
-                == "index Task.title: title hasPrefix \"task 12\"; sorted by -title: no single-field index over every object gives this order, so every candidate is read and the page's records kept"
+                == "index Task.title: title hasPrefix \"task 12\"; in the order of index Task.title (title), descending"
         )
         #expect(
             (filtered.json["rows"] as? [[String: Any]])?.map { $0["label"] as? String }
