@@ -84,7 +84,7 @@ let package = Package(
         .target(
             name: "LodeStudio",
             dependencies: ["CMicroHTTPD", "Lode", "LodeCodec", "LodeInspection", "StoredQuery"],
-            path: "Tools/LodeStudio"),
+            path: "Tools/LodeStudio", resources: [.copy("Resources")]),
         // `--where` expressions, their plans and pages of records, without the app's types: for
         // lode-dump and Lode Studio.
         .target(

@@ -94,13 +94,15 @@ package final class StudioServer: Sendable {
             switch request.path {
             case "/", "/type", "/object", "/schema", "/changes", "/check":
                 let page = request.path == "/" ? "summary" : String(request.path.dropFirst())
-                response = .text(StudioPages.page(page), contentType: "text/html; charset=utf-8")
+                response = Self.resource("text/html; charset=utf-8") { try StudioPages.page(page) }
                 // The first visit carries the token in the URL: later requests carry it in the cookie.
                 if request.query["token"] != nil { response.headers.append(access.cookieHeader) }
             case "/static/studio.js":
-                response = .text(StudioPages.script, contentType: "text/javascript; charset=utf-8")
+                response = Self.resource("text/javascript; charset=utf-8") {
+                    try StudioPages.resource("studio.js")
+                }
             case "/static/studio.css":
-                response = .text(StudioPages.style, contentType: "text/css; charset=utf-8")
+                response = Self.resource("text/css; charset=utf-8") { try StudioPages.resource("studio.css") }
             case "/api/summary":
                 response = json { try StoreSummary.read(try store(), path: path) }
             case "/api/records":
@@ -134,6 +136,18 @@ package final class StudioServer: Sendable {
     }
 
     /// `value` as JSON, or the error that kept it from being read, as JSON with status 503.
+    /// A page, script or style sheet from the resources; a 500 naming the file when it cannot be read
+    /// (a tool copied without its resource bundle).
+    private static func resource(
+        _ contentType: String, _ text: () throws -> String
+    ) -> HTTPResponse {
+        do {
+            return .text(try text(), contentType: contentType)
+        } catch {
+            return .text("\(error)\n", status: 500)
+        }
+    }
+
     private static func json(_ value: () throws -> some Encodable) -> HTTPResponse {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]

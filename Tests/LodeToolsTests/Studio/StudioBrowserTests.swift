@@ -152,6 +152,32 @@ import Testing
         try browser.waitFor(
             "document.querySelector('#types tr[data-type=\"Task\"] td:nth-child(2)').textContent === '38'")
         try browser.waitFor("document.querySelector('#commits li span').textContent === 'insert Task 100'")
+
+        // Activity a person can read: a burst of commits shows as bars over a labelled time axis, in a
+        // window that fits the minute the page has been open, and the caption keeps the count after
+        // the burst (it read "commits per second 0.0" three seconds later, the bars a few pixels at
+        // the right edge of an empty frame).
+        let burst = try shell("'\(builtTool("lode-test-helper"))' write '\(directory.path)' 1000 12")
+        #expect(burst.status == 0, "\(burst.err)")
+        let counted = "parseInt(document.getElementById('value-commits').textContent) >= 14"
+        try browser.waitFor(counted)
+        let bars = try browser.evaluate(
+            "[...document.querySelectorAll('#chart-commits rect.bar')].reduce((sum, bar) => sum + Number(bar.dataset.value), 0)"
+        )
+        #expect((bars as? Int ?? 0) >= 14, "the bars add up to \(String(describing: bars))")
+        let times = try browser.evaluate(Self.texts("#chart-commits text.axis.time")) as? [String] ?? []
+        #expect(times.first == "now" && times.contains("−30 s") && times.last == "−60 s", "\(times)")
+        let values = try browser.evaluate(Self.texts("#chart-commits text.axis.value")) as? [String] ?? []
+        #expect(values.first == "0" && values.count == 3, "\(values)")
+        #expect(
+            try browser.evaluate("document.getElementById('chart-commits').dataset.window") as? String == "60"
+        )
+        let sizes = try browser.evaluate(Self.texts("#chart-file text.axis.value")) as? [String] ?? []
+        #expect(sizes.last?.hasSuffix("iB") == true, "\(sizes)")
+        Thread.sleep(forTimeInterval: 3)
+        let caption = try browser.evaluate("document.getElementById('value-commits').textContent") as? String
+        #expect(try browser.evaluate(counted) as? Bool == true, "three seconds later: \(caption ?? "-")")
+        try browser.screenshot(HeadlessChromium.screenshots.appendingPathComponent("activity.png"))
     }
 
     @Test func aTypePagesFiltersSortsAndOpensAnObject() throws {
