@@ -23,7 +23,9 @@ final class SyncEngine: @unchecked Sendable {
     private let control = Locked<Bool>(false, name: "the sync engine's control")
     /// Serializes ``start()`` and ``stop()``: a client is started and stopped many times (an app stops
     /// sync in the background and starts it again), each start making a thread that its stop waits for.
-    /// Held while `stop()` waits for the thread, which never takes it.
+    /// Lock order: only `start()` and `stop()` take it, called by the app (or `deinit`); while it is held
+    /// they call into the store (`observeCommits`, cancelling the feed) and wait for the engine's thread,
+    /// and none of those — the feed's handler and the thread included — ever takes it.
     private let lifecycle = NSLock()
     /// Signalled by the thread when it ends.
     private let finished = DispatchSemaphore(value: 0)
