@@ -113,7 +113,9 @@ import Testing
         options.downloadChunkSize = 500
         let sync = try SyncClient(store: a, server: server, types: [.type(SyncNote.self)], options: options)
         let updates = sync.statusUpdates  // subscribed before the client starts
-        let collected = _Concurrency.Task {
+        // On an executor of its own: a collector starved by the pool would see the stream drop older
+        // statuses (it keeps the newest 64) and miss the download's progress.
+        let collected = _Concurrency.Task(executorPreference: DedicatedExecutor("status")) {
             var statuses: [SyncStatus] = []
             for await status in updates {
                 statuses.append(status)
