@@ -1,4 +1,6 @@
 // swift-tools-version:6.0
+import CompilerPluginSupport
+import Foundation
 import PackageDescription
 
 // Internal invariant checks: with `LODE_INTERNAL_CHECKS=1` in the build's environment (`make test`
@@ -7,6 +9,26 @@ import PackageDescription
 // time in proportion to the structure's size.
 let internalChecks: [SwiftSetting] =
     Context.environment["LODE_INTERNAL_CHECKS"] == "1" ? [.define("LODE_INTERNAL_CHECKS")] : []
+
+// The model macro's plug-in builds against the SwiftSyntax host libraries that ship with the toolchain
+// (`usr/lib/swift/host` beside `swiftc`): found through `swiftc` on the PATH, or set with
+// `LODE_SWIFT_HOST_LIBRARIES`. These search-path flags are unsafe flags, which SwiftPM refuses in a
+// dependency named by version, so only the `LodeMacros` product includes the plug-in.
+func swiftHostLibraries() -> String {
+    if let explicit = Context.environment["LODE_SWIFT_HOST_LIBRARIES"], !explicit.isEmpty { return explicit }
+    for folder in (Context.environment["PATH"] ?? "").split(separator: ":") {
+        let compiler = URL(fileURLWithPath: String(folder)).appendingPathComponent("swiftc")
+        guard FileManager.default.isExecutableFile(atPath: compiler.path) else { continue }
+        let host = compiler.resolvingSymlinksInPath().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("lib/swift/host")
+        if FileManager.default.fileExists(atPath: host.appendingPathComponent("SwiftSyntax.swiftmodule").path)
+        {
+            return host.path
+        }
+    }
+    return "/usr/lib/swift/host"
+}
+let hostLibraries = swiftHostLibraries()
 
 let package = Package(
     name: "Lode",
@@ -17,6 +39,7 @@ let package = Package(
         .library(name: "ModelStorage", targets: ["ModelStorage"]),
         .library(name: "LodeTesting", targets: ["LodeTesting"]),
         .library(name: "LodeSync", targets: ["LodeSync"]),
+        .library(name: "LodeMacros", targets: ["LodeMacros"]),
     ],
     targets: [
         .systemLibrary(
@@ -70,6 +93,14 @@ let package = Package(
         .target(
             name: "LodeInspection", dependencies: ["LMDB", "LodeCodec", "LodeStore"],
             path: "Sources/LodeInspection"),
+        // The model macro: its declarations (with Lode re-exported) and its compiler plug-in.
+        .macro(
+            name: "LodeMacrosPlugin", path: "Sources/LodeMacrosPlugin",
+            swiftSettings: [.unsafeFlags(["-I", hostLibraries])],
+            linkerSettings: [
+                .unsafeFlags(["-L", hostLibraries, "-Xlinker", "-rpath", "-Xlinker", hostLibraries])
+            ]),
+        .target(name: "LodeMacros", dependencies: ["Lode", "LodeMacrosPlugin"], path: "Sources/LodeMacros"),
         .target(name: "LodeTesting", dependencies: ["Lode", "ModelStorage"], path: "Sources/LodeTesting"),
         .executableTarget(
             name: "lode-bench",
@@ -195,6 +226,11 @@ let package = Package(
                 "Lode", "LodeStorage", "ModelStorage", "LodeTestSupport", "lode-test-helper",
             ],
             path: "Tests/LodeTests"),
+        // The model macro: expansions and diagnostics, and its generated codec beside Codable's.
+        .testTarget(
+            name: "LodeMacrosTests",
+            dependencies: ["LodeMacros", "Lode", "LodeCodec", "LodeStore", "LodeTestSupport"],
+            path: "Tests/LodeMacrosTests"),
         .testTarget(
             name: "ModelStorageTests", dependencies: ["ModelStorage"], path: "Tests/ModelStorageTests"),
         .testTarget(

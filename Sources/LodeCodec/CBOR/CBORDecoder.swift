@@ -585,10 +585,10 @@ final class CBORDecodingState: Decoder, ThreadCodingState {
 }
 
 /// IEEE half-precision bits → Float (CBOR's smallest float).
-struct Float16Bits {
+@usableFromInline struct Float16Bits {
     let bits: UInt16
-    init(_ bits: UInt16) { self.bits = bits }
-    var value: Float {
+    @usableFromInline init(_ bits: UInt16) { self.bits = bits }
+    @usableFromInline var value: Float {
         let sign: Float = bits & 0x8000 != 0 ? -1 : 1
         let exponent = Int((bits >> 10) & 0x1f)
         let fraction = Float(bits & 0x3ff)

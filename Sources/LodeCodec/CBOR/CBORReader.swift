@@ -2,20 +2,20 @@ import Foundation
 
 /// Low-level CBOR (RFC 8949) input over borrowed bytes: reads heads and scalars, and skips whole
 /// data items. Every read is bounds-checked; malformed input throws, it never traps.
-package struct CBORReader {
-    package let bytes: UnsafeRawBufferPointer
-    package var offset: Int
+@usableFromInline package struct CBORReader {
+    @usableFromInline package let bytes: UnsafeRawBufferPointer
+    @usableFromInline package var offset: Int
 
-    package init(_ bytes: UnsafeRawBufferPointer, offset: Int = 0) {
+    @usableFromInline package init(_ bytes: UnsafeRawBufferPointer, offset: Int = 0) {
         self.bytes = bytes
         self.offset = offset
     }
 
-    package enum Failure: Error, CustomStringConvertible {
+    @usableFromInline package enum Failure: Error, CustomStringConvertible {
         case truncated(at: Int)
         case malformed(String, at: Int)
 
-        package var description: String {
+        @usableFromInline package var description: String {
             switch self {
             case .truncated(let offset): return "the CBOR data ends early (at byte \(offset))"
             case .malformed(let what, let offset): return "malformed CBOR at byte \(offset): \(what)"
@@ -50,7 +50,9 @@ package struct CBORReader {
 
     /// Major type and argument of the next head. For major type 7 the argument is the raw
     /// additional-information value (or the float bits). `indefinite` marks an indefinite length.
-    package mutating func readHead() throws(Failure) -> (major: UInt8, argument: UInt64, info: UInt8) {
+    @usableFromInline package mutating func readHead() throws(Failure) -> (
+        major: UInt8, argument: UInt64, info: UInt8
+    ) {
         let initial = try readByte()
         let major = initial >> 5
         let info = initial & 0x1f
@@ -66,7 +68,7 @@ package struct CBORReader {
     }
 
     /// Skips one complete data item (with nested items, tags and indefinite lengths).
-    package mutating func skipItem(depth: Int = 0) throws(Failure) {
+    @usableFromInline package mutating func skipItem(depth: Int = 0) throws(Failure) {
         guard depth < 512 else { throw .malformed("nesting deeper than 512", at: offset) }
         let start = offset
         let (major, argument, info) = try readHead()
@@ -100,7 +102,9 @@ package struct CBORReader {
     }
 
     /// Reads a definite-length text or byte string's bytes (indefinite strings are joined).
-    package mutating func readStringBytes(major expected: UInt8) throws(Failure) -> UnsafeRawBufferPointer? {
+    @usableFromInline package mutating func readStringBytes(major expected: UInt8) throws(Failure)
+        -> UnsafeRawBufferPointer?
+    {
         let start = offset
         let (major, argument, info) = try readHead()
         guard major == expected else {

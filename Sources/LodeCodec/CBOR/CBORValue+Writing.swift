@@ -7,7 +7,7 @@ extension CBORValue {
         return writer.bytes
     }
 
-    private func write(into writer: inout CBORWriter) {
+    func write(into writer: inout CBORWriter) {
         switch self {
         case .unsigned(let value): writer.head(0, value)
         case .negative(let value): writer.head(1, value)

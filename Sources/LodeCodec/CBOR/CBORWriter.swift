@@ -1,15 +1,15 @@
 import Foundation
 
 /// Low-level CBOR (RFC 8949) output: heads, scalars and strings appended to a byte buffer.
-package struct CBORWriter {
-    package var bytes: [UInt8] = []
+@usableFromInline package struct CBORWriter {
+    @usableFromInline package var bytes: [UInt8] = []
 
-    package init(capacity: Int = 128) { bytes.reserveCapacity(capacity) }
+    @usableFromInline package init(capacity: Int = 128) { bytes.reserveCapacity(capacity) }
 
     /// A date: tag 1 (seconds since 1970) when that float gives back exactly the same `Date`;
     /// otherwise tag 40001 over Foundation's own float (seconds since 2001), so no date ever changes
     /// on a round trip.
-    package mutating func date(_ date: Date) {
+    @usableFromInline package mutating func date(_ date: Date) {
         let epoch = date.timeIntervalSince1970
         if Date(timeIntervalSince1970: epoch) == date {
             tag(1)
@@ -22,7 +22,7 @@ package struct CBORWriter {
 
     /// Appends a head: major type `major` (0...7) with argument `value`, in the shortest form.
     @inline(__always)
-    package mutating func head(_ major: UInt8, _ value: UInt64) {
+    @usableFromInline package mutating func head(_ major: UInt8, _ value: UInt64) {
         let type = major << 5
         if value < 24 {
             bytes.append(type | UInt8(value))
@@ -42,7 +42,7 @@ package struct CBORWriter {
     }
 
     @inline(__always)
-    mutating func appendBigEndian<I: FixedWidthInteger>(_ value: I) {
+    @usableFromInline mutating func appendBigEndian<I: FixedWidthInteger>(_ value: I) {
         // Byte by byte: for a few bytes, cheaper than a generic copy.
         var shift = I.bitWidth - 8
         while shift >= 0 {
@@ -53,7 +53,7 @@ package struct CBORWriter {
 
     /// Appends raw bytes: short runs (field names, most text) byte by byte, long ones in one copy.
     @inline(__always)
-    mutating func append(_ source: UnsafeBufferPointer<UInt8>) {
+    @usableFromInline mutating func append(_ source: UnsafeBufferPointer<UInt8>) {
         if source.count <= 16 {
             for byte in source { bytes.append(byte) }
         } else {
@@ -82,11 +82,11 @@ package struct CBORWriter {
     }
 
     mutating func bool(_ value: Bool) { bytes.append(value ? 0xf5 : 0xf4) }
-    mutating func null() { bytes.append(0xf6) }
+    @usableFromInline mutating func null() { bytes.append(0xf6) }
 
     /// Appends a text string; returns where its UTF-8 bytes start.
     @discardableResult
-    package mutating func text(_ value: String) -> Int {
+    @usableFromInline package mutating func text(_ value: String) -> Int {
         var value = value
         return value.withUTF8 { utf8 in
             head(3, UInt64(utf8.count))
@@ -96,16 +96,16 @@ package struct CBORWriter {
         }
     }
 
-    package mutating func byteString(_ value: UnsafeRawBufferPointer) {
+    @usableFromInline package mutating func byteString(_ value: UnsafeRawBufferPointer) {
         head(2, UInt64(value.count))
         bytes.append(contentsOf: value)
     }
 
-    mutating func tag(_ value: UInt64) { head(6, value) }
+    @usableFromInline mutating func tag(_ value: UInt64) { head(6, value) }
 
     /// Rewrites the head at `position` (written as a one-byte head with a placeholder count) to
     /// carry `count`, shifting what follows when the count needs a longer head.
-    mutating func patchCount(at position: Int, major: UInt8, count: Int) {
+    @usableFromInline mutating func patchCount(at position: Int, major: UInt8, count: Int) {
         if count < 24 {
             bytes[position] = major << 5 | UInt8(count)
             return

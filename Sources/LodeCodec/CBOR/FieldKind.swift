@@ -3,7 +3,7 @@ import Foundation
 /// The kind of a CBOR value, as the catalog records it for each top-level field (`kinds` in
 /// `docs/FORMAT.md`): its major type, with integers of either sign one kind and simple values told
 /// apart (booleans, null, floating-point numbers).
-package enum FieldKind: UInt8, CaseIterable {
+@usableFromInline package enum FieldKind: UInt8, CaseIterable {
     case integer = 0
     case bytes = 2
     case text = 3
@@ -17,7 +17,7 @@ package enum FieldKind: UInt8, CaseIterable {
     case float = 25
 
     /// The kind of the value whose first byte is `byte`.
-    package static func of(initialByte byte: UInt8) -> FieldKind {
+    @usableFromInline package static func of(initialByte byte: UInt8) -> FieldKind {
         switch byte >> 5 {
         case 0, 1: return .integer
         case 2: return .bytes

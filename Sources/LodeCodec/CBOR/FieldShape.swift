@@ -2,9 +2,9 @@ import Foundation
 
 /// The hash of a record's top-level field names in order: FNV-1a 64 over each name's UTF-8 bytes,
 /// each name followed by `FF` (a byte UTF-8 never contains).
-package enum FieldShape {
-    package static let basis: UInt64 = 0xcbf2_9ce4_8422_2325
-    private static let prime: UInt64 = 0x0000_0100_0000_01b3
+@usableFromInline package enum FieldShape {
+    @usableFromInline package static let basis: UInt64 = 0xcbf2_9ce4_8422_2325
+    @usableFromInline static let prime: UInt64 = 0x0000_0100_0000_01b3
 
     @inline(__always)
     package static func adding(_ name: some Sequence<UInt8>, to hash: UInt64) -> UInt64 {
@@ -20,7 +20,9 @@ package enum FieldShape {
     package static func adding(_ name: String, to hash: UInt64) -> UInt64 { adding(name.utf8, to: hash) }
 
     /// Adds a name given as its UTF-8 bytes (the same hash as ``adding(_:to:)-(String,_)``).
-    package static func adding(bytes name: UnsafeRawBufferPointer, to hash: UInt64) -> UInt64 {
+    @usableFromInline package static func adding(bytes name: UnsafeRawBufferPointer, to hash: UInt64)
+        -> UInt64
+    {
         var hash = hash
         var position = 0
         while position < name.count {
@@ -31,7 +33,7 @@ package enum FieldShape {
     }
 
     /// Adds the kind of a field's value (a one-byte sequence, as records fold it).
-    package static func adding(kind: FieldKind, to hash: UInt64) -> UInt64 {
+    @usableFromInline package static func adding(kind: FieldKind, to hash: UInt64) -> UInt64 {
         (((hash ^ UInt64(kind.rawValue)) &* prime) ^ 0xff) &* prime
     }
 }

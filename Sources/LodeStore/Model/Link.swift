@@ -94,3 +94,20 @@ public struct Link<Target: Persistable>: Codable, Hashable, Sendable, CustomStri
     /// `Target → key` (the key as JSON).
     public var description: String { "\(Target.schema.typeName) → \(key.json)" }
 }
+
+extension Link: RecordValue {
+    /// Reads the target's primary key as stored.
+    /// - Throws: ``RecordDecodingError`` when the value cannot be a primary key.
+    public init(recordValue reader: inout RecordReader) throws {
+        let value = try reader.readCBORValue()
+        do {
+            try self.init(value: value)
+        } catch {
+            throw RecordDecodingError(
+                field: "", reason: "a link's key (\(value.json)) cannot be a primary key: \(error)")
+        }
+    }
+
+    /// Writes the target's primary key as its own value.
+    public func writeRecordValue(to writer: inout RecordWriter) { writer.writeCBORValue(key) }
+}

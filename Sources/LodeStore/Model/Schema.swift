@@ -33,6 +33,9 @@ public struct Schema<Object: Persistable>: @unchecked Sendable {
     let decodeKeyValue: (any Decoder) throws -> CBORValue
     package let primaryKeyType: Any.Type
     let primaryKeyDescription: (Object) -> String
+    /// The type's generated record codec (``RecordCodable``, the model macro's), which Lode uses
+    /// instead of `Codable` when the type has one.
+    package let recordCodec: RecordCodec<Object>?
 
     /// Makes a schema.
     /// - Parameters:
@@ -69,6 +72,9 @@ public struct Schema<Object: Persistable>: @unchecked Sendable {
         }
         self.decodeKeyValue = { decoder in try CBORValue(decoding: CBOREncoder().encode(Key(from: decoder))) }
         self.primaryKeyDescription = { object in "\(object[keyPath: primaryKey])" }
+        self.recordCodec = (Object.self as? any RecordCodable.Type).map {
+            RecordCodec(Object.self, codable: $0)
+        }
     }
 
     /// The index named `name`.

@@ -160,6 +160,16 @@ public class Transaction {
                 type: T.schema.typeName, key: KeyDescription.describe(Array(key)), field: error.fieldPath,
                 reason: error.reason)
         }
+        if let codec = T.schema.recordCodec {
+            do {
+                return try codec.decode(bytes)
+            } catch {
+                let error = RecordDecodingError.from(error)
+                throw LodeError.recordDoesNotDecode(
+                    type: T.schema.typeName, key: KeyDescription.describe(Array(key)), field: error.field,
+                    reason: error.reason)
+            }
+        }
         do {
             // The thread's decoding state, reused record after record.
             return try CBORDecoder().decode(T.self, from: bytes)
@@ -240,35 +250,7 @@ public class Transaction {
 
 extension DecodingError {
     /// The coding path as `field.sub[2].leaf`.
-    var fieldPath: String {
-        let path: [any CodingKey]
-        switch self {
-        case .typeMismatch(_, let context), .valueNotFound(_, let context), .dataCorrupted(let context):
-            path = context.codingPath
-        case .keyNotFound(let key, let context):
-            path = context.codingPath + [key]
-        @unknown default:
-            path = []
-        }
-        var text = ""
-        for key in path {
-            if let index = key.intValue, key.stringValue.hasPrefix("[") || key.stringValue == "Index \(index)"
-            {
-                text += "[\(index)]"
-            } else {
-                text += text.isEmpty ? key.stringValue : "." + key.stringValue
-            }
-        }
-        return text
-    }
+    var fieldPath: String { pathText }
 
-    package var reason: String {
-        switch self {
-        case .typeMismatch(_, let context), .valueNotFound(_, let context), .keyNotFound(_, let context),
-            .dataCorrupted(let context):
-            return context.debugDescription
-        @unknown default:
-            return "\(self)"
-        }
-    }
+    package var reason: String { debugText }
 }

@@ -1,0 +1,60 @@
+import Foundation
+
+/// The stored field names of a type whose records generated code writes and reads (see
+/// ``RecordCodable``), in declared order, each kept as the CBOR text item a record holds: a field
+/// is written with one copy and recognised with one comparison.
+public final class RecordFieldNames: Sendable {
+    /// The names, in declared order.
+    public let names: [String]
+    /// Each name's CBOR text item (head and UTF-8 bytes), one after another.
+    @usableFromInline let items: [UInt8]
+    /// Where each name's item starts in ``items``, and one past the last.
+    @usableFromInline let starts: [Int]
+
+    /// Names `names` (each at most once).
+    public init(_ names: [String]) {
+        precondition(Set(names).count == names.count, "a record field name is given twice: \(names)")
+        self.names = names
+        var writer = CBORWriter(capacity: names.reduce(0) { $0 + $1.utf8.count + 2 })
+        var starts: [Int] = []
+        for name in names {
+            starts.append(writer.bytes.count)
+            writer.text(name)
+        }
+        starts.append(writer.bytes.count)
+        self.items = writer.bytes
+        self.starts = starts
+    }
+
+    /// How many fields there are.
+    public var count: Int { names.count }
+
+    /// The index of the field whose name's UTF-8 bytes are `name`, or nil.
+    func index(ofUTF8 name: UnsafeRawBufferPointer) -> Int? {
+        items.withUnsafeBytes { items in
+            for field in 0..<names.count {
+                // Skip the head: the text is the item's last `name.count` bytes.
+                let end = starts[field + 1]
+                let textStart = end - name.count
+                guard textStart > starts[field], end - starts[field] <= name.count + 9 else { continue }
+                let headLength = textStart - starts[field]
+                guard headLength == Self.headLength(name.count),
+                    memcmp(items.baseAddress! + textStart, name.baseAddress!, name.count) == 0
+                else { continue }
+                return field
+            }
+            return nil
+        }
+    }
+
+    /// The length of a text head for a string of `count` bytes, in the shortest form.
+    @usableFromInline static func headLength(_ count: Int) -> Int {
+        switch count {
+        case 0..<24: 1
+        case 24...0xff: 2
+        case 0x100...0xffff: 3
+        case 0x10000...0xffff_ffff: 5
+        default: 9
+        }
+    }
+}

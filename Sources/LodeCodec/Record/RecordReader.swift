@@ -1,0 +1,165 @@
+import Foundation
+
+/// Reads a record's fields for a type's generated code (see ``RecordCodable``): the record is a CBOR
+/// map (docs/FORMAT.md), read in place. Fields are expected in the type's declared order, one
+/// comparison each; a field elsewhere (a record another version or writer made) is found by name, and
+/// a field the type does not know is skipped.
+///
+/// ```swift
+/// var id: Int?
+/// while let field = try record.nextField() {
+///     switch field {
+///     case 0: id = try record.decode(Int.self)
+///     default: try record.skipValue()
+///     }
+/// }
+/// ```
+///
+/// Every read is bounds-checked: malformed bytes throw ``RecordDecodingError``, never trap.
+public struct RecordReader {
+    @usableFromInline var cbor: CBORReader
+    @usableFromInline let names: RecordFieldNames
+    /// Entries of the map not read yet.
+    @usableFromInline var remaining: Int
+    /// The field the type expects next (the one after the last field read).
+    @usableFromInline var expected = 0
+    /// The field being read (for errors), or -1.
+    @usableFromInline var current = -1
+    /// The known fields read so far (the first 64), to refuse a field given twice.
+    @usableFromInline var seen: UInt64 = 0
+    /// Fields read so far beyond the first 64, and unknown field names: only when a record has them.
+    @usableFromInline var seenOthers: Set<[UInt8]> = []
+
+    /// A reader of the record in `bytes`, whose fields are `names`.
+    /// - Throws: ``RecordDecodingError`` when the bytes do not start with a map.
+    public init(_ bytes: UnsafeRawBufferPointer, names: RecordFieldNames) throws {
+        self.cbor = CBORReader(bytes)
+        self.names = names
+        let head: (major: UInt8, argument: UInt64, info: UInt8)
+        do throws(CBORReader.Failure) { head = try cbor.readHead() } catch { throw Self.corrupted(error) }
+        guard head.major == 5 else {
+            throw RecordDecodingError(
+                field: "", reason: "expected a map of fields, found \(Self.describe(major: head.major))")
+        }
+        guard head.info != 31 else {
+            throw RecordDecodingError(field: "", reason: "an indefinite-length map is not a record")
+        }
+        guard head.argument <= UInt64(bytes.count) else {
+            throw Self.corrupted(.truncated(at: 0))
+        }
+        self.remaining = Int(head.argument)
+    }
+
+    /// The index (in declared order) of the next field, -1 for a field the type does not know (skip
+    /// its value), or nil after the last.
+    /// - Throws: ``RecordDecodingError`` when the key is not text, or a field is given twice.
+    @inlinable
+    public mutating func nextField() throws -> Int? {
+        guard remaining > 0 else { return nil }
+        remaining -= 1
+        let field = expected
+        if field < names.count {
+            // The expected name: one comparison of the whole text item.
+            let start = names.starts[field]
+            let length = names.starts[field + 1] - start
+            let offset = cbor.offset
+            if length <= cbor.bytes.count - offset {
+                let same = names.items.withUnsafeBytes { items in
+                    memcmp(cbor.bytes.baseAddress! + offset, items.baseAddress! + start, length) == 0
+                }
+                if same {
+                    cbor.offset = offset + length
+                    return try found(field)
+                }
+            }
+        }
+        return try lookUpField()
+    }
+
+    /// Notes that `field` was read; refuses it a second time.
+    @inlinable
+    mutating func found(_ field: Int) throws -> Int {
+        if field < 64 {
+            let bit: UInt64 = 1 << UInt64(field)
+            guard seen & bit == 0 else { throw twice(names.names[field]) }
+            seen |= bit
+        } else {
+            guard seenOthers.insert(Array(names.names[field].utf8)).inserted else {
+                throw twice(names.names[field])
+            }
+        }
+        expected = field + 1
+        current = field
+        return field
+    }
+
+    /// Reads the next key when it is not the expected field.
+    @usableFromInline
+    mutating func lookUpField() throws -> Int {
+        let start = cbor.offset
+        let text: UnsafeRawBufferPointer?
+        do throws(CBORReader.Failure) { text = try cbor.readStringBytes(major: 3) } catch {
+            throw Self.corrupted(error)
+        }
+        guard let text else {
+            throw RecordDecodingError(field: "", reason: "a field name at byte \(start) is not text")
+        }
+        if let field = names.index(ofUTF8: text) { return try found(field) }
+        // A field this type does not know: skipped by the caller, but not twice either.
+        guard seenOthers.insert(Array(text)).inserted else {
+            throw twice(String(decoding: text, as: UTF8.self))
+        }
+        current = -1
+        return -1
+    }
+
+    @usableFromInline
+    func twice(_ name: String) -> RecordDecodingError {
+        RecordDecodingError(field: name, reason: "the map holds the field \"\(name)\" twice")
+    }
+
+    /// Skips the value of the field just read (one the type does not know).
+    /// - Throws: ``RecordDecodingError`` when the value is malformed.
+    public mutating func skipValue() throws {
+        do throws(CBORReader.Failure) { try cbor.skipItem() } catch { throw failure(Self.corrupted(error)) }
+    }
+
+    /// Checks that the record ends where its map ends.
+    /// - Throws: ``RecordDecodingError`` when bytes follow it.
+    public func finish() throws {
+        guard cbor.offset == cbor.bytes.count else {
+            throw RecordDecodingError(
+                field: "", reason: "\(cbor.bytes.count - cbor.offset) bytes follow the CBOR item")
+        }
+    }
+
+    /// `error` placed in the field being read.
+    @usableFromInline
+    func failure(_ error: any Error) -> RecordDecodingError {
+        let error = RecordDecodingError.from(error)
+        return current >= 0 ? error.inside(names.names[current]) : error
+    }
+
+    @usableFromInline static func corrupted(_ failure: CBORReader.Failure) -> RecordDecodingError {
+        RecordDecodingError(field: "", reason: failure.description)
+    }
+
+    @usableFromInline static func describe(major: UInt8) -> String {
+        switch major {
+        case 0, 1: "an integer"
+        case 2: "a byte string"
+        case 3: "text"
+        case 4: "an array"
+        case 5: "a map"
+        case 6: "a tagged item"
+        default: "a simple value"
+        }
+    }
+}
+
+extension RecordReader {
+    /// Whether the record held field `field` (among those read so far).
+    public func hasField(_ field: Int) -> Bool {
+        field < 64 ? seen & (1 << UInt64(field)) != 0 : seenOthers.contains(Array(names.names[field].utf8))
+    }
+}

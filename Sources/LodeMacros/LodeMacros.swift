@@ -1,0 +1,78 @@
+// The model macro, a product of its own: its plug-in builds against the SwiftSyntax libraries of the
+// toolchain with search-path flags, which SwiftPM refuses in a package depended on by version; the
+// `Lode` product stays free of them (see the README).
+
+@_exported import Lode
+
+/// Makes a struct or final class a stored model: writes its `Persistable` conformance — the
+/// ``Lode/Schema`` from the marks on its properties — and a record codec that reads and writes the
+/// stored record straight from and into the properties (`RecordCodable`), with the same bytes as its
+/// `Codable` conformance.
+///
+/// ```swift
+/// @Model
+/// struct Todo {
+///     @PrimaryKey var id: UUID
+///     @Unique var title: String
+///     @Indexed var status: Status
+///     var priority: Int = 0         // older records without the field read 0
+///     @Linked(onDelete: .cascade) var project: Link<Project>?
+///     @Transient var isSelected = false   // not stored
+///     #Index<Todo>(\.status, \.priority)
+/// }
+/// ```
+///
+/// - Parameters:
+///   - name: the type's name in the store (the Swift type name unless set).
+///   - version: a number recorded in the catalog, raised when the type changes shape.
+@attached(
+    extension, conformances: Persistable, RecordCodable,
+    names: named(schema), named(recordFields), named(init(record:)), named(write(record:)))
+@attached(member, names: named(CodingKeys), named(init(record:)))
+public macro Model(name: String? = nil, version: Int = 1) =
+    #externalMacro(module: "LodeMacrosPlugin", type: "ModelMacro")
+
+/// The primary key of a `@Model` type (a property named `id` is the key when none is marked).
+@attached(peer)
+public macro PrimaryKey() = #externalMacro(module: "LodeMacrosPlugin", type: "PropertyMarkerMacro")
+
+/// An index on the property.
+/// - Parameter name: the index name (the field's name unless set).
+@attached(peer)
+public macro Indexed(name: String? = nil) =
+    #externalMacro(module: "LodeMacrosPlugin", type: "PropertyMarkerMacro")
+
+/// A unique index on the property: a second object with the same value is refused.
+/// - Parameter name: the index name (the field's name unless set).
+@attached(peer)
+public macro Unique(name: String? = nil) =
+    #externalMacro(module: "LodeMacrosPlugin", type: "PropertyMarkerMacro")
+
+/// The delete rule of a link property (`Link<Target>?` or `[Link<Target>]`; such a property is a link
+/// without the mark too, with the rule `.nullify`).
+/// - Parameter onDelete: what deleting a target does to the objects that link to it.
+@attached(peer)
+public macro Linked(onDelete: DeleteRule = .nullify) =
+    #externalMacro(module: "LodeMacrosPlugin", type: "PropertyMarkerMacro")
+
+/// A property that is not stored: it needs an initial value, which an object read from the store has.
+@attached(peer)
+public macro Transient() = #externalMacro(module: "LodeMacrosPlugin", type: "PropertyMarkerMacro")
+
+/// A compound index on two or three properties, in a `@Model` type's body: `#Index<Todo>(\.status,
+/// \.priority)`.
+/// - Parameters:
+///   - keyPaths: the properties, in key order.
+///   - name: the index name (the field names joined with `+` unless set).
+@freestanding(declaration)
+public macro Index<Object>(_ keyPaths: PartialKeyPath<Object>..., name: String? = nil) =
+    #externalMacro(module: "LodeMacrosPlugin", type: "SchemaMarkerMacro")
+
+/// A unique compound index on two properties, in a `@Model` type's body: `#Unique<Member>(\.team,
+/// \.email)`.
+/// - Parameters:
+///   - keyPaths: the properties, in key order.
+///   - name: the index name (the field names joined with `+` unless set).
+@freestanding(declaration)
+public macro Unique<Object>(_ keyPaths: PartialKeyPath<Object>..., name: String? = nil) =
+    #externalMacro(module: "LodeMacrosPlugin", type: "SchemaMarkerMacro")

@@ -1,0 +1,332 @@
+import SwiftDiagnostics
+import SwiftSyntax
+import SwiftSyntaxMacros
+
+/// What a `@Model` declaration says, read from its syntax: the type, its stored properties with their
+/// marks, and the type-level indexes. Misuse is reported at the node it is about.
+struct ModelDeclaration {
+    /// A stored property.
+    struct Property {
+        var name: String
+        /// The type as written (for an optional, the wrapped type).
+        var type: String
+        var isOptional: Bool
+        var initializer: ExprSyntax?
+        var isPrimaryKey = false
+        var index: (unique: Bool, name: ExprSyntax?)?
+        /// For a link property: to-many or not, and the delete rule as written.
+        var link: (toMany: Bool, rule: ExprSyntax?)?
+        var node: Syntax
+    }
+
+    /// A compound index from `#Index` / `#Unique`.
+    struct CompoundIndex {
+        var unique: Bool
+        var keyPaths: [String]
+        var name: ExprSyntax?
+    }
+
+    var typeName: String
+    var isClass: Bool
+    /// The access modifier the generated members take (`public `, `package `, or nothing).
+    var access: String
+    var properties: [Property] = []
+    var transientNames: [String] = []
+    var compoundIndexes: [CompoundIndex] = []
+    var storeName: ExprSyntax?
+    var version: ExprSyntax?
+
+    var primaryKey: Property { properties.first { $0.isPrimaryKey }! }
+
+    /// Reads `declaration`; reports what is wrong and throws ``ModelRefused`` when anything is.
+    init(
+        _ declaration: some DeclGroupSyntax, attribute: AttributeSyntax, diagnose: (Diagnostic) -> Void
+    ) throws {
+        var failed = false
+        func report(_ node: some SyntaxProtocol, _ message: String) {
+            diagnose(ModelDiagnostic.error(node, message))
+            failed = true
+        }
+        if let structure = declaration.as(StructDeclSyntax.self) {
+            typeName = structure.name.text
+            isClass = false
+            if let generics = structure.genericParameterClause {
+                report(generics, "a @Model type cannot be generic: its schema is one value for the type")
+            }
+        } else if let type = declaration.as(ClassDeclSyntax.self) {
+            typeName = type.name.text
+            isClass = true
+            if !type.modifiers.contains(where: { $0.name.tokenKind == .keyword(.final) }) {
+                report(type.classKeyword, "@Model applies to a final class: write `final class \(typeName)`")
+            }
+            if let generics = type.genericParameterClause {
+                report(generics, "a @Model type cannot be generic: its schema is one value for the type")
+            }
+        } else {
+            let kind: String
+            let node: Syntax
+            if let item = declaration.as(EnumDeclSyntax.self) {
+                (kind, node) = ("an enum", Syntax(item.enumKeyword))
+            } else if let item = declaration.as(ActorDeclSyntax.self) {
+                (kind, node) = ("an actor", Syntax(item.actorKeyword))
+            } else if let item = declaration.as(ProtocolDeclSyntax.self) {
+                (kind, node) = ("a protocol", Syntax(item.protocolKeyword))
+            } else if let item = declaration.as(ExtensionDeclSyntax.self) {
+                (kind, node) = ("an extension", Syntax(item.extensionKeyword))
+            } else {
+                (kind, node) = ("this declaration", Syntax(declaration))
+            }
+            diagnose(
+                ModelDiagnostic.error(node, "@Model applies to a struct or a final class, not to \(kind)"))
+            throw ModelRefused()
+        }
+        access = Self.access(of: declaration.modifiers)
+        readArguments(attribute)
+
+        var sawCodingKeys = false
+        for member in declaration.memberBlock.members {
+            if let variable = member.decl.as(VariableDeclSyntax.self) {
+                read(variable, report: report)
+            } else if let expansion = member.decl.as(MacroExpansionDeclSyntax.self),
+                ["Index", "Unique"].contains(expansion.macroName.text)
+            {
+                readCompoundIndex(expansion, report: report)
+            } else if let nested = member.decl.as(EnumDeclSyntax.self), nested.name.text == "CodingKeys" {
+                sawCodingKeys = true
+                report(
+                    nested.name,
+                    "a @Model type's stored fields are its stored properties: mark the ones not to store @Transient instead of declaring CodingKeys"
+                )
+            }
+        }
+        _ = sawCodingKeys
+
+        let keys = properties.indices.filter { properties[$0].isPrimaryKey }
+        if keys.count > 1 {
+            for position in keys.dropFirst() {
+                report(
+                    properties[position].node,
+                    "a @Model type has one primary key; \(properties[keys[0]].name) is already one")
+            }
+        } else if keys.isEmpty {
+            if let position = properties.firstIndex(where: { $0.name == "id" }) {
+                properties[position].isPrimaryKey = true
+            } else {
+                report(
+                    attribute,
+                    "\(typeName) has no primary key: mark one stored property @PrimaryKey (or name it `id`)")
+            }
+        }
+        if let key = properties.first(where: { $0.isPrimaryKey }) {
+            if key.isOptional { report(key.node, "a primary key cannot be optional") }
+            if key.link != nil { report(key.node, "a primary key cannot be a link") }
+        }
+        if properties.count > 1000 { report(attribute, "a @Model type stores at most 1000 properties") }
+        if failed { throw ModelRefused() }
+    }
+
+    /// `@Model(name: "…", version: N)`.
+    private mutating func readArguments(_ attribute: AttributeSyntax) {
+        guard case .argumentList(let arguments)? = attribute.arguments else { return }
+        for argument in arguments {
+            switch argument.label?.text {
+            case "name": storeName = argument.expression
+            case "version": version = argument.expression
+            default: break
+            }
+        }
+    }
+
+    private static func access(of modifiers: DeclModifierListSyntax) -> String {
+        for modifier in modifiers {
+            switch modifier.name.tokenKind {
+            case .keyword(.public), .keyword(.open): return "public "
+            case .keyword(.package): return "package "
+            default: continue
+            }
+        }
+        return ""
+    }
+
+    private static func attribute(_ name: String, in attributes: AttributeListSyntax) -> AttributeSyntax? {
+        for element in attributes {
+            if case .attribute(let attribute) = element, attribute.attributeName.trimmedDescription == name {
+                return attribute
+            }
+        }
+        return nil
+    }
+
+    private static func argument(_ label: String?, of attribute: AttributeSyntax) -> ExprSyntax? {
+        guard case .argumentList(let arguments)? = attribute.arguments else { return nil }
+        return arguments.first { $0.label?.text == label }?.expression
+    }
+
+    private mutating func read(_ variable: VariableDeclSyntax, report: (Syntax, String) -> Void) {
+        let modifiers = variable.modifiers.map(\.name.tokenKind)
+        if modifiers.contains(.keyword(.static)) || modifiers.contains(.keyword(.class)) { return }
+        let attributes = variable.attributes
+        let primary = Self.attribute("PrimaryKey", in: attributes)
+        let indexed = Self.attribute("Indexed", in: attributes)
+        let unique = Self.attribute("Unique", in: attributes)
+        let linked = Self.attribute("Linked", in: attributes)
+        let transient = Self.attribute("Transient", in: attributes)
+        let marks: [AttributeSyntax] = [primary, indexed, unique, linked].compactMap { $0 }
+        let isLet = variable.bindingSpecifier.tokenKind == .keyword(.let)
+        let isLazy = modifiers.contains(.keyword(.lazy))
+        let bindings = Array(variable.bindings)
+        for (position, binding) in bindings.enumerated() {
+            guard let pattern = binding.pattern.as(IdentifierPatternSyntax.self) else {
+                report(Syntax(binding.pattern), "a @Model type's stored properties are named one by one")
+                continue
+            }
+            let name = pattern.identifier.text
+            if let accessors = binding.accessorBlock, Self.isComputed(accessors) {
+                for mark in marks + [transient].compactMap({ $0 }) {
+                    report(
+                        Syntax(mark),
+                        "\(name) is a computed property: only stored properties are stored, indexed or linked"
+                    )
+                }
+                continue
+            }
+            if let transient {
+                if binding.initializer == nil && !isLazy {
+                    report(
+                        Syntax(transient), "a @Transient property needs an initial value (it is not stored)")
+                }
+                for mark in marks {
+                    report(
+                        Syntax(mark), "\(name) is @Transient: it cannot also be \(mark.trimmedDescription)")
+                }
+                transientNames.append(name)
+                continue
+            }
+            if isLazy {
+                report(Syntax(variable), "a lazy property is not stored: mark \(name) @Transient")
+                continue
+            }
+            if isLet && binding.initializer != nil {
+                report(
+                    Syntax(variable),
+                    "\(name) is a constant with an initial value: it would be written but never read back; make it `var`, or mark it @Transient"
+                )
+                continue
+            }
+            // `var a, b: Int`: the type written last applies to the names before it.
+            let typeSyntax =
+                binding.typeAnnotation?.type
+                ?? bindings[position...].lazy.compactMap(\.typeAnnotation).first?.type
+            let written: String
+            if let typeSyntax {
+                written = typeSyntax.trimmedDescription
+            } else if let initial = binding.initializer?.value, let inferred = Self.literalType(initial) {
+                written = inferred
+            } else {
+                report(
+                    Syntax(pattern),
+                    "write \(name)'s type (`var \(name): Type = …`): @Model reads each field by its type")
+                continue
+            }
+            var property = Property(
+                name: name, type: written, isOptional: false, initializer: binding.initializer?.value,
+                node: Syntax(pattern))
+            if let typeSyntax {
+                if let wrapped = Self.optionalWrapped(typeSyntax) {
+                    property.isOptional = true
+                    property.type = wrapped.trimmedDescription
+                } else if typeSyntax.is(ImplicitlyUnwrappedOptionalTypeSyntax.self) {
+                    report(Syntax(typeSyntax), "write \(name)'s type as an optional (`?`), not `!`")
+                    continue
+                }
+            }
+            property.isPrimaryKey = primary != nil
+            if let indexed { property.index = (false, Self.argument("name", of: indexed)) }
+            if let unique { property.index = (true, Self.argument("name", of: unique)) }
+            if let indexed, unique != nil {
+                report(Syntax(indexed), "\(name) is @Unique, which is an index already: remove @Indexed")
+            }
+            let linkKind = Self.linkKind(property)
+            if let linkKind {
+                property.link = (linkKind, linked.flatMap { Self.argument("onDelete", of: $0) })
+            } else if let linked {
+                report(
+                    Syntax(linked),
+                    "@Linked marks a link property: `Link<Target>?` (to-one) or `[Link<Target>]` (to-many), not \(written)"
+                )
+            }
+            if property.link != nil, property.index != nil {
+                report(property.node, "a link is indexed by its target already: remove @Indexed/@Unique")
+            }
+            properties.append(property)
+        }
+    }
+
+    private static func isComputed(_ accessors: AccessorBlockSyntax) -> Bool {
+        switch accessors.accessors {
+        case .getter: return true
+        case .accessors(let list):
+            // Observers alone (willSet/didSet) keep a property stored.
+            return list.contains {
+                ![.keyword(.willSet), .keyword(.didSet)].contains($0.accessorSpecifier.tokenKind)
+            }
+        @unknown default: return true
+        }
+    }
+
+    private static func optionalWrapped(_ type: TypeSyntax) -> TypeSyntax? {
+        if let optional = type.as(OptionalTypeSyntax.self) { return optional.wrappedType }
+        if let named = type.as(IdentifierTypeSyntax.self), named.name.text == "Optional",
+            let argument = named.genericArgumentClause?.arguments.first,
+            case .type(let wrapped) = argument.argument
+        {
+            return wrapped
+        }
+        return nil
+    }
+
+    /// nil, or whether a link property is to-many: `Link<T>?` is to-one, `[Link<T>]` to-many.
+    private static func linkKind(_ property: Property) -> Bool? {
+        let type = property.type.filter { $0 != " " }
+        if property.isOptional, type.hasPrefix("Link<") { return false }
+        if !property.isOptional, type.hasPrefix("[Link<"), type.hasSuffix(">]") { return true }
+        return nil
+    }
+
+    /// The type of a literal initial value, for a property written without one.
+    private static func literalType(_ expression: ExprSyntax) -> String? {
+        if expression.is(IntegerLiteralExprSyntax.self) { return "Int" }
+        if expression.is(FloatLiteralExprSyntax.self) { return "Double" }
+        if expression.is(BooleanLiteralExprSyntax.self) { return "Bool" }
+        if expression.is(StringLiteralExprSyntax.self) { return "String" }
+        if let prefix = expression.as(PrefixOperatorExprSyntax.self), prefix.operator.text == "-" {
+            return literalType(prefix.expression)
+        }
+        return nil
+    }
+
+    private mutating func readCompoundIndex(
+        _ expansion: MacroExpansionDeclSyntax, report: (Syntax, String) -> Void
+    ) {
+        var keyPaths: [String] = []
+        var name: ExprSyntax?
+        for argument in expansion.arguments {
+            if argument.label?.text == "name" {
+                name = argument.expression
+            } else if let keyPath = argument.expression.as(KeyPathExprSyntax.self) {
+                keyPaths.append(keyPath.components.trimmedDescription)
+            } else {
+                report(Syntax(argument), "#\(expansion.macroName.text) takes key paths (`\\.field`)")
+            }
+        }
+        let unique = expansion.macroName.text == "Unique"
+        let most = unique ? 2 : 3
+        if keyPaths.isEmpty || keyPaths.count > most {
+            report(
+                Syntax(expansion),
+                "#\(expansion.macroName.text) takes one to \(most) key paths, not \(keyPaths.count)")
+            return
+        }
+        compoundIndexes.append(CompoundIndex(unique: unique, keyPaths: keyPaths, name: name))
+    }
+}

@@ -1,0 +1,150 @@
+import SwiftDiagnostics
+import SwiftSyntax
+import SwiftSyntaxMacros
+
+/// `@Model`: writes a type's `Persistable` conformance — its `Schema` from the marks on its
+/// properties — and its `RecordCodable` conformance: a record codec straight between the properties
+/// and the stored CBOR map.
+///
+/// The generated names are unqualified (`Schema`, `RecordReader`…): the file imports Lode.
+public struct ModelMacro: ExtensionMacro, MemberMacro {
+    /// The conformances, the schema, the field names and (for a struct) the record codec.
+    public static func expansion(
+        of node: AttributeSyntax, attachedTo declaration: some DeclGroupSyntax,
+        providingExtensionsOf type: some TypeSyntaxProtocol, conformingTo protocols: [TypeSyntax],
+        in context: some MacroExpansionContext
+    ) throws -> [ExtensionDeclSyntax] {
+        guard
+            let model = try? ModelDeclaration(
+                declaration, attribute: node, diagnose: { context.diagnose($0) })
+        else { return [] }
+        let conformances = ["Persistable", "RecordCodable"].filter { name in
+            protocols.isEmpty || protocols.contains { $0.trimmedDescription.hasSuffix(name) }
+        }
+        let inherit = conformances.isEmpty ? "" : ": " + conformances.joined(separator: ", ")
+        var members = [schema(model), fieldNames(model)]
+        if !model.isClass { members.append(initializer(model)) }
+        members.append(writer(model))
+        let text = "extension \(type.trimmedDescription)\(inherit) {\n\(members.joined(separator: "\n\n"))\n}"
+        return [DeclSyntax(stringLiteral: text).cast(ExtensionDeclSyntax.self)]
+    }
+
+    /// For a class, the record initializer (a class's designated initializer cannot be in an
+    /// extension); for any type with @Transient properties, the coding keys of the stored ones.
+    public static func expansion(
+        of node: AttributeSyntax, providingMembersOf declaration: some DeclGroupSyntax,
+        conformingTo protocols: [TypeSyntax], in context: some MacroExpansionContext
+    ) throws -> [DeclSyntax] {
+        // The extension role reports what is wrong; this one stays quiet.
+        guard let model = try? ModelDeclaration(declaration, attribute: node, diagnose: { _ in }) else {
+            return []
+        }
+        var members: [DeclSyntax] = []
+        if !model.transientNames.isEmpty {
+            let cases = model.properties.map(\.name).joined(separator: ", ")
+            members.append("\(raw: model.access)enum CodingKeys: String, CodingKey { case \(raw: cases) }")
+        }
+        if model.isClass { members.append(DeclSyntax(stringLiteral: initializer(model))) }
+        return members
+    }
+
+    private static func schema(_ model: ModelDeclaration) -> String {
+        var arguments: [String] = []
+        if let name = model.storeName { arguments.append("name: \(name.trimmedDescription)") }
+        arguments.append("primaryKey: \\.\(model.primaryKey.name)")
+        var indexes: [String] = []
+        for property in model.properties {
+            guard let index = property.index else { continue }
+            let name = index.name.map { ", name: \($0.trimmedDescription)" } ?? ""
+            indexes.append(".\(index.unique ? "unique" : "on")(\\.\(property.name)\(name))")
+        }
+        for index in model.compoundIndexes {
+            let paths = index.keyPaths.map { "\\\($0)" }.joined(separator: ", ")
+            let name = index.name.map { ", name: \($0.trimmedDescription)" } ?? ""
+            indexes.append(".\(index.unique ? "unique" : "on")(\(paths)\(name))")
+        }
+        if !indexes.isEmpty { arguments.append("indexes: [\(indexes.joined(separator: ", "))]") }
+        let links = model.properties.compactMap { property -> String? in
+            guard let link = property.link else { return nil }
+            let rule = link.rule.map { ", onDelete: \($0.trimmedDescription)" } ?? ""
+            return ".\(link.toMany ? "toMany" : "to")(\\.\(property.name)\(rule))"
+        }
+        if !links.isEmpty { arguments.append("links: [\(links.joined(separator: ", "))]") }
+        if let version = model.version { arguments.append("version: \(version.trimmedDescription)") }
+        let defaults = model.properties.compactMap { property -> String? in
+            guard let initial = property.initializer, !property.isPrimaryKey else { return nil }
+            if property.isOptional, initial.is(NilLiteralExprSyntax.self) { return nil }
+            return ".field(\\.\(property.name), \(initial.trimmedDescription))"
+        }
+        if !defaults.isEmpty { arguments.append("defaults: [\(defaults.joined(separator: ", "))]") }
+        return """
+                \(model.access)static let schema = Schema<\(model.typeName)>(
+                    \(arguments.joined(separator: ",\n        "))
+                )
+            """
+    }
+
+    private static func fieldNames(_ model: ModelDeclaration) -> String {
+        let names = model.properties.map { "\"\($0.name)\"" }.joined(separator: ", ")
+        return "    \(model.access)static let recordFields = RecordFieldNames([\(names)])"
+    }
+
+    /// `init(record:)`: reads the fields in any order, each into a local; then sets the properties.
+    private static func initializer(_ model: ModelDeclaration) -> String {
+        var lines: [String] = []
+        for property in model.properties {
+            lines.append("var _\(property.name): \(property.type)? = nil")
+        }
+        lines.append("while let field = try record.nextField() {")
+        lines.append("    switch field {")
+        for (position, property) in model.properties.enumerated() {
+            let read = property.isOptional ? "decodeIfPresent" : "decode"
+            lines.append(
+                "    case \(position): _\(property.name) = try record.\(read)((\(property.type)).self)")
+        }
+        lines.append("    default: try record.skipValue()")
+        lines.append("    }")
+        lines.append("}")
+        for property in model.properties {
+            let local = "_\(property.name)"
+            if property.isOptional {
+                if let initial = property.initializer, !initial.is(NilLiteralExprSyntax.self) {
+                    lines.append(
+                        "self.\(property.name) = record.hasField(\(fieldIndex(model, property))) ? \(local) : \(initial.trimmedDescription)"
+                    )
+                } else {
+                    lines.append("self.\(property.name) = \(local)")
+                }
+            } else if let initial = property.initializer {
+                lines.append("self.\(property.name) = \(local) ?? \(initial.trimmedDescription)")
+            } else {
+                lines.append(
+                    "guard let \(local) else { throw RecordDecodingError.missing(\"\(property.name)\") }")
+                lines.append("self.\(property.name) = \(local)")
+            }
+        }
+        let body = lines.map { "        " + $0 }.joined(separator: "\n")
+        return """
+                \(model.access)init(record: inout RecordReader) throws {
+            \(body)
+                }
+            """
+    }
+
+    private static func fieldIndex(_ model: ModelDeclaration, _ property: ModelDeclaration.Property) -> Int {
+        model.properties.firstIndex { $0.name == property.name }!
+    }
+
+    /// `write(record:)`: each field in declared order; a nil optional left out.
+    private static func writer(_ model: ModelDeclaration) -> String {
+        let lines = model.properties.enumerated().map { position, property in
+            let write = property.isOptional ? "encodeIfPresent" : "encode"
+            return "        try record.\(write)(self.\(property.name), field: \(position))"
+        }
+        return """
+                \(model.access)func write(record: inout RecordWriter) throws {
+            \(lines.joined(separator: "\n"))
+                }
+            """
+    }
+}

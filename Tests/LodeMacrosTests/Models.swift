@@ -1,0 +1,46 @@
+import Foundation
+import LodeMacros
+
+enum Stage: String, Codable, CaseIterable {
+    case todo, doing, done
+}
+
+struct Address: Codable, Hashable {
+    var city: String
+    var zip: Int?
+}
+
+@Model
+struct Project {
+    @PrimaryKey var id: Int
+    var name: String
+}
+
+@Model
+struct Everything: Equatable {
+    @PrimaryKey var id: UUID
+    @Unique var title: String
+    @Indexed var stage: Stage
+    var count: Int
+    var small: Int8
+    var unsigned: UInt64
+    var ratio: Double
+    var single: Float
+    var flag: Bool
+    var when: Date
+    var blob: Data
+    var link: URL
+    var note: String?
+    var tags: [String]
+    var scores: Set<Int>
+    var byName: [String: Double]
+    var byNumber: [Int: String]
+    var address: Address
+    var previous: Address?
+    var maybeStage: Stage?
+    var priority: Int = 0
+    @Linked(onDelete: .cascade) var project: Link<Project>?
+    var related: [Link<Project>]
+    @Transient var isSelected = false
+    #Index<Everything>(\.stage, \.priority)
+}
