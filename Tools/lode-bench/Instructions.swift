@@ -44,7 +44,12 @@ enum Instructions {
                 [
                     System(name: "Lode") {
                         for record in records {
-                            sink.value &+= try decoder.decode(Row.self, from: record).score
+                            sink.value &+= try record.withUnsafeBytes { try Row.decodeRecord($0) }.score
+                        }
+                    },
+                    System(name: "Lode (Codable)") {
+                        for record in records {
+                            sink.value &+= try decoder.decode(CodableRow.self, from: record).score
                         }
                     },
                     System(name: "Codable floor") {
@@ -59,13 +64,22 @@ enum Instructions {
             name: "encode", title: "encoding one record with its shape, as writes do (Codable, CBOR)"
         ) { settings in
             let rows = rows(settings.size(1_000_000))
+            let codableRows = rows.map(CodableRow.init)
             let encoder = CBOREncoder()
             let sink = Sink()
             return (
                 [
                     System(name: "Lode") {
-                        for row in rows { sink.value &+= Int(try encoder.encodeRecord(row).shape & 1) }
-                    }
+                        let buffer = RecordBuffer()
+                        for row in rows {
+                            sink.value &+= try row.withEncodedRecord(in: buffer) { Int($1 & 1) }
+                        }
+                    },
+                    System(name: "Lode (Codable)") {
+                        for row in codableRows {
+                            sink.value &+= Int(try encoder.encodeRecord(row).shape & 1)
+                        }
+                    },
                 ],
                 rows.count
             )
@@ -214,8 +228,8 @@ enum Instructions {
     /// The systems a workload compares, Lode first.
     static func systemNames(_ workload: String) -> [String] {
         switch workload {
-        case "decode": return ["Lode", "Codable floor"]
-        case "encode": return ["Lode"]
+        case "decode": return ["Lode", "Lode (Codable)", "Codable floor"]
+        case "encode": return ["Lode", "Lode (Codable)"]
         case "range-query", "projection": return ["Lode", "SQLite"]
         default: return ["Lode", "raw LMDB", "SQLite"]
         }

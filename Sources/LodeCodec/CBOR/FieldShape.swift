@@ -4,7 +4,7 @@ import Foundation
 /// each name followed by `FF` (a byte UTF-8 never contains).
 @usableFromInline package enum FieldShape {
     @usableFromInline package static let basis: UInt64 = 0xcbf2_9ce4_8422_2325
-    @usableFromInline static let prime: UInt64 = 0x0000_0100_0000_01b3
+    @inlinable static var prime: UInt64 { 0x0000_0100_0000_01b3 }
 
     @inline(__always)
     package static func adding(_ name: some Sequence<UInt8>, to hash: UInt64) -> UInt64 {

@@ -27,12 +27,22 @@ extension RecordCodable {
         return object
     }
 
-    /// The object's record and its shape, written into `buffer`'s storage.
+    /// The object's record and its shape.
     /// - Throws: what a nested `Encodable` property throws.
-    public func encodeRecord(reusing buffer: [UInt8] = []) throws -> (bytes: [UInt8], shape: UInt64) {
-        var writer = RecordWriter(names: Self.recordFields, buffer: buffer)
+    public func encodeRecord() throws -> (bytes: [UInt8], shape: UInt64) {
+        let buffer = RecordBuffer()
+        return try withEncodedRecord(in: buffer) { (Array($0), $1) }
+    }
+
+    /// Writes the object's record into `buffer` and hands `body` its bytes (valid during `body`) and
+    /// shape.
+    /// - Throws: what a nested `Encodable` property throws, or what `body` throws.
+    public func withEncodedRecord<R>(
+        in buffer: RecordBuffer, _ body: (UnsafeRawBufferPointer, UInt64) throws -> R
+    ) throws -> R {
+        var writer = RecordWriter(names: Self.recordFields, into: buffer)
         try write(record: &writer)
-        let shape = writer.recordShape
-        return (writer.bytes, shape)
+        let (bytes, shape) = writer.finish()
+        return try body(bytes, shape)
     }
 }

@@ -3,18 +3,25 @@ import Foundation
 /// The stored field names of a type whose records generated code writes and reads (see
 /// ``RecordCodable``), in declared order, each kept as the CBOR text item a record holds: a field
 /// is written with one copy and recognised with one comparison.
-public final class RecordFieldNames: Sendable {
+public final class RecordFieldNames: @unchecked Sendable {
+    // @unchecked: immutable after init; the pointers below are its own copies of `items` and `starts`.
     /// The names, in declared order.
     public let names: [String]
     /// Each name's CBOR text item (head and UTF-8 bytes), one after another.
     @usableFromInline let items: [UInt8]
     /// Where each name's item starts in ``items``, and one past the last.
     @usableFromInline let starts: [Int]
+    /// ``items`` and ``starts`` where a reader finds them without retaining an array.
+    @usableFromInline let itemBytes: UnsafeMutableRawPointer
+    @usableFromInline let startOffsets: UnsafeMutablePointer<Int>
+    /// Per field, a hash of its name, which a writer folds into a record's shape.
+    @usableFromInline let nameHashes: UnsafeMutablePointer<UInt64>
 
     /// Names `names` (each at most once).
     public init(_ names: [String]) {
         precondition(Set(names).count == names.count, "a record field name is given twice: \(names)")
         self.names = names
+        self.count = names.count
         var writer = CBORWriter(capacity: names.reduce(0) { $0 + $1.utf8.count + 2 })
         var starts: [Int] = []
         for name in names {
@@ -24,10 +31,29 @@ public final class RecordFieldNames: Sendable {
         starts.append(writer.bytes.count)
         self.items = writer.bytes
         self.starts = starts
+        // Eight bytes of room after the last name: a reader compares a short name eight bytes at once.
+        let itemBytes = UnsafeMutableRawPointer.allocate(byteCount: writer.bytes.count + 8, alignment: 8)
+        itemBytes.initializeMemory(as: UInt8.self, repeating: 0, count: writer.bytes.count + 8)
+        writer.bytes.withUnsafeBytes { bytes in
+            if let base = bytes.baseAddress { itemBytes.copyMemory(from: base, byteCount: bytes.count) }
+        }
+        self.itemBytes = itemBytes
+        startOffsets = .allocate(capacity: starts.count)
+        startOffsets.initialize(from: starts, count: starts.count)
+        nameHashes = .allocate(capacity: max(names.count, 1))
+        for (field, name) in names.enumerated() {
+            (nameHashes + field).initialize(to: FieldShape.adding(name, to: FieldShape.basis))
+        }
+    }
+
+    deinit {
+        itemBytes.deallocate()
+        startOffsets.deallocate()
+        nameHashes.deallocate()
     }
 
     /// How many fields there are.
-    public var count: Int { names.count }
+    public let count: Int
 
     /// The index of the field whose name's UTF-8 bytes are `name`, or nil.
     func index(ofUTF8 name: UnsafeRawBufferPointer) -> Int? {

@@ -2,8 +2,33 @@ import Foundation
 
 // The values a reader reads at its position: what `CBORDecoder` accepts for each type, read in place.
 extension RecordReader {
-    @usableFromInline
+    /// The next head; a one- or two-byte head (small counts and numbers) read in place.
+    @inlinable @inline(__always)
     mutating func head() throws -> (major: UInt8, argument: UInt64, info: UInt8) {
+        let offset = cbor.offset
+        if offset + 1 < cbor.bytes.count {
+            let initial = cbor.bytes[offset]
+            let info = initial & 0x1f
+            if info < 24 {
+                cbor.offset = offset + 1
+                return (initial >> 5, UInt64(info), info)
+            }
+            if info == 24 {
+                cbor.offset = offset + 2
+                return (initial >> 5, UInt64(cbor.bytes[offset + 1]), info)
+            }
+            if info == 25, offset + 2 < cbor.bytes.count {
+                cbor.offset = offset + 3
+                return (
+                    initial >> 5, UInt64(cbor.bytes[offset + 1]) << 8 | UInt64(cbor.bytes[offset + 2]), info
+                )
+            }
+        }
+        return try longHead()
+    }
+
+    @usableFromInline
+    mutating func longHead() throws -> (major: UInt8, argument: UInt64, info: UInt8) {
         do throws(CBORReader.Failure) { return try cbor.readHead() } catch { throw Self.corrupted(error) }
     }
 
@@ -25,7 +50,7 @@ extension RecordReader {
     }
 
     /// Reads an integer of type `I` (an integer item, or a float with an integral value that fits).
-    @inlinable
+    @inlinable @inline(__always)
     public mutating func readInteger<I: FixedWidthInteger>(_ type: I.Type) throws -> I {
         let start = cbor.offset
         let head = try head()
@@ -57,6 +82,14 @@ extension RecordReader {
     @inlinable
     public mutating func readDouble() throws -> Double {
         let start = cbor.offset
+        if start + 9 <= cbor.bytes.count, cbor.bytes[start] == 0xfb {
+            // A float64, as Lode writes doubles.
+            cbor.offset = start + 9
+            return Double(
+                bitPattern: UInt64(
+                    bigEndian: cbor.bytes.baseAddress!.loadUnaligned(
+                        fromByteOffset: start + 1, as: UInt64.self)))
+        }
         let head = try head()
         switch (head.major, head.info) {
         case (7, 25), (7, 26), (7, 27): return Self.float(head)
@@ -94,6 +127,18 @@ extension RecordReader {
     @inlinable
     public mutating func readString() throws -> String {
         let start = cbor.offset
+        if start < cbor.bytes.count {
+            let initial = cbor.bytes[start]
+            // Text shorter than 24 bytes: a one-byte head.
+            if initial >= 0x60 && initial < 0x78 {
+                let length = Int(initial & 0x1f)
+                if length <= cbor.bytes.count - start - 1 {
+                    cbor.offset = start + 1 + length
+                    return try Self.string(
+                        UnsafeRawBufferPointer(start: cbor.bytes.baseAddress! + start + 1, count: length))
+                }
+            }
+        }
         let utf8: UnsafeRawBufferPointer?
         do throws(CBORReader.Failure) { utf8 = try cbor.readStringBytes(major: 3) } catch {
             throw Self.corrupted(error)
@@ -104,7 +149,8 @@ extension RecordReader {
 
     @usableFromInline
     static func string(_ utf8: UnsafeRawBufferPointer) throws -> String {
-        // ASCII (most text) is valid UTF-8 as it is; only other text needs validating.
+        // ASCII (most text) is valid UTF-8 as it is; only other text is validated, with
+        // `String(validating:)`, which costs generic metadata lookups per call.
         var isASCII = true
         for byte in utf8 where byte >= 0x80 {
             isASCII = false
@@ -224,25 +270,25 @@ extension RecordReader {
     }
 
     /// Reads the current field's integer.
-    @inlinable
+    @inlinable @inline(__always)
     public mutating func decode(_ type: Int.Type) throws -> Int {
         do { return try readInteger(Int.self) } catch { throw failure(error) }
     }
 
     /// Reads the current field's text.
-    @inlinable
+    @inlinable @inline(__always)
     public mutating func decode(_ type: String.Type) throws -> String {
         do { return try readString() } catch { throw failure(error) }
     }
 
     /// Reads the current field's number.
-    @inlinable
+    @inlinable @inline(__always)
     public mutating func decode(_ type: Double.Type) throws -> Double {
         do { return try readDouble() } catch { throw failure(error) }
     }
 
     /// Reads the current field's boolean.
-    @inlinable
+    @inlinable @inline(__always)
     public mutating func decode(_ type: Bool.Type) throws -> Bool {
         do { return try readBool() } catch { throw failure(error) }
     }

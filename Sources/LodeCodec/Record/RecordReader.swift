@@ -16,9 +16,13 @@ import Foundation
 /// ```
 ///
 /// Every read is bounds-checked: malformed bytes throw ``RecordDecodingError``, never trap.
-public struct RecordReader {
+public struct RecordReader: ~Copyable {
     @usableFromInline var cbor: CBORReader
-    @usableFromInline let names: RecordFieldNames
+    /// The names (kept alive by the type's static property: not retained per record).
+    @usableFromInline unowned(unsafe) let names: RecordFieldNames
+    @usableFromInline let nameItems: UnsafeRawPointer
+    @usableFromInline let nameStarts: UnsafePointer<Int>
+    @usableFromInline let nameCount: Int
     /// Entries of the map not read yet.
     @usableFromInline var remaining: Int
     /// The field the type expects next (the one after the last field read).
@@ -27,14 +31,37 @@ public struct RecordReader {
     @usableFromInline var current = -1
     /// The known fields read so far (the first 64), to refuse a field given twice.
     @usableFromInline var seen: UInt64 = 0
-    /// Fields read so far beyond the first 64, and unknown field names: only when a record has them.
-    @usableFromInline var seenOthers: Set<[UInt8]> = []
+    /// Fields read so far beyond the first 64, and unknown field names: only when a record has them
+    /// (a pointer, so that the reader holds no reference to retain and release).
+    @usableFromInline var others: UnsafeMutableRawPointer?
+
+    /// The names a record held beyond the first 64 known fields.
+    final class SeenNames {
+        var names: Set<[UInt8]> = []
+    }
+
+    deinit {
+        if let others { Unmanaged<SeenNames>.fromOpaque(others).release() }
+    }
+
+    /// The names seen beyond the first 64 known fields.
+    var seenNames: SeenNames? { others.map { Unmanaged<SeenNames>.fromOpaque($0).takeUnretainedValue() } }
 
     /// A reader of the record in `bytes`, whose fields are `names`.
     /// - Throws: ``RecordDecodingError`` when the bytes do not start with a map.
     public init(_ bytes: UnsafeRawBufferPointer, names: RecordFieldNames) throws {
         self.cbor = CBORReader(bytes)
         self.names = names
+        self.nameItems = UnsafeRawPointer(names.itemBytes)
+        self.nameStarts = UnsafePointer(names.startOffsets)
+        self.nameCount = names.count
+        guard let first = bytes.first else { throw Self.corrupted(.truncated(at: 0)) }
+        if first >= 0xa0 && first < 0xb8 {
+            // A map of fewer than 24 fields: its head is one byte.
+            cbor.offset = 1
+            remaining = Int(first & 0x1f)
+            return
+        }
         let head: (major: UInt8, argument: UInt64, info: UInt8)
         do throws(CBORReader.Failure) { head = try cbor.readHead() } catch { throw Self.corrupted(error) }
         guard head.major == 5 else {
@@ -58,17 +85,52 @@ public struct RecordReader {
         guard remaining > 0 else { return nil }
         remaining -= 1
         let field = expected
-        if field < names.count {
-            // The expected name: one comparison of the whole text item.
-            let start = names.starts[field]
-            let length = names.starts[field + 1] - start
+        if field < nameCount {
+            // The expected name: its whole text item compared byte by byte (names are short).
+            let start = nameStarts[field]
+            let length = nameStarts[field + 1] - start
             let offset = cbor.offset
             if length <= cbor.bytes.count - offset {
-                let same = names.items.withUnsafeBytes { items in
-                    memcmp(cbor.bytes.baseAddress! + offset, items.baseAddress! + start, length) == 0
+                let record = cbor.bytes.baseAddress! + offset
+                let name = nameItems + start
+                if length <= 8, cbor.bytes.count - offset >= 8 {
+                    // Eight bytes at once (the names are stored with room to read them so).
+                    let difference =
+                        record.loadUnaligned(as: UInt64.self) ^ name.loadUnaligned(as: UInt64.self)
+                    let mask: UInt64 = length == 8 ? ~0 : (1 << UInt64(length &* 8)) &- 1
+                    if UInt64(littleEndian: difference) & mask == 0 {
+                        cbor.offset = offset + length
+                        if field < 64 {
+                            let bit: UInt64 = 1 << UInt64(field)
+                            if seen & bit == 0 {
+                                seen |= bit
+                                expected = field + 1
+                                current = field
+                                return field
+                            }
+                        }
+                        return try found(field)
+                    }
+                    return try lookUpField()
                 }
-                if same {
+                var position = 0
+                while position < length,
+                    record.load(fromByteOffset: position, as: UInt8.self)
+                        == name.load(fromByteOffset: position, as: UInt8.self)
+                {
+                    position += 1
+                }
+                if position == length {
                     cbor.offset = offset + length
+                    if field < 64 {
+                        let bit: UInt64 = 1 << UInt64(field)
+                        if seen & bit == 0 {
+                            seen |= bit
+                            expected = field + 1
+                            current = field
+                            return field
+                        }
+                    }
                     return try found(field)
                 }
             }
@@ -77,20 +139,24 @@ public struct RecordReader {
     }
 
     /// Notes that `field` was read; refuses it a second time.
-    @inlinable
+    @usableFromInline
     mutating func found(_ field: Int) throws -> Int {
         if field < 64 {
             let bit: UInt64 = 1 << UInt64(field)
             guard seen & bit == 0 else { throw twice(names.names[field]) }
             seen |= bit
         } else {
-            guard seenOthers.insert(Array(names.names[field].utf8)).inserted else {
-                throw twice(names.names[field])
-            }
+            guard note(Array(names.names[field].utf8)) else { throw twice(names.names[field]) }
         }
         expected = field + 1
         current = field
         return field
+    }
+
+    /// Notes a name beyond the first 64 fields; false when it was seen before.
+    mutating func note(_ name: [UInt8]) -> Bool {
+        if others == nil { others = Unmanaged.passRetained(SeenNames()).toOpaque() }
+        return seenNames!.names.insert(name).inserted
     }
 
     /// Reads the next key when it is not the expected field.
@@ -106,7 +172,7 @@ public struct RecordReader {
         }
         if let field = names.index(ofUTF8: text) { return try found(field) }
         // A field this type does not know: skipped by the caller, but not twice either.
-        guard seenOthers.insert(Array(text)).inserted else {
+        guard note(Array(text)) else {
             throw twice(String(decoding: text, as: UTF8.self))
         }
         current = -1
@@ -160,6 +226,8 @@ public struct RecordReader {
 extension RecordReader {
     /// Whether the record held field `field` (among those read so far).
     public func hasField(_ field: Int) -> Bool {
-        field < 64 ? seen & (1 << UInt64(field)) != 0 : seenOthers.contains(Array(names.names[field].utf8))
+        field < 64
+            ? seen & (1 << UInt64(field)) != 0
+            : seenNames?.names.contains(Array(names.names[field].utf8)) ?? false
     }
 }

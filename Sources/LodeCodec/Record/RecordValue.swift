@@ -121,7 +121,7 @@ extension Data: RecordValue {
     public init(recordValue reader: inout RecordReader) throws { self = Data(try reader.readByteString()) }
     /// Writes a byte string.
     public func writeRecordValue(to writer: inout RecordWriter) {
-        withUnsafeBytes { writer.cbor.byteString($0) }
+        withUnsafeBytes { writer.writeByteString($0) }
     }
 }
 extension URL: RecordValue {
@@ -129,8 +129,8 @@ extension URL: RecordValue {
     public init(recordValue reader: inout RecordReader) throws { self = try reader.readURL() }
     /// Writes tag 32 over the URL's text.
     public func writeRecordValue(to writer: inout RecordWriter) {
-        writer.cbor.tag(32)
-        writer.cbor.text(absoluteString)
+        writer.writeTag(32)
+        writer.writeString(absoluteString)
     }
 }
 extension Optional: RecordValue where Wrapped: RecordValue {
@@ -140,7 +140,7 @@ extension Optional: RecordValue where Wrapped: RecordValue {
     }
     /// Writes null or the value.
     public func writeRecordValue(to writer: inout RecordWriter) throws {
-        if let self { try self.writeRecordValue(to: &writer) } else { writer.cbor.null() }
+        if let self { try self.writeRecordValue(to: &writer) } else { writer.writeNull() }
     }
 }
 extension Array: RecordValue where Element: RecordValue {
@@ -157,7 +157,7 @@ extension Array: RecordValue where Element: RecordValue {
     }
     /// Writes an array.
     public func writeRecordValue(to writer: inout RecordWriter) throws {
-        writer.cbor.head(4, UInt64(count))
+        writer.writeHead(4, UInt64(count))
         for element in self { try element.writeRecordValue(to: &writer) }
     }
 }
@@ -168,7 +168,7 @@ extension Set: RecordValue where Element: RecordValue {
     }
     /// Writes the elements as an array, in the set's order (as `Codable` does).
     public func writeRecordValue(to writer: inout RecordWriter) throws {
-        writer.cbor.head(4, UInt64(count))
+        writer.writeHead(4, UInt64(count))
         for element in self { try element.writeRecordValue(to: &writer) }
     }
 }
@@ -187,9 +187,9 @@ extension Dictionary: RecordValue where Key == String, Value: RecordValue {
     }
     /// Writes a map keyed by text, in the dictionary's order (as `Codable` does).
     public func writeRecordValue(to writer: inout RecordWriter) throws {
-        writer.cbor.head(5, UInt64(count))
+        writer.writeHead(5, UInt64(count))
         for (key, value) in self {
-            writer.cbor.text(key)
+            writer.writeString(key)
             try value.writeRecordValue(to: &writer)
         }
     }

@@ -4,81 +4,144 @@ import Foundation
 /// declared order, a `nil` optional left out — the bytes ``CBOREncoder`` writes for the type's
 /// synthesized `Encodable` — and, as it goes, the record's shape (its field names and each value's
 /// kind, as the catalog records them).
-public struct RecordWriter {
-    @usableFromInline var cbor: CBORWriter
-    @usableFromInline let names: RecordFieldNames
-    /// Where the map's head is, and how many fields were written.
-    @usableFromInline var mapStart = 0
+public struct RecordWriter: ~Copyable {
+    /// Where the bytes go: the buffer's memory, as of the last growth (the writer holds no reference
+    /// it would retain per write).
+    @usableFromInline unowned(unsafe) let buffer: RecordBuffer
+    @usableFromInline var base: UnsafeMutableRawPointer
+    @usableFromInline var capacity: Int
+    /// Bytes written so far.
+    @usableFromInline var count = 0
+    /// The names (kept alive by the type's static property: not retained per record).
+    @usableFromInline unowned(unsafe) let names: RecordFieldNames
+    @usableFromInline let nameItems: UnsafeRawPointer
+    @usableFromInline let nameStarts: UnsafePointer<Int>
+    @usableFromInline let nameHashes: UnsafePointer<UInt64>
+    /// How many fields were written.
     @usableFromInline var fieldCount = 0
     /// The shape so far, and where the last field's value starts (its kind is folded in when the next
     /// field begins, or at the end), or -1.
     @usableFromInline var shape = FieldShape.basis
     @usableFromInline var valueStart = -1
+    /// Where the map's head is: a record begins with a one-byte head, moved when the count needs more.
+    @usableFromInline var closed = false
 
-    /// A writer of records whose fields are `names`, reusing `buffer`'s storage.
-    public init(names: RecordFieldNames, buffer: [UInt8] = []) {
-        var cbor = CBORWriter(capacity: 0)
-        cbor.bytes = buffer
-        cbor.bytes.removeAll(keepingCapacity: true)
-        if cbor.bytes.capacity < 64 { cbor.bytes.reserveCapacity(128) }
-        self.cbor = cbor
+    /// A writer of a record whose fields are `names`, into `buffer` (which must outlive the writer).
+    public init(names: RecordFieldNames, into buffer: RecordBuffer) {
+        self.buffer = buffer
+        self.base = buffer.base
+        self.capacity = buffer.capacity
         self.names = names
-        mapStart = 0
-        cbor.bytes.append(0xa0)
-        self.cbor = cbor
+        self.nameItems = UnsafeRawPointer(names.itemBytes)
+        self.nameStarts = UnsafePointer(names.startOffsets)
+        self.nameHashes = UnsafePointer(names.nameHashes)
+        // The map's head: a placeholder for the count, patched at the end.
+        base.storeBytes(of: 0xa0, as: UInt8.self)
+        count = 1
     }
 
-    /// The record's bytes once every field is written.
-    public var bytes: [UInt8] {
-        mutating get {
-            finish()
-            return cbor.bytes
+    /// The record's bytes and shape, valid until the buffer's next record: the map closed, the last
+    /// field's kind in the shape.
+    public mutating func finish() -> (bytes: UnsafeRawBufferPointer, shape: UInt64) {
+        if !closed {
+            foldPendingKind()
+            closed = true
+            if fieldCount < 24 {
+                base.storeBytes(of: 0xa0 | UInt8(fieldCount), as: UInt8.self)
+            } else {
+                // A longer head: the fields move up to make room.
+                var head = CBORWriter(capacity: 9)
+                head.head(5, UInt64(fieldCount))
+                let extra = head.bytes.count - 1
+                reserve(extra)
+                (base + 1 + extra).copyMemory(from: base + 1, byteCount: count - 1)
+                head.bytes.withUnsafeBytes { base.copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
+                count += extra
+            }
+        }
+        return (UnsafeRawBufferPointer(start: base, count: count), shape)
+    }
+
+    // MARK: Output
+
+    /// Makes room for `more` bytes.
+    @inlinable @inline(__always)
+    mutating func reserve(_ more: Int) {
+        if count + more > capacity {
+            buffer.grow(keeping: count, toAtLeast: count + more)
+            base = buffer.base
+            capacity = buffer.capacity
         }
     }
 
-    /// The record's shape once every field is written: the hash the catalog keys record shapes by.
-    public var recordShape: UInt64 {
-        mutating get {
-            finish()
-            return shape
-        }
+    /// Appends one byte.
+    @inlinable @inline(__always)
+    public mutating func writeByte(_ byte: UInt8) {
+        reserve(1)
+        base.storeBytes(of: byte, toByteOffset: count, as: UInt8.self)
+        count += 1
     }
 
-    /// Closes the record: the last field's kind joins the shape, the map gets its count.
-    @usableFromInline
-    mutating func finish() {
-        foldPendingKind()
-        if fieldCount >= 0 {
-            cbor.patchCount(at: mapStart, major: 5, count: fieldCount)
-            // Patched once: later calls only read.
-            fieldCount = -1 - fieldCount
-        }
-    }
-
+    /// Appends bytes as they are.
     @inlinable
+    public mutating func writeBytes(_ bytes: UnsafeRawBufferPointer) {
+        guard let source = bytes.baseAddress, bytes.count > 0 else { return }
+        reserve(bytes.count)
+        (base + count).copyMemory(from: source, byteCount: bytes.count)
+        count += bytes.count
+    }
+
+    /// Appends a head: major type `major` with argument `value`, in the shortest form.
+    @inlinable @inline(__always)
+    public mutating func writeHead(_ major: UInt8, _ value: UInt64) {
+        reserve(9)
+        let type = major << 5
+        if value < 24 {
+            base.storeBytes(of: type | UInt8(value), toByteOffset: count, as: UInt8.self)
+            count += 1
+        } else if value <= 0xff {
+            base.storeBytes(of: type | 24, toByteOffset: count, as: UInt8.self)
+            base.storeBytes(of: UInt8(value), toByteOffset: count + 1, as: UInt8.self)
+            count += 2
+        } else if value <= 0xffff {
+            base.storeBytes(of: type | 25, toByteOffset: count, as: UInt8.self)
+            base.storeBytes(of: UInt16(value).bigEndian, toByteOffset: count + 1, as: UInt16.self)
+            count += 3
+        } else if value <= 0xffff_ffff {
+            base.storeBytes(of: type | 26, toByteOffset: count, as: UInt8.self)
+            base.storeBytes(of: UInt32(value).bigEndian, toByteOffset: count + 1, as: UInt32.self)
+            count += 5
+        } else {
+            base.storeBytes(of: type | 27, toByteOffset: count, as: UInt8.self)
+            base.storeBytes(of: value.bigEndian, toByteOffset: count + 1, as: UInt64.self)
+            count += 9
+        }
+    }
+
+    @inlinable @inline(__always)
     mutating func foldPendingKind() {
         if valueStart >= 0 {
-            shape = FieldShape.adding(kind: FieldKind.of(initialByte: cbor.bytes[valueStart]), to: shape)
+            let kind = FieldKind.of(initialByte: base.load(fromByteOffset: valueStart, as: UInt8.self))
+                .rawValue
+            shape = (shape ^ UInt64(kind)) &* FieldShape.prime
             valueStart = -1
         }
     }
 
     /// Starts field `field` (an index into the names): writes its name.
-    @inlinable
+    @inlinable @inline(__always)
     public mutating func beginField(_ field: Int) {
         foldPendingKind()
-        let start = names.starts[field]
-        let end = names.starts[field + 1]
-        names.items.withUnsafeBufferPointer { items in
-            cbor.append(UnsafeBufferPointer(rebasing: items[start..<end]))
-            // The shape hashes the name's text, after its head.
-            let headLength = RecordFieldNames.headLength(names.names[field].utf8.count)
-            shape = FieldShape.adding(
-                bytes: UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: items[start + headLength..<end])),
-                to: shape)
-        }
+        let start = nameStarts[field]
+        let length = nameStarts[field + 1] - start
+        reserve(length)
+        (base + count).copyMemory(from: nameItems + start, byteCount: length)
+        count += length
+        // The shape: a hash of each field's name, folded in order with each value's kind (an
+        // in-memory memo of shapes seen; the catalog's own is computed from the record).
+        shape = (shape ^ nameHashes[field]) &* FieldShape.prime
         fieldCount += 1
-        valueStart = cbor.bytes.count
+        valueStart = count
     }
 
     // MARK: Fields
@@ -155,54 +218,81 @@ public struct RecordWriter {
     @inlinable
     public mutating func writeInteger(_ value: Int64) {
         if value >= 0 {
-            cbor.head(0, UInt64(value))
+            writeHead(0, UInt64(value))
         } else {
-            cbor.head(1, UInt64(bitPattern: -1 - value))
+            writeHead(1, UInt64(bitPattern: -1 - value))
         }
     }
 
     /// Appends a non-negative integer.
-    public mutating func writeUnsigned(_ value: UInt64) { cbor.head(0, value) }
+    public mutating func writeUnsigned(_ value: UInt64) { writeHead(0, value) }
 
     /// Appends a float64.
     @inlinable
     public mutating func writeDouble(_ value: Double) {
-        cbor.bytes.append(0xfb)
-        cbor.appendBigEndian(value.bitPattern)
+        reserve(9)
+        base.storeBytes(of: 0xfb, toByteOffset: count, as: UInt8.self)
+        (base + count + 1).storeBytes(of: value.bitPattern.bigEndian, as: UInt64.self)
+        count += 9
     }
 
     /// Appends a float32.
     public mutating func writeFloat(_ value: Float) {
-        cbor.bytes.append(0xfa)
-        cbor.appendBigEndian(value.bitPattern)
+        reserve(5)
+        base.storeBytes(of: 0xfa, toByteOffset: count, as: UInt8.self)
+        (base + count + 1).storeBytes(of: value.bitPattern.bigEndian, as: UInt32.self)
+        count += 5
     }
 
     /// Appends `f5` or `f4`.
     @inlinable
-    public mutating func writeBool(_ value: Bool) { cbor.bytes.append(value ? 0xf5 : 0xf4) }
+    public mutating func writeBool(_ value: Bool) { writeByte(value ? 0xf5 : 0xf4) }
+
+    /// Appends null (`f6`).
+    public mutating func writeNull() { writeByte(0xf6) }
 
     /// Appends text.
     @inlinable
-    public mutating func writeString(_ value: String) { cbor.text(value) }
+    public mutating func writeString(_ value: String) {
+        var value = value
+        value.withUTF8 { utf8 in
+            writeHead(3, UInt64(utf8.count))
+            writeBytes(UnsafeRawBufferPointer(utf8))
+        }
+    }
 
-    /// Appends a date as ``CBOREncoder`` does.
-    public mutating func writeDate(_ value: Date) { cbor.date(value) }
+    /// Appends a byte string.
+    public mutating func writeByteString(_ bytes: UnsafeRawBufferPointer) {
+        writeHead(2, UInt64(bytes.count))
+        writeBytes(bytes)
+    }
+
+    /// Appends a tag's head.
+    public mutating func writeTag(_ tag: UInt64) { writeHead(6, tag) }
+
+    /// Appends a date as ``CBOREncoder`` does: tag 1 over seconds since 1970 when that float gives back
+    /// the same date, else tag 40001 over seconds since 2001.
+    public mutating func writeDate(_ value: Date) {
+        var writer = CBORWriter(capacity: 12)
+        writer.date(value)
+        writer.bytes.withUnsafeBytes { writeBytes($0) }
+    }
 
     /// Appends a UUID: tag 37 over its 16 bytes.
     public mutating func writeUUID(_ value: UUID) {
-        cbor.tag(37)
-        withUnsafeBytes(of: value.uuid) { cbor.byteString($0) }
+        writeTag(37)
+        withUnsafeBytes(of: value.uuid) { writeByteString($0) }
     }
 
     /// Appends a nested `Encodable` value as ``CBOREncoder`` writes it.
     /// - Throws: `EncodingError`, or what the value's `encode(to:)` throws.
     public mutating func writeEncodable<V: Encodable>(_ value: V) throws {
         let bytes = try CBOREncoder().encode(value)
-        cbor.bytes.append(contentsOf: bytes)
+        bytes.withUnsafeBytes { writeBytes($0) }
     }
-}
 
-extension RecordWriter {
     /// Appends a ``CBORValue`` as ``CBORValue/encoded`` writes it.
-    public mutating func writeCBORValue(_ value: CBORValue) { value.write(into: &cbor) }
+    public mutating func writeCBORValue(_ value: CBORValue) {
+        value.encoded.withUnsafeBytes { writeBytes($0) }
+    }
 }

@@ -9,33 +9,88 @@ import LodeCodec
 public struct Schema<Object: Persistable>: @unchecked Sendable {
     // @unchecked: immutable; the key path and the closures made from it are never mutated, but
     // `PartialKeyPath` and `Any.Type` are not marked Sendable.
+    //
+    // The properties live in one object: the store's generic code reads `T.schema` per record, and a
+    // copy of a struct of a dozen closures and arrays is a dozen retains and releases.
+    final class Storage {
+        let typeName: String
+        let primaryKeyPath: PartialKeyPath<Object>
+        let primaryKeyField: String
+        let indexes: [Index<Object>]
+        let links: [Relationship<Object>]
+        let version: Int
+        let defaults: [FieldDefault<Object>]
+        let primaryKeyBytes: (Object) throws -> [UInt8]
+        let pointerPrimaryKeyBytes: (UnsafeRawPointer) throws -> [UInt8]
+        let primaryKeyValue: (Object) throws -> CBORValue
+        let decodeKeyValue: (any Decoder) throws -> CBORValue
+        let primaryKeyType: Any.Type
+        let primaryKeyDescription: (Object) -> String
+        let recordCodec: RecordCodec<Object>?
+
+        init<Key: Codable>(
+            name: String?, primaryKey: KeyPath<Object, Key>, indexes: [Index<Object>],
+            links: [Relationship<Object>], version: Int, defaults: [FieldDefault<Object>]
+        ) {
+            self.defaults = defaults
+            self.typeName = name ?? String(describing: Object.self)
+            self.primaryKeyPath = primaryKey
+            self.primaryKeyField = fieldName(of: primaryKey)
+            self.indexes = indexes
+            self.links = links
+            self.version = version
+            self.primaryKeyType = Key.self
+            self.primaryKeyBytes = { object in try KeyEncoder().encode(object[keyPath: primaryKey]) }
+            if let read = storedFieldReader(primaryKey) {
+                self.pointerPrimaryKeyBytes = { try KeyEncoder().encode(read($0)) }
+            } else {
+                self.pointerPrimaryKeyBytes = {
+                    try KeyEncoder().encode(
+                        $0.assumingMemoryBound(to: Object.self).pointee[keyPath: primaryKey])
+                }
+            }
+            self.primaryKeyValue = { object in
+                try CBORValue(decoding: CBOREncoder().encode(object[keyPath: primaryKey]))
+            }
+            self.decodeKeyValue = { decoder in
+                try CBORValue(decoding: CBOREncoder().encode(Key(from: decoder)))
+            }
+            self.primaryKeyDescription = { object in "\(object[keyPath: primaryKey])" }
+            self.recordCodec = (Object.self as? any RecordCodable.Type).map {
+                RecordCodec(Object.self, codable: $0)
+            }
+        }
+    }
+
+    let storage: Storage
+
     /// The name of the type in the store (the Swift type name unless set).
-    public let typeName: String
+    public var typeName: String { storage.typeName }
     /// The property path of the primary key.
-    public let primaryKeyPath: PartialKeyPath<Object>
+    public var primaryKeyPath: PartialKeyPath<Object> { storage.primaryKeyPath }
     /// The field name of the primary key.
-    public let primaryKeyField: String
+    public var primaryKeyField: String { storage.primaryKeyField }
     /// The indexes.
-    public let indexes: [Index<Object>]
+    public var indexes: [Index<Object>] { storage.indexes }
     /// The link properties, with their delete rules.
-    public let links: [Relationship<Object>]
+    public var links: [Relationship<Object>] { storage.links }
     /// A version number the app may raise when the type changes shape (recorded in the catalog).
-    public let version: Int
+    public var version: Int { storage.version }
     /// Values for top-level fields that records written before the field existed lack: such a
     /// record reads as if it held the value, so adding a non-optional field needs no migration.
-    public let defaults: [FieldDefault<Object>]
-    let primaryKeyBytes: (Object) throws -> [UInt8]
+    public var defaults: [FieldDefault<Object>] { storage.defaults }
+    var primaryKeyBytes: (Object) throws -> [UInt8] { storage.primaryKeyBytes }
     /// ``primaryKeyBytes`` of the object a pointer points at (by the field's offset where it can).
-    let pointerPrimaryKeyBytes: (UnsafeRawPointer) throws -> [UInt8]
+    var pointerPrimaryKeyBytes: (UnsafeRawPointer) throws -> [UInt8] { storage.pointerPrimaryKeyBytes }
     /// The primary key of an object as stored in a record (what a ``Link`` to it holds).
-    let primaryKeyValue: (Object) throws -> CBORValue
+    var primaryKeyValue: (Object) throws -> CBORValue { storage.primaryKeyValue }
     /// Reads a primary key of this type from any decoder, as its stored value.
-    let decodeKeyValue: (any Decoder) throws -> CBORValue
-    package let primaryKeyType: Any.Type
-    let primaryKeyDescription: (Object) -> String
+    var decodeKeyValue: (any Decoder) throws -> CBORValue { storage.decodeKeyValue }
+    package var primaryKeyType: Any.Type { storage.primaryKeyType }
+    var primaryKeyDescription: (Object) -> String { storage.primaryKeyDescription }
     /// The type's generated record codec (``RecordCodable``, the model macro's), which Lode uses
     /// instead of `Codable` when the type has one.
-    package let recordCodec: RecordCodec<Object>?
+    package var recordCodec: RecordCodec<Object>? { storage.recordCodec }
 
     /// Makes a schema.
     /// - Parameters:
@@ -51,30 +106,9 @@ public struct Schema<Object: Persistable>: @unchecked Sendable {
         links: [Relationship<Object>] = [], version: Int = 1,
         defaults: [FieldDefault<Object>] = []
     ) {
-        self.defaults = defaults
-        self.typeName = name ?? String(describing: Object.self)
-        self.primaryKeyPath = primaryKey
-        self.primaryKeyField = fieldName(of: primaryKey)
-        self.indexes = indexes
-        self.links = links
-        self.version = version
-        self.primaryKeyType = Key.self
-        self.primaryKeyBytes = { object in try KeyEncoder().encode(object[keyPath: primaryKey]) }
-        if let read = storedFieldReader(primaryKey) {
-            self.pointerPrimaryKeyBytes = { try KeyEncoder().encode(read($0)) }
-        } else {
-            self.pointerPrimaryKeyBytes = {
-                try KeyEncoder().encode($0.assumingMemoryBound(to: Object.self).pointee[keyPath: primaryKey])
-            }
-        }
-        self.primaryKeyValue = { object in
-            try CBORValue(decoding: CBOREncoder().encode(object[keyPath: primaryKey]))
-        }
-        self.decodeKeyValue = { decoder in try CBORValue(decoding: CBOREncoder().encode(Key(from: decoder))) }
-        self.primaryKeyDescription = { object in "\(object[keyPath: primaryKey])" }
-        self.recordCodec = (Object.self as? any RecordCodable.Type).map {
-            RecordCodec(Object.self, codable: $0)
-        }
+        storage = Storage(
+            name: name, primaryKey: primaryKey, indexes: indexes, links: links, version: version,
+            defaults: defaults)
     }
 
     /// The index named `name`.

@@ -141,7 +141,14 @@ public class Transaction {
     ) throws -> T {
         let object = try decodeRecord(T.self, from: bytes, key: key)
         let ownKey = try withUnsafePointer(to: object) { try T.schema.pointerPrimaryKeyBytes($0) }
-        guard ownKey.elementsEqual(key) else {
+        let same =
+            key.withContiguousStorageIfAvailable { stored in
+                ownKey.withUnsafeBufferPointer { own in
+                    own.count == stored.count
+                        && (own.isEmpty || memcmp(own.baseAddress!, stored.baseAddress!, own.count) == 0)
+                }
+            } ?? ownKey.elementsEqual(key)
+        guard same else {
             throw LodeError.recordDoesNotDecode(
                 type: T.schema.typeName, key: KeyDescription.describe(Array(key)),
                 field: T.schema.primaryKeyField,

@@ -99,7 +99,7 @@ public final class WriteTransaction: Transaction {
     }
 
     /// The buffer generated record codecs write into, record after record.
-    private var recordBuffer: [UInt8] = []
+    private let recordBuffer = RecordBuffer()
 
     /// The record of `object` and the hash of its top-level field names.
     package func encodeRecord<T: Persistable>(_ object: T) throws -> (bytes: [UInt8], shape: UInt64) {
@@ -114,17 +114,14 @@ public final class WriteTransaction: Transaction {
         throws -> R
     {
         if let codec = T.schema.recordCodec {
-            var buffer: [UInt8] = []
-            swap(&buffer, &recordBuffer)
-            var writer = RecordWriter(names: codec.fields, buffer: buffer)
+            var writer = RecordWriter(names: codec.fields, into: recordBuffer)
             do {
                 try codec.encode(object, &writer)
             } catch {
                 throw LodeError.recordDoesNotEncode(type: T.schema.typeName, reason: "\(error)")
             }
-            let shape = writer.recordShape
-            recordBuffer = writer.bytes
-            return try recordBuffer.withUnsafeBytes { try body($0, shape) }
+            let (bytes, shape) = writer.finish()
+            return try body(bytes, shape)
         }
         LockWatch.check(entering: "the Encodable conformance of \(T.self)")
         // What the encoding throws (the encoder's errors, or the type's own) is the record's fault; what

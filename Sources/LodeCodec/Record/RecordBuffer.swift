@@ -1,0 +1,38 @@
+import Foundation
+
+/// Memory a ``RecordWriter`` writes records into, kept for record after record: a writer
+/// borrows it, grows it when a record needs more room, and leaves it for the next one.
+///
+/// A buffer is used by one writer at a time (a write transaction keeps one).
+public final class RecordBuffer {
+    @usableFromInline var base: UnsafeMutableRawPointer
+    @usableFromInline var capacity: Int
+
+    /// A buffer of `capacity` bytes to begin with.
+    public init(capacity: Int = 256) {
+        self.capacity = max(capacity, 16)
+        base = .allocate(byteCount: self.capacity, alignment: 16)
+    }
+
+    deinit { base.deallocate() }
+
+    /// Makes room for at least `needed` bytes, keeping the first `count`.
+    @usableFromInline
+    func grow(keeping count: Int, toAtLeast needed: Int) {
+        var capacity = self.capacity
+        while capacity < needed { capacity *= 2 }
+        let grown = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 16)
+        grown.copyMemory(from: base, byteCount: count)
+        base.deallocate()
+        base = grown
+        self.capacity = capacity
+    }
+
+    /// Lets go of a buffer grown large by one big record, back to `capacity`.
+    func shrink(to capacity: Int) {
+        guard self.capacity > capacity else { return }
+        base.deallocate()
+        base = .allocate(byteCount: capacity, alignment: 16)
+        self.capacity = capacity
+    }
+}

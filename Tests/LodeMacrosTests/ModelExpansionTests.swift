@@ -1,0 +1,236 @@
+import SwiftDiagnostics
+import SwiftParser
+import SwiftSyntax
+import SwiftSyntaxMacroExpansion
+import SwiftSyntaxMacros
+import Testing
+
+@testable import LodeMacrosPlugin
+
+/// The model macro's expansion of a declaration, and what it reports: run in this process with the
+/// toolchain's SwiftSyntax, as the compiler runs the plug-in.
+struct Expansion {
+    var source: String
+    var diagnostics: [(line: Int, column: Int, message: String)]
+
+    init(_ text: String) {
+        let file = Parser.parse(source: text)
+        let context = BasicMacroExpansionContext(
+            sourceFiles: [file: .init(moduleName: "App", fullFilePath: "Model.swift")])
+        let marker = MacroSpec(type: PropertyMarkerMacro.self)
+        let expanded = file.expand(
+            macroSpecs: [
+                "Model": MacroSpec(type: ModelMacro.self, conformances: ["Persistable", "RecordCodable"]),
+                "PrimaryKey": marker, "Indexed": marker, "Unique": marker, "Linked": marker, "Transient": marker,
+                "Index": MacroSpec(type: SchemaMarkerMacro.self),
+            ],
+            contextGenerator: { _ in context })
+        source = expanded.description
+        let converter = SourceLocationConverter(fileName: "Model.swift", tree: file)
+        diagnostics = context.diagnostics.map { diagnostic in
+            let location = diagnostic.location(converter: converter)
+            return (location.line, location.column, diagnostic.message)
+        }
+    }
+
+    /// The messages, as `line:column: message`.
+    var messages: [String] { diagnostics.map { "\($0.line):\($0.column): \($0.message)" } }
+}
+
+@Suite struct ModelExpansionTests {
+    @Test func aModelGetsItsSchemaAndCodec() {
+        let expansion = Expansion(
+            """
+            @Model
+            public struct Todo {
+                @PrimaryKey var id: UUID
+                @Unique var title: String
+                @Indexed(name: "by-status") var status: Status
+                var note: String?
+                var priority: Int = 0
+                @Linked(onDelete: .cascade) var project: Link<Project>?
+                var tags: [Link<Tag>]
+                @Transient var isSelected = false
+                var computed: Int { priority * 2 }
+                static var shared = 1
+                #Index<Todo>(\\.status, \\.priority)
+            }
+            """)
+        #expect(expansion.messages == [])
+        let text = expansion.source
+        #expect(text.contains("extension Todo: Persistable, RecordCodable {"))
+        #expect(
+            text.contains(
+                """
+                public static let schema = Schema<Todo>(
+                        primaryKey: \\.id,
+                        indexes: [.unique(\\.title), .on(\\.status, name: "by-status"), .on(\\.status, \\.priority)],
+                        links: [.to(\\.project, onDelete: .cascade), .toMany(\\.tags)],
+                        defaults: [.field(\\.priority, 0)]
+                    )
+                """))
+        #expect(
+            text.contains(
+                #"public static let recordFields = RecordFieldNames(["id", "title", "status", "note", "priority", "project", "tags"])"#
+            ))
+        // Stored fields only: the transient, computed and static properties are not fields.
+        #expect(text.contains("public enum CodingKeys: String, CodingKey {"))
+        #expect(text.contains("case id, title, status, note, priority, project, tags"))
+        #expect(text.contains("case 3: _note = try record.decodeIfPresent((String).self)"))
+        #expect(text.contains("self.priority = _priority ?? 0"))
+        #expect(text.contains(#"guard let _title else { throw RecordDecodingError.missing("title") }"#))
+        #expect(text.contains("try record.encodeIfPresent(self.note, field: 3)"))
+        #expect(text.contains("try record.encode(self.tags, field: 6)"))
+        #expect(!text.contains("isSelected, "))
+    }
+
+    @Test func anIdPropertyIsTheKeyWhenNoneIsMarked() {
+        let expansion = Expansion(
+            """
+            @Model(name: "Note", version: 3)
+            final class Memo {
+                var id: Int
+                var text = ""
+                init(id: Int) { self.id = id }
+            }
+            """)
+        #expect(expansion.messages == [])
+        #expect(expansion.source.contains("name: \"Note\","))
+        #expect(expansion.source.contains("primaryKey: \\.id,"))
+        #expect(expansion.source.contains("version: 3,"))
+        // A class's designated initializer is a member, not in the extension.
+        #expect(expansion.source.contains("init(record: inout RecordReader) throws {"))
+        #expect(expansion.source.contains("var text: String"))
+    }
+
+    @Test func misuseIsReportedWhereItIs() {
+        let cases: [(String, [String])] = [
+            (
+                """
+                @Model
+                struct NoKey {
+                    var name: String
+                }
+                """,
+                ["1:1: NoKey has no primary key: mark one stored property @PrimaryKey (or name it `id`)"]
+            ),
+            (
+                """
+                @Model
+                struct TwoKeys {
+                    @PrimaryKey var a: Int
+                    @PrimaryKey var b: Int
+                }
+                """,
+                ["4:21: a @Model type has one primary key; a is already one"]
+            ),
+            (
+                """
+                @Model
+                struct Computed {
+                    @PrimaryKey var id: Int
+                    @Indexed var double: Int { id * 2 }
+                }
+                """,
+                ["4:5: double is a computed property: only stored properties are stored, indexed or linked"]
+            ),
+            (
+                """
+                @Model
+                enum Kind {
+                    case a
+                }
+                """,
+                ["2:1: @Model applies to a struct or a final class, not to an enum"]
+            ),
+            (
+                """
+                @Model
+                class Open {
+                    var id: Int = 0
+                }
+                """,
+                ["2:1: @Model applies to a final class: write `final class Open`"]
+            ),
+            (
+                """
+                @Model
+                struct Optional {
+                    @PrimaryKey var id: Int?
+                }
+                """,
+                ["3:21: a primary key cannot be optional"]
+            ),
+            (
+                """
+                @Model
+                struct Untyped {
+                    var id: Int
+                    var made = Date()
+                }
+                """,
+                ["4:9: write made's type (`var made: Type = …`): @Model reads each field by its type"]
+            ),
+            (
+                """
+                @Model
+                struct Constant {
+                    var id: Int
+                    let kind = "x"
+                }
+                """,
+                [
+                    "4:5: kind is a constant with an initial value: it would be written but never read back; make it `var`, or mark it @Transient"
+                ]
+            ),
+            (
+                """
+                @Model
+                struct NotALink {
+                    var id: Int
+                    @Linked var owner: Int
+                }
+                """,
+                [
+                    "4:5: @Linked marks a link property: `Link<Target>?` (to-one) or `[Link<Target>]` (to-many), not Int"
+                ]
+            ),
+            (
+                """
+                @Model
+                struct Transients {
+                    var id: Int
+                    @Transient var cache: [Int]
+                }
+                """,
+                ["4:5: a @Transient property needs an initial value (it is not stored)"]
+            ),
+            (
+                """
+                @Model
+                struct Generic<T> {
+                    var id: Int
+                }
+                """,
+                ["2:15: a @Model type cannot be generic: its schema is one value for the type"]
+            ),
+            (
+                """
+                @Model
+                struct Keys {
+                    var id: Int
+                    enum CodingKeys: String, CodingKey { case id }
+                }
+                """,
+                [
+                    "4:10: a @Model type's stored fields are its stored properties: mark the ones not to store @Transient instead of declaring CodingKeys"
+                ]
+            ),
+        ]
+        for (source, expected) in cases {
+            let expansion = Expansion(source)
+            #expect(expansion.messages == expected, "\(source)")
+            #expect(!expansion.source.contains("extension"), "nothing is generated for \(source)")
+        }
+    }
+}
