@@ -76,9 +76,10 @@ struct Expansion {
         // Stored fields only: the transient, computed and static properties are not fields.
         #expect(text.contains("public enum CodingKeys: String, CodingKey {"))
         #expect(text.contains("case id, title, status, note, priority, project, tags"))
-        #expect(text.contains("case 3: _note = try record.decodeIfPresent((String).self)"))
+        #expect(text.contains("_note = try record.decodeIfPresent((String).self)"))
         #expect(text.contains("self.priority = _priority ?? 0"))
-        #expect(text.contains(#"guard let _title else { throw RecordDecodingError.missing("title") }"#))
+        #expect(text.contains(#"throw RecordDecodingError.missing("title")"#))
+        #expect(!text.contains(#"RecordDecodingError.missing("note")"#), "an optional may be missing")
         #expect(text.contains("try record.encodeIfPresent(self.note, field: 3)"))
         #expect(text.contains("try record.encode(self.tags, field: 6)"))
         #expect(!text.contains("isSelected, "))
@@ -100,7 +101,7 @@ struct Expansion {
         #expect(expansion.source.contains("version: 3,"))
         // A class's designated initializer is a member, not in the extension.
         #expect(expansion.source.contains("init(record: inout RecordReader) throws {"))
-        #expect(expansion.source.contains("var text: String"))
+        #expect(expansion.source.contains("var _text: String? = nil"))
     }
 
     @Test func misuseIsReportedWhereItIs() {
