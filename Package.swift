@@ -100,7 +100,9 @@ let package = Package(
             linkerSettings: [
                 .unsafeFlags(["-L", hostLibraries, "-Xlinker", "-rpath", "-Xlinker", hostLibraries])
             ]),
-        .target(name: "LodeMacros", dependencies: ["Lode", "LodeMacrosPlugin"], path: "Sources/LodeMacros"),
+        .target(
+            name: "LodeMacros", dependencies: ["LodeCodec", "LodeStore", "LodeMacrosPlugin"],
+            path: "Sources/LodeMacros"),
         .target(name: "LodeTesting", dependencies: ["Lode", "ModelStorage"], path: "Sources/LodeTesting"),
         .executableTarget(
             name: "lode-bench",
@@ -154,7 +156,7 @@ let package = Package(
         // of the layers above it. The helper targets hold what several layers' tests share. The live and
         // storage tests also use LodeTesting, the replay helpers apps' tests use, as their oracle.
         .target(
-            name: "LodeTestModels", dependencies: ["LodeStore", "LodeTestSupport"],
+            name: "LodeTestModels", dependencies: ["LodeCodec", "LodeStore", "LodeMacros", "LodeTestSupport"],
             path: "Tests/Helpers/LodeTestModels"),
         .target(
             name: "LodeLiveTestSupport",

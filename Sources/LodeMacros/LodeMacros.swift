@@ -1,8 +1,10 @@
 // The model macro, a product of its own: its plug-in builds against the SwiftSyntax libraries of the
 // toolchain with search-path flags, which SwiftPM refuses in a package depended on by version; the
-// `Lode` product stays free of them (see the README).
+// `Lode` product stays free of them (see the README). What it generates is store-layer code (a
+// `Persistable` conformance and a `RecordCodable` one): a file that uses it imports Lode too.
 
-@_exported import Lode
+import LodeCodec
+import LodeStore
 
 /// Makes a struct or final class a stored model: writes its `Persistable` conformance — the
 /// ``Lode/Schema`` from the marks on its properties — and a record codec that reads and writes the

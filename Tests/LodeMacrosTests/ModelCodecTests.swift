@@ -1,5 +1,6 @@
 import Foundation
 import LodeCodec
+import Lode
 import LodeMacros
 import Testing
 

@@ -1,4 +1,5 @@
 import Foundation
+import Lode
 import LodeMacros
 
 enum Stage: String, Codable, CaseIterable {

@@ -1,4 +1,6 @@
 import Foundation
+import LodeCodec
+import LodeMacros
 import LodeStore
 import Testing
 
@@ -17,31 +19,32 @@ func lodeError(_ body: () throws -> Void, sourceLocation: SourceLocation = #_sou
     return nil
 }
 
-struct Todo: Persistable, Equatable {
-    var id: UUID
-    var title: String
-    var status: Status
-    var priority: Int
-    var due: Date?
+// The tests' main types are models of the model macro: every suite that uses them reads and writes
+// through its generated record codec.
+
+@Model
+struct Todo: Equatable {
+    @PrimaryKey var id: UUID
+    @Unique var title: String
+    @Indexed var status: Status
+    @Indexed var priority: Int
+    @Indexed var due: Date?
     var tags: [String] = []
-
-    static let schema = Schema<Todo>(
-        primaryKey: \.id,
-        indexes: [.on(\.status), .on(\.due), .unique(\.title), .on(\.priority), .on(\.status, \.priority)])
+    #Index<Todo>(\.status, \.priority)
 }
 
-struct Counter: Persistable, Equatable {
-    var name: String
+@Model
+struct Counter: Equatable {
+    @PrimaryKey var name: String
     var value: Int
-    static let schema = Schema<Counter>(primaryKey: \.name)
 }
 
-struct Task: Persistable, Equatable, CustomStringConvertible {
-    var id: Int
+@Model
+struct Task: Equatable, CustomStringConvertible {
+    @PrimaryKey var id: Int
     var title: String
-    var rank: Int
-    var done: Bool
-    var group: String
-    static let schema = Schema<Task>(primaryKey: \.id, indexes: [.on(\.rank), .on(\.done), .on(\.group)])
+    @Indexed var rank: Int
+    @Indexed var done: Bool
+    @Indexed var group: String
     var description: String { "#\(id)(\(title), rank \(rank), \(done ? "done" : "open"), \(group))" }
 }

@@ -283,7 +283,7 @@ func checkTodoIndexes(_ store: Store, sourceLocation: SourceLocation = #_sourceL
         try store.write { try $0.insert(self.todo("milk", due: Date())) }
         let entry = try store.read { try $0.catalogEntry(named: "Todo") }
         #expect(entry?.primaryKey == "id")
-        #expect(entry?.indexes.map(\.name) == ["status", "due", "title", "priority", "status+priority"])
+        #expect(entry?.indexes.map(\.name) == ["title", "status", "priority", "due", "status+priority"])
         #expect(entry?.indexes.first { $0.name == "title" }?.unique == true)
         #expect(entry?.fields == ["due", "id", "priority", "status", "tags", "title"])
     }

@@ -27,7 +27,7 @@ import Testing
             #expect(todo.primaryKey == "id")
             #expect(todo.objectCount == 3)
             #expect(todo.fields == ["id", "priority", "status", "tags", "title"])
-            #expect(todo.indexes.map(\.name) == ["status", "due", "title", "priority", "status+priority"])
+            #expect(todo.indexes.map(\.name) == ["title", "status", "priority", "due", "status+priority"])
             #expect(todo.indexes.allSatisfy { $0.entryCount == 3 })
             #expect(try tx.storedIndex(named: "title", of: "Todo").isUnique)
             #expect(lodeError { _ = try tx.storedType(named: "Nope") } == .typeNotFound("Nope"))
