@@ -156,7 +156,8 @@ let package = Package(
         // of the layers above it. The helper targets hold what several layers' tests share. The live and
         // storage tests also use LodeTesting, the replay helpers apps' tests use, as their oracle.
         .target(
-            name: "LodeTestModels", dependencies: ["LodeCodec", "LodeStore", "LodeMacros", "LodeTestSupport"],
+            name: "LodeTestModels",
+            dependencies: ["LodeCodec", "LodeStore", "LodeMacros", "LodeTestSupport"],
             path: "Tests/Helpers/LodeTestModels"),
         .target(
             name: "LodeLiveTestSupport",
@@ -231,7 +232,9 @@ let package = Package(
         // The model macro: expansions and diagnostics, and its generated codec beside Codable's.
         .testTarget(
             name: "LodeMacrosTests",
-            dependencies: ["LodeMacros", "LodeMacrosPlugin", "Lode", "LodeCodec", "LodeStore", "LodeTestSupport"],
+            dependencies: [
+                "LodeMacros", "LodeMacrosPlugin", "Lode", "LodeCodec", "LodeStore", "LodeTestSupport",
+            ],
             path: "Tests/LodeMacrosTests",
             swiftSettings: [.unsafeFlags(["-I", hostLibraries])],
             linkerSettings: [

@@ -21,7 +21,8 @@ struct Expansion {
         let expanded = file.expand(
             macroSpecs: [
                 "Model": MacroSpec(type: ModelMacro.self, conformances: ["Persistable", "RecordCodable"]),
-                "PrimaryKey": marker, "Indexed": marker, "Unique": marker, "Linked": marker, "Transient": marker,
+                "PrimaryKey": marker, "Indexed": marker, "Unique": marker, "Linked": marker,
+                "Transient": marker,
                 "Index": MacroSpec(type: SchemaMarkerMacro.self),
             ],
             contextGenerator: { _ in context })
