@@ -17,7 +17,8 @@ FUZZ_TARGETS := cbor keys expression loader
 # The harnesses compile the sources they exercise into one module (copies without their `import Lode…`
 # lines, in .build-fuzz/src): the codec layer, and for the loader a few files of the store and
 # inspection layers and of lode-dump.
-CODEC_SOURCES := $(wildcard Sources/LodeCodec/CBOR/*.swift) $(wildcard Sources/LodeCodec/Keys/*.swift)
+CODEC_SOURCES := $(wildcard Sources/LodeCodec/CBOR/*.swift) $(wildcard Sources/LodeCodec/Keys/*.swift) \
+	$(wildcard Sources/LodeCodec/Record/*.swift)
 LOADER_SOURCES := $(addprefix Sources/LodeStore/Store/,UntypedRecord.swift StoredType.swift StoredIndex.swift \
 	StoredLink.swift FieldHistoryEntry.swift) Sources/LodeStore/Model/DeleteRule.swift \
 	Sources/LodeInspection/RawDatabaseKind.swift
@@ -156,7 +157,8 @@ fuzz-build:
 	for file in $(CODEC_SOURCES) $(LOADER_SOURCES) Tools/StoredQuery/Expression.swift \
 		$(addprefix Tools/lode-dump/,Input.swift ExportFormat.swift RawFormat.swift); do \
 		sed -E '/^import (Lode[A-Za-z]*|LMDB|StoredQuery)$$/d' $$file > .build-fuzz/src/$$(basename $$file); done
-	$(FUZZ_SWIFTC) -module-name FuzzCBOR $(FUZZ_SOURCES) Fuzz/cbor.swift -o .build-fuzz/fuzz-cbor
+	$(FUZZ_SWIFTC) -module-name FuzzCBOR $(FUZZ_SOURCES) Fuzz/cbor.swift Fuzz/generated-record.swift \
+		-o .build-fuzz/fuzz-cbor
 	$(FUZZ_SWIFTC) -module-name FuzzKeys $(FUZZ_SOURCES) Fuzz/keys.swift -o .build-fuzz/fuzz-keys
 	$(FUZZ_SWIFTC) -module-name FuzzExpression $(FUZZ_SOURCES) .build-fuzz/src/Expression.swift \
 		Fuzz/expression.swift -o .build-fuzz/fuzz-expression

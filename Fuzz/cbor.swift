@@ -1,7 +1,8 @@
 import Foundation
 
-/// Record shapes the typed decoder is driven through: scalars, optionals, arrays, nested maps, dates,
-/// UUIDs, data and an enum with associated values.
+/// Record shapes the typed decoders — `Codable`'s and the model macro's generated one
+/// (generated-record.swift) — are driven through: scalars, optionals, arrays, nested maps, dates,
+/// UUIDs, data, an enum with associated values and one with raw values, a field with a default.
 struct FuzzRecord: Codable {
     var id: Int
     var title: String
@@ -12,6 +13,12 @@ struct FuzzRecord: Codable {
     var owner: UUID?
     var blob: Data?
     var state: FuzzState?
+    var rank: Int8 = 0
+    var stage: FuzzStage?
+}
+
+enum FuzzStage: String, Codable {
+    case todo, done
 }
 
 enum FuzzState: Codable {
@@ -28,6 +35,7 @@ public func fuzzCBOR(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
         _ = try? KeyEncoder().encode(value)
     }
     _ = try? CBORDecoder().decode(FuzzRecord.self, from: bytes)
+    _ = try? bytes.withUnsafeBytes { try FuzzRecord.decodeRecord($0) }
     _ = try? CBORDecoder().decode([Int64].self, from: bytes)
     _ = try? CBORDecoder().decode(String.self, from: bytes)
     return 0

@@ -1,3 +1,4 @@
+import Foundation
 import SwiftDiagnostics
 import SwiftParser
 import SwiftSyntax
@@ -234,5 +235,68 @@ struct Expansion {
             #expect(expansion.messages == expected, "\(source)")
             #expect(!expansion.source.contains("extension"), "nothing is generated for \(source)")
         }
+    }
+}
+
+/// The fuzz harness's generated record decoder (Fuzz/generated-record.swift) is the macro's expansion
+/// of the harness's record type: the harness is built by `swiftc` alone, without the plug-in, so it
+/// keeps the expansion in a file this test holds to the macro (`LODE_UPDATE_FUZZ_MODEL=1` rewrites
+/// it).
+@Suite struct FuzzModelTests {
+    static let declaration = """
+        @Model
+        struct FuzzRecord {
+            var id: Int
+            var title: String
+            var tags: [String]
+            var due: Date?
+            var score: Double
+            var nested: [String: Int]
+            var owner: UUID?
+            var blob: Data?
+            var state: FuzzState?
+            var rank: Int8 = 0
+            var stage: FuzzStage?
+        }
+        """
+
+    /// The `RecordCodable` members of the expansion, as the harness's file holds them.
+    static func generatedFile() -> String {
+        let expansion = Expansion(declaration)
+        let file = Parser.parse(source: expansion.source)
+        var members: [String] = []
+        for statement in file.statements {
+            guard let extensionDecl = statement.item.as(ExtensionDeclSyntax.self) else { continue }
+            for member in extensionDecl.memberBlock.members {
+                // The first line without its indentation, the others with theirs.
+                let text = member.decl.trimmedDescription
+                if text.contains("schema") { continue }
+                members.append("    " + text)
+            }
+        }
+        return """
+            // Generated: the model macro's record codec for the fuzz harness's `FuzzRecord` (the
+            // declaration is in Tests/LodeMacrosTests/ModelExpansionTests.swift, FuzzModelTests, which
+            // checks this file; run it with LODE_UPDATE_FUZZ_MODEL=1 to write it again).
+
+            import Foundation
+
+            extension FuzzRecord: RecordCodable {
+            \(members.joined(separator: "\n\n"))
+            }
+
+            """
+    }
+
+    @Test func theHarnessHoldsTheMacrosExpansion() throws {
+        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("Fuzz/generated-record.swift")
+        let expected = Self.generatedFile()
+        if ProcessInfo.processInfo.environment["LODE_UPDATE_FUZZ_MODEL"] == "1" {
+            try expected.write(to: url, atomically: true, encoding: .utf8)
+        }
+        let stored = try String(contentsOf: url, encoding: .utf8)
+        #expect(stored == expected, "Fuzz/generated-record.swift is not the macro's expansion: run LODE_UPDATE_FUZZ_MODEL=1 swift test --filter FuzzModelTests")
+        #expect(expected.contains("init(record: inout RecordReader) throws"))
     }
 }
