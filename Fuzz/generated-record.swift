@@ -7,6 +7,10 @@ import Foundation
 extension FuzzRecord: RecordCodable {
     static let recordFields = RecordFieldNames(["id", "title", "tags", "due", "score", "nested", "owner", "blob", "state", "rank", "stage"])
 
+    static var recordKeyPaths: [PartialKeyPath<FuzzRecord>] {
+        [\.id, \.title, \.tags, \.due, \.score, \.nested, \.owner, \.blob, \.state, \.rank, \.stage]
+    }
+
     init(record: inout RecordReader) throws {
         var _id: Int? = nil
         var _title: String? = nil

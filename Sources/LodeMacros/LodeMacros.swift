@@ -29,7 +29,8 @@ import LodeStore
 ///   - version: a number recorded in the catalog, raised when the type changes shape.
 @attached(
     extension, conformances: Persistable, RecordCodable,
-    names: named(schema), named(recordFields), named(init(record:)), named(write(record:)))
+    names: named(schema), named(recordFields), named(recordKeyPaths), named(init(record:)),
+    named(write(record:)))
 @attached(member, names: named(CodingKeys), named(init(record:)))
 public macro Model(name: String? = nil, version: Int = 1) =
     #externalMacro(module: "LodeMacrosPlugin", type: "ModelMacro")

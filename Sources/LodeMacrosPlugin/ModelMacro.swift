@@ -86,7 +86,12 @@ public struct ModelMacro: ExtensionMacro, MemberMacro {
 
     private static func fieldNames(_ model: ModelDeclaration) -> String {
         let names = model.properties.map { "\"\($0.name)\"" }.joined(separator: ", ")
-        return "    \(model.access)static let recordFields = RecordFieldNames([\(names)])"
+        let paths = model.properties.map { "\\.\($0.name)" }.joined(separator: ", ")
+        return """
+                \(model.access)static let recordFields = RecordFieldNames([\(names)])
+
+                \(model.access)static var recordKeyPaths: [PartialKeyPath<\(model.typeName)>] { [\(paths)] }
+            """
     }
 
     /// `init(record:)`: reads the fields in any order, each into a local; then sets the properties.

@@ -24,9 +24,19 @@ extension Results {
     ///   field that does not decode alone is read through its object).
     public func values<V: Decodable & Equatable>(of keyPath: KeyPath<Element, V>) throws -> [V] {
         let name = fieldName(of: keyPath)
+        var fromRecord: ((UnsafeRawBufferPointer) throws -> V?)?
+        if let codec = Element.schema.recordCodec, let field = codec.field(of: keyPath) {
+            // A generated model: the property's field, read alone by the type's own reader.
+            let read = RecordReader.valueReader(V.self)
+            fromRecord = { record in
+                var reader = try RecordReader(record, names: codec.fields)
+                return try reader.seek(field: field) ? try read(&reader) : nil
+            }
+        }
         return try project(
             names: [name], fromObject: { $0[keyPath: keyPath] },
-            fromFields: { reader, found in try reader.value(V.self, named: name, found) }, same: ==)
+            fromFields: { reader, found in try reader.value(V.self, named: name, found) }, same: ==,
+            fromRecord: fromRecord)
     }
 
     /// The values of two properties of every object, in order, read straight from each record (see
@@ -38,6 +48,26 @@ extension Results {
         of first: KeyPath<Element, A>, _ second: KeyPath<Element, B>
     ) throws -> [(A, B)] {
         let (firstName, secondName) = (fieldName(of: first), fieldName(of: second))
+        var fromRecord: ((UnsafeRawBufferPointer) throws -> (A, B)?)?
+        if let codec = Element.schema.recordCodec, let firstField = codec.field(of: first),
+            let secondField = codec.field(of: second), firstField != secondField
+        {
+            // A generated model: both fields read alone, in the order the record holds them.
+            let (readA, readB) = (RecordReader.valueReader(A.self), RecordReader.valueReader(B.self))
+            fromRecord = { record in
+                var reader = try RecordReader(record, names: codec.fields)
+                if firstField < secondField {
+                    guard try reader.seek(field: firstField) else { return nil }
+                    let a = try readA(&reader)
+                    guard try reader.seek(field: secondField) else { return nil }
+                    return (a, try readB(&reader))
+                }
+                guard try reader.seek(field: secondField) else { return nil }
+                let b = try readB(&reader)
+                guard try reader.seek(field: firstField) else { return nil }
+                return (try readA(&reader), b)
+            }
+        }
         return try project(
             names: [firstName, secondName], fromObject: { ($0[keyPath: first], $0[keyPath: second]) },
             fromFields: { reader, found in
@@ -46,7 +76,7 @@ extension Results {
                 else { return false }
                 try found((a, b))
                 return true
-            }, same: { $0.0 == $1.0 && $0.1 == $1.1 })
+            }, same: { $0.0 == $1.0 && $0.1 == $1.1 }, fromRecord: fromRecord)
     }
 
     /// The projection `P` of each object of the results, in order: read from the record's fields by
@@ -57,10 +87,15 @@ extension Results {
     ///
     /// The values go into a buffer grown by doubling, not an array appended to per object: in
     /// unspecialized generic code each append would look up the array's metadata.
+    ///
+    /// For a type with a generated codec, `fromRecord` reads the projection from the record (nil when
+    /// the record lacks a field: the object, with its defaults, decides); the fields are the
+    /// properties, so nothing is compared. A record it cannot read is decoded whole, so the error is
+    /// the object's.
     private func project<P>(
         names: [String], fromObject: @escaping (Element) -> P,
         fromFields: (borrowing CBORFieldReader, (P) throws -> Void) throws -> Bool,
-        same: @escaping (P, P) -> Bool
+        same: @escaping (P, P) -> Bool, fromRecord: ((UnsafeRawBufferPointer) throws -> P?)? = nil
     ) throws -> [P] {
         let fieldsMayStand = names.allSatisfy { !$0.isEmpty && !$0.contains(".") }
         var direct = fieldsMayStand
@@ -87,6 +122,14 @@ extension Results {
         func consider(_ transaction: Transaction, key: some Collection<UInt8>, record: UnsafeRawBufferPointer)
             throws
         {
+            if let fromRecord {
+                do {
+                    if let value = try fromRecord(record) { return append(value) }
+                } catch {
+                    // Not dropped: the whole decode below throws the record's error, naming its key.
+                }
+                return append(fromObject(try transaction.decode(Element.self, from: record, key: key)))
+            }
             guard direct else {
                 return append(fromObject(try transaction.decode(Element.self, from: record, key: key)))
             }

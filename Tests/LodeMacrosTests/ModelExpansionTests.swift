@@ -296,7 +296,10 @@ struct Expansion {
             try expected.write(to: url, atomically: true, encoding: .utf8)
         }
         let stored = try String(contentsOf: url, encoding: .utf8)
-        #expect(stored == expected, "Fuzz/generated-record.swift is not the macro's expansion: run LODE_UPDATE_FUZZ_MODEL=1 swift test --filter FuzzModelTests")
+        #expect(
+            stored == expected,
+            "Fuzz/generated-record.swift is not the macro's expansion: run LODE_UPDATE_FUZZ_MODEL=1 swift test --filter FuzzModelTests"
+        )
         #expect(expected.contains("init(record: inout RecordReader) throws"))
     }
 }

@@ -8,6 +8,9 @@ public protocol RecordCodable {
     /// The stored fields' names, in declared order (indexes into it name fields in
     /// ``RecordReader`` and ``RecordWriter``).
     static var recordFields: RecordFieldNames { get }
+    /// The stored properties, in the order of ``recordFields``: field readers find a property's
+    /// field by its key path.
+    static var recordKeyPaths: [PartialKeyPath<Self>] { get }
     /// Reads an object from a record.
     /// - Throws: ``RecordDecodingError`` naming the field that does not decode, or a field the type
     ///   needs that the record lacks.

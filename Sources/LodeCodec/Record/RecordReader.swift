@@ -231,3 +231,27 @@ extension RecordReader {
             : seenNames?.names.contains(Array(names.names[field].utf8)) ?? false
     }
 }
+
+extension RecordReader {
+    /// Moves to the value of field `field`, skipping the fields before it: true when there, false when
+    /// the record does not hold it (before the position). For reading one field of a record.
+    /// - Throws: ``RecordDecodingError`` when the record is malformed on the way.
+    public mutating func seek(field: Int) throws -> Bool {
+        while let next = try nextField() {
+            if next == field { return true }
+            try skipValue()
+        }
+        return false
+    }
+
+    /// A function that reads a `V` at a reader's position, chosen once for the type: its own reading
+    /// when `V` is a ``RecordValue``, else ``CBORDecoder``.
+    package static func valueReader<V: Decodable>(_ type: V.Type) -> (inout RecordReader) throws -> V {
+        func own<R: RecordValue>(_ recordType: R.Type) -> (inout RecordReader) throws -> V {
+            // `R` is `V`: the conformance found at run time, read without a cast per value.
+            { reader in unsafeBitCast(try R(recordValue: &reader), to: V.self) }
+        }
+        if let recordType = V.self as? any RecordValue.Type { return own(recordType) }
+        return { reader in try reader.readDecodable(V.self) }
+    }
+}

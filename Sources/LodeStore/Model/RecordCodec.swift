@@ -12,6 +12,11 @@ package struct RecordCodec<Object>: @unchecked Sendable {
     package let decode: (UnsafeRawBufferPointer) throws -> Object
     /// Writes an object's record into a writer's buffer.
     package let encode: (Object, inout RecordWriter) throws -> Void
+    /// The field of each stored property, by key path.
+    package let fieldsByKeyPath: [AnyKeyPath: Int]
+
+    /// The field that holds the property at `keyPath`, or nil (not a stored property of the type).
+    package func field(of keyPath: AnyKeyPath) -> Int? { fieldsByKeyPath[keyPath] }
 
     /// The codec of `Object`, which is `codable`.
     init(_ object: Object.Type, codable: any RecordCodable.Type) {
@@ -19,6 +24,9 @@ package struct RecordCodec<Object>: @unchecked Sendable {
             precondition(Codable.self == Object.self)
             return RecordCodec(
                 fields: Codable.recordFields,
+                fieldsByKeyPath: Dictionary(
+                    Codable.recordKeyPaths.enumerated().map { ($1 as AnyKeyPath, $0) },
+                    uniquingKeysWith: { a, _ in a }),
                 decode: { bytes in unsafeBitCast(try Codable.decodeRecord(bytes), to: Object.self) },
                 encode: { object, writer in try unsafeBitCast(object, to: Codable.self).write(record: &writer)
                 })
@@ -27,10 +35,12 @@ package struct RecordCodec<Object>: @unchecked Sendable {
     }
 
     private init(
-        fields: RecordFieldNames, decode: @escaping (UnsafeRawBufferPointer) throws -> Object,
+        fields: RecordFieldNames, fieldsByKeyPath: [AnyKeyPath: Int],
+        decode: @escaping (UnsafeRawBufferPointer) throws -> Object,
         encode: @escaping (Object, inout RecordWriter) throws -> Void
     ) {
         self.fields = fields
+        self.fieldsByKeyPath = fieldsByKeyPath
         self.decode = decode
         self.encode = encode
     }
