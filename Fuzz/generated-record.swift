@@ -5,7 +5,9 @@
 import Foundation
 
 extension FuzzRecord: RecordCodable {
-    static let recordFields = RecordFieldNames(["id", "title", "tags", "due", "score", "nested", "owner", "blob", "state", "rank", "stage"])
+    static let recordFields = RecordFieldNames([
+        "id", "title", "tags", "due", "score", "nested", "owner", "blob", "state", "rank", "stage",
+    ])
 
     static var recordKeyPaths: [PartialKeyPath<FuzzRecord>] {
         [\.id, \.title, \.tags, \.due, \.score, \.nested, \.owner, \.blob, \.state, \.rank, \.stage]

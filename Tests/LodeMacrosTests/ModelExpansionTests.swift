@@ -7,6 +7,7 @@ import SwiftSyntaxMacros
 import Testing
 
 @testable import LodeMacrosPlugin
+@testable import LodeTestSupport
 
 /// The model macro's expansion of a declaration, and what it reports: run in this process with the
 /// toolchain's SwiftSyntax, as the compiler runs the plug-in.
@@ -288,10 +289,23 @@ struct Expansion {
             """
     }
 
+    /// `text` as `swift format` writes it (the file is held to the repository's style like the rest).
+    static func formatted(_ text: String) throws -> String {
+        let directory = TemporaryDirectory("format")
+        let file = directory.url.appendingPathComponent("generated.swift")
+        try text.write(to: file, atomically: true, encoding: .utf8)
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        let result = try shell(
+            "swift format format --configuration '\(root.path)/.swift-format' --in-place '\(file.path)'")
+        #expect(result.status == 0, "\(result.err)")
+        return try String(contentsOf: file, encoding: .utf8)
+    }
+
     @Test func theHarnessHoldsTheMacrosExpansion() throws {
         let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().appendingPathComponent("Fuzz/generated-record.swift")
-        let expected = Self.generatedFile()
+        let expected = try Self.formatted(Self.generatedFile())
         if ProcessInfo.processInfo.environment["LODE_UPDATE_FUZZ_MODEL"] == "1" {
             try expected.write(to: url, atomically: true, encoding: .utf8)
         }
