@@ -52,6 +52,9 @@ public final class RecordFieldNames: @unchecked Sendable {
         nameHashes.deallocate()
     }
 
+    /// No fields (for a writer of a lone value).
+    static let none = RecordFieldNames([])
+
     /// How many fields there are.
     public let count: Int
 

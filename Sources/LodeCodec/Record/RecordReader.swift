@@ -255,3 +255,8 @@ extension RecordReader {
         return { reader in try reader.readDecodable(V.self) }
     }
 }
+
+extension RecordReader {
+    /// Where the reader is in the record's bytes.
+    package var position: Int { cbor.offset }
+}

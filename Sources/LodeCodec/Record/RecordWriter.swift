@@ -40,6 +40,33 @@ public struct RecordWriter: ~Copyable {
         count = 1
     }
 
+    /// A writer of one value (no record around it), into `buffer`: ``writtenBytes`` are its bytes.
+    package init(valueInto buffer: RecordBuffer) {
+        self.buffer = buffer
+        self.base = buffer.base
+        self.capacity = buffer.capacity
+        self.names = RecordFieldNames.none
+        self.nameItems = UnsafeRawPointer(names.itemBytes)
+        self.nameStarts = UnsafePointer(names.startOffsets)
+        self.nameHashes = UnsafePointer(names.nameHashes)
+        count = 0
+        closed = true
+    }
+
+    /// What the writer wrote so far (valid until the buffer's next use).
+    package var writtenBytes: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: base, count: count) }
+
+    /// A function that writes a `V` with a writer, chosen once for the type: its own writing when `V`
+    /// is a ``RecordValue``, else ``CBOREncoder``.
+    package static func valueWriter<V: Encodable>(_ type: V.Type) -> (V, inout RecordWriter) throws -> Void {
+        func own<R: RecordValue>(_ recordType: R.Type) -> (V, inout RecordWriter) throws -> Void {
+            // `R` is `V`: the conformance found at run time, written without a cast per value.
+            { value, writer in try unsafeBitCast(value, to: R.self).writeRecordValue(to: &writer) }
+        }
+        if let recordType = V.self as? any RecordValue.Type { return own(recordType) }
+        return { value, writer in try writer.writeEncodable(value) }
+    }
+
     /// The record's bytes and shape, valid until the buffer's next record: the map closed, the last
     /// field's kind in the shape.
     public mutating func finish() -> (bytes: UnsafeRawBufferPointer, shape: UInt64) {
