@@ -19,6 +19,7 @@ enum CoreSystems {
         -> [System]
     {
         var scratch = Scratch("bulk")
+        let codableRows = rows.map(CodableRow.init)
         return [
             System(
                 name: "Lode", prepare: { scratch = Scratch("bulk") },
@@ -34,6 +35,14 @@ enum CoreSystems {
             System(
                 name: "SQLite", prepare: { scratch = Scratch("bulk") },
                 body: { try SQLiteBaseline(path: scratch.path("sqlite.db")).insert(rows) }),
+            System(
+                name: "Lode (Codable)", prepare: { scratch = Scratch("bulk") },
+                body: {
+                    let store = try Store(
+                        at: scratch.url.appendingPathComponent("lode"),
+                        configuration: StoreConfiguration(initialMapSize: 4 << 30), types: [CodableRow.self])
+                    try store.write { tx in for row in codableRows { try tx.insert(row) } }
+                }),
         ]
     }
 
@@ -58,6 +67,11 @@ enum CoreSystems {
                 }
             },
             System(name: "SQLite") { sink.value &+= try fixture.sqlite.read(ids: ids) },
+            System(name: "Lode (Codable)") {
+                try fixture.codableStore.read { tx in
+                    for id in ids { sink.value &+= try tx.object(CodableRow.self, key: id)?.score ?? 0 }
+                }
+            },
         ]
     }
 
@@ -83,6 +97,11 @@ enum CoreSystems {
                 }
             },
             System(name: "SQLite") { sink.value &+= fixture.sqlite.scan().count },
+            System(name: "Lode (Codable)") {
+                sink.value &+= try fixture.codableStore.read { tx in
+                    try tx.objects(CodableRow.self).fetch().count
+                }
+            },
         ]
     }
 
@@ -97,6 +116,14 @@ enum CoreSystems {
                 }
             },
             System(name: "SQLite") { sink.value = fixture.sqlite.range(score: lower, upper).count },
+            System(name: "Lode (Codable)") {
+                sink.value = try fixture.codableStore.read { tx in
+                    try tx.objects(CodableRow.self).filter(
+                        #Predicate { $0.score >= lower && $0.score < upper }
+                    )
+                    .fetch().count
+                }
+            },
         ]
     }
 
@@ -107,6 +134,9 @@ enum CoreSystems {
                 sink.value &+= try fixture.store.objects(Row.self).values(of: \.name).count
             },
             System(name: "SQLite") { sink.value &+= try fixture.sqlite.names().count },
+            System(name: "Lode (Codable)") {
+                sink.value &+= try fixture.codableStore.objects(CodableRow.self).values(of: \.name).count
+            },
         ]
     }
 
@@ -121,7 +151,7 @@ enum CoreSystems {
                 body: {
                     try fixture.store.write { tx in
                         for id in ids {
-                            try tx.update(Row.self, key: id) { $0.score = ($0.score + round) % 1000 }
+                            try tx.update(Row.self, key: id, \.score) { $0 = ($0 + round) % 1000 }
                         }
                     }
                 }),
@@ -150,6 +180,24 @@ enum CoreSystems {
                         try fixture.sqlite.readModifyWrite(id: id) { $0.score = ($0.score + round) % 1000 }
                     }
                     try fixture.sqlite.exec("COMMIT")
+                }),
+            System(
+                name: "Lode (whole object)", prepare: { round += 1 },
+                body: {
+                    try fixture.store.write { tx in
+                        for id in ids {
+                            try tx.update(Row.self, key: id) { $0.score = ($0.score + round) % 1000 }
+                        }
+                    }
+                }),
+            System(
+                name: "Lode (Codable)", prepare: { round += 1 },
+                body: {
+                    try fixture.codableStore.write { tx in
+                        for id in ids {
+                            try tx.update(CodableRow.self, key: id) { $0.score = ($0.score + round) % 1000 }
+                        }
+                    }
                 }),
         ]
     }

@@ -230,8 +230,10 @@ enum Instructions {
         switch workload {
         case "decode": return ["Lode", "Lode (Codable)", "Codable floor"]
         case "encode": return ["Lode", "Lode (Codable)"]
-        case "range-query", "projection": return ["Lode", "SQLite"]
-        default: return ["Lode", "raw LMDB", "SQLite"]
+        case "range-query", "projection": return ["Lode", "SQLite", "Lode (Codable)"]
+        case "update-10pct": return ["Lode", "raw LMDB", "SQLite", "Lode (whole object)", "Lode (Codable)"]
+        case "durable-commits": return ["Lode", "raw LMDB", "SQLite"]
+        default: return ["Lode", "raw LMDB", "SQLite", "Lode (Codable)"]
         }
     }
 

@@ -21,6 +21,8 @@ final class Fixture {
     let scratch = Scratch("fixture")
     let rows: [Row]
     let store: Store
+    /// The same store opened with ``CodableRow``, the `Codable` path beside the generated one.
+    let codableStore: Store
     let raw: RawLMDB
     let sqlite: SQLiteBaseline
 
@@ -33,6 +35,10 @@ final class Fixture {
             configuration: StoreConfiguration(durability: durability, initialMapSize: 4 << 30),
             types: [Row.self])
         try store.write { tx in for row in rows { try tx.insert(row) } }
+        codableStore = try Store(
+            at: scratch.url.appendingPathComponent("lode"),
+            configuration: StoreConfiguration(durability: durability, initialMapSize: 4 << 30),
+            types: [CodableRow.self])
         raw = try RawLMDB(path: scratch.path("raw"), durability: durability == .full ? .full : .noSync)
         try raw.insert(try rows.map(RawLMDB.bytes))
         sqlite = try SQLiteBaseline(path: scratch.path("sqlite.db"), synchronous: durability == .full)
@@ -102,6 +108,7 @@ enum Workloads {
                     Timing(system: "Lode", runs: lode, operations: count),
                     Timing(system: "raw LMDB", runs: raw, operations: count),
                     Timing(system: "SQLite", runs: sqlite, operations: count),
+                    Timing(system: "Lode (Codable)", runs: times[3], operations: count),
                 ],
                 notes: [
                     "Codable encoding of the rows alone: \(format(coding.encode)) (raw LMDB is given the bytes ready-made)"
@@ -127,6 +134,7 @@ enum Workloads {
                     Timing(system: "Lode", runs: lode, operations: ids.count),
                     Timing(system: "raw LMDB", runs: raw, operations: ids.count),
                     Timing(system: "SQLite", runs: sqlite, operations: ids.count),
+                    Timing(system: "Lode (Codable)", runs: times[3], operations: ids.count),
                 ],
                 notes: ["Codable decoding of these records alone, from memory: \(format(coding.decode))"])
         ]
@@ -145,6 +153,7 @@ enum Workloads {
                     Timing(system: "Lode", runs: lode, operations: count),
                     Timing(system: "raw LMDB", runs: raw, operations: count),
                     Timing(system: "SQLite", runs: sqlite, operations: count),
+                    Timing(system: "Lode (Codable)", runs: times[3], operations: count),
                 ],
                 notes: ["Codable decoding of every record alone, from memory: \(format(coding.decode))"])
         ]
@@ -167,6 +176,7 @@ enum Workloads {
                 timings: [
                     Timing(system: "Lode", runs: lode, operations: found),
                     Timing(system: "SQLite", runs: sqlite, operations: found),
+                    Timing(system: "Lode (Codable)", runs: times[2], operations: found),
                 ],
                 notes: [
                     "plan: \(try results.explain())",
@@ -186,6 +196,7 @@ enum Workloads {
                 timings: [
                     Timing(system: "Lode", runs: times[0], operations: count),
                     Timing(system: "SQLite (SELECT name)", runs: times[1], operations: count),
+                    Timing(system: "Lode (Codable)", runs: times[2], operations: count),
                 ],
                 notes: [
                     "Lode decoding every whole object instead (fetch()): \(format(decoding.sorted()[decoding.count / 2]))"
@@ -372,6 +383,11 @@ enum Workloads {
                     Timing(system: "Lode", runs: lode, operations: ids.count),
                     Timing(system: "raw LMDB", runs: raw, operations: ids.count),
                     Timing(system: "SQLite", runs: sqlite, operations: ids.count),
+                    Timing(system: "Lode (whole object)", runs: times[3], operations: ids.count),
+                    Timing(system: "Lode (Codable)", runs: times[4], operations: ids.count),
+                ],
+                notes: [
+                    "Lode changes the one property in place (update(_:key:_:_:)); whole object: update(_:key:_:)"
                 ])
         ]
     }

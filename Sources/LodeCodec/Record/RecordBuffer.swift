@@ -16,6 +16,11 @@ public final class RecordBuffer {
 
     deinit { base.deallocate() }
 
+    /// The first `count` bytes written into the buffer (valid until its next use).
+    package func bytes(count: Int) -> UnsafeRawBufferPointer {
+        UnsafeRawBufferPointer(start: base, count: count)
+    }
+
     /// Makes room for at least `needed` bytes, keeping the first `count`.
     @usableFromInline
     func grow(keeping count: Int, toAtLeast needed: Int) {

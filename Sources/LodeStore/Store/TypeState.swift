@@ -30,6 +30,9 @@ package final class TypeState<T: Persistable>: Sendable, PendingWriteState {
     let hasLinks: Bool
     /// The primary key bytes of the `T` the pointer points at.
     let primaryKeyBytes: KeyFunction
+    /// For a type with a generated codec: its field names, the field of each stored property, and
+    /// per field what changing it alone touches (see `WriteTransaction.update(_:key:_:_:)`).
+    let fieldPlans: FieldPlans?
 
     package let schema: Schema<T>
     /// The records database, or nil when the type has never been stored (read-only view).
@@ -66,6 +69,13 @@ package final class TypeState<T: Persistable>: Sendable, PendingWriteState {
         }
         self.hasLinks = !links.isEmpty
         self.primaryKeyBytes = KeyFunction(bytes: schema.pointerPrimaryKeyBytes)
+        self.fieldPlans = schema.recordCodec.map { codec in
+            FieldPlans(
+                fields: codec.fields, fieldsByKeyPath: codec.fieldsByKeyPath,
+                primaryKeyField: codec.field(of: schema.primaryKeyPath),
+                indexes: indexes.map { ($0.definition.fields, $0.definition.isUnique) },
+                linkFields: links.map(\.definition.field))
+        }
         self.catalog = Locked((entry, nil))
         self.complete = complete
     }
@@ -179,6 +189,32 @@ func same(_ stored: [UInt8], _ bytes: UnsafeRawBufferPointer) -> Bool {
 
 /// An index as the write path uses it per object: no type parameter (not even an enclosing one), so
 /// unspecialized generic code reaches it without a generic metadata lookup per access.
+/// What changing one field of a generated model alone touches, per field: computed once per type
+/// state, in non-generic form (generic code looks up its types' metadata per call).
+struct FieldPlans: @unchecked Sendable {
+    // @unchecked: immutable; `AnyKeyPath` is not marked Sendable.
+    /// The type's field names.
+    let fields: RecordFieldNames
+    /// The field of each stored property.
+    let fieldsByKeyPath: [AnyKeyPath: Int]
+    /// Per field: nil when the whole object must decide (the primary key, a link, a field of a
+    /// compound index), else the slots of the indexes on that field alone.
+    let slots: [[Int]?]
+
+    init(
+        fields: RecordFieldNames, fieldsByKeyPath: [AnyKeyPath: Int], primaryKeyField: Int?,
+        indexes: [(fields: [String], unique: Bool)], linkFields: [String]
+    ) {
+        self.fields = fields
+        self.fieldsByKeyPath = fieldsByKeyPath
+        slots = fields.names.enumerated().map { field, name -> [Int]? in
+            if field == primaryKeyField || linkFields.contains(name) { return nil }
+            if indexes.contains(where: { $0.fields.count > 1 && $0.fields.contains(name) }) { return nil }
+            return indexes.indices.filter { indexes[$0].fields == [name] }
+        }
+    }
+}
+
 struct IndexSlot: Sendable {
     let database: Database
     let isUnique: Bool

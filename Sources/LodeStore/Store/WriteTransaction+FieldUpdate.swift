@@ -25,93 +25,128 @@ extension WriteTransaction {
     public func update<T: Persistable, Key: Encodable, V: Codable>(
         _ type: T.Type, key: Key, _ keyPath: WritableKeyPath<T, V>, _ body: (inout V) throws -> Void
     ) throws -> V {
+        try updateField(
+            T.self, key: key, keyPath, body, read: RecordReader.valueReader(V.self),
+            write: RecordWriter.valueWriter(V.self))
+    }
+
+    /// ``update(_:key:_:_:)-(_,_,WritableKeyPath<T,V>,_)`` for a property whose type reads and writes
+    /// itself (``RecordValue``: numbers, text, dates, arrays…), without looking that up per call.
+    ///
+    /// - Complexity: as ``update(_:key:_:_:)-(_,_,WritableKeyPath<T,V>,_)``.
+    /// - Throws: as ``update(_:key:_:_:)-(_,_,WritableKeyPath<T,V>,_)``.
+    @discardableResult
+    public func update<T: Persistable, Key: Encodable, V: RecordValue>(
+        _ type: T.Type, key: Key, _ keyPath: WritableKeyPath<T, V>, _ body: (inout V) throws -> Void
+    ) throws -> V {
+        try updateField(
+            T.self, key: key, keyPath, body, read: { try V(recordValue: &$0) },
+            write: { try $0.writeRecordValue(to: &$1) })
+    }
+
+    private func updateField<T: Persistable, Key: Encodable, V: Codable>(
+        _ type: T.Type, key: Key, _ keyPath: WritableKeyPath<T, V>, _ body: (inout V) throws -> Void,
+        read: (inout RecordReader) throws -> V, write: (V, inout RecordWriter) throws -> Void
+    ) throws -> V {
         let state = try typeState(T.self)
         let keyBytes = try KeyEncoder().encode(key)
         func whole() throws -> V {
             try update(T.self, key: key) { try body(&$0[keyPath: keyPath]) }[keyPath: keyPath]
         }
-        guard let codec = T.schema.recordCodec, let field = codec.field(of: keyPath),
-            let records = state.records, keyPath != T.schema.primaryKeyPath
+        guard let plans = state.fieldPlans, let records = state.records,
+            let field = plans.fieldsByKeyPath[keyPath], let slots = plans.slots[field]
         else { return try whole() }
-        let name = codec.fields.names[field]
-        // Links and compound indexes read more than this field: the whole object decides.
-        if state.links.contains(where: { $0.definition.field == name })
-            || state.indexes.contains(where: {
-                $0.definition.fields.count > 1 && $0.definition.fields.contains(name)
-            })
-        {
-            return try whole()
-        }
-        guard let old = try lmdb.get(keyBytes, in: records) else {
-            throw LodeError.objectNotFound(type: T.schema.typeName, key: "\(key)")
-        }
-        let located: (start: Int, end: Int, value: V)? = try old.withUnsafeBytes { record in
-            do {
-                var reader = try RecordReader(record, names: codec.fields)
-                guard try reader.seek(field: field) else { return nil }
-                let start = reader.position
-                let value = try RecordReader.valueReader(V.self)(&reader)
-                return (start, reader.position, value)
-            } catch {
-                let error = RecordDecodingError.from(error)
-                throw LodeError.recordDoesNotDecode(
-                    type: T.schema.typeName, key: KeyDescription.describe(keyBytes),
-                    field: error.field.isEmpty ? name : error.field, reason: error.reason)
-            }
-        }
-        // A record of an older version without the field: its default comes with the whole object.
-        guard let (start, end, oldValue) = located else { return try whole() }
-        var value = oldValue
-        try body(&value)
-        let scratch = RecordBuffer(capacity: 64)
-        var writer = RecordWriter(valueInto: scratch)
-        do {
-            try RecordWriter.valueWriter(V.self)(value, &writer)
-        } catch {
-            throw LodeError.recordDoesNotEncode(type: T.schema.typeName, reason: "\(error)")
-        }
-        let newValue = writer.writtenBytes
-        // Nil is left out of a record, not written as null: the whole object writes that.
-        if newValue.first == 0xf6 { return try whole() }
-        var record = Array(old[..<start])
-        record.append(contentsOf: newValue)
-        record.append(contentsOf: old[end...])
-        let changed = !old[start..<end].elementsEqual(newValue)
-        // Indexes on the property: checked first (a violation changes nothing), then moved.
-        let slots = state.indexes.indices.filter { state.indexes[$0].definition.fields == [name] }
-        var moves: [(slot: Int, old: [UInt8], new: [UInt8])] = []
-        if changed {
-            for slot in slots {
-                let before = IndexKeyLimit.stored(try KeyEncoder().encode(oldValue))
-                let after = IndexKeyLimit.stored(try KeyEncoder().encode(value))
-                guard before != after else { continue }
-                let index = state.indexes[slot]
-                if index.definition.isUnique, let owner = try lmdb.get(after, in: index.database),
-                    owner != keyBytes
-                {
-                    throw LodeError.uniqueViolation(
-                        type: T.schema.typeName, index: index.definition.name, value: "\(value)")
+        let fields = plans.fields
+        let name = fields.names[field]
+        // The new record is made in the transaction's scratch buffer from the stored one, in place
+        // in the map, and written once it is whole. Unspecialized generic code: the values live in
+        // a temporary allocation, not in optionals or tuples of `V` (each would look up its type's
+        // metadata per call).
+        let buffer = fieldBuffer
+        return try withUnsafeTemporaryAllocation(of: V.self, capacity: 2) { values in
+            let (oldValue, value) = (values.baseAddress!, values.baseAddress! + 1)
+            // 0: no object; 1: the whole object decides; 2: the record is made.
+            var outcome = 0
+            var changed = false
+            var kindChanged = false
+            _ = try lmdb.withValue(forKey: keyBytes, in: records) { old -> Bool in
+                outcome = 1
+                let start: Int
+                let end: Int
+                do {
+                    var reader = try RecordReader(old, names: fields)
+                    guard try reader.seek(field: field) else { return false }
+                    start = reader.position
+                    oldValue.initialize(to: try read(&reader))
+                    end = reader.position
+                } catch {
+                    let error = RecordDecodingError.from(error)
+                    throw LodeError.recordDoesNotDecode(
+                        type: T.schema.typeName, key: KeyDescription.describe(keyBytes),
+                        field: error.field.isEmpty ? name : error.field, reason: error.reason)
                 }
-                moves.append((slot, before, after))
+                value.initialize(to: oldValue.pointee)
+                outcome = 2
+                try body(&value.pointee)
+                var writer = RecordWriter(valueInto: buffer)
+                writer.writeBytes(UnsafeRawBufferPointer(rebasing: old[..<start]))
+                do {
+                    try write(value.pointee, &writer)
+                } catch {
+                    throw LodeError.recordDoesNotEncode(type: T.schema.typeName, reason: "\(error)")
+                }
+                let newValue = UnsafeRawBufferPointer(rebasing: writer.writtenBytes[start...])
+                // Nil is left out of a record, not written as null: the whole object writes that.
+                if newValue.first == 0xf6 {
+                    outcome = 3
+                    return false
+                }
+                writer.writeBytes(UnsafeRawBufferPointer(rebasing: old[end...]))
+                changed = !UnsafeRawBufferPointer(rebasing: old[start..<end]).elementsEqual(newValue)
+                kindChanged = FieldKind.of(initialByte: old[start]) != FieldKind.of(initialByte: newValue[0])
+                recordLength = writer.writtenBytes.count
+                return true
             }
-        }
-        try lmdbWrite.put(record, forKey: keyBytes, in: records)
-        for move in moves {
-            let index = state.indexes[move.slot]
-            try removeIndexEntry(index, key: move.old, primaryKey: keyBytes)
-            if index.definition.isUnique {
-                try lmdbWrite.put(keyBytes, forKey: move.new, in: index.database, flags: .noOverwrite)
-            } else {
-                try lmdbWrite.put(keyBytes, forKey: move.new, in: index.database)
+            defer { if outcome >= 2 { values.baseAddress!.deinitialize(count: 2) } }
+            guard outcome > 0 else { throw LodeError.objectNotFound(type: T.schema.typeName, key: "\(key)") }
+            // A record of an older version without the field (its default comes with the whole
+            // object), or nil.
+            guard outcome == 2 else { return try whole() }
+            let record = buffer.bytes(count: recordLength)
+            // Indexes on the property: checked first (a violation changes nothing), then moved.
+            var moves: [(slot: Int, old: [UInt8], new: [UInt8])] = []
+            if changed {
+                for slot in slots {
+                    let before = IndexKeyLimit.stored(try KeyEncoder().encode(oldValue.pointee))
+                    let after = IndexKeyLimit.stored(try KeyEncoder().encode(value.pointee))
+                    guard before != after else { continue }
+                    let index = state.indexSlots[slot]
+                    if index.isUnique, let owner = try lmdb.get(after, in: index.database), owner != keyBytes
+                    {
+                        throw LodeError.uniqueViolation(
+                            type: T.schema.typeName, index: state.indexes[slot].definition.name,
+                            value: "\(value.pointee)")
+                    }
+                    moves.append((slot, before, after))
+                }
             }
+            try lmdbWrite.put(record, forKey: keyBytes, in: records)
+            for move in moves {
+                let index = state.indexSlots[move.slot]
+                try removeIndexEntry(
+                    in: index.database, unique: index.isUnique, key: move.old, primaryKey: keyBytes)
+                if index.isUnique {
+                    try lmdbWrite.put(keyBytes, forKey: move.new, in: index.database, flags: .noOverwrite)
+                } else {
+                    try lmdbWrite.put(keyBytes, forKey: move.new, in: index.database)
+                }
+            }
+            // A value of another kind than the field held (null before, say) is a shape to note.
+            if kindChanged { try noteFields(of: record, key: keyBytes, state: state, known: nil) }
+            pendingChanges.record(
+                type: state.typeName, key: keyBytes, existedBefore: true, existsAfter: true,
+                fields: changed ? [name] : [])
+            return value.pointee
         }
-        // A value of another kind than the field held (null before, say) is a shape to note.
-        if FieldKind.of(initialByte: old[start]) != FieldKind.of(initialByte: newValue[0]) {
-            try record.withUnsafeBytes { try noteFields(of: $0, key: keyBytes, state: state, known: nil) }
-        }
-        pendingChanges.record(
-            type: state.typeName, key: keyBytes, existedBefore: true, existsAfter: true,
-            fields: changed ? [name] : [])
-        return value
     }
 }
