@@ -111,7 +111,7 @@ let package = Package(
                 "CSQLite", "CMalloc", "LodeCodec", "LodeStudio", "StoredQuery", "LodeMacros",
             ],
             path: "Tools/lode-bench"),
-        .target(name: "LodeDemoModel", dependencies: ["Lode"], path: "Tools/LodeDemoModel"),
+        .target(name: "LodeDemoModel", dependencies: ["Lode", "LodeMacros"], path: "Tools/LodeDemoModel"),
         // The browser inspector (Lode Studio): a tool over the inspection product and the commit
         // feed, served by libmicrohttpd on the loopback address.
         .target(
@@ -145,7 +145,9 @@ let package = Package(
         .target(name: "LodeTestSupport", path: "Tests/Helpers/LodeTestSupport"),
         .executableTarget(
             name: "lode-test-helper",
-            dependencies: ["Lode", "LodeInspection", "LodeSync", "LodeTestSupport", "ModelStorage"],
+            dependencies: [
+                "Lode", "LodeInspection", "LodeMacros", "LodeSync", "LodeTestSupport", "ModelStorage",
+            ],
             path: "Tests/Helpers/lode-test-helper"),
         .executableTarget(
             name: "lode-versions-helper", dependencies: ["Lode", "LodeTestSupport"],

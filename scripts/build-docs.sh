@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 
 SWIFT=${SWIFT:-swift}
 DOCC=${DOCC:-$(dirname "$(readlink -f "$(command -v "$SWIFT")")")/docc}
-MODULES=(Lode LodeInspection LodeSync ModelStorage LMDB LodeTesting)
+MODULES=(Lode LodeInspection LodeSync ModelStorage LMDB LodeTesting LodeMacros)
 WORK=.build-docs
 GRAPHS=$WORK/symbol-graphs
 OUT=.build/docs
@@ -14,11 +14,11 @@ OUT=.build/docs
 rm -rf "$WORK/graphs" "$WORK/catalogs" "$OUT"
 mkdir -p "$GRAPHS" "$OUT"
 
-# LodeTesting depends on every other documented module but LodeInspection and LodeSync, so building
-# the three emits all their graphs. A module is compiled (and its graph written) only when it changed: the graphs of
+# LodeTesting depends on every other documented module but LodeInspection, LodeSync and LodeMacros,
+# so building the four emits all their graphs. A module is compiled (and its graph written) only when it changed: the graphs of
 # the last build stay.
 emit_graphs() {
-    for target in LodeTesting LodeInspection LodeSync; do
+    for target in LodeTesting LodeInspection LodeSync LodeMacros; do
         "$SWIFT" build --scratch-path "$WORK" --target "$target" \
             -Xswiftc -emit-symbol-graph -Xswiftc -emit-symbol-graph-dir -Xswiftc "$PWD/$GRAPHS" \
             -Xswiftc -emit-extension-block-symbols

@@ -56,6 +56,7 @@ check Lode/documentation/lode/linksbetweenobjects "Relationships" "Live across l
 check LodeInspection/documentation/lodeinspection/ ">LodeInspection<" "RawDumpLoader" "CBOREncoder"
 check LodeSync/documentation/lodesync/ ">LodeSync<" "SyncClient" "SyncFilter"
 check LodeSync/documentation/lodesync/beyondonemachine "Beyond one machine" "decides, per object" "SyncClient"
+check LodeMacros/documentation/lodemacros/ ">LodeMacros<" "PrimaryKey()" "Depending on the macro"
 check ModelStorage/documentation/modelstorage/ ">ModelStorage<" "MemoryStorage" "ListMirror"
 check ModelStorage/documentation/modelstorage/comingfromdtmodelstorage "DTTableViewManager" "moveItemWithoutAnimation"
 check LMDB/documentation/lmdb/ ">LMDB<" "Environment" "A tour of the LMDB layer"

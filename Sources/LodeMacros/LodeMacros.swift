@@ -7,7 +7,7 @@ import LodeCodec
 import LodeStore
 
 /// Makes a struct or final class a stored model: writes its `Persistable` conformance — the
-/// ``Lode/Schema`` from the marks on its properties — and a record codec that reads and writes the
+/// `Schema` from the marks on its properties — and a record codec that reads and writes the
 /// stored record straight from and into the properties (`RecordCodable`), with the same bytes as its
 /// `Codable` conformance.
 ///

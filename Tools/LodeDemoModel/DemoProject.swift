@@ -1,9 +1,11 @@
 import Lode
+import LodeMacros
 
 /// A project tasks are filed under.
-public struct DemoProject: Persistable {
+@Model
+public struct DemoProject {
     /// The project's number.
-    public var id: Int
+    @PrimaryKey public var id: Int
     /// Its name.
     public var name: String
 
@@ -12,7 +14,4 @@ public struct DemoProject: Persistable {
         self.id = id
         self.name = name
     }
-
-    /// Keyed by `id`.
-    public static let schema = Schema<DemoProject>(primaryKey: \.id)
 }

@@ -1,17 +1,19 @@
 import Lode
+import LodeMacros
 
-/// A task of the demo list.
-public struct DemoTask: Persistable {
+/// A task of the demo list: keyed by `id`, indexed by status and rank, linked to its project.
+@Model
+public struct DemoTask {
     /// The task's number.
-    public var id: Int
+    @PrimaryKey public var id: Int
     /// What it says.
     public var title: String
     /// Its section.
-    public var status: Status
+    @Indexed public var status: Status
     /// Its place in its section.
-    public var rank: Int
+    @Indexed public var rank: Int
     /// The project the task is filed under, if any (a link: deleting the project unfiles the task).
-    public var project: Link<DemoProject>?
+    @Linked(onDelete: .nullify) public var project: Link<DemoProject>?
 
     /// Makes a task.
     public init(id: Int, title: String, status: Status, rank: Int, project: Link<DemoProject>? = nil) {
@@ -21,8 +23,4 @@ public struct DemoTask: Persistable {
         self.rank = rank
         self.project = project
     }
-
-    /// Keyed by `id`, indexed by status and rank, linked to its project.
-    public static let schema = Schema<DemoTask>(
-        primaryKey: \.id, indexes: [.on(\.status), .on(\.rank)], links: [.to(\.project, onDelete: .nullify)])
 }

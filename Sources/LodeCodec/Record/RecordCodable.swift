@@ -2,7 +2,7 @@ import Foundation
 
 /// A type whose records are written and read by code written for it (the model macro's), straight
 /// between its properties and the stored CBOR map, without `Encoder` and `Decoder` containers. The
-/// bytes are those its synthesized `Codable` conformance gives through ``CBOREncoder``, so either
+/// bytes are those its synthesized `Codable` conformance gives through `CBOREncoder`, so either
 /// codec reads what the other wrote; Lode uses this one when a type has it.
 public protocol RecordCodable {
     /// The stored fields' names, in declared order (indexes into it name fields in

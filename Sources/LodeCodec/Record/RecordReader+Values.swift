@@ -250,7 +250,7 @@ extension RecordReader {
         return Int(head.argument)
     }
 
-    /// Reads a `Decodable` value with ``CBORDecoder`` (a nested `Codable` type).
+    /// Reads a `Decodable` value with `CBORDecoder` (a nested `Codable` type).
     public mutating func readDecodable<V: Decodable>(_ type: V.Type) throws -> V {
         let start = cbor.offset
         do throws(CBORReader.Failure) { try cbor.skipItem() } catch { throw Self.corrupted(error) }
@@ -307,7 +307,7 @@ extension RecordReader {
         return value
     }
 
-    /// Reads the current field's value with ``CBORDecoder`` (a nested `Codable` type).
+    /// Reads the current field's value with `CBORDecoder` (a nested `Codable` type).
     public mutating func decode<V: Decodable>(_ type: V.Type) throws -> V {
         do { return try readDecodable(V.self) } catch { throw failure(error) }
     }

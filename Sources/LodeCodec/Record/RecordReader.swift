@@ -245,7 +245,7 @@ extension RecordReader {
     }
 
     /// A function that reads a `V` at a reader's position, chosen once for the type: its own reading
-    /// when `V` is a ``RecordValue``, else ``CBORDecoder``.
+    /// when `V` is a ``RecordValue``, else `CBORDecoder`.
     package static func valueReader<V: Decodable>(_ type: V.Type) -> (inout RecordReader) throws -> V {
         func own<R: RecordValue>(_ recordType: R.Type) -> (inout RecordReader) throws -> V {
             // `R` is `V`: the conformance found at run time, read without a cast per value.

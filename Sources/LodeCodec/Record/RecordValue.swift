@@ -2,11 +2,11 @@ import Foundation
 
 /// A value generated record code reads and writes itself, without `Codable`'s containers: the
 /// standard scalars, `String`, `Date`, `UUID`, `Data`, `URL`, and arrays, sets, optionals and
-/// dictionaries of them. Its bytes are exactly what ``CBOREncoder`` writes for it, and it reads
-/// whatever ``CBORDecoder`` accepts, so the two codecs read each other's records.
+/// dictionaries of them. Its bytes are exactly what `CBOREncoder` writes for it, and it reads
+/// whatever `CBORDecoder` accepts, so the two codecs read each other's records.
 ///
 /// Other `Codable` values in a generated model (nested structs, enums with associated values) go
-/// through ``CBOREncoder`` and ``CBORDecoder``; enums with raw values are read as their raw value.
+/// through `CBOREncoder` and `CBORDecoder`; enums with raw values are read as their raw value.
 public protocol RecordValue: Codable {
     /// Reads a value at the reader's position.
     /// - Throws: ``RecordDecodingError`` when the item there is not one.

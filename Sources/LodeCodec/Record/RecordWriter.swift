@@ -1,7 +1,7 @@
 import Foundation
 
 /// Writes a record for a type's generated code (see ``RecordCodable``): a CBOR map of the fields in
-/// declared order, a `nil` optional left out — the bytes ``CBOREncoder`` writes for the type's
+/// declared order, a `nil` optional left out — the bytes `CBOREncoder` writes for the type's
 /// synthesized `Encodable` — and, as it goes, the record's shape (its field names and each value's
 /// kind, as the catalog records them).
 public struct RecordWriter: ~Copyable {
@@ -57,7 +57,7 @@ public struct RecordWriter: ~Copyable {
     package var writtenBytes: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: base, count: count) }
 
     /// A function that writes a `V` with a writer, chosen once for the type: its own writing when `V`
-    /// is a ``RecordValue``, else ``CBOREncoder``.
+    /// is a ``RecordValue``, else `CBOREncoder`.
     package static func valueWriter<V: Encodable>(_ type: V.Type) -> (V, inout RecordWriter) throws -> Void {
         func own<R: RecordValue>(_ recordType: R.Type) -> (V, inout RecordWriter) throws -> Void {
             // `R` is `V`: the conformance found at run time, written without a cast per value.
@@ -216,7 +216,7 @@ public struct RecordWriter: ~Copyable {
         try value.rawValue.writeRecordValue(to: &self)
     }
 
-    /// Writes field `field` with a nested `Encodable` value, through ``CBOREncoder``.
+    /// Writes field `field` with a nested `Encodable` value, through `CBOREncoder`.
     public mutating func encode<V: Encodable>(_ value: V, field: Int) throws {
         beginField(field)
         try writeEncodable(value)
@@ -297,7 +297,7 @@ public struct RecordWriter: ~Copyable {
     /// Appends a tag's head.
     public mutating func writeTag(_ tag: UInt64) { writeHead(6, tag) }
 
-    /// Appends a date as ``CBOREncoder`` does: tag 1 over seconds since 1970 when that float gives back
+    /// Appends a date as `CBOREncoder` does: tag 1 over seconds since 1970 when that float gives back
     /// the same date, else tag 40001 over seconds since 2001.
     public mutating func writeDate(_ value: Date) {
         var writer = CBORWriter(capacity: 12)
@@ -311,14 +311,14 @@ public struct RecordWriter: ~Copyable {
         withUnsafeBytes(of: value.uuid) { writeByteString($0) }
     }
 
-    /// Appends a nested `Encodable` value as ``CBOREncoder`` writes it.
+    /// Appends a nested `Encodable` value as `CBOREncoder` writes it.
     /// - Throws: `EncodingError`, or what the value's `encode(to:)` throws.
     public mutating func writeEncodable<V: Encodable>(_ value: V) throws {
         let bytes = try CBOREncoder().encode(value)
         bytes.withUnsafeBytes { writeBytes($0) }
     }
 
-    /// Appends a ``CBORValue`` as ``CBORValue/encoded`` writes it.
+    /// Appends a ``CBORValue`` as `CBORValue.encoded` writes it.
     public mutating func writeCBORValue(_ value: CBORValue) {
         value.encoded.withUnsafeBytes { writeBytes($0) }
     }

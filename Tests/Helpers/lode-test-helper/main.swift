@@ -27,6 +27,7 @@ import Dispatch
 import Foundation
 import Lode
 import LodeInspection
+import LodeMacros
 import LodeTestSupport
 
 struct Task: Persistable {
@@ -111,14 +112,12 @@ func commitOne(_ path: String, operation: String, id: Int) throws {
 
 enum Status: String, Codable { case open, done }
 
-struct Todo: Persistable {
-    var id: UUID
-    var title: String
-    var status: Status
-    var due: Date?
-    static let schema = Schema<Todo>(
-        primaryKey: \.id,
-        indexes: [.on(\.status), .on(\.due), .unique(\.title)])
+@Model
+struct Todo {
+    @PrimaryKey var id: UUID
+    @Unique var title: String
+    @Indexed var status: Status
+    @Indexed var due: Date?
 }
 
 /// The README's first-use example as written (run in a directory of its own: its store is "todos").
