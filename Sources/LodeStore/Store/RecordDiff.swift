@@ -3,9 +3,11 @@ import LodeCodec
 
 /// Which top-level fields of a record changed, compared on the stored CBOR bytes (the change log
 /// lists them for updates, and key-path observations filter on them).
-enum RecordDiff {
+package enum RecordDiff {
     /// The top-level fields whose encoded values differ between two records (nil if either is not a map).
-    static func changedFields(_ old: UnsafeRawBufferPointer, _ new: UnsafeRawBufferPointer) -> Set<String>? {
+    package static func changedFields(_ old: UnsafeRawBufferPointer, _ new: UnsafeRawBufferPointer) -> Set<
+        String
+    >? {
         if let changed = changedFieldsInStep(old, new) { return changed }
         func fields(_ bytes: UnsafeRawBufferPointer) -> [String: [UInt8]]? {
             // Records written by the encoder are definite-length maps keyed by text.

@@ -261,3 +261,11 @@ extension DecodingError {
 
     package var reason: String { debugText }
 }
+
+extension Transaction {
+    /// The stored record of the `T` under encoded key `key`, or nil.
+    package func record<T: Persistable>(_ type: T.Type, keyBytes key: [UInt8]) throws -> [UInt8]? {
+        guard let records = try typeState(T.self).records else { return nil }
+        return try lmdb.get(key, in: records)
+    }
+}

@@ -1,0 +1,162 @@
+import Dispatch
+import Foundation
+import LodeCodec
+import LodeStore
+
+import class LMDB.ReadSnapshot
+
+/// One property of an observed object that a commit changed, with its value before and after.
+public struct PropertyChange<Object>: @unchecked Sendable {
+    // @unchecked: the values are copies of the object's properties, handed to one observer.
+    /// The property's name (its field in the record).
+    public let name: String
+    /// The property.
+    public let keyPath: PartialKeyPath<Object>
+    /// The value before the commit.
+    public let oldValue: Any
+    /// The value after it.
+    public let newValue: Any
+}
+
+/// What an observer of one object receives (see ``Store/observe(_:key:on:_:)``).
+public enum ObjectEvent<Object: Persistable>: @unchecked Sendable {
+    // @unchecked: the objects are values handed to one observer.
+    /// The object when observation began, or nil when there was none.
+    case initial(Object?)
+    /// The object was inserted (it did not exist at the last delivery).
+    case inserted(Object)
+    /// Commits changed the object: it is now `object`, and `properties` changed (in declared order).
+    case changed(Object, properties: [PropertyChange<Object>])
+    /// The object was deleted; `last` is how it was at the last delivery.
+    case deleted(last: Object)
+    /// Following the store failed; observation goes on (and ends after `storeClosed`).
+    case error(LodeError)
+}
+
+/// Follows one object of a generated model from version to version: the commits in between are read
+/// from the change log and, when one touched the object's key (or the log cannot say), its record is
+/// read again and compared field by field with the one last delivered.
+final class ObjectSource<T: Persistable & RecordCodable>: LiveSource, @unchecked Sendable {
+    // @unchecked: `current` is guarded by its lock; the rest is immutable.
+    let store: Store
+    let key: [UInt8]
+    private let current: Locked<(version: Int, record: [UInt8]?)>
+
+    init(store: Store, key: [UInt8], version: Int, record: [UInt8]?) {
+        self.store = store
+        self.key = key
+        self.current = Locked((version, record))
+    }
+
+    var version: Int { current.withLock { $0.version } }
+
+    func advance(to snapshot: ReadSnapshot) throws -> ObjectEvent<T>? {
+        let (from, before) = current.withLock { ($0.version, $0.record) }
+        let typeName = T.schema.typeName
+        let after: [UInt8]?? = try mapStorageErrors {
+            try snapshot.read { txn in
+                let transaction = Transaction(store: store, lmdb: txn)
+                let history = try transaction.commits(after: from)
+                let touched =
+                    !history.isComplete
+                    || history.commits.contains { commit in
+                        commit.changes.contains { change in
+                            guard change.type == typeName else { return false }
+                            switch change.kind {
+                            case .clear, .bulk: return true
+                            case .insert, .update, .delete: return change.key == key
+                            }
+                        }
+                    }
+                return touched ? .some(try transaction.record(T.self, keyBytes: key)) : .none
+            }
+        }
+        guard case .some(let record) = after else {
+            current.withLock { $0.version = snapshot.transactionID }
+            return nil
+        }
+        let event = try Self.event(from: before, to: record, key: key)
+        current.withLock { $0 = (snapshot.transactionID, record) }
+        return event
+    }
+
+    /// What changed between two records of the object (nil: nothing).
+    static func event(from before: [UInt8]?, to after: [UInt8]?, key: [UInt8]) throws -> ObjectEvent<T>? {
+        func decode(_ record: [UInt8]) throws -> T {
+            do {
+                return try record.withUnsafeBytes { try T.decodeRecord($0) }
+            } catch {
+                let error = RecordDecodingError.from(error)
+                throw LodeError.recordDoesNotDecode(
+                    type: T.schema.typeName, key: KeyDescription.describe(key), field: error.field,
+                    reason: error.reason)
+            }
+        }
+        switch (before, after) {
+        case (nil, nil): return nil
+        case (nil, let after?): return .inserted(try decode(after))
+        case (let before?, nil): return .deleted(last: try decode(before))
+        case (let before?, let after?):
+            guard before != after else { return nil }
+            let (old, new) = (try decode(before), try decode(after))
+            let changed = before.withUnsafeBytes { old in
+                after.withUnsafeBytes { new in RecordDiff.changedFields(old, new) }
+            }
+            let names = T.recordFields.names
+            let properties = zip(names, T.recordKeyPaths).compactMap { name, keyPath -> PropertyChange<T>? in
+                // Fields the diff could not tell apart are compared one by one.
+                guard changed?.contains(name) ?? true else { return nil }
+                let property = PropertyChange(
+                    name: name, keyPath: keyPath, oldValue: old[keyPath: keyPath],
+                    newValue: new[keyPath: keyPath])
+                return property
+            }
+            return .changed(new, properties: properties)
+        }
+    }
+}
+
+extension Store {
+    /// Follows the object of a generated model (`@Model`) whose primary key is `key`: `handler` receives
+    /// it first (``ObjectEvent/initial(_:)``), then, on `queue`, after every commit of any process
+    /// that changed it, what changed — the properties, each with its value before and after — or
+    /// that it was inserted or deleted. Commits that change other objects deliver nothing.
+    ///
+    /// ```swift
+    /// let token = try store.observe(Todo.self, key: id) { event in
+    ///     if case .changed(_, let properties) = event { print(properties.map(\.name)) }
+    /// }
+    /// ```
+    ///
+    /// Keep the token: releasing it (or ``ObservationToken/cancel()``) ends the observation.
+    ///
+    /// - Throws: `EncodingError` when `key` does not encode, and what reading the object throws.
+    public func observe<T: Persistable & RecordCodable, Key: Encodable>(
+        _ type: T.Type, key: Key, on queue: DispatchQueue? = nil,
+        _ handler: @escaping @Sendable (ObjectEvent<T>) -> Void
+    ) throws -> ObservationToken {
+        let keyBytes = try KeyEncoder().encode(key)
+        let (version, record, initial) = try read { tx in
+            let record = try tx.record(T.self, keyBytes: keyBytes)
+            let object = try record.map { bytes in
+                try bytes.withUnsafeBytes { raw in try tx.decode(T.self, from: raw, key: keyBytes) }
+            }
+            return (tx.version, record, object)
+        }
+        let source = ObjectSource<T>(store: self, key: keyBytes, version: version, record: record)
+        let token = ObservationToken()
+        let queue = queue ?? DispatchQueue(label: "lode.object")
+        let driver = ObservationDriver(source: source, queue: queue, token: token) { result in
+            switch result {
+            case .success(let event): handler(event)
+            case .failure(let error): handler(.error(error))
+            }
+        }
+        let first = ObjectEvent<T>.initial(initial)
+        queue.async {
+            handler(first)
+            driver.start()
+        }
+        return token
+    }
+}

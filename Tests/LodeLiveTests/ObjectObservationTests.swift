@@ -1,0 +1,149 @@
+import Foundation
+import Testing
+
+@testable import LodeLive
+@testable import LodeStore
+@testable import LodeTestModels
+@testable import LodeTestSupport
+
+/// The events one observation receives, in order.
+final class ObjectEvents<T: Persistable>: @unchecked Sendable {
+    // @unchecked: `events` is guarded by `lock`.
+    private let lock = NSLock()
+    private var events: [ObjectEvent<T>] = []
+
+    func append(_ event: ObjectEvent<T>) { lock.withLock { events.append(event) } }
+    var all: [ObjectEvent<T>] { lock.withLock { events } }
+
+    /// The events, once there are `count` of them (or what there is after ten seconds).
+    func wait(for count: Int) -> [ObjectEvent<T>] {
+        _ = eventually(10) { all.count >= count }
+        return all
+    }
+}
+
+/// Observing one object of a generated model: which properties a commit changed, with their values
+/// before and after, insertion and deletion — from this process and from another.
+@Suite struct ObjectObservationTests {
+    let directory = TemporaryDirectory("object")
+
+    func todo(_ n: Int) -> Todo {
+        Todo(
+            id: UUID(uuid: (UInt8(n), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 9)), title: "todo \(n)",
+            status: .open, priority: n, due: nil)
+    }
+
+    @Test func propertiesThatChangedArriveWithTheirValues() throws {
+        let store = try Store(at: directory.url, types: [Todo.self])
+        let (watched, other) = (todo(1), todo(2))
+        try store.write { tx in
+            try tx.insert(watched)
+            try tx.insert(other)
+        }
+        let events = ObjectEvents<Todo>()
+        let token = try store.observe(Todo.self, key: watched.id) { events.append($0) }
+        defer { token.cancel() }
+        #expect(events.wait(for: 1).count == 1)
+        guard case .initial(let first)? = events.all.first else {
+            Issue.record("no initial event")
+            return
+        }
+        #expect(first == watched)
+        try store.write { tx in try tx.update(Todo.self, key: watched.id, \.priority) { $0 = 7 } }
+        // Another object's commit delivers nothing for this one.
+        try store.write { tx in try tx.update(Todo.self, key: other.id) { $0.priority = 99 } }
+        try store.write { tx in
+            try tx.update(Todo.self, key: watched.id) {
+                $0.title = "renamed"
+                $0.tags = ["a"]
+                $0.due = Date(timeIntervalSince1970: 5)
+            }
+        }
+        try store.write { tx in _ = try tx.delete(Todo.self, key: watched.id) }
+        try store.write { tx in try tx.insert(watched) }
+        let all = events.wait(for: 5)
+        #expect(all.count == 5, "\(all)")
+        guard all.count == 5 else { return }
+        if case .changed(let object, let properties) = all[1] {
+            #expect(object.priority == 7)
+            #expect(properties.map(\.name) == ["priority"])
+            #expect(properties.first?.oldValue as? Int == 1 && properties.first?.newValue as? Int == 7)
+            #expect(properties.first?.keyPath == \Todo.priority)
+        } else {
+            Issue.record("expected a change, got \(all[1])")
+        }
+        if case .changed(let object, let properties) = all[2] {
+            #expect(object.title == "renamed")
+            #expect(properties.map(\.name) == ["title", "due", "tags"])
+            #expect(
+                properties[0].oldValue as? String == "todo 1"
+                    && properties[0].newValue as? String == "renamed")
+            #expect(properties[1].oldValue as? Date? == .some(nil))
+            #expect(properties[1].newValue as? Date? == Date(timeIntervalSince1970: 5))
+        } else {
+            Issue.record("expected a change, got \(all[2])")
+        }
+        if case .deleted(let last) = all[3] {
+            #expect(last.title == "renamed" && last.priority == 7)
+        } else {
+            Issue.record("expected a deletion, got \(all[3])")
+        }
+        if case .inserted(let object) = all[4] {
+            #expect(object == watched)
+        } else {
+            Issue.record("expected an insertion, got \(all[4])")
+        }
+    }
+
+    /// The *Following the store* article's example.
+    @Test func theArticlesExample() throws {
+        let store = try Store(at: directory.url, types: [Todo.self])
+        let id = todo(3).id
+        try store.write { tx in try tx.insert(todo(3)) }
+        let names = Locked<[String]>([])
+        let token = try store.observe(Todo.self, key: id) { event in
+            if case .changed(_, let properties) = event {
+                names.withLock { $0 += properties.map(\.name) }  // ["priority"]
+            }
+        }
+        try store.write { tx in try tx.update(Todo.self, key: id, \.priority) { $0 += 1 } }
+        #expect(eventually { names.withLock { $0 } == ["priority"] })
+        token.cancel()
+    }
+
+    /// Another process — whose `Task` is a hand-written `Codable` type with the same schema — edits
+    /// the task: the observer here sees the two properties it changed.
+    @Test func aCommitOfAnotherProcessArrives() throws {
+        let store = try Store(at: directory.url, types: [Task.self])
+        try store.write { tx in
+            for id in 1...3 {
+                try tx.insert(Task(id: id, title: "task \(id)", rank: id, done: false, group: "p"))
+            }
+        }
+        let events = ObjectEvents<Task>()
+        let token = try store.observe(Task.self, key: 3) { events.append($0) }
+        defer { token.cancel() }
+        #expect(events.wait(for: 1).count == 1)
+        let edit = try shell("'\(builtTool("lode-test-helper"))' commit-one '\(directory.path)' update 3")
+        #expect(edit.out == "committed\n", "\(edit.err)")
+        let other = try shell("'\(builtTool("lode-test-helper"))' commit-one '\(directory.path)' update 2")
+        #expect(other.status == 0)
+        let removal = try shell("'\(builtTool("lode-test-helper"))' commit-one '\(directory.path)' delete 3")
+        #expect(removal.status == 0)
+        let all = events.wait(for: 3)
+        #expect(all.count == 3, "\(all)")
+        guard all.count == 3 else { return }
+        if case .changed(let task, let properties) = all[1] {
+            #expect(task.title == "task 3 (edited)" && task.rank == 103)
+            #expect(properties.map(\.name) == ["title", "rank"])
+            #expect(properties[1].oldValue as? Int == 3 && properties[1].newValue as? Int == 103)
+        } else {
+            Issue.record("expected a change, got \(all[1])")
+        }
+        if case .deleted(let last) = all[2] {
+            #expect(last.rank == 103)
+        } else {
+            Issue.record("expected a deletion, got \(all[2])")
+        }
+    }
+}
