@@ -37,6 +37,14 @@ public struct KeyEncoder: Sendable {
         return bytes
     }
 
+    /// Whether `bytes` are the key encoding of the integer `value` (no bytes made to compare).
+    package static func isKey(_ bytes: UnsafeBufferPointer<UInt8>, ofInteger value: Int64) -> Bool {
+        guard bytes.count == 9, bytes[0] == KeyTag.integer else { return false }
+        let flipped = UInt64(bitPattern: value) ^ (1 << 63)
+        return UInt64(bigEndian: UnsafeRawPointer(bytes.baseAddress! + 1).loadUnaligned(as: UInt64.self))
+            == flipped
+    }
+
     /// Appends the key bytes of `value` to `bytes`.
     ///
     /// - Throws: as ``encode(_:)``; `bytes` is left as it was.

@@ -27,6 +27,12 @@ public struct Schema<Object: Persistable>: @unchecked Sendable {
         let primaryKeyType: Any.Type
         let primaryKeyDescription: (Object) -> String
         let recordCodec: RecordCodec<Object>?
+        /// ``recordCodec``'s decode, kept apart: reading it needs no metadata of the generic codec type
+        /// (looked up per record in the store's unspecialized code).
+        let generatedDecode: ((UnsafeRawBufferPointer) throws -> Object)?
+        /// For an integer primary key stored in the struct: whether the object a pointer points at has
+        /// the key bytes given, compared without making its key (the check every read makes).
+        let integerKeyMatches: ((UnsafeRawPointer, UnsafeBufferPointer<UInt8>) -> Bool)?
 
         init<Key: Codable>(
             name: String?, primaryKey: KeyPath<Object, Key>, indexes: [Index<Object>],
@@ -41,6 +47,13 @@ public struct Schema<Object: Persistable>: @unchecked Sendable {
             self.version = version
             self.primaryKeyType = Key.self
             self.primaryKeyBytes = { object in try KeyEncoder().encode(object[keyPath: primaryKey]) }
+            if Key.self == Int.self, let offset = MemoryLayout<Object>.offset(of: primaryKey) {
+                self.integerKeyMatches = { object, key in
+                    KeyEncoder.isKey(key, ofInteger: Int64(object.load(fromByteOffset: offset, as: Int.self)))
+                }
+            } else {
+                self.integerKeyMatches = nil
+            }
             if let read = storedFieldReader(primaryKey) {
                 self.pointerPrimaryKeyBytes = { try KeyEncoder().encode(read($0)) }
             } else {
@@ -56,9 +69,9 @@ public struct Schema<Object: Persistable>: @unchecked Sendable {
                 try CBORValue(decoding: CBOREncoder().encode(Key(from: decoder)))
             }
             self.primaryKeyDescription = { object in "\(object[keyPath: primaryKey])" }
-            self.recordCodec = (Object.self as? any RecordCodable.Type).map {
-                RecordCodec(Object.self, codable: $0)
-            }
+            let codec = (Object.self as? any RecordCodable.Type).map { RecordCodec(Object.self, codable: $0) }
+            self.recordCodec = codec
+            self.generatedDecode = codec?.decode
         }
     }
 
@@ -91,6 +104,8 @@ public struct Schema<Object: Persistable>: @unchecked Sendable {
     /// The type's generated record codec (``RecordCodable``, the model macro's), which Lode uses
     /// instead of `Codable` when the type has one.
     package var recordCodec: RecordCodec<Object>? { storage.recordCodec }
+    /// The generated codec's decode, if the type has one.
+    package var generatedDecode: ((UnsafeRawBufferPointer) throws -> Object)? { storage.generatedDecode }
 
     /// Makes a schema.
     /// - Parameters:

@@ -140,6 +140,13 @@ public class Transaction {
         _ type: T.Type, from bytes: UnsafeRawBufferPointer, key: some Collection<UInt8>
     ) throws -> T {
         let object = try decodeRecord(T.self, from: bytes, key: key)
+        if let matches = T.schema.storage.integerKeyMatches,
+            let same = key.withContiguousStorageIfAvailable({ stored in
+                withUnsafePointer(to: object) { matches(UnsafeRawPointer($0), stored) }
+            }), same
+        {
+            return object
+        }
         let ownKey = try withUnsafePointer(to: object) { try T.schema.pointerPrimaryKeyBytes($0) }
         let same =
             key.withContiguousStorageIfAvailable { stored in
@@ -167,9 +174,9 @@ public class Transaction {
                 type: T.schema.typeName, key: KeyDescription.describe(Array(key)), field: error.fieldPath,
                 reason: error.reason)
         }
-        if let codec = T.schema.recordCodec {
+        if let decode = T.schema.generatedDecode {
             do {
-                return try codec.decode(bytes)
+                return try decode(bytes)
             } catch {
                 let error = RecordDecodingError.from(error)
                 throw LodeError.recordDoesNotDecode(
