@@ -288,13 +288,15 @@ func runOld(_ path: String, seconds: Double, seed: UInt64?) throws {
     reporter.say("old done acks=\(acks) updates=\(updates.value)")
 }
 
-/// Version 2: opens with its schema and migrations, writes ten items, reads them all.
+/// Version 2: opens with its schema and migrations, writes ten items, reads them all. Its ids are above
+/// any version 1 takes (below 10,000,000: the count, plus the process id's last three digits times
+/// 10,000); at 2,000,000 they once met the ids of a version 1 whose process id ended in 200.
 func runNew(_ path: String, change: String) throws {
     guard let version = VersionTwo.of(change) else { throw HelperError.usage }
     let store = try Store(
         at: URL(fileURLWithPath: path), types: version.types, migrations: version.migrations)
     try store.write { tx in
-        for id in 2_000_000..<2_000_010 { try version.write(tx, id) }
+        for id in 20_000_000..<20_000_010 { try version.write(tx, id) }
     }
     print("new done items=\(try version.ids(store).count)")
 }

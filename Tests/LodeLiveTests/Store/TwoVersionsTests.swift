@@ -137,13 +137,13 @@ import Testing
         #expect(listed.status == 0, "\(listed.err)")
         let ids = Set(listed.out.split(separator: "\n").compactMap { Int($0) })
         if change == "type-deleted" {
-            #expect(ids == Set(2_000_000..<2_000_010))
+            #expect(ids == Set(20_000_000..<20_000_010))
             let store = try Store(at: storeURL, configuration: StoreConfiguration(readOnly: true))
             #expect(try store.read { try $0.storedTypes().map(\.name) } == ["Other"])
             store.close()
         } else {
             #expect(acknowledged.isSubset(of: ids), "lost: \(acknowledged.subtracting(ids).sorted())")
-            #expect(Set(2_000_000..<2_000_010).isSubset(of: ids))
+            #expect(Set(20_000_000..<20_000_010).isSubset(of: ids))
         }
         // The store is whole.
         let check = try shell("'\(builtTool("lode-dump"))' check '\(path)'")
