@@ -24,13 +24,16 @@ extension Results {
     ///   field that does not decode alone is read through its object).
     public func values<V: Decodable & Equatable>(of keyPath: KeyPath<Element, V>) throws -> [V] {
         let name = fieldName(of: keyPath)
-        var fromRecord: ((UnsafeRawBufferPointer) throws -> V?)?
+        var fromRecord: ((UnsafeRawBufferPointer, (V) -> Void) throws -> Bool)?
         if let codec = Element.schema.recordCodec, let field = codec.field(of: keyPath) {
             // A generated model: the property's field, read alone by the type's own reader.
             let read = RecordReader.valueReader(V.self)
-            fromRecord = { record in
-                var reader = try RecordReader(record, names: codec.fields)
-                return try reader.seek(field: field) ? try read(&reader) : nil
+            let fields = codec.fields
+            fromRecord = { record, found in
+                var reader = try RecordReader(record, names: fields)
+                guard try reader.seek(field: field) else { return false }
+                found(try read(&reader))
+                return true
             }
         }
         return try project(
@@ -48,24 +51,26 @@ extension Results {
         of first: KeyPath<Element, A>, _ second: KeyPath<Element, B>
     ) throws -> [(A, B)] {
         let (firstName, secondName) = (fieldName(of: first), fieldName(of: second))
-        var fromRecord: ((UnsafeRawBufferPointer) throws -> (A, B)?)?
+        var fromRecord: ((UnsafeRawBufferPointer, ((A, B)) -> Void) throws -> Bool)?
         if let codec = Element.schema.recordCodec, let firstField = codec.field(of: first),
             let secondField = codec.field(of: second), firstField != secondField
         {
             // A generated model: both fields read alone, in the order the record holds them.
             let (readA, readB) = (RecordReader.valueReader(A.self), RecordReader.valueReader(B.self))
-            fromRecord = { record in
+            fromRecord = { record, found in
                 var reader = try RecordReader(record, names: codec.fields)
                 if firstField < secondField {
-                    guard try reader.seek(field: firstField) else { return nil }
+                    guard try reader.seek(field: firstField) else { return false }
                     let a = try readA(&reader)
-                    guard try reader.seek(field: secondField) else { return nil }
-                    return (a, try readB(&reader))
+                    guard try reader.seek(field: secondField) else { return false }
+                    found((a, try readB(&reader)))
+                    return true
                 }
-                guard try reader.seek(field: secondField) else { return nil }
+                guard try reader.seek(field: secondField) else { return false }
                 let b = try readB(&reader)
-                guard try reader.seek(field: firstField) else { return nil }
-                return (try readA(&reader), b)
+                guard try reader.seek(field: firstField) else { return false }
+                found((try readA(&reader), b))
+                return true
             }
         }
         return try project(
@@ -88,43 +93,62 @@ extension Results {
     /// The values go into a buffer grown by doubling, not an array appended to per object: in
     /// unspecialized generic code each append would look up the array's metadata.
     ///
-    /// For a type with a generated codec, `fromRecord` reads the projection from the record (nil when
-    /// the record lacks a field: the object, with its defaults, decides); the fields are the
+    /// For a type with a generated codec, `fromRecord` reads the projection from the record and hands
+    /// it over (false when the record lacks a field: the object, with its defaults, decides); the fields are the
     /// properties, so nothing is compared. A record it cannot read is decoded whole, so the error is
     /// the object's.
     private func project<P>(
         names: [String], fromObject: @escaping (Element) -> P,
         fromFields: (borrowing CBORFieldReader, (P) throws -> Void) throws -> Bool,
-        same: @escaping (P, P) -> Bool, fromRecord: ((UnsafeRawBufferPointer) throws -> P?)? = nil
+        same: @escaping (P, P) -> Bool,
+        fromRecord: ((UnsafeRawBufferPointer, (P) -> Void) throws -> Bool)? = nil
     ) throws -> [P] {
         let fieldsMayStand = names.allSatisfy { !$0.isEmpty && !$0.contains(".") }
-        var direct = fieldsMayStand
-        var checked = false
-        var buffer = UnsafeMutablePointer<P>.allocate(capacity: 0)
-        var capacity = 0
-        var count = 0
+        // The walk's state sits behind pointers: captured `var`s would be boxed, and every access to
+        // a box pays a dynamic exclusivity check, per record.
+        let state = UnsafeMutablePointer<ProjectionState>.allocate(capacity: 1)
+        state.initialize(to: ProjectionState(direct: fieldsMayStand))
+        let storage = UnsafeMutablePointer<UnsafeMutablePointer<P>>.allocate(capacity: 1)
+        storage.initialize(to: .allocate(capacity: 0))
         defer {
-            buffer.deinitialize(count: count)
-            buffer.deallocate()
+            storage.pointee.deinitialize(count: state.pointee.count)
+            storage.pointee.deallocate()
+            storage.deallocate()
+            state.deallocate()
         }
+        var direct: Bool {
+            get { state.pointee.direct }
+            set { state.pointee.direct = newValue }
+        }
+        var checked: Bool {
+            get { state.pointee.checked }
+            set { state.pointee.checked = newValue }
+        }
+        var count: Int {
+            get { state.pointee.count }
+            set { state.pointee.count = newValue }
+        }
+        var buffer: UnsafeMutablePointer<P> { storage.pointee }
         func append(_ value: P) {
-            if count == capacity {
+            let count = state.pointee.count
+            if count == state.pointee.capacity {
                 // Doubling, for a walk that does not know the count ahead.
-                let larger = UnsafeMutablePointer<P>.allocate(capacity: Swift.max(16, capacity * 2))
-                larger.moveInitialize(from: buffer, count: count)
-                buffer.deallocate()
-                buffer = larger
-                capacity = Swift.max(16, capacity * 2)
+                let capacity = Swift.max(16, count * 2)
+                let larger = UnsafeMutablePointer<P>.allocate(capacity: capacity)
+                larger.moveInitialize(from: storage.pointee, count: count)
+                storage.pointee.deallocate()
+                storage.pointee = larger
+                state.pointee.capacity = capacity
             }
-            (buffer + count).initialize(to: value)
-            count += 1
+            (storage.pointee + count).initialize(to: value)
+            state.pointee.count = count + 1
         }
         func consider(_ transaction: Transaction, key: some Collection<UInt8>, record: UnsafeRawBufferPointer)
             throws
         {
             if let fromRecord {
                 do {
-                    if let value = try fromRecord(record) { return append(value) }
+                    if try fromRecord(record, append) { return }
                 } catch {
                     // Not dropped: the whole decode below throws the record's error, naming its key.
                 }
@@ -238,4 +262,14 @@ extension Results {
         let values = try values(of: keyPath)
         return values.isEmpty ? nil : values.reduce(0.0) { $0 + Double($1) } / Double(values.count)
     }
+}
+
+/// What a projection's walk keeps track of (see `Results.project`).
+struct ProjectionState {
+    /// Whether fields stand for the properties, and whether the first record decided it.
+    var direct: Bool
+    var checked = false
+    /// Values collected, and room for them.
+    var count = 0
+    var capacity = 0
 }
