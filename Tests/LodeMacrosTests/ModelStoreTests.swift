@@ -128,3 +128,17 @@ struct Note: Equatable {
         #expect(try store.objects(Note.self).values(of: \.text) == ["n1", "n2", "n3"])
     }
 }
+
+extension ModelStoreTests {
+    @Test func aFinalClassIsAModelToo() throws {
+        let store = try Store(at: directory.url, types: [ReminderObject.self])
+        let reminder = ReminderObject(id: 1, text: "call")
+        reminder.isExpanded = true
+        try store.write { tx in try tx.insert(reminder) }
+        try store.write { tx in try tx.update(ReminderObject.self, key: 1, \.snoozed) { $0 += 2 } }
+        let read = try #require(try store.read { try $0.object(ReminderObject.self, key: 1) })
+        #expect(read.text == "call" && read.snoozed == 2 && !read.isExpanded)
+        #expect(try CBORDecoder().decode(ReminderObject.self, from: read.encodeRecord().bytes).snoozed == 2)
+        #expect(try CBORValue(decoding: read.encodeRecord().bytes).mapKeys == ["id", "text", "snoozed"])
+    }
+}

@@ -45,3 +45,18 @@ struct Everything: Equatable {
     @Transient var isSelected = false
     #Index<Everything>(\.stage, \.priority)
 }
+
+/// A final class as a model: its record initializer is a member (a class's designated initializer
+/// cannot be in an extension).
+@Model(name: "Reminder")
+final class ReminderObject {
+    var id: Int
+    var text: String
+    var snoozed: Int = 0
+    @Transient var isExpanded = false
+
+    init(id: Int, text: String) {
+        self.id = id
+        self.text = text
+    }
+}
