@@ -2,23 +2,23 @@ import CMalloc
 import CSQLite
 import Foundation
 import Lode
+import LodeMacros
 
-/// A project of the link workloads.
-struct BenchProject: Persistable {
-    var id: Int
-    var name: String
+/// A project of the link workloads (a model of the macro, like ``Row``).
+@Model(name: "Project")
+struct BenchProject {
+    @PrimaryKey var id: Int
+    @Indexed var name: String
     var archived: Bool
-    static let schema = Schema<BenchProject>(name: "Project", primaryKey: \.id, indexes: [.on(\.name)])
 }
 
 /// A task of the link workloads: it belongs to a project, and goes with it (cascade).
-struct BenchTask: Persistable {
-    var id: Int
-    var title: String
+@Model(name: "Task")
+struct BenchTask {
+    @PrimaryKey var id: Int
+    @Indexed var title: String
     var done: Bool
-    var project: Link<BenchProject>?
-    static let schema = Schema<BenchTask>(
-        name: "Task", primaryKey: \.id, indexes: [.on(\.title)], links: [.to(\.project, onDelete: .cascade)])
+    @Linked(onDelete: .cascade) var project: Link<BenchProject>?
 }
 
 /// The same projects and tasks in a Lode store and in SQLite (a foreign key with an index and
