@@ -80,7 +80,7 @@ public struct RecordReader: ~Copyable {
     /// The index (in declared order) of the next field, -1 for a field the type does not know (skip
     /// its value), or nil after the last.
     /// - Throws: ``RecordDecodingError`` when the key is not text, or a field is given twice.
-    @inlinable
+    @inlinable @inline(__always)
     public mutating func nextField() throws -> Int? {
         guard remaining > 0 else { return nil }
         remaining -= 1
