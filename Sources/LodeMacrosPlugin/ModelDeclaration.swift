@@ -83,7 +83,6 @@ struct ModelDeclaration {
         access = Self.access(of: declaration.modifiers)
         readArguments(attribute)
 
-        var sawCodingKeys = false
         for member in declaration.memberBlock.members {
             if let variable = member.decl.as(VariableDeclSyntax.self) {
                 read(variable, report: report)
@@ -92,14 +91,12 @@ struct ModelDeclaration {
             {
                 readCompoundIndex(expansion, report: report)
             } else if let nested = member.decl.as(EnumDeclSyntax.self), nested.name.text == "CodingKeys" {
-                sawCodingKeys = true
                 report(
                     nested.name,
                     "a @Model type's stored fields are its stored properties: mark the ones not to store @Transient instead of declaring CodingKeys"
                 )
             }
         }
-        _ = sawCodingKeys
 
         let keys = properties.indices.filter { properties[$0].isPrimaryKey }
         if keys.count > 1 {

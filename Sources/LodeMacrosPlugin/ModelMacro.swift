@@ -18,8 +18,9 @@ public struct ModelMacro: ExtensionMacro, MemberMacro {
             let model = try? ModelDeclaration(
                 declaration, attribute: node, diagnose: { context.diagnose($0) })
         else { return [] }
+        // The compiler names the conformances the type does not have yet (none when it declares both).
         let conformances = ["Persistable", "RecordCodable"].filter { name in
-            protocols.isEmpty || protocols.contains { $0.trimmedDescription.hasSuffix(name) }
+            protocols.contains { $0.trimmedDescription.hasSuffix(name) }
         }
         let inherit = conformances.isEmpty ? "" : ": " + conformances.joined(separator: ", ")
         var members = [schema(model), fieldNames(model)]

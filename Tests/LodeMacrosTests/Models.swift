@@ -60,3 +60,10 @@ final class ReminderObject {
         self.text = text
     }
 }
+
+/// A model that declares `Persistable` itself: the macro adds only what is missing.
+@Model
+struct Declared: Persistable {
+    var id: Int
+    var name: String
+}
