@@ -132,6 +132,15 @@ import Testing
         }
     }
 
+    @Test func aRecordOfMoreThanTwentyThreeFieldsHasALongerHead() throws {
+        var wide = Wide(id: 7)
+        wide.f29 = 1_000_000
+        let generated = try wide.encodeRecord().bytes
+        #expect(generated == (try CBOREncoder().encode(wide)))
+        #expect(generated.prefix(2) == [0xb8, 31])
+        #expect(try generated.withUnsafeBytes { try Wide.decodeRecord($0) } == wide)
+    }
+
     /// Python's cbor2, knowing nothing of Lode, reads what the generated codec writes.
     @Test func anIndependentDecoderReadsGeneratedRecords() throws {
         var random = SeededGenerator(seed: 17)

@@ -67,3 +67,39 @@ struct Declared: Persistable {
     var id: Int
     var name: String
 }
+
+/// A model of more fields than a one-byte map head counts (24): its record's head is longer.
+@Model
+struct Wide: Equatable {
+    var id: Int
+    var f0: Int = 0
+    var f1: Int = 1
+    var f2: Int = 2
+    var f3: Int = 3
+    var f4: Int = 4
+    var f5: Int = 5
+    var f6: Int = 6
+    var f7: Int = 7
+    var f8: Int = 8
+    var f9: Int = 9
+    var f10: Int = 10
+    var f11: Int = 11
+    var f12: Int = 12
+    var f13: Int = 13
+    var f14: Int = 14
+    var f15: Int = 15
+    var f16: Int = 16
+    var f17: Int = 17
+    var f18: Int = 18
+    var f19: Int = 19
+    var f20: Int = 20
+    var f21: Int = 21
+    var f22: Int = 22
+    var f23: Int = 23
+    var f24: Int = 24
+    var f25: Int = 25
+    var f26: Int = 26
+    var f27: Int = 27
+    var f28: Int = 28
+    var f29: Int = 29
+}
