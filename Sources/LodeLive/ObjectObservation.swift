@@ -35,25 +35,28 @@ public enum ObjectEvent<Object: Persistable>: @unchecked Sendable {
 
 /// Follows one object of a generated model from version to version: the commits in between are read
 /// from the change log and, when one touched the object's key (or the log cannot say), its record is
-/// read again and compared field by field with the one last delivered.
+/// read again and compared field by field with the one last delivered (kept with its object, so only
+/// the new record is decoded).
 final class ObjectSource<T: Persistable & RecordCodable>: LiveSource, @unchecked Sendable {
     // @unchecked: `current` is guarded by its lock; the rest is immutable.
     let store: Store
     let key: [UInt8]
-    private let current: Locked<(version: Int, record: [UInt8]?)>
+    private let current: Locked<(version: Int, last: (record: [UInt8], object: T)?)>
 
-    init(store: Store, key: [UInt8], version: Int, record: [UInt8]?) {
+    init(store: Store, key: [UInt8], version: Int, last: (record: [UInt8], object: T)?) {
         self.store = store
         self.key = key
-        self.current = Locked((version, record))
+        self.current = Locked((version, last))
     }
 
     var version: Int { current.withLock { $0.version } }
 
     func advance(to snapshot: ReadSnapshot) throws -> ObjectEvent<T>? {
-        let (from, before) = current.withLock { ($0.version, $0.record) }
+        let (from, before) = current.withLock { ($0.version, $0.last) }
         let typeName = T.schema.typeName
-        let after: [UInt8]?? = try mapStorageErrors {
+        let key = self.key
+        // nil: no commit touched the object; .some(nil): it is gone.
+        let after: (record: [UInt8], object: T)?? = try mapStorageErrors {
             try snapshot.read { txn in
                 let transaction = Transaction(store: store, lmdb: txn)
                 let history = try transaction.commits(after: from)
@@ -68,51 +71,52 @@ final class ObjectSource<T: Persistable & RecordCodable>: LiveSource, @unchecked
                             }
                         }
                     }
-                return touched ? .some(try transaction.record(T.self, keyBytes: key)) : .none
+                guard touched else { return .none }
+                return .some(try transaction.storedObject(T.self, keyBytes: key))
             }
         }
-        guard case .some(let record) = after else {
+        guard case .some(let now) = after else {
             current.withLock { $0.version = snapshot.transactionID }
             return nil
         }
-        let event = try Self.event(from: before, to: record, key: key)
-        current.withLock { $0 = (snapshot.transactionID, record) }
-        return event
+        current.withLock { $0 = (snapshot.transactionID, now) }
+        return Self.event(from: before, to: now)
     }
 
-    /// What changed between two records of the object (nil: nothing).
-    static func event(from before: [UInt8]?, to after: [UInt8]?, key: [UInt8]) throws -> ObjectEvent<T>? {
-        func decode(_ record: [UInt8]) throws -> T {
-            do {
-                return try record.withUnsafeBytes { try T.decodeRecord($0) }
-            } catch {
-                let error = RecordDecodingError.from(error)
-                throw LodeError.recordDoesNotDecode(
-                    type: T.schema.typeName, key: KeyDescription.describe(key), field: error.field,
-                    reason: error.reason)
-            }
-        }
+    /// What changed between two versions of the object (nil: nothing).
+    static func event(from before: (record: [UInt8], object: T)?, to after: (record: [UInt8], object: T)?)
+        -> ObjectEvent<T>?
+    {
         switch (before, after) {
         case (nil, nil): return nil
-        case (nil, let after?): return .inserted(try decode(after))
-        case (let before?, nil): return .deleted(last: try decode(before))
+        case (nil, let after?): return .inserted(after.object)
+        case (let before?, nil): return .deleted(last: before.object)
         case (let before?, let after?):
-            guard before != after else { return nil }
-            let (old, new) = (try decode(before), try decode(after))
-            let changed = before.withUnsafeBytes { old in
-                after.withUnsafeBytes { new in RecordDiff.changedFields(old, new) }
+            guard before.record != after.record else { return nil }
+            let changed = before.record.withUnsafeBytes { old in
+                after.record.withUnsafeBytes { new in RecordDiff.changedFields(old, new) }
             }
-            let names = T.recordFields.names
-            let properties = zip(names, T.recordKeyPaths).compactMap { name, keyPath -> PropertyChange<T>? in
-                // Fields the diff could not tell apart are compared one by one.
+            let (old, new) = (before.object, after.object)
+            let properties = zip(T.recordFields.names, T.recordKeyPaths).compactMap {
+                name, keyPath -> PropertyChange<T>? in
+                // Fields the diff could not tell apart are all reported.
                 guard changed?.contains(name) ?? true else { return nil }
-                let property = PropertyChange(
+                return PropertyChange(
                     name: name, keyPath: keyPath, oldValue: old[keyPath: keyPath],
                     newValue: new[keyPath: keyPath])
-                return property
             }
             return .changed(new, properties: properties)
         }
+    }
+}
+
+extension Transaction {
+    /// The record of the `T` under encoded key `key` and its object, or nil.
+    fileprivate func storedObject<T: Persistable>(_ type: T.Type, keyBytes key: [UInt8]) throws -> (
+        record: [UInt8], object: T
+    )? {
+        guard let record = try record(T.self, keyBytes: key) else { return nil }
+        return (record, try record.withUnsafeBytes { try decode(T.self, from: $0, key: key) })
     }
 }
 
@@ -136,14 +140,8 @@ extension Store {
         _ handler: @escaping @Sendable (ObjectEvent<T>) -> Void
     ) throws -> ObservationToken {
         let keyBytes = try KeyEncoder().encode(key)
-        let (version, record, initial) = try read { tx in
-            let record = try tx.record(T.self, keyBytes: keyBytes)
-            let object = try record.map { bytes in
-                try bytes.withUnsafeBytes { raw in try tx.decode(T.self, from: raw, key: keyBytes) }
-            }
-            return (tx.version, record, object)
-        }
-        let source = ObjectSource<T>(store: self, key: keyBytes, version: version, record: record)
+        let (version, last) = try read { tx in (tx.version, try tx.storedObject(T.self, keyBytes: keyBytes)) }
+        let source = ObjectSource<T>(store: self, key: keyBytes, version: version, last: last)
         let token = ObservationToken()
         let queue = queue ?? DispatchQueue(label: "lode.object")
         let driver = ObservationDriver(source: source, queue: queue, token: token) { result in
@@ -152,7 +150,7 @@ extension Store {
             case .failure(let error): handler(.error(error))
             }
         }
-        let first = ObjectEvent<T>.initial(initial)
+        let first = ObjectEvent<T>.initial(last?.object)
         queue.async {
             handler(first)
             driver.start()

@@ -15,15 +15,17 @@ final class ObjectEvents<T: Persistable>: @unchecked Sendable {
     func append(_ event: ObjectEvent<T>) { lock.withLock { events.append(event) } }
     var all: [ObjectEvent<T>] { lock.withLock { events } }
 
-    /// The events, once there are `count` of them (or what there is after ten seconds).
-    func wait(for count: Int) -> [ObjectEvent<T>] {
-        _ = eventually(10) { all.count >= count }
+    /// The events, once there are `count` of them (or what there is after ten seconds), waited for
+    /// without blocking a thread.
+    func wait(for count: Int) async -> [ObjectEvent<T>] {
+        _ = await eventually(10) { all.count >= count }
         return all
     }
 }
 
 /// Observing one object of a generated model: which properties a commit changed, with their values
-/// before and after, insertion and deletion — from this process and from another.
+/// before and after, insertion and deletion — from this process and from another. The tests wait on
+/// executors of their own (deliveries come on dispatch queues; the waits must not hold the pool).
 @Suite struct ObjectObservationTests {
     let directory = TemporaryDirectory("object")
 
@@ -33,35 +35,39 @@ final class ObjectEvents<T: Persistable>: @unchecked Sendable {
             status: .open, priority: n, due: nil)
     }
 
-    @Test func propertiesThatChangedArriveWithTheirValues() throws {
+    @Test func propertiesThatChangedArriveWithTheirValues() async throws {
+        try await onDedicatedExecutor { try await propertiesThatChangedArrive() }
+    }
+
+    func propertiesThatChangedArrive() async throws {
         let store = try Store(at: directory.url, types: [Todo.self])
         let (watched, other) = (todo(1), todo(2))
-        try store.write { tx in
+        try await store.write { tx in
             try tx.insert(watched)
             try tx.insert(other)
         }
         let events = ObjectEvents<Todo>()
         let token = try store.observe(Todo.self, key: watched.id) { events.append($0) }
         defer { token.cancel() }
-        #expect(events.wait(for: 1).count == 1)
+        #expect(await events.wait(for: 1).count == 1)
         guard case .initial(let first)? = events.all.first else {
             Issue.record("no initial event")
             return
         }
         #expect(first == watched)
-        try store.write { tx in try tx.update(Todo.self, key: watched.id, \.priority) { $0 = 7 } }
+        try await store.write { tx in try tx.update(Todo.self, key: watched.id, \.priority) { $0 = 7 } }
         // Another object's commit delivers nothing for this one.
-        try store.write { tx in try tx.update(Todo.self, key: other.id) { $0.priority = 99 } }
-        try store.write { tx in
+        try await store.write { tx in try tx.update(Todo.self, key: other.id) { $0.priority = 99 } }
+        try await store.write { tx in
             try tx.update(Todo.self, key: watched.id) {
                 $0.title = "renamed"
                 $0.tags = ["a"]
                 $0.due = Date(timeIntervalSince1970: 5)
             }
         }
-        try store.write { tx in _ = try tx.delete(Todo.self, key: watched.id) }
-        try store.write { tx in try tx.insert(watched) }
-        let all = events.wait(for: 5)
+        try await store.write { tx in _ = try tx.delete(Todo.self, key: watched.id) }
+        try await store.write { tx in try tx.insert(watched) }
+        let all = await events.wait(for: 5)
         #expect(all.count == 5, "\(all)")
         guard all.count == 5 else { return }
         if case .changed(let object, let properties) = all[1] {
@@ -96,26 +102,34 @@ final class ObjectEvents<T: Persistable>: @unchecked Sendable {
     }
 
     /// The *Following the store* article's example.
-    @Test func theArticlesExample() throws {
+    @Test func theArticlesExample() async throws {
+        try await onDedicatedExecutor { try await articlesExample() }
+    }
+
+    func articlesExample() async throws {
         let store = try Store(at: directory.url, types: [Todo.self])
         let id = todo(3).id
-        try store.write { tx in try tx.insert(todo(3)) }
+        try await store.write { tx in try tx.insert(todo(3)) }
         let names = Locked<[String]>([])
         let token = try store.observe(Todo.self, key: id) { event in
             if case .changed(_, let properties) = event {
                 names.withLock { $0 += properties.map(\.name) }  // ["priority"]
             }
         }
-        try store.write { tx in try tx.update(Todo.self, key: id, \.priority) { $0 += 1 } }
-        #expect(eventually { names.withLock { $0 } == ["priority"] })
+        try await store.write { tx in try tx.update(Todo.self, key: id, \.priority) { $0 += 1 } }
+        #expect(await eventually { names.withLock { $0 } == ["priority"] })
         token.cancel()
     }
 
     /// Another process — whose `Task` is a hand-written `Codable` type with the same schema — edits
     /// the task: the observer here sees the two properties it changed.
-    @Test func aCommitOfAnotherProcessArrives() throws {
+    @Test func aCommitOfAnotherProcessArrives() async throws {
+        try await onDedicatedExecutor { try await commitOfAnotherProcess() }
+    }
+
+    func commitOfAnotherProcess() async throws {
         let store = try Store(at: directory.url, types: [Task.self])
-        try store.write { tx in
+        try await store.write { tx in
             for id in 1...3 {
                 try tx.insert(Task(id: id, title: "task \(id)", rank: id, done: false, group: "p"))
             }
@@ -123,14 +137,14 @@ final class ObjectEvents<T: Persistable>: @unchecked Sendable {
         let events = ObjectEvents<Task>()
         let token = try store.observe(Task.self, key: 3) { events.append($0) }
         defer { token.cancel() }
-        #expect(events.wait(for: 1).count == 1)
+        #expect(await events.wait(for: 1).count == 1)
         let edit = try shell("'\(builtTool("lode-test-helper"))' commit-one '\(directory.path)' update 3")
         #expect(edit.out == "committed\n", "\(edit.err)")
         let other = try shell("'\(builtTool("lode-test-helper"))' commit-one '\(directory.path)' update 2")
         #expect(other.status == 0)
         let removal = try shell("'\(builtTool("lode-test-helper"))' commit-one '\(directory.path)' delete 3")
         #expect(removal.status == 0)
-        let all = events.wait(for: 3)
+        let all = await events.wait(for: 3)
         #expect(all.count == 3, "\(all)")
         guard all.count == 3 else { return }
         if case .changed(let task, let properties) = all[1] {

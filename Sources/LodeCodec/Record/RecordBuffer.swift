@@ -32,12 +32,4 @@ public final class RecordBuffer {
         base = grown
         self.capacity = capacity
     }
-
-    /// Lets go of a buffer grown large by one big record, back to `capacity`.
-    func shrink(to capacity: Int) {
-        guard self.capacity > capacity else { return }
-        base.deallocate()
-        base = .allocate(byteCount: capacity, alignment: 16)
-        self.capacity = capacity
-    }
 }

@@ -36,7 +36,7 @@ public struct RecordDecodingError: Error, CustomStringConvertible, Sendable {
     @usableFromInline package static func from(_ error: any Error) -> RecordDecodingError {
         if let error = error as? RecordDecodingError { return error }
         if let error = error as? DecodingError {
-            return RecordDecodingError(field: error.pathText, reason: error.debugText)
+            return RecordDecodingError(field: error.fieldPath, reason: error.reason)
         }
         return RecordDecodingError(field: "", reason: "\(error)")
     }
@@ -47,7 +47,7 @@ public struct RecordDecodingError: Error, CustomStringConvertible, Sendable {
 
 extension DecodingError {
     /// The coding path as `field.sub[2].leaf`.
-    package var pathText: String {
+    package var fieldPath: String {
         let path: [any CodingKey]
         switch self {
         case .typeMismatch(_, let context), .valueNotFound(_, let context), .dataCorrupted(let context):
@@ -70,7 +70,7 @@ extension DecodingError {
     }
 
     /// The error's description, without the path.
-    package var debugText: String {
+    package var reason: String {
         switch self {
         case .typeMismatch(_, let context), .valueNotFound(_, let context), .keyNotFound(_, let context),
             .dataCorrupted(let context):

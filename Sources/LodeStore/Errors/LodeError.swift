@@ -171,3 +171,16 @@ public enum LodeError: Error, Equatable, CustomStringConvertible, Sendable {
         return "\(text.prefix(Self.quoteLimit))… (\(text.count) characters in all)"
     }
 }
+
+extension LodeError {
+    /// ``recordDoesNotDecode(type:key:field:reason:)`` for what a generated record codec threw reading the
+    /// record stored under `key`; an error with no field of its own is placed in `field`.
+    package static func recordDoesNotDecode(
+        type: String, key: [UInt8], generated error: any Error, field: String = ""
+    ) -> LodeError {
+        let error = RecordDecodingError.from(error)
+        return .recordDoesNotDecode(
+            type: type, key: KeyDescription.describe(key), field: error.field.isEmpty ? field : error.field,
+            reason: error.reason)
+    }
+}

@@ -30,9 +30,10 @@ public struct Schema<Object: Persistable>: @unchecked Sendable {
         /// ``recordCodec``'s decode, kept apart: reading it needs no metadata of the generic codec type
         /// (looked up per record in the store's unspecialized code).
         let generatedDecode: ((UnsafeRawBufferPointer) throws -> Object)?
-        /// For an integer primary key stored in the struct: whether the object a pointer points at has
-        /// the key bytes given, compared without making its key (the check every read makes).
-        let integerKeyMatches: ((UnsafeRawPointer, UnsafeBufferPointer<UInt8>) -> Bool)?
+        /// Whether the object a pointer points at has the primary key whose encoding is given: the
+        /// check every read makes. An integer key stored in the struct is compared in place, without
+        /// making its key's bytes.
+        let hasKey: (UnsafeRawPointer, UnsafeBufferPointer<UInt8>) throws -> Bool
 
         init<Key: Codable>(
             name: String?, primaryKey: KeyPath<Object, Key>, indexes: [Index<Object>],
@@ -47,19 +48,27 @@ public struct Schema<Object: Persistable>: @unchecked Sendable {
             self.version = version
             self.primaryKeyType = Key.self
             self.primaryKeyBytes = { object in try KeyEncoder().encode(object[keyPath: primaryKey]) }
+            let pointerPrimaryKeyBytes: (UnsafeRawPointer) throws -> [UInt8]
+            if let read = storedFieldReader(primaryKey) {
+                pointerPrimaryKeyBytes = { try KeyEncoder().encode(read($0)) }
+            } else {
+                pointerPrimaryKeyBytes = {
+                    try KeyEncoder().encode(
+                        $0.assumingMemoryBound(to: Object.self).pointee[keyPath: primaryKey])
+                }
+            }
+            self.pointerPrimaryKeyBytes = pointerPrimaryKeyBytes
             if Key.self == Int.self, let offset = MemoryLayout<Object>.offset(of: primaryKey) {
-                self.integerKeyMatches = { object, key in
+                self.hasKey = { object, key in
                     KeyEncoder.isKey(key, ofInteger: Int64(object.load(fromByteOffset: offset, as: Int.self)))
                 }
             } else {
-                self.integerKeyMatches = nil
-            }
-            if let read = storedFieldReader(primaryKey) {
-                self.pointerPrimaryKeyBytes = { try KeyEncoder().encode(read($0)) }
-            } else {
-                self.pointerPrimaryKeyBytes = {
-                    try KeyEncoder().encode(
-                        $0.assumingMemoryBound(to: Object.self).pointee[keyPath: primaryKey])
+                self.hasKey = { object, key in
+                    let own = try pointerPrimaryKeyBytes(object)
+                    return own.count == key.count
+                        && own.withUnsafeBufferPointer { own in
+                            own.isEmpty || memcmp(own.baseAddress!, key.baseAddress!, own.count) == 0
+                        }
                 }
             }
             self.primaryKeyValue = { object in

@@ -140,22 +140,13 @@ public class Transaction {
         _ type: T.Type, from bytes: UnsafeRawBufferPointer, key: some Collection<UInt8>
     ) throws -> T {
         let object = try decodeRecord(T.self, from: bytes, key: key)
-        if let matches = T.schema.storage.integerKeyMatches,
-            let same = key.withContiguousStorageIfAvailable({ stored in
-                withUnsafePointer(to: object) { matches(UnsafeRawPointer($0), stored) }
-            }), same
-        {
-            return object
+        let hasKey = T.schema.storage.hasKey
+        let same = try withUnsafePointer(to: object) { pointer in
+            try key.withContiguousStorageIfAvailable { try hasKey(pointer, $0) }
+                ?? Array(key).withUnsafeBufferPointer { try hasKey(pointer, $0) }
         }
-        let ownKey = try withUnsafePointer(to: object) { try T.schema.pointerPrimaryKeyBytes($0) }
-        let same =
-            key.withContiguousStorageIfAvailable { stored in
-                ownKey.withUnsafeBufferPointer { own in
-                    own.count == stored.count
-                        && (own.isEmpty || memcmp(own.baseAddress!, stored.baseAddress!, own.count) == 0)
-                }
-            } ?? ownKey.elementsEqual(key)
         guard same else {
+            let ownKey = try withUnsafePointer(to: object) { try T.schema.pointerPrimaryKeyBytes($0) }
             throw LodeError.recordDoesNotDecode(
                 type: T.schema.typeName, key: KeyDescription.describe(Array(key)),
                 field: T.schema.primaryKeyField,
@@ -178,10 +169,8 @@ public class Transaction {
             do {
                 return try decode(bytes)
             } catch {
-                let error = RecordDecodingError.from(error)
                 throw LodeError.recordDoesNotDecode(
-                    type: T.schema.typeName, key: KeyDescription.describe(Array(key)), field: error.field,
-                    reason: error.reason)
+                    type: T.schema.typeName, key: Array(key), generated: error)
             }
         }
         do {
@@ -259,14 +248,6 @@ public class Transaction {
         guard let records = try typeState(T.self).records else { return 0 }
         return try lmdb.count(in: records)
     }
-
-}
-
-extension DecodingError {
-    /// The coding path as `field.sub[2].leaf`.
-    var fieldPath: String { pathText }
-
-    package var reason: String { debugText }
 }
 
 extension Transaction {

@@ -58,21 +58,18 @@ extension WriteTransaction {
         else { return try whole() }
         let fields = plans.fields
         let name = fields.names[field]
-        // The new record is made in the transaction's scratch buffer from the stored one, in place
-        // in the map, and written once it is whole. Unspecialized generic code: the values live in
-        // a temporary allocation, not in optionals or tuples of `V` (each would look up its type's
-        // metadata per call).
-        let buffer = fieldBuffer
+        // The stored record is read in place for the field's place and value and copied; `body` — app
+        // code, which may write in this transaction — runs once the map's memory is no longer
+        // borrowed. The new record is made in another buffer. Unspecialized generic code: the values
+        // live in a temporary allocation, not in optionals or tuples of `V` (each would look up its
+        // type's metadata per call).
+        let (stored, made) = (fieldBuffer, recordBuffer)
         return try withUnsafeTemporaryAllocation(of: V.self, capacity: 2) { values in
             let (oldValue, value) = (values.baseAddress!, values.baseAddress! + 1)
-            // 0: no object; 1: the whole object decides; 2: the record is made.
-            var outcome = 0
-            var changed = false
-            var kindChanged = false
-            _ = try lmdb.withValue(forKey: keyBytes, in: records) { old -> Bool in
-                outcome = 1
-                let start: Int
-                let end: Int
+            var initialized = false
+            defer { if initialized { values.baseAddress!.deinitialize(count: 2) } }
+            var (start, end, length) = (0, 0, 0)
+            let found = try lmdb.withValue(forKey: keyBytes, in: records) { old -> Bool in
                 do {
                     var reader = try RecordReader(old, names: fields)
                     guard try reader.seek(field: field) else { return false }
@@ -80,39 +77,39 @@ extension WriteTransaction {
                     oldValue.initialize(to: try read(&reader))
                     end = reader.position
                 } catch {
-                    let error = RecordDecodingError.from(error)
                     throw LodeError.recordDoesNotDecode(
-                        type: T.schema.typeName, key: KeyDescription.describe(keyBytes),
-                        field: error.field.isEmpty ? name : error.field, reason: error.reason)
+                        type: T.schema.typeName, key: keyBytes, generated: error, field: name)
                 }
                 value.initialize(to: oldValue.pointee)
-                outcome = 2
-                try body(&value.pointee)
-                var writer = RecordWriter(valueInto: buffer)
-                writer.writeBytes(UnsafeRawBufferPointer(rebasing: old[..<start]))
-                do {
-                    try write(value.pointee, &writer)
-                } catch {
-                    throw LodeError.recordDoesNotEncode(type: T.schema.typeName, reason: "\(error)")
-                }
-                let newValue = UnsafeRawBufferPointer(rebasing: writer.writtenBytes[start...])
-                // Nil is left out of a record, not written as null: the whole object writes that.
-                if newValue.first == 0xf6 {
-                    outcome = 3
-                    return false
-                }
-                writer.writeBytes(UnsafeRawBufferPointer(rebasing: old[end...]))
-                changed = !UnsafeRawBufferPointer(rebasing: old[start..<end]).elementsEqual(newValue)
-                kindChanged = FieldKind.of(initialByte: old[start]) != FieldKind.of(initialByte: newValue[0])
-                recordLength = writer.writtenBytes.count
+                initialized = true
+                var copy = RecordWriter(valueInto: stored)
+                copy.writeBytes(old)
+                length = old.count
                 return true
             }
-            defer { if outcome >= 2 { values.baseAddress!.deinitialize(count: 2) } }
-            guard outcome > 0 else { throw LodeError.objectNotFound(type: T.schema.typeName, key: "\(key)") }
-            // A record of an older version without the field (its default comes with the whole
-            // object), or nil.
-            guard outcome == 2 else { return try whole() }
-            let record = buffer.bytes(count: recordLength)
+            guard let found else { throw LodeError.objectNotFound(type: T.schema.typeName, key: "\(key)") }
+            // A record of an older version without the field: its default comes with the whole object.
+            guard found else { return try whole() }
+            try body(&value.pointee)
+            let old = stored.bytes(count: length)
+            var writer = RecordWriter(valueInto: made)
+            writer.writeBytes(UnsafeRawBufferPointer(rebasing: old[..<start]))
+            do {
+                try write(value.pointee, &writer)
+            } catch {
+                throw LodeError.recordDoesNotEncode(type: T.schema.typeName, reason: "\(error)")
+            }
+            let newValue = UnsafeRawBufferPointer(rebasing: writer.writtenBytes[start...])
+            if newValue.first == 0xf6 {
+                // Nil is left out of a record, not written as null: the whole object writes that (with
+                // the value `body` made: it is not run twice).
+                let changedValue = value.pointee
+                return try update(T.self, key: key) { $0[keyPath: keyPath] = changedValue }[keyPath: keyPath]
+            }
+            writer.writeBytes(UnsafeRawBufferPointer(rebasing: old[end...]))
+            let changed = !UnsafeRawBufferPointer(rebasing: old[start..<end]).elementsEqual(newValue)
+            let kindChanged = FieldKind.of(initialByte: old[start]) != FieldKind.of(initialByte: newValue[0])
+            let record = writer.writtenBytes
             // Indexes on the property: checked first (a violation changes nothing), then moved.
             var moves: [(slot: Int, old: [UInt8], new: [UInt8])] = []
             if changed {

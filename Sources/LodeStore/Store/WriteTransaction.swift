@@ -98,11 +98,11 @@ public final class WriteTransaction: Transaction {
         return key
     }
 
-    /// The buffer generated record codecs write into, record after record.
-    private let recordBuffer = RecordBuffer()
-    /// The buffer a field update makes its record in, and the record's length.
+    /// The buffer generated record codecs write into, record after record (a field update makes its
+    /// new record there too).
+    let recordBuffer = RecordBuffer()
+    /// The buffer a field update copies the stored record into.
     let fieldBuffer = RecordBuffer()
-    var recordLength = 0
 
     /// The record of `object` and the hash of its top-level field names.
     package func encodeRecord<T: Persistable>(_ object: T) throws -> (bytes: [UInt8], shape: UInt64) {

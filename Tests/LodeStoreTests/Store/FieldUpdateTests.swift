@@ -117,6 +117,36 @@ import Testing
         }
     }
 
+    /// `body` is app code: it runs once, also when its value goes through the whole object (nil), and
+    /// it may write in the same transaction (the stored record is no longer borrowed then).
+    @Test func theClosureRunsOnceAndMayWrite() throws {
+        let store = try Store(at: directory.url, types: [Task.self, Todo.self])
+        let id = UUID()
+        try store.write { tx in
+            try tx.insert(Task(id: 1, title: "one", rank: 1, done: false, group: "g"))
+            try tx.insert(Todo(id: id, title: "t", status: .open, priority: 1, due: Date()))
+        }
+        let calls = Locked(0)
+        try store.write { tx in
+            try tx.update(Task.self, key: 1, \.rank) { rank in
+                calls.withLock { $0 += 1 }
+                rank += 1
+                for other in 2...40 {
+                    try tx.insert(Task(id: other, title: "t\(other)", rank: other, done: false, group: "g"))
+                }
+            }
+            try tx.update(Todo.self, key: id, \.due) { due in
+                calls.withLock { $0 += 1 }
+                due = nil
+            }
+        }
+        #expect(calls.withLock { $0 } == 2)
+        #expect(try store.read { try $0.object(Task.self, key: 1)?.rank } == 2)
+        #expect(try store.read { try $0.count(Task.self) } == 40)
+        #expect(try store.read { try $0.object(Todo.self, key: id)?.due } == .some(nil))
+        #expect(try store.read { try $0.checkIntegrity() }.problems == [])
+    }
+
     @Test func aMissingObjectOrADamagedFieldIsNamed() throws {
         let store = try Store(at: directory.url, types: [Task.self])
         try store.write { tx in try tx.insert(Task(id: 1, title: "one", rank: 1, done: false, group: "g")) }
