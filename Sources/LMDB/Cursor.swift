@@ -102,6 +102,31 @@ public class Cursor {
             value: Array(UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size)))
     }
 
+    /// A step of ``entryInPlace(_:)``.
+    package enum Step: Sendable {
+        /// Stay on the current entry.
+        case current
+        /// Move to the next entry.
+        case next
+    }
+
+    /// The key and value of the current entry or the next one, where
+    /// they lie in the map: valid until the transaction ends or, in a write transaction, until its next
+    /// write; nil when there is no such entry. (No closure and no generic result: a walk of a million
+    /// records in the store's unspecialized code pays for both per record.)
+    ///
+    /// - Throws: ``LMDBError`` when LMDB fails (`.transactionNotActive` once the transaction has ended or
+    ///   from another thread).
+    package func entryInPlace(_ step: Step) throws -> (
+        key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer
+    )? {
+        guard let (k, v) = try rawMove(step == .next ? MDB_NEXT : MDB_GET_CURRENT) else { return nil }
+        return (
+            UnsafeRawBufferPointer(start: k.mv_data, count: k.mv_size),
+            UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size)
+        )
+    }
+
     /// Calls `body` with the key and value the cursor is on, borrowed from the map, without copying.
     ///
     /// - Throws: ``LMDBError`` when LMDB fails (`.transactionNotActive` once the transaction has ended or

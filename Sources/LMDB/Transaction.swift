@@ -90,6 +90,18 @@ public class Transaction {
         forKeyBytes keyBytes: UnsafeRawBufferPointer, in database: Database,
         _ body: (UnsafeRawBufferPointer) throws -> R
     ) throws -> R? {
+        guard let value = try valueInPlace(forKey: keyBytes, in: database) else { return nil }
+        return try body(value)
+    }
+
+    /// The value under the key whose bytes are `keyBytes`, where it lies in the map: valid until the
+    /// transaction ends or, in a write transaction, until its next write. (No generic result: the
+    /// store's unspecialized code reading one object by key would look up an optional's metadata.)
+    ///
+    /// - Throws: as ``get(_:in:)-(ContiguousBytes,_)``.
+    package func valueInPlace(forKey keyBytes: UnsafeRawBufferPointer, in database: Database) throws
+        -> UnsafeRawBufferPointer?
+    {
         let txn = try activeHandle("mdb_get in \(database)")
         var value = MDB_val()
         try environment.checkKey(keyBytes.count, "mdb_get in \(database)")
@@ -98,7 +110,7 @@ public class Transaction {
         let rc = mdb_get(txn, database.handle, &keyValue, &value)
         if rc == MDB_NOTFOUND { return nil }
         try check(rc, "mdb_get in \(database)")
-        return try body(UnsafeRawBufferPointer(start: value.mv_data, count: value.mv_size))
+        return UnsafeRawBufferPointer(start: value.mv_data, count: value.mv_size)
     }
 
     /// True when `key` is present.

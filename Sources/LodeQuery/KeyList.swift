@@ -52,6 +52,14 @@ package struct KeyList: Sendable {
         return order != 0 ? order < 0 : aCount < bCount
     }
 
+    /// Makes room for `count` more keys (of an integer key's nine bytes each; longer keys grow the
+    /// buffer as they come).
+    package mutating func reserve(_ count: Int) {
+        precondition(!readsRows, "a list of live rows is read-only")
+        ends.reserveCapacity(ends.count + count)
+        storage.reserveCapacity(storage.count + count * 9)
+    }
+
     package mutating func append(_ key: some Collection<UInt8>) {
         precondition(!readsRows, "a list of live rows is read-only")
         storage.append(contentsOf: key)

@@ -33,6 +33,9 @@ package struct KeyRange: Sendable {
         self.upperInclusive = upperInclusive
     }
 
+    /// Whether the range holds every key.
+    package var isWhole: Bool { prefix.isEmpty && lower == nil && upper == nil }
+
     /// Where a forward scan starts.
     package var start: [UInt8] { lower ?? prefix }
 

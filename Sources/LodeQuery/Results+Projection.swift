@@ -24,7 +24,7 @@ extension Results {
     ///   field that does not decode alone is read through its object).
     public func values<V: Decodable & Equatable>(of keyPath: KeyPath<Element, V>) throws -> [V] {
         let name = fieldName(of: keyPath)
-        var fromRecord: ((UnsafeRawBufferPointer, (V) -> Void) throws -> Bool)?
+        var fromRecord: ((UnsafeRawBufferPointer, (consuming V) -> Void) throws -> Bool)?
         if let codec = Element.schema.recordCodec, let field = codec.field(of: keyPath) {
             // A generated model: the property's field, read alone by the type's own reader.
             let read = RecordReader.valueReader(V.self)
@@ -51,7 +51,7 @@ extension Results {
         of first: KeyPath<Element, A>, _ second: KeyPath<Element, B>
     ) throws -> [(A, B)] {
         let (firstName, secondName) = (fieldName(of: first), fieldName(of: second))
-        var fromRecord: ((UnsafeRawBufferPointer, ((A, B)) -> Void) throws -> Bool)?
+        var fromRecord: ((UnsafeRawBufferPointer, (consuming (A, B)) -> Void) throws -> Bool)?
         if let codec = Element.schema.recordCodec, let firstField = codec.field(of: first),
             let secondField = codec.field(of: second), firstField != secondField
         {
@@ -90,7 +90,7 @@ extension Results {
     /// properties when every name is a top-level field name and, on the first record, what they hold
     /// equals (`same`) what the object's properties hold.
     ///
-    /// The values go into a buffer grown by doubling, not an array appended to per object: in
+    /// The values go into an ``ObjectCollector``, not an array appended to per object: in
     /// unspecialized generic code each append would look up the array's metadata.
     ///
     /// For a type with a generated codec, `fromRecord` reads the projection from the record and hands
@@ -101,21 +101,14 @@ extension Results {
         names: [String], fromObject: @escaping (Element) -> P,
         fromFields: (borrowing CBORFieldReader, (P) throws -> Void) throws -> Bool,
         same: @escaping (P, P) -> Bool,
-        fromRecord: ((UnsafeRawBufferPointer, (P) -> Void) throws -> Bool)? = nil
+        fromRecord: ((UnsafeRawBufferPointer, (consuming P) -> Void) throws -> Bool)? = nil
     ) throws -> [P] {
         let fieldsMayStand = names.allSatisfy { !$0.isEmpty && !$0.contains(".") }
-        // The walk's state sits behind pointers: captured `var`s would be boxed, and every access to
+        // The walk's flags sit behind a pointer: captured `var`s would be boxed, and every access to
         // a box pays a dynamic exclusivity check, per record.
         let state = UnsafeMutablePointer<ProjectionState>.allocate(capacity: 1)
         state.initialize(to: ProjectionState(direct: fieldsMayStand))
-        let storage = UnsafeMutablePointer<UnsafeMutablePointer<P>>.allocate(capacity: 1)
-        storage.initialize(to: .allocate(capacity: 0))
-        defer {
-            storage.pointee.deinitialize(count: state.pointee.count)
-            storage.pointee.deallocate()
-            storage.deallocate()
-            state.deallocate()
-        }
+        defer { state.deallocate() }
         var direct: Bool {
             get { state.pointee.direct }
             set { state.pointee.direct = newValue }
@@ -124,25 +117,8 @@ extension Results {
             get { state.pointee.checked }
             set { state.pointee.checked = newValue }
         }
-        var count: Int {
-            get { state.pointee.count }
-            set { state.pointee.count = newValue }
-        }
-        var buffer: UnsafeMutablePointer<P> { storage.pointee }
-        func append(_ value: P) {
-            let count = state.pointee.count
-            if count == state.pointee.capacity {
-                // Doubling, for a walk that does not know the count ahead.
-                let capacity = Swift.max(16, count * 2)
-                let larger = UnsafeMutablePointer<P>.allocate(capacity: capacity)
-                larger.moveInitialize(from: storage.pointee, count: count)
-                storage.pointee.deallocate()
-                storage.pointee = larger
-                state.pointee.capacity = capacity
-            }
-            (storage.pointee + count).initialize(to: value)
-            state.pointee.count = count + 1
-        }
+        let values = ObjectCollector<P>()
+        let append = values.append
         func consider(_ transaction: Transaction, key: some Collection<UInt8>, record: UnsafeRawBufferPointer)
             throws
         {
@@ -188,13 +164,12 @@ extension Results {
             }
         }
         // A walk of the records in key order projects them as it finds them; else a second walk.
-        let (evaluation, visited) = try evaluation { transaction, key, record in
-            try consider(transaction, key: key, record: record)
-        }
+        let (evaluation, visited) = try evaluation(
+            visiting: { transaction, key, record in try consider(transaction, key: key, record: record) },
+            expecting: { values.reserve($0) })
         if !visited {
             // What a walk that was not kept projected (another reader's evaluation won) is dropped.
-            buffer.deinitialize(count: count)
-            count = 0
+            values.removeAll()
             direct = fieldsMayStand
             checked = false
             if let objects = evaluation.objects { return objects.map(fromObject) }
@@ -205,7 +180,7 @@ extension Results {
                 }
             }
         }
-        return Array(UnsafeBufferPointer(start: buffer, count: count))
+        return values.take()
     }
 }
 
@@ -269,7 +244,4 @@ struct ProjectionState {
     /// Whether fields stand for the properties, and whether the first record decided it.
     var direct: Bool
     var checked = false
-    /// Values collected, and room for them.
-    var count = 0
-    var capacity = 0
 }

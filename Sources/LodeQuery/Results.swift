@@ -171,12 +171,19 @@ public struct Results<Element: Persistable>: @unchecked Sendable {
     /// the records in key order with nothing left to check, sort or cut, calls `visit` with each
     /// object's key and record during that walk. Returns whether it did: then `visit` saw every object
     /// of the kept evaluation, in order, and the caller needs no second walk.
-    package func evaluation(visiting visit: RecordVisitor) throws -> (
-        evaluation: Evaluation<Element>, visited: Bool
-    ) {
+    ///
+    /// Before such a walk of every record of the type, `expect` is told how many there are (to make
+    /// room for them at once).
+    package func evaluation(visiting visit: RecordVisitor, expecting expect: (Int) -> Void = { _ in }) throws
+        -> (evaluation: Evaluation<Element>, visited: Bool)
+    {
         if let stored = cache.stored { return (stored, false) }
-        // The evaluation keeps no closure: `visit` is called only during it.
-        let made = try withoutActuallyEscaping(visit) { visit in try evaluateUncached(visiting: visit) }
+        // The evaluation keeps no closure: `visit` and `expect` are called only during it.
+        let made = try withoutActuallyEscaping(visit) { visit in
+            try withoutActuallyEscaping(expect) { expect in
+                try evaluateUncached(visiting: (visit, expect))
+            }
+        }
         // Another reader of the same results may have kept its evaluation first: then `visit` saw
         // another version's objects, and the caller reads the kept one.
         let (kept, ours) = cache.keep(made.evaluation)
@@ -185,7 +192,7 @@ public struct Results<Element: Persistable>: @unchecked Sendable {
 
     /// Evaluates in the results' transaction, or in a snapshot of the store pinned by the evaluation;
     /// `visit` (when given) sees each record of a key-order walk.
-    private func evaluateUncached(visiting visit: RecordVisitor?) throws -> (
+    private func evaluateUncached(visiting visit: (RecordVisitor, (Int) -> Void)?) throws -> (
         evaluation: Evaluation<Element>, visited: Bool
     ) {
         let made: (evaluation: Evaluation<Element>, visited: Bool)
@@ -206,13 +213,16 @@ public struct Results<Element: Persistable>: @unchecked Sendable {
     }
 
     private func evaluate(
-        in transaction: Transaction, snapshot: ReadSnapshot?, visiting visit: RecordVisitor?
+        in transaction: Transaction, snapshot: ReadSnapshot?,
+        visiting visitor: (RecordVisitor, (Int) -> Void)?
     ) throws -> (evaluation: Evaluation<Element>, visited: Bool) {
         LockWatch.check(entering: "the predicates and sort descriptors of results of \(Element.self)")
         let state = try transaction.typeState(Element.self)
         let conditions = predicates.flatMap { PredicateAnalysis.conditions(of: $0.expression) }
         var execution = try QueryPlanner.plan(
             state: state, conditions: conditions, sort: linkedSort == nil ? sortDescriptors : [])
+        // Conditions a generated model's reader checks on the fields before an object is decoded.
+        let filter = RecordFilter(conditions: conditions, codec: state.schema.recordCodec)
         // Across links: the linked objects that match, found once; the inverse index of the most
         // selective link may give the candidates.
         let resolver = LinkResolver(transaction)
@@ -255,11 +265,14 @@ public struct Results<Element: Persistable>: @unchecked Sendable {
             let normalized = ranges.map { $0.normalized() }
             lossy = normalized.contains { $0.lossy }
             if !execution.covered || lossy || !linkFilters.isEmpty {
-                // The per-object check decodes each record where the walk finds it (no second read by key).
-                var kept: [Element] = []
+                // The per-object check decodes each record where the walk finds it (no second read by
+                // key), unless the record's fields already fail a condition.
+                let kept = ObjectCollector<Element>()
+                let reader = ObjectReader<Element>()
                 for (range, _) in normalized {
                     try scan(lmdb, records, range) { key, value in
-                        let object = try transaction.decode(Element.self, from: value, key: key)
+                        if let filter, filter.rejects(value) { return true }
+                        let object = try reader.read(value, key: key)
                         if try predicates.allSatisfy({ try $0.evaluate(object) }),
                             zip(linkFilters, linkMatches).allSatisfy({ $0.accepts(object, matching: $1) })
                         {
@@ -269,12 +282,19 @@ public struct Results<Element: Persistable>: @unchecked Sendable {
                         return true
                     }
                 }
-                checkedObjects = kept
+                checkedObjects = kept.take()
             } else {
                 // Nothing to check: the walk is the results when they are in key order and whole.
-                let visit =
+                let visitor =
                     execution.plan.ordering == .primaryKey(reversed: false) && linkedSort == nil
-                        && offsetCount == 0 && limitCount == nil ? visit : nil
+                        && offsetCount == 0 && limitCount == nil ? visitor : nil
+                let visit = visitor?.0
+                if normalized.count == 1, normalized[0].range.isWhole {
+                    // Every record: room for all of them at once, instead of growing by copies.
+                    let entries = try lmdb.count(in: records)
+                    candidates.reserve(entries)
+                    visitor?.1(entries)
+                }
                 for (range, _) in normalized {
                     try scan(lmdb, records, range) { key, value in
                         candidates.append(key)
@@ -309,7 +329,7 @@ public struct Results<Element: Persistable>: @unchecked Sendable {
             objects = checkedObjects
         } else if !execution.covered || lossy || !linkFilters.isEmpty {
             var kept = KeyList()
-            var keptObjects: [Element] = []
+            let keptObjects = ObjectCollector<Element>()
             var keptGroups: [Int] = []
             var group = 0
             for index in 0..<candidates.count {
@@ -318,9 +338,11 @@ public struct Results<Element: Persistable>: @unchecked Sendable {
                     group += 1
                 }
                 let key = Array(candidates[index])
-                guard let object = try transaction.object(Element.self, keyBytes: key, state: state) else {
-                    continue
-                }
+                // The record's fields first: its object is decoded only when they pass.
+                guard let record = try key.withUnsafeBytes({ try lmdb.valueInPlace(forKey: $0, in: records) })
+                else { continue }
+                if let filter, filter.rejects(record) { continue }
+                let object = try key.withUnsafeBytes { try ObjectReader<Element>().read(record, key: $0) }
                 if try predicates.allSatisfy({ try $0.evaluate(object) }),
                     zip(linkFilters, linkMatches).allSatisfy({ $0.accepts(object, matching: $1) })
                 {
@@ -329,7 +351,7 @@ public struct Results<Element: Persistable>: @unchecked Sendable {
                 }
             }
             keys = kept
-            objects = keptObjects
+            objects = keptObjects.take()
             groupStarts = keptGroups
         }
 
@@ -402,17 +424,17 @@ public struct Results<Element: Persistable>: @unchecked Sendable {
     ) throws {
         try lmdb.withCursor(in: database) { cursor in
             // Entries are read in place (a scan may pass a million of them).
-            func consider(_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool {
-                switch range.position(of: key) {
-                case .before: return true
-                case .after: return false
-                case .inside: return try visit(key, value)
-                }
-            }
-            guard (range.start.isEmpty ? try cursor.first() : try cursor.seek(atLeast: range.start)) != nil,
-                try cursor.withCurrent(consider) == true
+            guard (range.start.isEmpty ? try cursor.first() : try cursor.seek(atLeast: range.start)) != nil
             else { return }
-            while try cursor.withNext(consider) == true {}
+            var entry = try cursor.entryInPlace(.current)
+            while let (key, value) = entry {
+                switch range.position(of: key) {
+                case .before: break
+                case .after: return
+                case .inside: guard try visit(key, value) else { return }
+                }
+                entry = try cursor.entryInPlace(.next)
+            }
         }
     }
 
@@ -556,11 +578,12 @@ public struct Results<Element: Persistable>: @unchecked Sendable {
     ///   decodes.
     public func fetch() throws -> [Element] {
         // A walk of the records in key order decodes them as it finds them.
-        var walked: [Element] = []
-        let (evaluation, visited) = try evaluation { transaction, key, record in
-            walked.append(try transaction.decode(Element.self, from: record, key: key))
-        }
-        if visited { return walked }
+        let walked = ObjectCollector<Element>()
+        let reader = ObjectReader<Element>()
+        let (evaluation, visited) = try evaluation(
+            visiting: { _, key, record in walked.append(try reader.read(record, key: key)) },
+            expecting: { walked.reserve($0) })
+        if visited { return walked.take() }
         if let objects = evaluation.objects { return objects }
         // One transaction and one type lookup for all of them.
         let keys = evaluation.keys

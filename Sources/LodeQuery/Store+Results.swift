@@ -20,14 +20,14 @@ extension Transaction {
     /// The stored `T`s under `keys`, which must all exist. Keys in ascending order are read with one
     /// cursor that steps to the next entry when it is the one wanted (a scan), and seeks otherwise.
     package func objects<T: Persistable>(_ type: T.Type, keys: KeyList, ascending: Bool) throws -> [T] {
-        var objects: [T] = []
-        objects.reserveCapacity(keys.count)
-        // Objects are appended inside the reads: no optional of `T` per object (unspecialized generic
+        let objects = ObjectCollector<T>(capacity: keys.count)
+        let reader = ObjectReader<T>()
+        // Objects are collected inside the reads: no optional of `T` per object (unspecialized generic
         // code pays a metadata lookup for each one).
         try forEachRecord(of: T.self, keys: keys, ascending: ascending) { key, value in
-            objects.append(try decode(T.self, from: value, key: key))
+            try key.withUnsafeBytes { objects.append(try reader.read(value, key: $0)) }
         }
-        return objects
+        return objects.take()
     }
 
     /// Whether `found` holds the bytes of `key`.

@@ -80,6 +80,7 @@ final class SQLiteBaseline {
     private var updateBoth: OpaquePointer?
     private var pageStatement: OpaquePointer?
     private var namesStatement: OpaquePointer?
+    private var valueBelowStatement: OpaquePointer?
 
     init(path: String, synchronous: Bool = true) throws {
         guard sqlite3_open(path, &db) == SQLITE_OK else { throw BenchError.sqlite("open \(path)") }
@@ -102,7 +103,7 @@ final class SQLiteBaseline {
         for statement in [
             insertStatement, selectByID, scanAll, selectByScore, updateScore, idsByScoreStatement,
             idsAndScoresStatement,
-            idsOfScoreStatement, updateBoth, namesStatement, pageStatement,
+            idsOfScoreStatement, updateBoth, namesStatement, pageStatement, valueBelowStatement,
         ] {
             sqlite3_finalize(statement)
         }
@@ -230,6 +231,20 @@ final class SQLiteBaseline {
             names.append(String(cString: sqlite3_column_text(namesStatement, 0)))
         }
         return names
+    }
+
+    /// The rows whose value is below `bound`, a column without an index: every row is read and the
+    /// condition checked on its column.
+    func rows(valueBelow bound: Double) throws -> [Row] {
+        if valueBelowStatement == nil {
+            valueBelowStatement = try prepare(
+                "SELECT id, name, score, value FROM rows WHERE value < ? ORDER BY id")
+        }
+        sqlite3_reset(valueBelowStatement)
+        sqlite3_bind_double(valueBelowStatement, 1, bound)
+        var rows: [Row] = []
+        while sqlite3_step(valueBelowStatement) == SQLITE_ROW { rows.append(row(valueBelowStatement)) }
+        return rows
     }
 
     func range(score lower: Int, _ upper: Int) -> [Row] {

@@ -105,6 +105,28 @@ enum CoreSystems {
         ]
     }
 
+    /// The bound of the filtered scan: the rows whose value (half the id) is below it, the first 1%.
+    static func valueBound(_ fixture: Fixture) -> Double { Double(fixture.rows.count / 100) * 0.5 }
+
+    /// The rows whose value is below ``valueBound(_:)``, a property without an index: every record is
+    /// read and the condition checked (Lode's generated reader checks the field before decoding).
+    static func filteredScan(_ fixture: Fixture, sink: Sink) -> [System] {
+        let bound = valueBound(fixture)
+        return [
+            System(name: "Lode") {
+                sink.value &+= try fixture.store.read { tx in
+                    try tx.objects(Row.self).filter(#Predicate { $0.value < bound }).fetch().count
+                }
+            },
+            System(name: "SQLite") { sink.value &+= try fixture.sqlite.rows(valueBelow: bound).count },
+            System(name: "Lode (Codable)") {
+                sink.value &+= try fixture.codableStore.read { tx in
+                    try tx.objects(CodableRow.self).filter(#Predicate { $0.value < bound }).fetch().count
+                }
+            },
+        ]
+    }
+
     /// The rows whose score is in ``rangeBounds``, through the index, decoded.
     static func range(_ fixture: Fixture, sink: Sink) -> [System] {
         let (lower, upper) = rangeBounds

@@ -104,6 +104,12 @@ enum Instructions {
             return (CoreSystems.range(fixture, sink: Sink()), found)
         },
         InstructionWorkload(
+            name: "filtered-scan", title: "full scan keeping 1% by a property without an index"
+        ) { settings in
+            let fixture = try Fixture(count: settings.size(1_000_000))
+            return (CoreSystems.filteredScan(fixture, sink: Sink()), fixture.rows.count)
+        },
+        InstructionWorkload(
             name: "projection", title: "one field of every object (values(of:) / SELECT name)"
         ) {
             settings in
@@ -230,7 +236,7 @@ enum Instructions {
         switch workload {
         case "decode": return ["Lode", "Lode (Codable)", "Codable floor"]
         case "encode": return ["Lode", "Lode (Codable)"]
-        case "range-query", "projection": return ["Lode", "SQLite", "Lode (Codable)"]
+        case "range-query", "projection", "filtered-scan": return ["Lode", "SQLite", "Lode (Codable)"]
         case "update-10pct": return ["Lode", "raw LMDB", "SQLite", "Lode (whole object)", "Lode (Codable)"]
         case "durable-commits": return ["Lode", "raw LMDB", "SQLite"]
         default: return ["Lode", "raw LMDB", "SQLite", "Lode (Codable)"]

@@ -83,7 +83,8 @@ func codingCost(_ rows: [Row], runs: Int) throws -> (encode: Double, decode: Dou
 enum Workloads {
     static let all: [(String, @Sendable (Settings) throws -> [Figure])] = [
         ("bulk-insert", bulkInsert), ("point-reads", pointReads), ("scan-decode", scanAndDecode),
-        ("range-query", rangeQuery), ("projection", projection), ("durable-commits", durableCommits),
+        ("range-query", rangeQuery), ("filtered-scan", filteredScan), ("projection", projection),
+        ("durable-commits", durableCommits),
         ("update-10pct", updateTenPercent),
         ("live-sorted", liveSorted), ("live-sectioned", liveSectioned),
         ("live-many-queries", liveManyQueries),
@@ -182,6 +183,24 @@ enum Workloads {
                     "plan: \(try results.explain())",
                     "Codable decoding of the records found alone, from memory: \(format(coding.decode))",
                 ])
+        ]
+    }
+
+    static func filteredScan(_ settings: Settings) throws -> [Figure] {
+        let fixture = try Fixture(count: settings.size(1_000_000))
+        let times = try alternate(runs: settings.runs, CoreSystems.filteredScan(fixture, sink: Sink()))
+        let bound = CoreSystems.valueBound(fixture)
+        let found = fixture.rows.count { $0.value < bound }
+        let plan = try fixture.store.objects(Row.self).filter(#Predicate { $0.value < bound }).explain()
+        return [
+            Figure(
+                workload: "filtered scan: 1% by a property without an index", size: fixture.rows.count,
+                timings: [
+                    Timing(system: "Lode", runs: times[0], operations: fixture.rows.count),
+                    Timing(system: "SQLite", runs: times[1], operations: fixture.rows.count),
+                    Timing(system: "Lode (Codable)", runs: times[2], operations: fixture.rows.count),
+                ],
+                notes: ["\(found) objects found; plan: \(plan)"])
         ]
     }
 

@@ -392,14 +392,7 @@ final class CBORDecodingState: Decoder, ThreadCodingState {
             guard let utf8 = try reader.readStringBytes(major: 3) else {
                 throw mismatch(String.self, at: offset, path: path())
             }
-            // ASCII (most field text) is valid UTF-8 as it is; only other text needs validating.
-            var isASCII = true
-            for byte in utf8 where byte >= 0x80 {
-                isASCII = false
-                break
-            }
-            if isASCII { return String(decoding: utf8, as: UTF8.self) }
-            guard let string = String(validating: utf8, as: UTF8.self) else {
+            guard let string = UTF8Text.string(utf8) else {
                 throw DecodingError.dataCorrupted(
                     .init(codingPath: path(), debugDescription: "a text string is not valid UTF-8"))
             }

@@ -24,7 +24,14 @@ extension RecordCodable {
     /// Reads an object from the record `bytes` (which must hold only the record).
     /// - Throws: ``RecordDecodingError``.
     public static func decodeRecord(_ bytes: UnsafeRawBufferPointer) throws -> Self {
-        var reader = try RecordReader(bytes, names: recordFields)
+        try decodeRecord(bytes, names: recordFields)
+    }
+
+    /// Reads an object from the record `bytes` with the type's ``recordFields`` given: for a caller
+    /// that keeps them, instead of reading the static property per record.
+    /// - Throws: ``RecordDecodingError``.
+    public static func decodeRecord(_ bytes: UnsafeRawBufferPointer, names: RecordFieldNames) throws -> Self {
+        var reader = try RecordReader(bytes, names: names)
         let object = try Self(record: &reader)
         try reader.finish()
         return object

@@ -16,6 +16,18 @@ public final class RecordFieldNames: @unchecked Sendable {
     @usableFromInline let startOffsets: UnsafeMutablePointer<Int>
     /// Per field, a hash of its name, which a writer folds into a record's shape.
     @usableFromInline let nameHashes: UnsafeMutablePointer<UInt64>
+    /// Per field, its name's item as one eight-byte word, for names of at most eight bytes with
+    /// their head: a reader recognises the expected field with one load and one comparison.
+    @usableFromInline let matches: UnsafeMutablePointer<FieldMatch>
+
+    /// A name's item as a little-endian word (zeros after it), the mask of its bytes, and its length;
+    /// the mask is zero for an item longer than eight bytes (compared byte by byte).
+    @frozen @usableFromInline
+    struct FieldMatch {
+        @usableFromInline let word: UInt64
+        @usableFromInline let mask: UInt64
+        @usableFromInline let length: Int
+    }
 
     /// Names `names` (each at most once).
     public init(_ names: [String]) {
@@ -40,6 +52,18 @@ public final class RecordFieldNames: @unchecked Sendable {
         self.itemBytes = itemBytes
         startOffsets = .allocate(capacity: starts.count)
         startOffsets.initialize(from: starts, count: starts.count)
+        matches = .allocate(capacity: max(names.count, 1))
+        for field in 0..<names.count {
+            let length = starts[field + 1] - starts[field]
+            var word: UInt64 = 0
+            if length <= 8 {
+                for position in 0..<length {
+                    word |= UInt64(writer.bytes[starts[field] + position]) << UInt64(position * 8)
+                }
+            }
+            let mask: UInt64 = length > 8 ? 0 : length == 8 ? ~0 : (1 << UInt64(length * 8)) - 1
+            (matches + field).initialize(to: FieldMatch(word: word, mask: mask, length: length))
+        }
         nameHashes = .allocate(capacity: max(names.count, 1))
         for (field, name) in names.enumerated() {
             (nameHashes + field).initialize(to: FieldShape.adding(name, to: FieldShape.basis))
@@ -50,6 +74,7 @@ public final class RecordFieldNames: @unchecked Sendable {
         itemBytes.deallocate()
         startOffsets.deallocate()
         nameHashes.deallocate()
+        matches.deallocate()
     }
 
     /// No fields (for a writer of a lone value).

@@ -149,15 +149,7 @@ extension RecordReader {
 
     @usableFromInline
     static func string(_ utf8: UnsafeRawBufferPointer) throws -> String {
-        // ASCII (most text) is valid UTF-8 as it is; only other text is validated, with
-        // `String(validating:)`, which costs generic metadata lookups per call.
-        var isASCII = true
-        for byte in utf8 where byte >= 0x80 {
-            isASCII = false
-            break
-        }
-        if isASCII { return String(decoding: utf8, as: UTF8.self) }
-        guard let string = String(validating: utf8, as: UTF8.self) else {
+        guard let string = UTF8Text.string(utf8) else {
             throw RecordDecodingError(field: "", reason: "a text string is not valid UTF-8")
         }
         return string

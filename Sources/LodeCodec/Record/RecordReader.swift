@@ -23,6 +23,7 @@ public struct RecordReader: ~Copyable {
     @usableFromInline let nameItems: UnsafeRawPointer
     @usableFromInline let nameStarts: UnsafePointer<Int>
     @usableFromInline let nameCount: Int
+    @usableFromInline let nameMatches: UnsafePointer<RecordFieldNames.FieldMatch>
     /// Entries of the map not read yet.
     @usableFromInline var remaining: Int
     /// The field the type expects next (the one after the last field read).
@@ -49,19 +50,31 @@ public struct RecordReader: ~Copyable {
 
     /// A reader of the record in `bytes`, whose fields are `names`.
     /// - Throws: ``RecordDecodingError`` when the bytes do not start with a map.
+    @inlinable
     public init(_ bytes: UnsafeRawBufferPointer, names: RecordFieldNames) throws {
-        self.cbor = CBORReader(bytes)
+        var cbor = CBORReader(bytes)
+        if let base = bytes.baseAddress, !bytes.isEmpty, case let first = base.load(as: UInt8.self),
+            first >= 0xa0 && first < 0xb8
+        {
+            // A map of fewer than 24 fields: its head is one byte.
+            cbor.offset = 1
+            remaining = Int(first & 0x1f)
+        } else {
+            remaining = try Self.fieldCount(&cbor)
+        }
+        self.cbor = cbor
         self.names = names
         self.nameItems = UnsafeRawPointer(names.itemBytes)
         self.nameStarts = UnsafePointer(names.startOffsets)
         self.nameCount = names.count
-        guard let first = bytes.first else { throw Self.corrupted(.truncated(at: 0)) }
-        if first >= 0xa0 && first < 0xb8 {
-            // A map of fewer than 24 fields: its head is one byte.
-            cbor.offset = 1
-            remaining = Int(first & 0x1f)
-            return
-        }
+        self.nameMatches = UnsafePointer(names.matches)
+    }
+
+    /// Reads the head of the record's map (of 24 fields or more, or not a map at all): how many
+    /// fields it holds.
+    @usableFromInline
+    static func fieldCount(_ cbor: inout CBORReader) throws -> Int {
+        guard !cbor.bytes.isEmpty else { throw Self.corrupted(.truncated(at: 0)) }
         let head: (major: UInt8, argument: UInt64, info: UInt8)
         do throws(CBORReader.Failure) { head = try cbor.readHead() } catch { throw Self.corrupted(error) }
         guard head.major == 5 else {
@@ -71,10 +84,10 @@ public struct RecordReader: ~Copyable {
         guard head.info != 31 else {
             throw RecordDecodingError(field: "", reason: "an indefinite-length map is not a record")
         }
-        guard head.argument <= UInt64(bytes.count) else {
+        guard head.argument <= UInt64(cbor.bytes.count) else {
             throw Self.corrupted(.truncated(at: 0))
         }
-        self.remaining = Int(head.argument)
+        return Int(head.argument)
     }
 
     /// The index (in declared order) of the next field, -1 for a field the type does not know (skip
@@ -83,59 +96,51 @@ public struct RecordReader: ~Copyable {
     @inlinable @inline(__always)
     public mutating func nextField() throws -> Int? {
         guard remaining > 0 else { return nil }
-        remaining -= 1
+        remaining &-= 1
         let field = expected
-        if field < nameCount {
-            // The expected name: its whole text item compared byte by byte (names are short).
-            let start = nameStarts[field]
-            let length = nameStarts[field + 1] - start
-            let offset = cbor.offset
-            if length <= cbor.bytes.count - offset {
-                let record = cbor.bytes.baseAddress! + offset
-                let name = nameItems + start
-                if length <= 8, cbor.bytes.count - offset >= 8 {
-                    // Eight bytes at once (the names are stored with room to read them so).
-                    let difference =
-                        record.loadUnaligned(as: UInt64.self) ^ name.loadUnaligned(as: UInt64.self)
-                    let mask: UInt64 = length == 8 ? ~0 : (1 << UInt64(length &* 8)) &- 1
-                    if UInt64(littleEndian: difference) & mask == 0 {
-                        cbor.offset = offset + length
-                        if field < 64 {
-                            let bit: UInt64 = 1 << UInt64(field)
-                            if seen & bit == 0 {
-                                seen |= bit
-                                expected = field + 1
-                                current = field
-                                return field
-                            }
-                        }
-                        return try found(field)
-                    }
-                    return try lookUpField()
-                }
-                var position = 0
-                while position < length,
-                    record.load(fromByteOffset: position, as: UInt8.self)
-                        == name.load(fromByteOffset: position, as: UInt8.self)
-                {
-                    position += 1
-                }
-                if position == length {
-                    cbor.offset = offset + length
-                    if field < 64 {
-                        let bit: UInt64 = 1 << UInt64(field)
-                        if seen & bit == 0 {
-                            seen |= bit
-                            expected = field + 1
-                            current = field
-                            return field
-                        }
-                    }
-                    return try found(field)
-                }
+        guard field < nameCount else { return try lookUpField() }
+        let offset = cbor.offset
+        let available = cbor.bytes.count &- offset
+        let match = nameMatches[field]
+        if match.mask != 0 && available >= 8 {
+            // The expected name's item, eight bytes at once.
+            let word = UInt64(
+                littleEndian: cbor.bytes.baseAddress!.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
+            guard (word ^ match.word) & match.mask == 0 else { return try lookUpField() }
+            cbor.offset = offset &+ match.length
+            return try expectedFound(field)
+        }
+        // A long name, or one at the end of the record: byte by byte.
+        let start = nameStarts[field]
+        let length = nameStarts[field &+ 1] &- start
+        guard length <= available else { return try lookUpField() }
+        let record = cbor.bytes.baseAddress! + offset
+        let name = nameItems + start
+        var position = 0
+        while position < length,
+            record.load(fromByteOffset: position, as: UInt8.self)
+                == name.load(fromByteOffset: position, as: UInt8.self)
+        {
+            position &+= 1
+        }
+        guard position == length else { return try lookUpField() }
+        cbor.offset = offset &+ length
+        return try expectedFound(field)
+    }
+
+    /// Notes that the expected field `field` was read (its name just passed).
+    @inlinable @inline(__always)
+    mutating func expectedFound(_ field: Int) throws -> Int {
+        if field < 64 {
+            let bit: UInt64 = 1 &<< UInt64(field)
+            if seen & bit == 0 {
+                seen |= bit
+                expected = field &+ 1
+                current = field
+                return field
             }
         }
-        return try lookUpField()
+        return try found(field)
     }
 
     /// Notes that `field` was read; refuses it a second time.
@@ -186,7 +191,33 @@ public struct RecordReader: ~Copyable {
 
     /// Skips the value of the field just read (one the type does not know).
     /// - Throws: ``RecordDecodingError`` when the value is malformed.
+    @inlinable @inline(__always)
     public mutating func skipValue() throws {
+        let offset = cbor.offset
+        if offset < cbor.bytes.count {
+            // A number, a simple value or a short string: its length is in its first byte.
+            let initial = cbor.bytes.load(fromByteOffset: offset, as: UInt8.self)
+            let length: Int
+            switch initial {
+            case 0x00...0x17, 0x20...0x37, 0xf4...0xf7: length = 1
+            case 0x18, 0x38: length = 2
+            case 0x19, 0x39, 0xf9: length = 3
+            case 0x1a, 0x3a, 0xfa: length = 5
+            case 0x1b, 0x3b, 0xfb: length = 9
+            case 0x40...0x57, 0x60...0x77: length = 1 &+ Int(initial & 0x1f)
+            default: length = 0
+            }
+            if length > 0 && length <= cbor.bytes.count &- offset {
+                cbor.offset = offset &+ length
+                return
+            }
+        }
+        try skipItem()
+    }
+
+    /// Skips an item whose length is not in its first byte (or that is malformed).
+    @usableFromInline
+    mutating func skipItem() throws {
         do throws(CBORReader.Failure) { try cbor.skipItem() } catch { throw failure(Self.corrupted(error)) }
     }
 
@@ -259,4 +290,7 @@ extension RecordReader {
 extension RecordReader {
     /// Where the reader is in the record's bytes.
     package var position: Int { cbor.offset }
+
+    /// Moves back to `position`, a ``position`` this reader had: to read the value there again.
+    package mutating func rewind(to position: Int) { cbor.offset = position }
 }

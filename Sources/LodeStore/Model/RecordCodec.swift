@@ -22,12 +22,16 @@ package struct RecordCodec<Object>: @unchecked Sendable {
     init(_ object: Object.Type, codable: any RecordCodable.Type) {
         func make<Codable: RecordCodable>(_ type: Codable.Type) -> RecordCodec {
             precondition(Codable.self == Object.self)
+            // The names are read once here, not per record through the static property.
+            let fields = Codable.recordFields
             return RecordCodec(
-                fields: Codable.recordFields,
+                fields: fields,
                 fieldsByKeyPath: Dictionary(
                     Codable.recordKeyPaths.enumerated().map { ($1 as AnyKeyPath, $0) },
                     uniquingKeysWith: { a, _ in a }),
-                decode: { bytes in unsafeBitCast(try Codable.decodeRecord(bytes), to: Object.self) },
+                decode: { bytes in
+                    unsafeBitCast(try Codable.decodeRecord(bytes, names: fields), to: Object.self)
+                },
                 encode: { object, writer in try unsafeBitCast(object, to: Codable.self).write(record: &writer)
                 })
         }

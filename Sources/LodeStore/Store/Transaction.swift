@@ -139,54 +139,11 @@ public class Transaction {
     package func decode<T: Persistable>(
         _ type: T.Type, from bytes: UnsafeRawBufferPointer, key: some Collection<UInt8>
     ) throws -> T {
-        let object = try decodeRecord(T.self, from: bytes, key: key)
-        let hasKey = T.schema.storage.hasKey
-        let same = try withUnsafePointer(to: object) { pointer in
-            try key.withContiguousStorageIfAvailable { try hasKey(pointer, $0) }
-                ?? Array(key).withUnsafeBufferPointer { try hasKey(pointer, $0) }
+        let reader = ObjectReader<T>()
+        return try key.withContiguousStorageIfAvailable {
+            try reader.read(bytes, key: UnsafeRawBufferPointer($0))
         }
-        guard same else {
-            let ownKey = try withUnsafePointer(to: object) { try T.schema.pointerPrimaryKeyBytes($0) }
-            throw LodeError.recordDoesNotDecode(
-                type: T.schema.typeName, key: KeyDescription.describe(Array(key)),
-                field: T.schema.primaryKeyField,
-                reason: "the record's \(T.schema.primaryKeyField) is \(KeyDescription.describe(ownKey)), "
-                    + "not the key it is stored under")
-        }
-        return object
-    }
-
-    private func decodeRecord<T: Persistable>(
-        _ type: T.Type, from bytes: UnsafeRawBufferPointer, key: some Collection<UInt8>
-    ) throws -> T {
-        LockWatch.check(entering: "the Decodable initializer of \(T.self)")
-        func failure(_ error: DecodingError) -> LodeError {
-            .recordDoesNotDecode(
-                type: T.schema.typeName, key: KeyDescription.describe(Array(key)), field: error.fieldPath,
-                reason: error.reason)
-        }
-        if let decode = T.schema.generatedDecode {
-            do {
-                return try decode(bytes)
-            } catch {
-                throw LodeError.recordDoesNotDecode(
-                    type: T.schema.typeName, key: Array(key), generated: error)
-            }
-        }
-        do {
-            // The thread's decoding state, reused record after record.
-            return try CBORDecoder().decode(T.self, from: bytes)
-        } catch let error as DecodingError {
-            // A record written before a field with a declared default existed: read it with the default.
-            guard case .keyNotFound(_, let context) = error, context.codingPath.isEmpty,
-                let patched = try T.schema.applyingDefaults(to: bytes)
-            else { throw failure(error) }
-            do {
-                return try CBORDecoder().decode(T.self, from: patched)
-            } catch let error as DecodingError {
-                throw failure(error)
-            }
-        }
+            ?? Array(key).withUnsafeBytes { try reader.read(bytes, key: $0) }
     }
 
     /// The stored `T` under encoded key `key`.
@@ -194,8 +151,9 @@ public class Transaction {
         -> T?
     {
         guard let records = state.records else { return nil }
-        return try lmdb.withValue(forKey: key, in: records) { bytes in
-            try decode(T.self, from: bytes, key: key)
+        return try key.withUnsafeBytes { key in
+            guard let bytes = try lmdb.valueInPlace(forKey: key, in: records) else { return nil }
+            return try ObjectReader<T>().read(bytes, key: key)
         }
     }
 
