@@ -1,0 +1,194 @@
+import Foundation
+import LMDB
+import Lode
+import LodeCodec
+import LodeMacros
+import Testing
+
+@testable import LodeTestSupport
+
+/// A model whose conditions the generated reader checks on the record's fields: one indexed
+/// property (so a query can take candidates from the index and check the rest), the others not.
+@Model
+struct Sample: Equatable {
+    @PrimaryKey var id: Int
+    @Indexed var rank: Int
+    var a: Int = 7
+    var b: String
+    var c: Double
+    var stage: Stage
+    var when: Date
+    var flag: Bool
+    var opt: Int?
+}
+
+/// Queries over a generated model's records whose conditions are checked on the fields before the
+/// objects are decoded: the results are exactly a brute-force filter's, whatever order the fields
+/// come in, whichever fields a record lacks.
+@Suite struct ModelFilterTests {
+    let directory = TemporaryDirectory("model-filter")
+
+    struct Case {
+        let name: String
+        let predicate: Predicate<Sample>
+        let matches: (Sample) -> Bool
+    }
+
+    func randomSample(id: Int, using rng: inout some RandomNumberGenerator) -> Sample {
+        let words = ["", "a", "ab", "abc", "b", "ba", "é", "éa", "日本", "Z", "z"]
+        return Sample(
+            id: id, rank: Int.random(in: 0..<8, using: &rng), a: Int.random(in: -20...20, using: &rng),
+            b: words.randomElement(using: &rng)!,
+            c: [Double.random(in: -100...100, using: &rng), 0, -0.5, 1.5].randomElement(using: &rng)!,
+            stage: Stage.allCases.randomElement(using: &rng)!,
+            when: Date(timeIntervalSinceReferenceDate: Double(Int.random(in: 0...5, using: &rng)) * 86_400.5),
+            flag: Bool.random(using: &rng),
+            opt: Bool.random(using: &rng) ? Int.random(in: -5...5, using: &rng) : nil)
+    }
+
+    func randomCase(using rng: inout some RandomNumberGenerator) -> Case {
+        let x = Int.random(in: -22...22, using: &rng)
+        let r = Int.random(in: 0..<8, using: &rng)
+        let s = ["", "a", "ab", "b", "é", "z", "日"].randomElement(using: &rng)!
+        let stage = Stage.allCases.randomElement(using: &rng)!
+        let d = Double.random(in: -100...100, using: &rng)
+        let date = Date(timeIntervalSinceReferenceDate: Double(Int.random(in: 0...6, using: &rng)) * 86_400.5)
+        let set = (0..<Int.random(in: 0...4, using: &rng)).map { _ in Int.random(in: -22...22, using: &rng) }
+        let o: Int? = Bool.random(using: &rng) ? nil : Int.random(in: -5...5, using: &rng)
+        let cases: [Case] = [
+            Case(name: "a == \(x)", predicate: #Predicate { $0.a == x }, matches: { $0.a == x }),
+            Case(name: "a < \(x)", predicate: #Predicate { $0.a < x }, matches: { $0.a < x }),
+            Case(name: "a >= \(x)", predicate: #Predicate { $0.a >= x }, matches: { $0.a >= x }),
+            Case(name: "\(x) > a", predicate: #Predicate { x > $0.a }, matches: { x > $0.a }),
+            Case(
+                name: "a in \(set)", predicate: #Predicate { set.contains($0.a) },
+                matches: { set.contains($0.a) }),
+            Case(name: "b == \(s)", predicate: #Predicate { $0.b == s }, matches: { $0.b == s }),
+            Case(name: "b <= \(s)", predicate: #Predicate { $0.b <= s }, matches: { $0.b <= s }),
+            Case(
+                name: "b starts \(s)", predicate: #Predicate { $0.b.starts(with: s) },
+                matches: { $0.b.starts(with: s) }),
+            Case(name: "c > \(d)", predicate: #Predicate { $0.c > d }, matches: { $0.c > d }),
+            Case(
+                name: "stage == \(stage)", predicate: #Predicate { $0.stage == stage },
+                matches: { $0.stage == stage }),
+            Case(name: "when < date", predicate: #Predicate { $0.when < date }, matches: { $0.when < date }),
+            Case(name: "flag", predicate: #Predicate { $0.flag }, matches: { $0.flag }),
+            Case(name: "!flag", predicate: #Predicate { !$0.flag }, matches: { !$0.flag }),
+            Case(
+                name: "opt == \(String(describing: o))", predicate: #Predicate { $0.opt == o },
+                matches: { $0.opt == o }),
+            Case(
+                name: "a > \(x) && b < \(s) && c <= \(d)",
+                predicate: #Predicate { $0.a > x && $0.b < s && $0.c <= d },
+                matches: { $0.a > x && $0.b < s && $0.c <= d }),
+            Case(
+                name: "a > \(x) && a < \(x + 10)", predicate: #Predicate { $0.a > x && $0.a < x + 10 },
+                matches: { $0.a > x && $0.a < x + 10 }),
+            // Candidates from the index on rank, the rest checked on the fields.
+            Case(
+                name: "rank == \(r) && a <= \(x)", predicate: #Predicate { $0.rank == r && $0.a <= x },
+                matches: { $0.rank == r && $0.a <= x }),
+            Case(
+                name: "rank >= \(r) && b starts \(s)",
+                predicate: #Predicate { $0.rank >= r && $0.b.starts(with: s) },
+                matches: { $0.rank >= r && $0.b.starts(with: s) }),
+            // A condition the reader cannot check beside one it can: the predicate decides the rest.
+            Case(
+                name: "a < \(x) || b == \(s), and c > \(d)",
+                predicate: #Predicate { ($0.a < x || $0.b == s) && $0.c > d },
+                matches: { ($0.a < x || $0.b == s) && $0.c > d }),
+        ]
+        return cases.randomElement(using: &rng)!
+    }
+
+    /// The record another writer might make of `sample`: its fields in reverse order, and without
+    /// `a` when it holds the default.
+    func foreignRecord(_ sample: Sample) throws -> [UInt8] {
+        let bytes = try sample.encodeRecord().bytes
+        guard case .map(let entries) = try CBORValue(decoding: bytes) else { return bytes }
+        let kept = entries.reversed().filter { !($0.key == .text("a") && sample.a == 7) }
+        return CBORValue.map(Array(kept)).encoded
+    }
+
+    @Test func randomConditionsMatchABruteForceFilter() throws {
+        var rng = SeededGenerator(seed: 0x5a_3b1e)
+        let url = directory.url
+        let store = try Store(at: url, types: [Sample.self])
+        var samples: [Int: Sample] = [:]
+        try store.write { tx in
+            for id in 0..<600 {
+                var sample = randomSample(id: id, using: &rng)
+                if id % 5 == 0 { sample.a = 7 }
+                samples[id] = sample
+                try tx.insert(sample)
+            }
+        }
+        // A third of the records rewritten as another writer would: reordered, the default left out.
+        let environment = try LMDB.Environment.open(at: url.path)
+        let records = try environment.database(named: "Sample", create: false)
+        try environment.write { txn in
+            for id in stride(from: 0, to: 600, by: 3) {
+                try txn.put(try foreignRecord(samples[id]!), forKey: try KeyEncoder().encode(id), in: records)
+            }
+        }
+        let all = samples.values.sorted { $0.id < $1.id }
+        for _ in 0..<300 {
+            let query = randomCase(using: &rng)
+            let found = try store.objects(Sample.self).filter(query.predicate).fetch()
+            #expect(found == all.filter(query.matches), "\(query.name)")
+            let inTransaction = try store.read { try $0.objects(Sample.self).filter(query.predicate).fetch() }
+            #expect(inTransaction == found, "\(query.name)")
+        }
+    }
+
+    @Test func onlyTheObjectsAQueryReturnsAreDecoded() throws {
+        let url = directory.url
+        let store = try Store(at: url, types: [Sample.self])
+        let when = Date(timeIntervalSinceReferenceDate: 0)
+        try store.write { tx in
+            for id in 1...4 {
+                try tx.insert(
+                    Sample(
+                        id: id, rank: id, a: id, b: "s\(id)", c: 0, stage: .todo, when: when, flag: false,
+                        opt: nil))
+            }
+        }
+        // Record 3's `c` no longer reads as a Double.
+        let environment = try LMDB.Environment.open(at: url.path)
+        let records = try environment.database(named: "Sample", create: false)
+        let stored = try #require(
+            try environment.read { try $0.get(try KeyEncoder().encode(3), in: records) })
+        guard case .map(let entries) = try CBORValue(decoding: stored) else {
+            Issue.record("a record is a map")
+            return
+        }
+        let damaged = CBORValue.map(
+            entries.map { $0.key == .text("c") ? .init(key: $0.key, value: .text("x")) : $0 })
+        try environment.write { try $0.put(damaged.encoded, forKey: try KeyEncoder().encode(3), in: records) }
+
+        // A query whose condition record 3's fields fail passes over it without decoding it, by a
+        // walk of the records and through the index alike…
+        #expect(try store.objects(Sample.self).filter(#Predicate { $0.a > 3 }).fetch().map(\.id) == [4])
+        #expect(try store.objects(Sample.self).filter(#Predicate { $0.a < 3 }).fetch().map(\.id) == [1, 2])
+        #expect(
+            try store.objects(Sample.self).filter(#Predicate { $0.rank >= 2 && $0.b < "s3" }).fetch().map(
+                \.id)
+                == [2])
+        #expect(
+            try store.objects(Sample.self).filter(#Predicate { $0.rank >= 2 && $0.a > 3 }).fetch().map(\.id)
+                == [4])
+        // …and one that returns it names the record and the field that does not read.
+        for predicate in [#Predicate<Sample> { $0.a >= 3 }, #Predicate<Sample> { $0.rank == 3 && $0.a == 3 }]
+        {
+            #expect {
+                _ = try store.objects(Sample.self).filter(predicate).fetch()
+            } throws: { error in
+                guard case .recordDoesNotDecode(let type, let key, let field, _)? = error as? LodeError else {
+                    return false
+                }
+                return type == "Sample" && key == "3" && field == "c"
+            }
+        }
+    }
+}
