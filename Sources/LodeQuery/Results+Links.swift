@@ -106,15 +106,15 @@ extension Results {
     public func fetch<Target: Persistable>(including link: KeyPath<Element, Link<Target>?>) throws -> [(
         object: Element, linked: Target?
     )] {
-        let (objects, keys, linked) = try fetchLinked(Target.self) { object in
+        let (objects, positions, linked) = try fetchLinked(Target.self) { object in
             object[keyPath: link].map { [$0.primaryKey] } ?? []
         }
-        var result: [(object: Element, linked: Target?)] = []
-        result.reserveCapacity(objects.count)
+        let result = ObjectCollector<(object: Element, linked: Target?)>(capacity: objects.count)
         for index in 0..<objects.count {
-            result.append((objects[index], keys[index].first.flatMap { linked[$0] }))
+            let position = positions[index].first ?? -1
+            result.append((objects[index], position >= 0 ? linked[position] : nil))
         }
-        return result
+        return result.take()
     }
 
     /// Every object with the objects its to-many link `links` points at, in link order (missing ones
@@ -127,44 +127,54 @@ extension Results {
     public func fetch<Target: Persistable>(including links: KeyPath<Element, [Link<Target>]>) throws -> [(
         object: Element, linked: [Target]
     )] {
-        let (objects, keys, linked) = try fetchLinked(Target.self) { $0[keyPath: links].map(\.primaryKey) }
-        var result: [(object: Element, linked: [Target])] = []
-        result.reserveCapacity(objects.count)
-        for index in 0..<objects.count {
-            result.append((objects[index], keys[index].compactMap { linked[$0] }))
+        let (objects, positions, linked) = try fetchLinked(Target.self) {
+            $0[keyPath: links].map(\.primaryKey)
         }
-        return result
+        let result = ObjectCollector<(object: Element, linked: [Target])>(capacity: objects.count)
+        for index in 0..<objects.count {
+            let targets = ObjectCollector<Target>(capacity: positions[index].count)
+            for position in positions[index] where position >= 0 { targets.append(linked[position]) }
+            result.append((objects[index], targets.take()))
+        }
+        return result.take()
     }
 
-    /// The objects, the keys each links to through `targetKeys` (read once each: a key path is not
-    /// free), and by key every object they link to, read on the results' version in one transaction.
+    /// The objects, where among the linked objects each one's links point (read once each: a key
+    /// path is not free; -1 for a linked object that does not exist), and the linked objects, read on
+    /// the results' version in one transaction. (Positions, not a dictionary of objects: the generic
+    /// code here is unspecialized, and each lookup of an optional object would look up its metadata.)
     private func fetchLinked<Target: Persistable>(
         _ target: Target.Type, _ targetKeys: (Element) -> [[UInt8]]
-    ) throws -> ([Element], [[ByteKey]], [ByteKey: Target]) {
+    ) throws -> ([Element], [[Int]], [Target]) {
         let evaluation = try evaluation()
         let objects = try fetch()
-        var wanted = Set<ByteKey>()
+        var wanted: [ByteKey: Int] = [:]
         var keysOfObjects: [[ByteKey]] = []
         keysOfObjects.reserveCapacity(objects.count)
         for object in objects {
             let keys = targetKeys(object).map(ByteKey.init)
-            for key in keys { wanted.insert(key) }
+            for key in keys { wanted[key] = -1 }
             keysOfObjects.append(keys)
         }
-        let linked = try read(at: evaluation) { transaction -> [ByteKey: Target] in
+        let linked = try read(at: evaluation) { transaction -> [Target] in
             let state = try transaction.typeState(Target.self)
-            var found: [ByteKey: Target] = [:]
-            found.reserveCapacity(wanted.count)
+            let found = ObjectCollector<Target>(capacity: wanted.count)
+            guard let records = state.records else { return [] }
+            let reader = ObjectReader<Target>()
             // In key order: neighbouring keys share B-tree pages.
-            for key in wanted.sorted(by: { $0.bytes.lexicographicallyPrecedes($1.bytes) })
+            for key in wanted.keys.sorted(by: { $0.bytes.lexicographicallyPrecedes($1.bytes) })
             where key.bytes.count <= IndexKeyLimit.maximum {
-                if let target = try transaction.object(Target.self, keyBytes: key.bytes, state: state) {
-                    found[key] = target
+                try key.bytes.withUnsafeBytes { bytes in
+                    guard let record = try transaction.lmdb.valueInPlace(forKey: bytes, in: records) else {
+                        return
+                    }
+                    wanted[key] = found.count
+                    found.append(try reader.read(record, key: bytes))
                 }
             }
-            return found
+            return found.take()
         }
-        return (objects, keysOfObjects, linked)
+        return (objects, keysOfObjects.map { $0.map { wanted[$0] ?? -1 } }, linked)
     }
 
     // MARK: Planning

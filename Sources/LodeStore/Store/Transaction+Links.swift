@@ -32,15 +32,23 @@ extension Transaction {
     /// - Complexity: O(*k* log *n*) for *k* links, one decode each.
     /// - Throws: as ``object(_:)``.
     public func objects<T: Persistable>(linkedBy links: [Link<T>]) throws -> [T] {
-        let state = try typeState(T.self)
-        var found: [T] = []
-        found.reserveCapacity(links.count)
-        for link in links where link.primaryKey.count <= IndexKeyLimit.maximum {
-            if let target = try object(T.self, keyBytes: link.primaryKey, state: state) {
-                found.append(target)
+        try existingObjects(T.self, keys: links.map(\.primaryKey))
+    }
+
+    /// The objects stored under `keys` that exist, in order: read in place and collected without an
+    /// optional or an array append of the generic type per object (each a metadata lookup in this
+    /// unspecialized code).
+    package func existingObjects<T: Persistable>(_ type: T.Type, keys: [[UInt8]]) throws -> [T] {
+        guard let records = try typeState(T.self).records else { return [] }
+        let reader = ObjectReader<T>()
+        let found = ObjectCollector<T>(capacity: keys.count)
+        for key in keys where key.count <= IndexKeyLimit.maximum {
+            try key.withUnsafeBytes { key in
+                guard let record = try lmdb.valueInPlace(forKey: key, in: records) else { return }
+                found.append(try reader.read(record, key: key))
             }
         }
-        return found
+        return found.take()
     }
 
     /// The objects of `Source` whose to-one link `keyPath` points at `target`, in primary-key order:
@@ -100,13 +108,6 @@ extension Transaction {
     private func objects<Source: Persistable>(_ type: Source.Type, linkingTo target: [UInt8], field: String)
         throws -> [Source]
     {
-        let keys = try linkingKeys(Source.self, to: target, field: field)
-        let state = try typeState(Source.self)
-        var found: [Source] = []
-        found.reserveCapacity(keys.count)
-        for key in keys {
-            if let object = try object(Source.self, keyBytes: key, state: state) { found.append(object) }
-        }
-        return found
+        try existingObjects(Source.self, keys: try linkingKeys(Source.self, to: target, field: field))
     }
 }
