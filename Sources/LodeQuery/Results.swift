@@ -256,6 +256,15 @@ public struct Results<Element: Persistable>: @unchecked Sendable {
         // Set when the walk of the records already did the per-object check of step 2.
         var checkedObjects: [Element]?
         var visited = false
+        // An in-memory sort cut by an offset or a limit, of a model of the macro: the sort values
+        // are read from the records' fields (during the walk of the records when there is one) and
+        // only the objects kept are decoded.
+        let plannedColumns =
+            execution.plan.ordering == .inMemory && linkedSort == nil
+            ? SortColumns(sortDescriptors, codec: state.schema.recordCodec) : nil
+        let sortsRecords = plannedColumns?.readsRecords == true && (offsetCount > 0 || limitCount != nil)
+        // The records the walk read the sort values of, in the candidates' order.
+        var sortedRecords: [UnsafeRawBufferPointer]?
         switch execution.source {
         case .primaryKeys(let keys):
             for key in keys where key.count <= IndexKeyLimit.maximum {
@@ -295,13 +304,24 @@ public struct Results<Element: Persistable>: @unchecked Sendable {
                     candidates.reserve(entries)
                     visitor?.1(entries)
                 }
+                var walked: [UnsafeRawBufferPointer]? = sortsRecords ? [] : nil
                 for (range, _) in normalized {
                     try scan(lmdb, records, range) { key, value in
                         candidates.append(key)
+                        if walked != nil {
+                            if plannedColumns!.append(record: value) {
+                                walked!.append(value)
+                            } else {
+                                // A record whose sort fields do not read: objects decide.
+                                plannedColumns!.removeAll()
+                                walked = nil
+                            }
+                        }
                         try visit?(transaction, key, value)
                         return true
                     }
                 }
+                sortedRecords = walked
                 visited = visit != nil
             }
         case .index(let database, let ranges):
@@ -356,6 +376,7 @@ public struct Results<Element: Persistable>: @unchecked Sendable {
         }
 
         // 3. Order.
+        var windowed = false
         var ordering = execution.plan.ordering
         if case .index = ordering, lossy { ordering = .inMemory }
         switch ordering {
@@ -365,6 +386,21 @@ public struct Results<Element: Persistable>: @unchecked Sendable {
         case .index(_, let reversed):
             if reversed { (keys, objects) = reverse(keys, objects, groups: groupStarts) }
         case .inMemory:
+            let descriptors = sortDescriptors
+            // Each object's sort values are read once, not in every comparison; from the records'
+            // fields for a model of the macro whose sorted objects are cut by an offset or a limit:
+            // then only the objects kept are decoded.
+            let columns =
+                plannedColumns
+                ?? (linkedSort == nil ? SortColumns(descriptors, codec: state.schema.recordCodec) : nil)
+            if objects == nil, let columns, columns.readsRecords, offsetCount > 0 || limitCount != nil,
+                let sorted = try sortedWindow(
+                    keys, records: sortedRecords, in: records, columns: columns, lmdb: lmdb)
+            {
+                (keys, objects) = sorted
+                windowed = true
+                break
+            }
             if objects == nil {
                 objects = try (0..<keys.count).map { index in
                     let key = Array(keys[index])
@@ -377,7 +413,19 @@ public struct Results<Element: Persistable>: @unchecked Sendable {
                 }
             }
             let all = objects!
-            let descriptors = sortDescriptors
+            if let columns {
+                for object in all { columns.append(object) }
+                let permutation = Array(0..<keys.count).sorted { a, b in
+                    switch columns.compare(a, b) {
+                    case .orderedAscending: return true
+                    case .orderedDescending: return false
+                    case .orderedSame: return keys.precedes(a, b)
+                    }
+                }
+                keys = keys.reordered(permutation)
+                objects = permutation.map { all[$0] }
+                break
+            }
             // A sort through a link decides first: each object's linked value, read once per link.
             let linkedValues = try linkedSort.map { sort in
                 try all.map { try sort.value(sort.targetKey($0), resolver) }
@@ -405,16 +453,62 @@ public struct Results<Element: Persistable>: @unchecked Sendable {
         }
         if execution.plan.ordering != ordering { evaluation.plan.ordering = ordering }
 
-        // 4. Offset and limit.
-        let lower = Swift.min(offsetCount, keys.count)
-        let upper = limitCount.map { $0 >= keys.count - lower ? keys.count : lower + $0 } ?? keys.count
-        if lower != 0 || upper != keys.count {
+        // 4. Offset and limit (unless the sort kept only its window).
+        let (lower, upper) = window(count: keys.count)
+        if !windowed && (lower != 0 || upper != keys.count) {
             keys = keys.slice(lower..<upper)
             objects = objects.map { Array($0[lower..<upper]) }
         }
         evaluation.keys = keys
         evaluation.objects = objects
         return (evaluation, visited)
+    }
+
+    /// The positions offset and limit keep of `count` sorted objects.
+    private func window(count: Int) -> (lower: Int, upper: Int) {
+        let lower = Swift.min(offsetCount, count)
+        return (lower, limitCount.map { $0 >= count - lower ? count : lower + $0 } ?? count)
+    }
+
+    /// The objects under `keys` sorted by `columns` (ties in key order), cut to the offset and limit,
+    /// with their keys: the sort values read from the records' fields and only the objects kept
+    /// decoded. `walked` are the records when a walk already read their values into `columns`; else
+    /// each is looked up in `database`. Nil when a record's sort fields do not read (the caller sorts
+    /// decoded objects).
+    private func sortedWindow(
+        _ keys: KeyList, records walked: [UnsafeRawBufferPointer]?, in database: Database,
+        columns: SortColumns<Element>, lmdb: LMDBTransaction
+    ) throws -> (KeyList, [Element])? {
+        var found: [UnsafeRawBufferPointer] = walked ?? []
+        found.reserveCapacity(keys.count)
+        for index in (walked == nil ? 0 : keys.count)..<keys.count {
+            let key = Array(keys[index])
+            guard let record = try key.withUnsafeBytes({ try lmdb.valueInPlace(forKey: $0, in: database) })
+            else {
+                throw LodeError.objectNotFound(
+                    type: Element.schema.typeName, key: KeyDescription.describe(key))
+            }
+            guard columns.append(record: record) else {
+                columns.removeAll()
+                return nil
+            }
+            found.append(record)
+        }
+        let permutation = Array(0..<keys.count).sorted { a, b in
+            switch columns.compare(a, b) {
+            case .orderedAscending: return true
+            case .orderedDescending: return false
+            case .orderedSame: return keys.precedes(a, b)
+            }
+        }
+        let (lower, upper) = window(count: keys.count)
+        let kept = Array(permutation[lower..<upper])
+        let objects = ObjectCollector<Element>(capacity: kept.count)
+        let reader = ObjectReader<Element>()
+        for index in kept {
+            try Array(keys[index]).withUnsafeBytes { objects.append(try reader.read(found[index], key: $0)) }
+        }
+        return (keys.reordered(kept), objects.take())
     }
 
     /// Calls `visit` for each entry of `range` in `database`, in key order, until it returns false.

@@ -142,6 +142,65 @@ struct Sample: Equatable {
         }
     }
 
+    @Test func sortsByPropertiesWithoutAnIndexMatchABruteForceSort() throws {
+        var rng = SeededGenerator(seed: 0x50_27ed)
+        let url = directory.url
+        let store = try Store(at: url, types: [Sample.self])
+        var samples: [Int: Sample] = [:]
+        try store.write { tx in
+            for id in 0..<500 {
+                var sample = randomSample(id: id, using: &rng)
+                if id % 5 == 0 { sample.a = 7 }
+                samples[id] = sample
+                try tx.insert(sample)
+            }
+        }
+        let environment = try LMDB.Environment.open(at: url.path)
+        let records = try environment.database(named: "Sample", create: false)
+        try environment.write { txn in
+            for id in stride(from: 1, to: 500, by: 4) {
+                try txn.put(try foreignRecord(samples[id]!), forKey: try KeyEncoder().encode(id), in: records)
+            }
+        }
+        let all = samples.values.sorted { $0.id < $1.id }
+        let sorts: [[SortDescriptor<Sample>]] = [
+            [SortDescriptor(\.a)], [SortDescriptor(\.a, order: .reverse)], [SortDescriptor(\.c)],
+            [SortDescriptor(\.when, order: .reverse), SortDescriptor(\.a)],
+            [SortDescriptor(\.a), SortDescriptor(\.c, order: .reverse)],
+            // A string's descriptor compares with its comparator: not read as a column.
+            [SortDescriptor(\.a), SortDescriptor(\.b)],
+        ]
+        for round in 0..<200 {
+            let sort = sorts.randomElement(using: &rng)!
+            let x = Int.random(in: -22...22, using: &rng)
+            let filtered = round % 3 == 0
+            let offset = Int.random(in: 0..<3, using: &rng) == 0 ? Int.random(in: 0...40, using: &rng) : 0
+            let limit: Int? =
+                Int.random(in: 0..<4, using: &rng) == 0 ? nil : Int.random(in: 0...30, using: &rng)
+            var want = (filtered ? all.filter { $0.c > Double(x) } : all).enumerated().sorted { lhs, rhs in
+                for descriptor in sort {
+                    switch descriptor.compare(lhs.element, rhs.element) {
+                    case .orderedAscending: return true
+                    case .orderedDescending: return false
+                    case .orderedSame: continue
+                    }
+                }
+                return lhs.offset < rhs.offset
+            }.map(\.element).dropFirst(offset).map { $0 }
+            if let limit { want = Array(want.prefix(limit)) }
+            var results = store.objects(Sample.self)
+            if filtered {
+                let bound = Double(x)
+                results = results.filter(#Predicate { $0.c > bound })
+            }
+            results = results.sorted(by: sort).offset(offset)
+            if let limit { results = results.limit(limit) }
+            #expect(
+                try results.fetch() == want,
+                "round \(round): \(sort), offset \(offset), limit \(String(describing: limit))")
+        }
+    }
+
     @Test func onlyTheObjectsAQueryReturnsAreDecoded() throws {
         let url = directory.url
         let store = try Store(at: url, types: [Sample.self])
@@ -178,6 +237,10 @@ struct Sample: Equatable {
         #expect(
             try store.objects(Sample.self).filter(#Predicate { $0.rank >= 2 && $0.a > 3 }).fetch().map(\.id)
                 == [4])
+        // A sort cut by a limit decodes only the objects it keeps (the sort field is read alone).
+        #expect(
+            try store.objects(Sample.self).sorted(by: \.a, ascending: false).limit(1).fetch().map(\.id) == [4]
+        )
         // …and one that returns it names the record and the field that does not read.
         for predicate in [#Predicate<Sample> { $0.a >= 3 }, #Predicate<Sample> { $0.rank == 3 && $0.a == 3 }]
         {

@@ -81,6 +81,7 @@ final class SQLiteBaseline {
     private var pageStatement: OpaquePointer?
     private var namesStatement: OpaquePointer?
     private var valueBelowStatement: OpaquePointer?
+    private var topByValueStatement: OpaquePointer?
 
     init(path: String, synchronous: Bool = true) throws {
         guard sqlite3_open(path, &db) == SQLITE_OK else { throw BenchError.sqlite("open \(path)") }
@@ -104,6 +105,7 @@ final class SQLiteBaseline {
             insertStatement, selectByID, scanAll, selectByScore, updateScore, idsByScoreStatement,
             idsAndScoresStatement,
             idsOfScoreStatement, updateBoth, namesStatement, pageStatement, valueBelowStatement,
+            topByValueStatement,
         ] {
             sqlite3_finalize(statement)
         }
@@ -244,6 +246,20 @@ final class SQLiteBaseline {
         sqlite3_bind_double(valueBelowStatement, 1, bound)
         var rows: [Row] = []
         while sqlite3_step(valueBelowStatement) == SQLITE_ROW { rows.append(row(valueBelowStatement)) }
+        return rows
+    }
+
+    /// The `limit` rows of the largest value, a column without an index: every row is read and the
+    /// top ones kept.
+    func rows(topByValue limit: Int) throws -> [Row] {
+        if topByValueStatement == nil {
+            topByValueStatement = try prepare(
+                "SELECT id, name, score, value FROM rows ORDER BY value DESC, id LIMIT ?")
+        }
+        sqlite3_reset(topByValueStatement)
+        sqlite3_bind_int64(topByValueStatement, 1, Int64(limit))
+        var rows: [Row] = []
+        while sqlite3_step(topByValueStatement) == SQLITE_ROW { rows.append(row(topByValueStatement)) }
         return rows
     }
 

@@ -127,6 +127,25 @@ enum CoreSystems {
         ]
     }
 
+    /// The 100 rows of the largest value, a property without an index: an in-memory sort cut by a
+    /// limit (Lode's generated reader reads the value alone and decodes the 100 kept).
+    static func sortedTop(_ fixture: Fixture, sink: Sink) -> [System] {
+        [
+            System(name: "Lode") {
+                sink.value &+= try fixture.store.read { tx in
+                    try tx.objects(Row.self).sorted(by: \.value, ascending: false).limit(100).fetch().count
+                }
+            },
+            System(name: "SQLite") { sink.value &+= try fixture.sqlite.rows(topByValue: 100).count },
+            System(name: "Lode (Codable)") {
+                sink.value &+= try fixture.codableStore.read { tx in
+                    try tx.objects(CodableRow.self).sorted(by: \.value, ascending: false).limit(100).fetch()
+                        .count
+                }
+            },
+        ]
+    }
+
     /// The rows whose score is in ``rangeBounds``, through the index, decoded.
     static func range(_ fixture: Fixture, sink: Sink) -> [System] {
         let (lower, upper) = rangeBounds

@@ -109,6 +109,10 @@ enum Instructions {
             let fixture = try Fixture(count: settings.size(1_000_000))
             return (CoreSystems.filteredScan(fixture, sink: Sink()), fixture.rows.count)
         },
+        InstructionWorkload(name: "sorted-top", title: "top 100 by a property without an index") { settings in
+            let fixture = try Fixture(count: settings.size(1_000_000))
+            return (CoreSystems.sortedTop(fixture, sink: Sink()), fixture.rows.count)
+        },
         InstructionWorkload(
             name: "projection", title: "one field of every object (values(of:) / SELECT name)"
         ) {
@@ -236,7 +240,8 @@ enum Instructions {
         switch workload {
         case "decode": return ["Lode", "Lode (Codable)", "Codable floor"]
         case "encode": return ["Lode", "Lode (Codable)"]
-        case "range-query", "projection", "filtered-scan": return ["Lode", "SQLite", "Lode (Codable)"]
+        case "range-query", "projection", "filtered-scan", "sorted-top":
+            return ["Lode", "SQLite", "Lode (Codable)"]
         case "update-10pct": return ["Lode", "raw LMDB", "SQLite", "Lode (whole object)", "Lode (Codable)"]
         case "durable-commits": return ["Lode", "raw LMDB", "SQLite"]
         default: return ["Lode", "raw LMDB", "SQLite", "Lode (Codable)"]

@@ -83,7 +83,8 @@ func codingCost(_ rows: [Row], runs: Int) throws -> (encode: Double, decode: Dou
 enum Workloads {
     static let all: [(String, @Sendable (Settings) throws -> [Figure])] = [
         ("bulk-insert", bulkInsert), ("point-reads", pointReads), ("scan-decode", scanAndDecode),
-        ("range-query", rangeQuery), ("filtered-scan", filteredScan), ("projection", projection),
+        ("range-query", rangeQuery), ("filtered-scan", filteredScan), ("sorted-top", sortedTop),
+        ("projection", projection),
         ("durable-commits", durableCommits),
         ("update-10pct", updateTenPercent),
         ("live-sorted", liveSorted), ("live-sectioned", liveSectioned),
@@ -201,6 +202,23 @@ enum Workloads {
                     Timing(system: "Lode (Codable)", runs: times[2], operations: fixture.rows.count),
                 ],
                 notes: ["\(found) objects found; plan: \(plan)"])
+        ]
+    }
+
+    static func sortedTop(_ settings: Settings) throws -> [Figure] {
+        let fixture = try Fixture(count: settings.size(1_000_000))
+        let times = try alternate(runs: settings.runs, CoreSystems.sortedTop(fixture, sink: Sink()))
+        let plan = try fixture.store.objects(Row.self).sorted(by: \.value, ascending: false).limit(100)
+            .explain()
+        return [
+            Figure(
+                workload: "top 100 by a property without an index", size: fixture.rows.count,
+                timings: [
+                    Timing(system: "Lode", runs: times[0], operations: fixture.rows.count),
+                    Timing(system: "SQLite", runs: times[1], operations: fixture.rows.count),
+                    Timing(system: "Lode (Codable)", runs: times[2], operations: fixture.rows.count),
+                ],
+                notes: ["plan: \(plan)"])
         ]
     }
 

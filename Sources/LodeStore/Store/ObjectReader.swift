@@ -110,6 +110,19 @@ package final class ObjectCollector<T> {
         capacity = newCapacity
     }
 
+    /// The object collected at `index`.
+    package subscript(index: Int) -> T {
+        precondition(index >= 0 && index < count, "index \(index) out of 0..<\(count)")
+        return base[index]
+    }
+
+    /// Drops the last object collected.
+    package func removeLast() {
+        precondition(count > 0, "no object to remove")
+        count -= 1
+        (base + count).deinitialize(count: 1)
+    }
+
     /// Drops the objects collected.
     package func removeAll() {
         base.deinitialize(count: count)
