@@ -73,6 +73,19 @@ import Testing
         try check(3.5)
         try check(Date(timeIntervalSince1970: 1_000))
         try check(["a", "b"])
+        // Integers and strings, read without the generic encoder: the same bytes as the Swift key's.
+        var rng = SeededGenerator(seed: 0x11_4e)
+        let scalars: [Unicode.Scalar] = ["a", "Z", "é", "\u{301}", "日", "🙂", "\u{0}"]
+        for _ in 0..<200 {
+            try check(Int.random(in: Int.min...Int.max, using: &rng))
+            try check(Int.random(in: -300...300, using: &rng))
+            try check(
+                String(
+                    String.UnicodeScalarView(
+                        (0..<Int.random(in: 0...6, using: &rng)).map { _ in
+                            scalars.randomElement(using: &rng)!
+                        })))
+        }
     }
 
     @Test func aLinkRoundTripsThroughJSONAsTheKeysValue() throws {
