@@ -350,6 +350,7 @@ public struct Results<Element: Persistable>: @unchecked Sendable {
         } else if !execution.covered || lossy || !linkFilters.isEmpty {
             var kept = KeyList()
             let keptObjects = ObjectCollector<Element>()
+            let reader = ObjectReader<Element>()
             var keptGroups: [Int] = []
             var group = 0
             for index in 0..<candidates.count {
@@ -362,7 +363,7 @@ public struct Results<Element: Persistable>: @unchecked Sendable {
                 guard let record = try key.withUnsafeBytes({ try lmdb.valueInPlace(forKey: $0, in: records) })
                 else { continue }
                 if let filter, filter.rejects(record) { continue }
-                let object = try key.withUnsafeBytes { try ObjectReader<Element>().read(record, key: $0) }
+                let object = try key.withUnsafeBytes { try reader.read(record, key: $0) }
                 if try predicates.allSatisfy({ try $0.evaluate(object) }),
                     zip(linkFilters, linkMatches).allSatisfy({ $0.accepts(object, matching: $1) })
                 {
@@ -402,15 +403,8 @@ public struct Results<Element: Persistable>: @unchecked Sendable {
                 break
             }
             if objects == nil {
-                objects = try (0..<keys.count).map { index in
-                    let key = Array(keys[index])
-                    guard let object = try transaction.object(Element.self, keyBytes: key, state: state)
-                    else {
-                        throw LodeError.objectNotFound(
-                            type: Element.schema.typeName, key: KeyDescription.describe(key))
-                    }
-                    return object
-                }
+                // Candidates from an index come in its order, not the keys'.
+                objects = try transaction.objects(Element.self, keys: keys, ascending: false)
             }
             let all = objects!
             if let columns {

@@ -111,28 +111,37 @@ struct Sample: Equatable {
         return CBORValue.map(Array(kept)).encoded
     }
 
-    @Test func randomConditionsMatchABruteForceFilter() throws {
-        var rng = SeededGenerator(seed: 0x5a_3b1e)
+    /// A store of `count` random samples (every fifth with `a` at its default), the records of
+    /// `rewritten` rewritten as another writer would make them (see ``foreignRecord(_:)``); the samples
+    /// in key order.
+    func sampleStore(_ count: Int, rewritten: StrideTo<Int>, using rng: inout some RandomNumberGenerator)
+        throws -> (Store, [Sample])
+    {
         let url = directory.url
         let store = try Store(at: url, types: [Sample.self])
-        var samples: [Int: Sample] = [:]
+        var samples: [Sample] = []
         try store.write { tx in
-            for id in 0..<600 {
+            for id in 0..<count {
                 var sample = randomSample(id: id, using: &rng)
                 if id % 5 == 0 { sample.a = 7 }
-                samples[id] = sample
+                samples.append(sample)
                 try tx.insert(sample)
             }
         }
-        // A third of the records rewritten as another writer would: reordered, the default left out.
         let environment = try LMDB.Environment.open(at: url.path)
         let records = try environment.database(named: "Sample", create: false)
         try environment.write { txn in
-            for id in stride(from: 0, to: 600, by: 3) {
-                try txn.put(try foreignRecord(samples[id]!), forKey: try KeyEncoder().encode(id), in: records)
+            for id in rewritten {
+                try txn.put(try foreignRecord(samples[id]), forKey: try KeyEncoder().encode(id), in: records)
             }
         }
-        let all = samples.values.sorted { $0.id < $1.id }
+        return (store, samples)
+    }
+
+    @Test func randomConditionsMatchABruteForceFilter() throws {
+        var rng = SeededGenerator(seed: 0x5a_3b1e)
+        // A third of the records rewritten as another writer would: reordered, the default left out.
+        let (store, all) = try sampleStore(600, rewritten: stride(from: 0, to: 600, by: 3), using: &rng)
         for _ in 0..<300 {
             let query = randomCase(using: &rng)
             let found = try store.objects(Sample.self).filter(query.predicate).fetch()
@@ -144,25 +153,7 @@ struct Sample: Equatable {
 
     @Test func sortsByPropertiesWithoutAnIndexMatchABruteForceSort() throws {
         var rng = SeededGenerator(seed: 0x50_27ed)
-        let url = directory.url
-        let store = try Store(at: url, types: [Sample.self])
-        var samples: [Int: Sample] = [:]
-        try store.write { tx in
-            for id in 0..<500 {
-                var sample = randomSample(id: id, using: &rng)
-                if id % 5 == 0 { sample.a = 7 }
-                samples[id] = sample
-                try tx.insert(sample)
-            }
-        }
-        let environment = try LMDB.Environment.open(at: url.path)
-        let records = try environment.database(named: "Sample", create: false)
-        try environment.write { txn in
-            for id in stride(from: 1, to: 500, by: 4) {
-                try txn.put(try foreignRecord(samples[id]!), forKey: try KeyEncoder().encode(id), in: records)
-            }
-        }
-        let all = samples.values.sorted { $0.id < $1.id }
+        let (store, all) = try sampleStore(500, rewritten: stride(from: 1, to: 500, by: 4), using: &rng)
         let sorts: [[SortDescriptor<Sample>]] = [
             [SortDescriptor(\.a)], [SortDescriptor(\.a, order: .reverse)], [SortDescriptor(\.c)],
             [SortDescriptor(\.when, order: .reverse), SortDescriptor(\.a)],

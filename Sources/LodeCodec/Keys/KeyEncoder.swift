@@ -54,6 +54,20 @@ public struct KeyEncoder: Sendable {
             KeyEncodingState.appendInteger(Int64(unsafeBitCast(value, to: Int.self)), to: &bytes)
             return
         }
+        if T.self == CBORValue.self {
+            // A stored value (a link's key, an untyped record's field): an integer or a string as
+            // the Swift value it holds, without its `Encodable` containers and their casts.
+            switch unsafeBitCast(value, to: CBORValue.self) {
+            case .unsigned(let number) where number <= UInt64(Int64.max):
+                return KeyEncodingState.appendInteger(Int64(number), to: &bytes)
+            case .negative(let number) where number <= UInt64(Int64.max):
+                return KeyEncodingState.appendInteger(-1 - Int64(number), to: &bytes)
+            case .text(let text):
+                return try append(text, to: &bytes)
+            default:
+                break
+            }
+        }
         let state = KeyEncodingState()
         swap(&state.bytes, &bytes)
         defer { swap(&state.bytes, &bytes) }

@@ -44,18 +44,7 @@ public struct Link<Target: Persistable>: Codable, Hashable, Sendable, CustomStri
     /// - Throws: `EncodingError` when `value` cannot be a key.
     package init(value: CBORValue) throws {
         self.key = value
-        // An integer or a string, the common keys, encoded as the Swift value (the bytes the
-        // generic path through `CBORValue`'s `Encodable` gives, without its containers).
-        switch value {
-        case .unsigned(let number) where number <= UInt64(Int64.max):
-            self.primaryKey = try KeyEncoder().encode(Int(number))
-        case .negative(let number) where number <= UInt64(Int64.max):
-            self.primaryKey = try KeyEncoder().encode(Int(-1 - Int64(number)))
-        case .text(let text):
-            self.primaryKey = try KeyEncoder().encode(text)
-        default:
-            self.primaryKey = try KeyEncoder().encode(value)
-        }
+        self.primaryKey = try KeyEncoder().encode(value)
     }
 
     /// A link whose key `value` encodes as `primaryKey` (the caller derived both).
