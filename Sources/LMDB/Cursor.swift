@@ -38,9 +38,11 @@ public class Cursor {
         self.transaction = transaction
         self.database = database
         self.handle = handle
+        tracksPosition = transaction.isWritable
     }
 
-    var tracksPosition: Bool { transaction.isWritable }
+    /// Whether the cursor keeps its position's key (a write transaction's cursor).
+    let tracksPosition: Bool
 
     func closeHandle() {
         if let handle { mdb_cursor_close(handle) }
@@ -120,7 +122,22 @@ public class Cursor {
     package func entryInPlace(_ step: Step) throws -> (
         key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer
     )? {
-        guard let (k, v) = try rawMove(step == .next ? MDB_NEXT : MDB_GET_CURRENT) else { return nil }
+        let op = step == .next ? MDB_NEXT : MDB_GET_CURRENT
+        // A read transaction's step, the walk of a scan: one call into LMDB (nothing to track, the
+        // same checks as `rawMove`).
+        guard !tracksPosition, let cursor = handle, transaction.handle != nil else {
+            guard let (k, v) = try rawMove(op) else { return nil }
+            return (
+                UnsafeRawBufferPointer(start: k.mv_data, count: k.mv_size),
+                UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size)
+            )
+        }
+        LockWatch.check(entering: "LMDB (mdb_cursor_get in \(database))")
+        var k = MDB_val()
+        var v = MDB_val()
+        let rc = mdb_cursor_get(cursor, &k, &v, op)
+        if rc == MDB_NOTFOUND { return nil }
+        if rc != MDB_SUCCESS { try check(rc, "mdb_cursor_get in \(database)") }
         return (
             UnsafeRawBufferPointer(start: k.mv_data, count: k.mv_size),
             UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size)

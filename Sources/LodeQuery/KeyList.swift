@@ -11,7 +11,11 @@ package protocol OrderedPrimaryKeys: Sendable {
 /// instead of a million), or a range of ordered entries kept by a layer above (live results' rows,
 /// shared copy-on-write so that handing out the current results after a commit copies nothing).
 package struct KeyList: Sendable {
+    /// The keys' bytes, one after another, in `storage[0..<used]`; the bytes after are room made for
+    /// more keys (zeros), so that appending one copies into the array's own elements without the
+    /// generic append's checks.
     private var storage: [UInt8] = []
+    private var used = 0
     private var ends: [Int] = []
     private var rows: (keys: any OrderedPrimaryKeys, lower: Int, count: Int)?
     /// Whether `rows` is set: read per key instead of `rows` (testing the optional copies its
@@ -57,25 +61,42 @@ package struct KeyList: Sendable {
     package mutating func reserve(_ count: Int) {
         precondition(!readsRows, "a list of live rows is read-only")
         ends.reserveCapacity(ends.count + count)
-        storage.reserveCapacity(storage.count + count * 9)
+        makeRoom(bytes: count * 9)
+    }
+
+    /// Makes sure `bytes` more bytes fit after the keys' bytes.
+    private mutating func makeRoom(bytes: Int) {
+        let room = storage.count - used
+        guard room < bytes else { return }
+        // At least doubling, as an array grows.
+        storage.append(contentsOf: repeatElement(0, count: Swift.max(bytes - room, storage.count)))
     }
 
     package mutating func append(_ key: some Collection<UInt8>) {
-        precondition(!readsRows, "a list of live rows is read-only")
-        storage.append(contentsOf: key)
-        ends.append(storage.count)
+        if key.withContiguousStorageIfAvailable({ append(UnsafeRawBufferPointer($0)) }) == nil {
+            Array(key).withUnsafeBytes { append($0) }
+        }
     }
 
     mutating func append(_ key: UnsafeRawBufferPointer) {
         precondition(!readsRows, "a list of live rows is read-only")
-        storage.append(contentsOf: key)
-        ends.append(storage.count)
+        let count = key.count
+        if count > 0 {
+            if storage.count - used < count { makeRoom(bytes: count) }
+            let start = used
+            storage.withUnsafeMutableBufferPointer { bytes in
+                UnsafeMutableRawPointer(bytes.baseAddress! + start).copyMemory(
+                    from: key.baseAddress!, byteCount: count)
+            }
+            used = start + count
+        }
+        ends.append(used)
     }
 
     /// The keys in the order `permutation` gives.
     func reordered(_ permutation: [Int]) -> KeyList {
         var result = KeyList()
-        result.storage.reserveCapacity(readsRows ? permutation.count * 17 : storage.count)
+        result.makeRoom(bytes: readsRows ? permutation.count * 17 : used)
         result.ends.reserveCapacity(permutation.count)
         for index in permutation { result.append(self[index]) }
         return result

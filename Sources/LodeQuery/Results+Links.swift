@@ -169,7 +169,7 @@ extension Results {
                         return
                     }
                     wanted[key] = found.count
-                    found.append(try reader.read(record, key: bytes))
+                    try reader.read(record, key: bytes, appendingTo: found)
                 }
             }
             return found.take()

@@ -24,15 +24,15 @@ extension Results {
     ///   field that does not decode alone is read through its object).
     public func values<V: Decodable & Equatable>(of keyPath: KeyPath<Element, V>) throws -> [V] {
         let name = fieldName(of: keyPath)
-        var fromRecord: ((UnsafeRawBufferPointer, (consuming V) -> Void) throws -> Bool)?
+        var fromRecord: ((UnsafeRawBufferPointer, UnsafeMutablePointer<V>) throws -> Bool)?
         if let codec = Element.schema.recordCodec, let field = codec.field(of: keyPath) {
             // A generated model: the property's field, read alone by the type's own reader.
-            let read = RecordReader.valueReader(V.self)
+            let place = RecordReader.valuePlacer(V.self)
             let fields = codec.fields
-            fromRecord = { record, found in
+            fromRecord = { record, value in
                 var reader = try RecordReader(record, names: fields)
                 guard try reader.seek(field: field) else { return false }
-                found(try read(&reader))
+                try place(&reader, value)
                 return true
             }
         }
@@ -51,25 +51,25 @@ extension Results {
         of first: KeyPath<Element, A>, _ second: KeyPath<Element, B>
     ) throws -> [(A, B)] {
         let (firstName, secondName) = (fieldName(of: first), fieldName(of: second))
-        var fromRecord: ((UnsafeRawBufferPointer, (consuming (A, B)) -> Void) throws -> Bool)?
+        var fromRecord: ((UnsafeRawBufferPointer, UnsafeMutablePointer<(A, B)>) throws -> Bool)?
         if let codec = Element.schema.recordCodec, let firstField = codec.field(of: first),
             let secondField = codec.field(of: second), firstField != secondField
         {
             // A generated model: both fields read alone, in the order the record holds them.
             let (readA, readB) = (RecordReader.valueReader(A.self), RecordReader.valueReader(B.self))
-            fromRecord = { record, found in
+            fromRecord = { record, pair in
                 var reader = try RecordReader(record, names: codec.fields)
                 if firstField < secondField {
                     guard try reader.seek(field: firstField) else { return false }
                     let a = try readA(&reader)
                     guard try reader.seek(field: secondField) else { return false }
-                    found((a, try readB(&reader)))
+                    pair.initialize(to: (a, try readB(&reader)))
                     return true
                 }
                 guard try reader.seek(field: secondField) else { return false }
                 let b = try readB(&reader)
                 guard try reader.seek(field: firstField) else { return false }
-                found((try readA(&reader), b))
+                pair.initialize(to: (try readA(&reader), b))
                 return true
             }
         }
@@ -93,15 +93,15 @@ extension Results {
     /// The values go into an ``ObjectCollector``, not an array appended to per object: in
     /// unspecialized generic code each append would look up the array's metadata.
     ///
-    /// For a type with a generated codec, `fromRecord` reads the projection from the record and hands
-    /// it over (false when the record lacks a field: the object, with its defaults, decides); the fields are the
-    /// properties, so nothing is compared. A record it cannot read is decoded whole, so the error is
-    /// the object's.
+    /// For a type with a generated codec, `fromRecord` reads the projection from the record into its
+    /// place among the values (false, the place left uninitialized, when the record lacks a field: the
+    /// object, with its defaults, decides); the fields are the properties, so nothing is compared. A
+    /// record it cannot read is decoded whole, so the error is the object's.
     private func project<P>(
         names: [String], fromObject: @escaping (Element) -> P,
         fromFields: (borrowing CBORFieldReader, (P) throws -> Void) throws -> Bool,
         same: @escaping (P, P) -> Bool,
-        fromRecord: ((UnsafeRawBufferPointer, (consuming P) -> Void) throws -> Bool)? = nil
+        fromRecord: ((UnsafeRawBufferPointer, UnsafeMutablePointer<P>) throws -> Bool)? = nil
     ) throws -> [P] {
         let fieldsMayStand = names.allSatisfy { !$0.isEmpty && !$0.contains(".") }
         // The walk's flags sit behind a pointer: captured `var`s would be boxed, and every access to
@@ -119,17 +119,27 @@ extension Results {
         }
         let values = ObjectCollector<P>()
         let append = values.append
+        /// The generated codec's path, apart from `consider`: no generic key per record.
+        func readField(
+            _ transaction: Transaction, key: some Collection<UInt8>, record: UnsafeRawBufferPointer
+        )
+            throws
+        {
+            let place = values.nextPlace()
+            let read: Bool
+            do {
+                read = try fromRecord!(record, place)
+            } catch {
+                // Not dropped: the whole decode below throws the record's error, naming its key.
+                read = false
+            }
+            if read { return values.didInitializeNextPlace() }
+            append(fromObject(try transaction.decode(Element.self, from: record, key: key)))
+        }
         func consider(_ transaction: Transaction, key: some Collection<UInt8>, record: UnsafeRawBufferPointer)
             throws
         {
-            if let fromRecord {
-                do {
-                    if try fromRecord(record, append) { return }
-                } catch {
-                    // Not dropped: the whole decode below throws the record's error, naming its key.
-                }
-                return append(fromObject(try transaction.decode(Element.self, from: record, key: key)))
-            }
+            if fromRecord != nil { return try readField(transaction, key: key, record: record) }
             guard direct else {
                 return append(fromObject(try transaction.decode(Element.self, from: record, key: key)))
             }
@@ -164,9 +174,11 @@ extension Results {
             }
         }
         // A walk of the records in key order projects them as it finds them; else a second walk.
-        let (evaluation, visited) = try evaluation(
-            visiting: { transaction, key, record in try consider(transaction, key: key, record: record) },
-            expecting: { values.reserve($0) })
+        let visit: RecordVisitor =
+            fromRecord != nil
+            ? { transaction, key, record in try readField(transaction, key: key, record: record) }
+            : { transaction, key, record in try consider(transaction, key: key, record: record) }
+        let (evaluation, visited) = try evaluation(visiting: visit, expecting: { values.reserve($0) })
         if !visited {
             // What a walk that was not kept projected (another reader's evaluation won) is dropped.
             values.removeAll()

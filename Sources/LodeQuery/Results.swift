@@ -500,7 +500,9 @@ public struct Results<Element: Persistable>: @unchecked Sendable {
         let objects = ObjectCollector<Element>(capacity: kept.count)
         let reader = ObjectReader<Element>()
         for index in kept {
-            try Array(keys[index]).withUnsafeBytes { objects.append(try reader.read(found[index], key: $0)) }
+            try Array(keys[index]).withUnsafeBytes {
+                try reader.read(found[index], key: $0, appendingTo: objects)
+            }
         }
         return (keys.reordered(kept), objects.take())
     }
@@ -669,7 +671,7 @@ public struct Results<Element: Persistable>: @unchecked Sendable {
         let walked = ObjectCollector<Element>()
         let reader = ObjectReader<Element>()
         let (evaluation, visited) = try evaluation(
-            visiting: { _, key, record in walked.append(try reader.read(record, key: key)) },
+            visiting: { _, key, record in try reader.read(record, key: key, appendingTo: walked) },
             expecting: { walked.reserve($0) })
         if visited { return walked.take() }
         if let objects = evaluation.objects { return objects }

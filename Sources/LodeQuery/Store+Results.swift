@@ -25,7 +25,7 @@ extension Transaction {
         // Objects are collected inside the reads: no optional of `T` per object (unspecialized generic
         // code pays a metadata lookup for each one).
         try forEachRecord(of: T.self, keys: keys, ascending: ascending) { key, value in
-            try key.withUnsafeBytes { objects.append(try reader.read(value, key: $0)) }
+            try key.withUnsafeBytes { try reader.read(value, key: $0, appendingTo: objects) }
         }
         return objects.take()
     }

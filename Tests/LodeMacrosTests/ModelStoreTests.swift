@@ -130,6 +130,43 @@ struct Note: Equatable {
 }
 
 extension ModelStoreTests {
+    /// A model's record whose key field is not the key it is stored under is refused by every read
+    /// that decodes it, in a walk (decoded in place among the others) as by key, and the objects
+    /// around it still read.
+    @Test func aModelRecordWhosePrimaryKeyFieldIsNotItsKeyDoesNotRead() throws {
+        let url = directory.url
+        let store = try Store(at: url, types: [Note.self])
+        let long = String(repeating: "a note longer than a short string's inline bytes ", count: 3)
+        try store.write { tx in for id in 1...3 { try tx.insert(Note(id: id, text: "\(id) \(long)")) } }
+        let environment = try LMDB.Environment.open(at: url.path)
+        let records = try environment.database(named: "Note", create: false)
+        let six = try Note(id: 6, text: "six \(long)", rank: 6).encodeRecord().bytes
+        try environment.write { try $0.put(six, forKey: try KeyEncoder().encode(2), in: records) }
+        for read in [
+            { _ = try store.objects(Note.self).fetch() },
+            { _ = try store.read { try $0.object(Note.self, key: 2) } },
+            { _ = try store.objects(Note.self).filter(#Predicate { $0.rank >= 0 }).fetch() },
+            { _ = try store.objects(Note.self).sorted(by: \.text).limit(2).fetch() },
+        ] {
+            #expect {
+                try read()
+            } throws: { error in
+                guard
+                    case .recordDoesNotDecode(let type, let key, let field, let reason)? = error as? LodeError
+                else {
+                    return false
+                }
+                return type == "Note" && key == "2" && field == "id"
+                    && reason.contains("the record's id is 6")
+            }
+        }
+        for id in [1, 3] {
+            #expect(
+                try store.read { try $0.object(Note.self, key: id) } == Note(id: id, text: "\(id) \(long)"))
+        }
+        #expect(try store.objects(Note.self).filter(#Predicate { $0.id > 2 }).fetch().map(\.id) == [3])
+    }
+
     @Test func aFinalClassIsAModelToo() throws {
         let store = try Store(at: directory.url, types: [ReminderObject.self])
         let reminder = ReminderObject(id: 1, text: "call")

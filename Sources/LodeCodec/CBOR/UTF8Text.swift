@@ -15,13 +15,25 @@ enum UTF8Text {
             storage.baseAddress!.initialize(from: source, count: bytes.count)
             return bytes.count
         }
-        var isASCII = true
-        for byte in bytes where byte >= 0x80 {
-            isASCII = false
-            break
-        }
-        if isASCII { return string }
+        if isASCII(utf8) { return string }
         var copy = string
         return copy.withUTF8 { $0.elementsEqual(bytes) } ? string : nil
+    }
+
+    /// Whether no byte of `bytes` is 0x80 or more: eight bytes at a time.
+    static func isASCII(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        guard let base = bytes.baseAddress else { return true }
+        let count = bytes.count
+        let high: UInt64 = 0x8080_8080_8080_8080
+        var offset = 0
+        while offset &+ 8 <= count {
+            if base.loadUnaligned(fromByteOffset: offset, as: UInt64.self) & high != 0 { return false }
+            offset &+= 8
+        }
+        while offset < count {
+            if base.load(fromByteOffset: offset, as: UInt8.self) >= 0x80 { return false }
+            offset &+= 1
+        }
+        return true
     }
 }

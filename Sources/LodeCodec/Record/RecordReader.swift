@@ -285,6 +285,25 @@ extension RecordReader {
         if let recordType = V.self as? any RecordValue.Type { return own(recordType) }
         return { reader in try reader.readDecodable(V.self) }
     }
+
+    /// A function that reads a `V` at a reader's position into uninitialized memory for one `V` (left
+    /// uninitialized when it throws), chosen once for the type as ``valueReader(_:)`` is: unspecialized
+    /// code that collects values in place copies none of them.
+    package static func valuePlacer<V: Decodable>(_ type: V.Type) -> (
+        inout RecordReader, UnsafeMutablePointer<V>
+    ) throws -> Void {
+        func own<R: RecordValue>(_ recordType: R.Type) -> (inout RecordReader, UnsafeMutablePointer<V>) throws
+            -> Void
+        {
+            // `R` is `V`: the conformance found at run time, read without a cast per value.
+            { reader, value in
+                UnsafeMutableRawPointer(value).assumingMemoryBound(to: R.self).initialize(
+                    to: try R(recordValue: &reader))
+            }
+        }
+        if let recordType = V.self as? any RecordValue.Type { return own(recordType) }
+        return { reader, value in value.initialize(to: try reader.readDecodable(V.self)) }
+    }
 }
 
 extension RecordReader {

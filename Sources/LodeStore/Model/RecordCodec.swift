@@ -8,8 +8,10 @@ package struct RecordCodec<Object>: @unchecked Sendable {
     // @unchecked: immutable closures over a metatype.
     /// The fields' names.
     package let fields: RecordFieldNames
-    /// Reads an object from a whole record.
-    package let decode: (UnsafeRawBufferPointer) throws -> Object
+    /// Reads an object from a whole record into uninitialized memory for one object (left
+    /// uninitialized when it throws): no copy of the object, which the store's unspecialized code
+    /// would make through the type's value witnesses.
+    package let decode: (UnsafeRawBufferPointer, UnsafeMutablePointer<Object>) throws -> Void
     /// Writes an object's record into a writer's buffer.
     package let encode: (Object, inout RecordWriter) throws -> Void
     /// The field of each stored property, by key path.
@@ -29,8 +31,9 @@ package struct RecordCodec<Object>: @unchecked Sendable {
                 fieldsByKeyPath: Dictionary(
                     Codable.recordKeyPaths.enumerated().map { ($1 as AnyKeyPath, $0) },
                     uniquingKeysWith: { a, _ in a }),
-                decode: { bytes in
-                    unsafeBitCast(try Codable.decodeRecord(bytes, names: fields), to: Object.self)
+                decode: { bytes, object in
+                    UnsafeMutableRawPointer(object).assumingMemoryBound(to: Codable.self).initialize(
+                        to: try Codable.decodeRecord(bytes, names: fields))
                 },
                 encode: { object, writer in try unsafeBitCast(object, to: Codable.self).write(record: &writer)
                 })
@@ -40,7 +43,7 @@ package struct RecordCodec<Object>: @unchecked Sendable {
 
     private init(
         fields: RecordFieldNames, fieldsByKeyPath: [AnyKeyPath: Int],
-        decode: @escaping (UnsafeRawBufferPointer) throws -> Object,
+        decode: @escaping (UnsafeRawBufferPointer, UnsafeMutablePointer<Object>) throws -> Void,
         encode: @escaping (Object, inout RecordWriter) throws -> Void
     ) {
         self.fields = fields

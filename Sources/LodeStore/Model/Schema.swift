@@ -29,7 +29,7 @@ public struct Schema<Object: Persistable>: @unchecked Sendable {
         let recordCodec: RecordCodec<Object>?
         /// ``recordCodec``'s decode, kept apart: reading it needs no metadata of the generic codec type
         /// (looked up per record in the store's unspecialized code).
-        let generatedDecode: ((UnsafeRawBufferPointer) throws -> Object)?
+        let generatedDecode: ((UnsafeRawBufferPointer, UnsafeMutablePointer<Object>) throws -> Void)?
         /// Whether the object a pointer points at has the primary key whose encoding is given: the
         /// check every read makes. An integer key stored in the struct is compared in place, without
         /// making its key's bytes.
@@ -113,8 +113,6 @@ public struct Schema<Object: Persistable>: @unchecked Sendable {
     /// The type's generated record codec (``RecordCodable``, the model macro's), which Lode uses
     /// instead of `Codable` when the type has one.
     package var recordCodec: RecordCodec<Object>? { storage.recordCodec }
-    /// The generated codec's decode, if the type has one.
-    package var generatedDecode: ((UnsafeRawBufferPointer) throws -> Object)? { storage.generatedDecode }
 
     /// Makes a schema.
     /// - Parameters:

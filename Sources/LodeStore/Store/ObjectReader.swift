@@ -5,12 +5,21 @@ import LodeCodec
 /// Reads the objects of one type from their records, as a walk of the records finds them: the
 /// schema's decode and primary-key check are looked up once, not per record. (The store's generic
 /// code runs unspecialized: each `T.schema` there is a witness call and a lazy-global check, and a key
-/// passed as `some Collection` is read through more witness calls.)
-package struct ObjectReader<T: Persistable> {
-    private let schema: Schema<T>
+/// passed as `some Collection` is read through more witness calls.) A class: a closure made per
+/// record that captured a generic struct would look up the struct's metadata each time.
+package final class ObjectReader<T: Persistable> {
+    private let storage: Schema<T>.Storage
+    /// The generated codec's decode, if the type has one (read once, not through the storage per
+    /// record).
+    private let generated: ((UnsafeRawBufferPointer, UnsafeMutablePointer<T>) throws -> Void)?
+    private let hasKey: (UnsafeRawPointer, UnsafeBufferPointer<UInt8>) throws -> Bool
 
     /// A reader of `T`'s records.
-    package init() { schema = T.schema }
+    package init() {
+        storage = T.schema.storage
+        generated = storage.generatedDecode
+        hasKey = storage.hasKey
+    }
 
     /// The `T` the record `bytes` stored under the encoded primary key `key` holds.
     ///
@@ -19,50 +28,86 @@ package struct ObjectReader<T: Persistable> {
     ///   give the key it is stored under (a damaged or hand-edited store: one result would otherwise
     ///   hold two objects with the same primary key).
     package func read(_ bytes: UnsafeRawBufferPointer, key: UnsafeRawBufferPointer) throws -> T {
-        let object = try decode(bytes, key: key)
-        let storage = schema.storage
-        let same = try withUnsafePointer(to: object) { pointer in
-            try storage.hasKey(UnsafeRawPointer(pointer), key.assumingMemoryBound(to: UInt8.self))
+        try withUnsafeTemporaryAllocation(of: T.self, capacity: 1) { buffer in
+            try read(bytes, key: key, into: buffer.baseAddress!)
+            return buffer.baseAddress!.move()
+        }
+    }
+
+    /// Reads the `T` the record `bytes` stored under `key` holds into `object`, uninitialized memory
+    /// for one `T` (left uninitialized when it throws), as ``read(_:key:)`` does: a walk collecting
+    /// objects reads each into its place without copying it.
+    package func read(
+        _ bytes: UnsafeRawBufferPointer, key: UnsafeRawBufferPointer, into object: UnsafeMutablePointer<T>
+    )
+        throws
+    {
+        try decode(bytes, key: key, into: object)
+        let same: Bool
+        do {
+            same = try hasKey(UnsafeRawPointer(object), key.assumingMemoryBound(to: UInt8.self))
+        } catch {
+            object.deinitialize(count: 1)
+            throw error
         }
         guard same else {
-            let ownKey = try withUnsafePointer(to: object) { try storage.pointerPrimaryKeyBytes($0) }
+            defer { object.deinitialize(count: 1) }
+            let ownKey = try storage.pointerPrimaryKeyBytes(UnsafeRawPointer(object))
             throw LodeError.recordDoesNotDecode(
                 type: storage.typeName, key: KeyDescription.describe(Array(key)),
                 field: storage.primaryKeyField,
                 reason: "the record's \(storage.primaryKeyField) is \(KeyDescription.describe(ownKey)), "
                     + "not the key it is stored under")
         }
-        return object
     }
 
-    private func decode(_ bytes: UnsafeRawBufferPointer, key: UnsafeRawBufferPointer) throws -> T {
-        LockWatch.check(entering: "the Decodable initializer of \(T.self)")
-        if let decode = schema.storage.generatedDecode {
-            do {
-                return try decode(bytes)
-            } catch {
-                throw LodeError.recordDoesNotDecode(type: schema.typeName, key: Array(key), generated: error)
-            }
+    private func decode(
+        _ bytes: UnsafeRawBufferPointer, key: UnsafeRawBufferPointer, into object: UnsafeMutablePointer<T>
+    ) throws {
+        LockWatch.check(entering: "the record decoder of \(T.self)")
+        guard let generated else { return try decodeCodable(bytes, key: key, into: object) }
+        do {
+            try generated(bytes, object)
+        } catch {
+            throw LodeError.recordDoesNotDecode(type: storage.typeName, key: Array(key), generated: error)
         }
+    }
+
+    /// ``decode(_:key:into:)`` for a type without a generated codec (apart: its error handling would
+    /// otherwise cost the generated path metadata lookups per record).
+    @inline(never)
+    private func decodeCodable(
+        _ bytes: UnsafeRawBufferPointer, key: UnsafeRawBufferPointer, into object: UnsafeMutablePointer<T>
+    ) throws {
         func failure(_ error: DecodingError) -> LodeError {
             .recordDoesNotDecode(
-                type: schema.typeName, key: KeyDescription.describe(Array(key)), field: error.fieldPath,
+                type: storage.typeName, key: KeyDescription.describe(Array(key)), field: error.fieldPath,
                 reason: error.reason)
         }
         do {
             // The thread's decoding state, reused record after record.
-            return try CBORDecoder().decode(T.self, from: bytes)
+            object.initialize(to: try CBORDecoder().decode(T.self, from: bytes))
         } catch let error as DecodingError {
             // A record written before a field with a declared default existed: read it with the default.
             guard case .keyNotFound(_, let context) = error, context.codingPath.isEmpty,
-                let patched = try schema.applyingDefaults(to: bytes)
+                let patched = try T.schema.applyingDefaults(to: bytes)
             else { throw failure(error) }
             do {
-                return try CBORDecoder().decode(T.self, from: patched)
+                object.initialize(to: try CBORDecoder().decode(T.self, from: patched))
             } catch let error as DecodingError {
                 throw failure(error)
             }
         }
+    }
+
+    /// Reads the `T` the record `bytes` stored under `key` holds and adds it after the objects
+    /// `collector` holds, in place.
+    package func read(
+        _ bytes: UnsafeRawBufferPointer, key: UnsafeRawBufferPointer,
+        appendingTo collector: ObjectCollector<T>
+    ) throws {
+        try read(bytes, key: key, into: collector.nextPlace())
+        collector.didInitializeNextPlace()
     }
 }
 
@@ -92,6 +137,22 @@ package final class ObjectCollector<T> {
     package func append(_ object: consuming T) {
         if count == capacity { grow() }
         (base + count).initialize(to: object)
+        count += 1
+    }
+
+    /// The uninitialized memory of the object after those collected, to initialize there; it is
+    /// collected when ``didInitializeNextPlace()`` says so (until then it is not, and a later call
+    /// gives the same place).
+    @inline(__always)
+    package func nextPlace() -> UnsafeMutablePointer<T> {
+        if count == capacity { grow() }
+        return base + count
+    }
+
+    /// Collects the object initialized at ``nextPlace()``.
+    @inline(__always)
+    package func didInitializeNextPlace() {
+        precondition(count < capacity, "no place was given")
         count += 1
     }
 

@@ -45,7 +45,7 @@ extension Transaction {
         for key in keys where key.count <= IndexKeyLimit.maximum {
             try key.withUnsafeBytes { key in
                 guard let record = try lmdb.valueInPlace(forKey: key, in: records) else { return }
-                found.append(try reader.read(record, key: key))
+                try reader.read(record, key: key, appendingTo: found)
             }
         }
         return found.take()
