@@ -6,9 +6,11 @@ import LodeStore
 /// descriptors' key paths in every comparison; for a model of the macro they can be read from each
 /// record's fields instead, so that a sort with a limit decodes only the objects it keeps.
 ///
-/// Only descriptors on a stored property of a `Comparable` type other than `String` become columns:
-/// a `SortDescriptor` compares such values with `<` (a string's with its string comparator, which a
-/// column does not repeat). Comparisons, ties and order are the descriptors' own.
+/// Only descriptors that compare a stored property of a `Comparable` type with `<` become columns —
+/// those made from a key path alone, as ``Results/sorted(by:ascending:)`` makes them, a `String`'s
+/// included (on Linux `SortDescriptor(\.title)` compares strings with `<`); a descriptor with a
+/// string comparator (`.lexical`, a localized one) is left to the descriptor. Comparisons, ties and
+/// order are the descriptors' own.
 final class SortColumns<Element: Persistable> {
     // Not generic over the element: an array of a protocol with the element as a primary associated
     // type would have its metadata looked up per access in this unspecialized code.
@@ -22,7 +24,7 @@ final class SortColumns<Element: Persistable> {
         var columns: [any SortColumn] = []
         for descriptor in descriptors {
             guard let keyPath = descriptor.keyPath,
-                let column = Self.column(keyPath, reversed: descriptor.order == .reverse, codec: codec)
+                let column = Self.column(keyPath, descriptor: descriptor, codec: codec)
             else { return nil }
             columns.append(column)
         }
@@ -31,18 +33,26 @@ final class SortColumns<Element: Persistable> {
     }
 
     private static func column(
-        _ keyPath: PartialKeyPath<Element>, reversed: Bool, codec: RecordCodec<Element>?
+        _ keyPath: PartialKeyPath<Element>, descriptor: SortDescriptor<Element>, codec: RecordCodec<Element>?
     )
         -> (any SortColumn)?
     {
         let valueType = type(of: keyPath).valueType
-        guard valueType != String.self, let comparable = valueType as? any (Comparable & Decodable).Type
-        else {
-            return nil
+        guard let comparable = valueType as? any (Comparable & Decodable).Type else { return nil }
+        if valueType == String.self {
+            // A string's descriptor may compare with a string comparator instead of `<`: a column
+            // only for the descriptor a key path alone makes (`SortDescriptor` is equatable by its
+            // key path, comparison and order).
+            guard let keyPath = keyPath as? KeyPath<Element, String> else { return nil }
+            // The descriptor's key path is `Sendable` (its initializers ask for it); `keyPath`
+            // hands it back as a partial key path, and a key path is immutable.
+            let sendable = unsafeBitCast(keyPath, to: (any KeyPath<Element, String> & Sendable).self)
+            guard descriptor == SortDescriptor(sendable, order: descriptor.order) else { return nil }
         }
         func make<V: Comparable & Decodable>(_ type: V.Type) -> (any SortColumn)? {
             guard let keyPath = keyPath as? KeyPath<Element, V> else { return nil }
-            return Column(keyPath: keyPath, field: codec?.field(of: keyPath), reversed: reversed)
+            return Column(
+                keyPath: keyPath, field: codec?.field(of: keyPath), reversed: descriptor.order == .reverse)
         }
         return make(comparable)
     }

@@ -35,7 +35,8 @@ struct Sample: Equatable {
     }
 
     func randomSample(id: Int, using rng: inout some RandomNumberGenerator) -> Sample {
-        let words = ["", "a", "ab", "abc", "b", "ba", "é", "éa", "日本", "Z", "z"]
+        // "é" twice: composed and decomposed, equal as Swift strings.
+        let words = ["", "a", "ab", "abc", "b", "ba", "é", "e\u{301}", "éa", "日本", "Z", "z"]
         return Sample(
             id: id, rank: Int.random(in: 0..<8, using: &rng), a: Int.random(in: -20...20, using: &rng),
             b: words.randomElement(using: &rng)!,
@@ -158,8 +159,12 @@ struct Sample: Equatable {
             [SortDescriptor(\.a)], [SortDescriptor(\.a, order: .reverse)], [SortDescriptor(\.c)],
             [SortDescriptor(\.when, order: .reverse), SortDescriptor(\.a)],
             [SortDescriptor(\.a), SortDescriptor(\.c, order: .reverse)],
-            // A string's descriptor compares with its comparator: not read as a column.
-            [SortDescriptor(\.a), SortDescriptor(\.b)],
+            // Strings compared with `<`, as a key path's descriptor does; ties (é composed or not)
+            // in key order.
+            [SortDescriptor(\.a), SortDescriptor(\.b)], [SortDescriptor(\.b)],
+            [SortDescriptor(\.b, order: .reverse), SortDescriptor(\.c)],
+            // A string comparator is the descriptor's own: not read as a column.
+            [SortDescriptor(\.b, comparator: .lexical), SortDescriptor(\.a)],
         ]
         for round in 0..<200 {
             let sort = sorts.randomElement(using: &rng)!
@@ -228,9 +233,13 @@ struct Sample: Equatable {
         #expect(
             try store.objects(Sample.self).filter(#Predicate { $0.rank >= 2 && $0.a > 3 }).fetch().map(\.id)
                 == [4])
-        // A sort cut by a limit decodes only the objects it keeps (the sort field is read alone).
+        // A sort cut by a limit decodes only the objects it keeps (the sort field is read alone),
+        // by a string as by a number.
         #expect(
             try store.objects(Sample.self).sorted(by: \.a, ascending: false).limit(1).fetch().map(\.id) == [4]
+        )
+        #expect(
+            try store.objects(Sample.self).sorted(by: \.b, ascending: false).limit(1).fetch().map(\.id) == [4]
         )
         // …and one that returns it names the record and the field that does not read.
         for predicate in [#Predicate<Sample> { $0.a >= 3 }, #Predicate<Sample> { $0.rank == 3 && $0.a == 3 }]
