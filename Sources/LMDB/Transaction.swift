@@ -133,6 +133,38 @@ public class Transaction {
         }
     }
 
+    /// Calls `body` with each value stored under `key` (every duplicate, in order, in a dup-sort
+    /// database), where it lies in the map: valid until the transaction ends or, in a write
+    /// transaction, until its next write. Nothing is copied.
+    ///
+    /// - Throws: ``LMDBError`` when LMDB fails (`.transactionNotActive` once the transaction has ended or
+    ///   from another thread), and what `body` throws (the walk stops there).
+    package func forEachValue(
+        forKey key: UnsafeRawBufferPointer, in database: Database,
+        _ body: (UnsafeRawBufferPointer) throws -> Void
+    ) throws {
+        try withCursor(in: database) { cursor in
+            var current = try cursor.rawMove(MDB_SET_KEY, key: key)
+            while let (_, value) = current {
+                try body(UnsafeRawBufferPointer(start: value.mv_data, count: value.mv_size))
+                guard database.allowsDuplicates else { return }
+                current = try cursor.rawMove(MDB_NEXT_DUP)
+            }
+        }
+    }
+
+    /// The number of values stored under `key`: 0 or 1, or the number of duplicates in a dup-sort
+    /// database. Nothing is copied.
+    ///
+    /// - Throws: ``LMDBError`` when LMDB fails (`.transactionNotActive` once the transaction has ended or
+    ///   from another thread).
+    package func valueCount(forKey key: UnsafeRawBufferPointer, in database: Database) throws -> Int {
+        try withCursor(in: database) { cursor in
+            guard try cursor.rawMove(MDB_SET_KEY, key: key) != nil else { return 0 }
+            return database.allowsDuplicates ? try cursor.duplicateCount() : 1
+        }
+    }
+
     /// The B-tree figures of `database` as this transaction sees it.
     ///
     /// - Throws: ``LMDBError`` when LMDB fails (`.transactionNotActive` once the transaction has ended or

@@ -81,6 +81,47 @@ package struct KeyRange: Sendable {
 
     package enum Position { case before, inside, after }
 
+    /// ``position(of:)`` of a key read in place, as a scan reads it: compared with `memcmp`, not byte by
+    /// byte through a collection (a scan asks once per entry).
+    package func position(of key: UnsafeRawBufferPointer) -> Position {
+        if !Self.key(key, startsWithValues: prefix) {
+            return Self.compare(key, prefix) < 0 ? .before : .after
+        }
+        if let lower {
+            if Self.compare(key, lower) < 0 { return .before }
+            if !lowerInclusive && Self.key(key, startsWithValues: lower) { return .before }
+        }
+        if let upper {
+            if Self.key(key, startsWithValues: upper) { return upperInclusive ? .inside : .after }
+            if Self.compare(key, upper) > 0 { return .after }
+        }
+        return .inside
+    }
+
+    /// How `key` and `bytes` compare as byte strings (unsigned bytes, a string before the longer ones
+    /// it begins): negative, zero or positive.
+    static func compare(_ key: UnsafeRawBufferPointer, _ bytes: [UInt8]) -> Int {
+        let common = Swift.min(key.count, bytes.count)
+        if common > 0 {
+            let order = bytes.withUnsafeBytes { memcmp(key.baseAddress!, $0.baseAddress!, common) }
+            if order != 0 { return Int(order) }
+        }
+        return key.count - bytes.count
+    }
+
+    /// ``key(_:startsWithValues:)`` of a key read in place.
+    static func key(_ key: UnsafeRawBufferPointer, startsWithValues bytes: [UInt8]) -> Bool {
+        guard key.count >= bytes.count else { return false }
+        if !bytes.isEmpty {
+            guard bytes.withUnsafeBytes({ memcmp(key.baseAddress!, $0.baseAddress!, bytes.count) }) == 0
+            else {
+                return false
+            }
+        }
+        guard bytes.last == 0, key.count > bytes.count else { return true }
+        return key[bytes.count] != 0xFF
+    }
+
     /// True when `key` starts with the encoded values `bytes` and the value `bytes` ends with is not
     /// continued in `key`. Text and data end with `00` and write a zero byte as `00 FF`, so `"a"`
     /// (`40 61 00`) is a byte prefix of `"a\0"` (`40 61 00 FF 00`) although the values differ; no other

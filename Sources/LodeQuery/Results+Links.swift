@@ -106,15 +106,54 @@ extension Results {
     public func fetch<Target: Persistable>(including link: KeyPath<Element, Link<Target>?>) throws -> [(
         object: Element, linked: Target?
     )] {
-        let (objects, positions, linked) = try fetchLinked(Target.self) { object in
-            object[keyPath: link].map { [$0.primaryKey] } ?? []
+        let evaluation = try evaluation()
+        let objects = try fetch()
+        // Each object's link as a slot among the distinct keys: one key read and one hash per object,
+        // no array per object.
+        var slots = LinkKeySlots()
+        var slotOfObject: [Int] = []
+        slotOfObject.reserveCapacity(objects.count)
+        for object in objects {
+            if let key = object[keyPath: link]?.primaryKey {
+                slotOfObject.append(slots.slot(of: key))
+            } else {
+                slotOfObject.append(-1)
+            }
         }
+        let (positions, linked) = try readLinked(Target.self, keys: slots.keys, at: evaluation)
         let result = ObjectCollector<(object: Element, linked: Target?)>(capacity: objects.count)
         for index in 0..<objects.count {
-            let position = positions[index].first ?? -1
+            let slot = slotOfObject[index]
+            let position = slot >= 0 ? positions[slot] : -1
             result.append((objects[index], position >= 0 ? linked[position] : nil))
         }
         return result.take()
+    }
+
+    /// The objects of `Target` under `keys` (distinct) read on the evaluation's version in one
+    /// transaction, in key order (neighbouring keys share B-tree pages), and where among them each
+    /// key's object is (-1 for a key whose object does not exist).
+    private func readLinked<Target: Persistable>(
+        _ target: Target.Type, keys: [[UInt8]], at evaluation: Evaluation<Element>
+    ) throws -> (positions: [Int], linked: [Target]) {
+        var positions = [Int](repeating: -1, count: keys.count)
+        let order = keys.indices.sorted { keys[$0].lexicographicallyPrecedes(keys[$1]) }
+        let linked = try read(at: evaluation) { transaction -> [Target] in
+            guard let records = try transaction.typeState(Target.self).records else { return [] }
+            let found = ObjectCollector<Target>(capacity: keys.count)
+            let reader = ObjectReader<Target>()
+            for slot in order where keys[slot].count <= IndexKeyLimit.maximum {
+                try keys[slot].withUnsafeBytes { bytes in
+                    guard let record = try transaction.lmdb.valueInPlace(forKey: bytes, in: records) else {
+                        return
+                    }
+                    positions[slot] = found.count
+                    try reader.read(record, key: bytes, appendingTo: found)
+                }
+            }
+            return found.take()
+        }
+        return (positions, linked)
     }
 
     /// Every object with the objects its to-many link `links` points at, in link order (missing ones
@@ -148,33 +187,12 @@ extension Results {
     ) throws -> ([Element], [[Int]], [Target]) {
         let evaluation = try evaluation()
         let objects = try fetch()
-        var wanted: [ByteKey: Int] = [:]
-        var keysOfObjects: [[ByteKey]] = []
-        keysOfObjects.reserveCapacity(objects.count)
-        for object in objects {
-            let keys = targetKeys(object).map(ByteKey.init)
-            for key in keys { wanted[key] = -1 }
-            keysOfObjects.append(keys)
-        }
-        let linked = try read(at: evaluation) { transaction -> [Target] in
-            let state = try transaction.typeState(Target.self)
-            let found = ObjectCollector<Target>(capacity: wanted.count)
-            guard let records = state.records else { return [] }
-            let reader = ObjectReader<Target>()
-            // In key order: neighbouring keys share B-tree pages.
-            for key in wanted.keys.sorted(by: { $0.bytes.lexicographicallyPrecedes($1.bytes) })
-            where key.bytes.count <= IndexKeyLimit.maximum {
-                try key.bytes.withUnsafeBytes { bytes in
-                    guard let record = try transaction.lmdb.valueInPlace(forKey: bytes, in: records) else {
-                        return
-                    }
-                    wanted[key] = found.count
-                    try reader.read(record, key: bytes, appendingTo: found)
-                }
-            }
-            return found.take()
-        }
-        return (objects, keysOfObjects.map { $0.map { wanted[$0] ?? -1 } }, linked)
+        var slots = LinkKeySlots()
+        var slotsOfObjects: [[Int]] = []
+        slotsOfObjects.reserveCapacity(objects.count)
+        for object in objects { slotsOfObjects.append(targetKeys(object).map { slots.slot(of: $0) }) }
+        let (positions, linked) = try readLinked(Target.self, keys: slots.keys, at: evaluation)
+        return (objects, slotsOfObjects.map { $0.map { positions[$0] } }, linked)
     }
 
     // MARK: Planning
@@ -212,5 +230,24 @@ extension Results {
         if case .index = execution.plan.ordering {
             execution.plan.ordering = sortDescriptors.isEmpty ? .primaryKey(reversed: false) : .inMemory
         }
+    }
+}
+
+/// The distinct keys links point at, each with its slot (its position among them, in the order
+/// first seen).
+private struct LinkKeySlots {
+    private var slots: [ByteKey: Int] = [:]
+    /// The distinct keys, by slot.
+    private(set) var keys: [[UInt8]] = []
+
+    /// The slot of `key`, given to it if it has none yet.
+    mutating func slot(of key: [UInt8]) -> Int {
+        let next = keys.count
+        let slot = slots[ByteKey(key), default: next]
+        if slot == next {
+            slots[ByteKey(key)] = next
+            keys.append(key)
+        }
+        return slot
     }
 }

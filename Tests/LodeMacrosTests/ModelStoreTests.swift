@@ -146,7 +146,7 @@ extension ModelStoreTests {
             { _ = try store.objects(Note.self).fetch() },
             { _ = try store.read { try $0.object(Note.self, key: 2) } },
             { _ = try store.objects(Note.self).filter(#Predicate { $0.rank >= 0 }).fetch() },
-            { _ = try store.objects(Note.self).sorted(by: \.text).limit(2).fetch() },
+            { _ = try store.objects(Note.self).sorted(by: \.text).limit(3).fetch() },
         ] {
             #expect {
                 try read()

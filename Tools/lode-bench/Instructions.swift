@@ -120,6 +120,26 @@ enum Instructions {
             let fixture = try Fixture(count: settings.size(1_000_000))
             return (CoreSystems.projection(fixture, sink: Sink()), fixture.rows.count)
         },
+        InstructionWorkload(name: "links-inverse", title: "links: one project's tasks, decoded (per task)") {
+            settings in
+            let fixture = try LinkFixture(tasks: settings.size(1_000_000), projects: settings.size(1_000))
+            let projects = Array(fixture.normal.prefix(10))
+            let tasks = try fixture.store.read { tx in
+                try projects.reduce(0) { total, project in
+                    total
+                        + (try tx.objects(
+                            BenchTask.self, linkingTo: try Link<BenchProject>(key: project), via: \.project
+                        ).count)
+                }
+            }
+            return (LinkSystems.inverse(fixture, projects: projects), tasks)
+        },
+        InstructionWorkload(
+            name: "links-eager", title: "links: eager loading of tasks with their projects (per task)"
+        ) { settings in
+            let fixture = try LinkFixture(tasks: settings.size(1_000_000), projects: settings.size(1_000))
+            return (LinkSystems.eager(fixture), LinkSystems.eagerWindow(fixture).count)
+        },
         InstructionWorkload(name: "bulk-insert", title: "bulk insert, one index, one transaction") {
             settings in
             let count = settings.size(1_000_000)
@@ -244,6 +264,7 @@ enum Instructions {
             return ["Lode", "SQLite", "Lode (Codable)"]
         case "update-10pct": return ["Lode", "raw LMDB", "SQLite", "Lode (whole object)", "Lode (Codable)"]
         case "durable-commits": return ["Lode", "raw LMDB", "SQLite"]
+        case "links-inverse", "links-eager": return ["Lode", "SQLite"]
         default: return ["Lode", "raw LMDB", "SQLite", "Lode (Codable)"]
         }
     }

@@ -326,26 +326,11 @@ extension Workloads {
         // One project's tasks: the inverse link against the foreign key's index.
         var rng = Generator(27)
         let lookups = (0..<(settings.quick ? 5 : 100)).map { _ in fixture.normal.randomElement(using: &rng)! }
-        var found = 0
-        let inverse = try alternate(
-            runs: settings.runs,
-            [
-                System(name: "Lode") {
-                    try fixture.store.read { tx in
-                        for project in lookups {
-                            found = try tx.objects(
-                                BenchTask.self, linkingTo: try Link<BenchProject>(key: project),
-                                via: \.project
-                            ).count
-                        }
-                    }
-                },
-                System(name: "SQLite") {
-                    try fixture.sqlite.exec("BEGIN")
-                    for project in lookups { found = try fixture.sqlite.tasks(ofProject: project).count }
-                    try fixture.sqlite.exec("COMMIT")
-                },
-            ])
+        let found = try fixture.store.read { tx in
+            try tx.objects(BenchTask.self, linkingTo: try Link<BenchProject>(key: lookups[0]), via: \.project)
+                .count
+        }
+        let inverse = try alternate(runs: settings.runs, LinkSystems.inverse(fixture, projects: lookups))
         figures.append(
             Figure(
                 workload: "links: one project's tasks (\(found) each), decoded", size: fixture.tasks,
@@ -355,21 +340,8 @@ extension Workloads {
                 ]))
 
         // Eager loading: 10,000 tasks with their projects.
-        let window = Swift.min(10_000, fixture.tasks)
-        let first = fixture.tasks / 3
-        let end = first + window
-        let page = tasks.filter(#Predicate { $0.id >= first && $0.id < end })
-        var loaded = 0
-        let eager = try alternate(
-            runs: settings.runs,
-            [
-                System(name: "Lode") { loaded = try page.reevaluated().fetch(including: \.project).count },
-                System(name: "SQLite") {
-                    try fixture.sqlite.exec("BEGIN")
-                    loaded = try fixture.sqlite.tasksWithProjects(first..<(first + window)).count
-                    try fixture.sqlite.exec("COMMIT")
-                },
-            ])
+        let loaded = LinkSystems.eagerWindow(fixture).count
+        let eager = try alternate(runs: settings.runs, LinkSystems.eager(fixture))
         figures.append(
             Figure(
                 workload: "links: eager loading of \(loaded) tasks with their projects", size: fixture.tasks,
@@ -410,5 +382,51 @@ extension Workloads {
                 ]))
         _ = live
         return figures
+    }
+}
+
+/// The systems of the link workloads measured both in time and in instructions.
+enum LinkSystems {
+    /// The tasks of each of `projects`, decoded: the inverse link against the foreign key's index.
+    static func inverse(_ fixture: LinkFixture, projects: [Int]) -> [System] {
+        let sink = Sink()
+        return [
+            System(name: "Lode") {
+                try fixture.store.read { tx in
+                    for project in projects {
+                        sink.value &+= try tx.objects(
+                            BenchTask.self, linkingTo: try Link<BenchProject>(key: project), via: \.project
+                        ).count
+                    }
+                }
+            },
+            System(name: "SQLite") {
+                try fixture.sqlite.exec("BEGIN")
+                for project in projects { sink.value &+= try fixture.sqlite.tasks(ofProject: project).count }
+                try fixture.sqlite.exec("COMMIT")
+            },
+        ]
+    }
+
+    /// The ids of the tasks eager loading reads: 10,000 (at full size) from a third of the way in.
+    static func eagerWindow(_ fixture: LinkFixture) -> Range<Int> {
+        let first = fixture.tasks / 3
+        return first..<(first + Swift.min(10_000, fixture.tasks))
+    }
+
+    /// The tasks of ``eagerWindow(_:)`` with their projects: `fetch(including:)` against a join.
+    static func eager(_ fixture: LinkFixture) -> [System] {
+        let sink = Sink()
+        let window = eagerWindow(fixture)
+        let (first, end) = (window.lowerBound, window.upperBound)
+        let page = fixture.store.objects(BenchTask.self).filter(#Predicate { $0.id >= first && $0.id < end })
+        return [
+            System(name: "Lode") { sink.value &+= try page.reevaluated().fetch(including: \.project).count },
+            System(name: "SQLite") {
+                try fixture.sqlite.exec("BEGIN")
+                sink.value &+= try fixture.sqlite.tasksWithProjects(window).count
+                try fixture.sqlite.exec("COMMIT")
+            },
+        ]
     }
 }

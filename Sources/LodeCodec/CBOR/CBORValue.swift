@@ -2,7 +2,10 @@ import Foundation
 
 /// Any CBOR data item, decoded without knowing the Swift type that wrote it: what tools such as
 /// `lode-dump` read records as.
-public indirect enum CBORValue: Sendable, Equatable {
+///
+/// Only a tagged item is boxed (`indirect`): a number, a string or a link's key is held inline,
+/// without an allocation per value.
+public enum CBORValue: Sendable, Equatable {
     /// An unsigned integer (major type 0).
     case unsigned(UInt64)
     /// A negative integer -1 - n (major type 1), holding n.
@@ -16,7 +19,7 @@ public indirect enum CBORValue: Sendable, Equatable {
     /// A map, its entries in stored order.
     case map([MapEntry])
     /// A tagged item.
-    case tagged(UInt64, CBORValue)
+    indirect case tagged(UInt64, CBORValue)
     /// `true` or `false`.
     case bool(Bool)
     /// `null`.

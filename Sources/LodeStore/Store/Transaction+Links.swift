@@ -85,13 +85,17 @@ extension Transaction {
     public func count<Source: Persistable, Target: Persistable>(
         _ type: Source.Type, linkingTo target: Link<Target>, via keyPath: PartialKeyPath<Source>
     ) throws -> Int {
-        try linkingKeys(Source.self, to: target.primaryKey, field: fieldName(of: keyPath)).count
+        guard let database = try linkDatabase(Source.self, field: fieldName(of: keyPath)),
+            target.primaryKey.count <= IndexKeyLimit.maximum
+        else { return 0 }
+        return try target.primaryKey.withUnsafeBytes { try lmdb.valueCount(forKey: $0, in: database) }
     }
 
-    /// The primary keys of the objects of `Source` that link to `target` through `field`, in order.
-    package func linkingKeys<Source: Persistable>(_ type: Source.Type, to target: [UInt8], field: String)
-        throws -> [[UInt8]]
-    {
+    /// The inverse index of `Source`'s link on `field`; nil when the type was never written.
+    ///
+    /// - Throws: ``LodeError/schemaMismatch(type:reason:)`` when `Source`'s schema declares no link on
+    ///   `field`.
+    private func linkDatabase<Source: Persistable>(_ type: Source.Type, field: String) throws -> Database? {
         let state = try typeState(Source.self)
         guard let link = state.link(named: field) else {
             guard Source.schema.link(named: field) != nil else {
@@ -99,15 +103,40 @@ extension Transaction {
                     type: Source.schema.typeName, reason: "no link is declared on field \"\(field)\"")
             }
             // Declared, but not in the store yet (the type was never written): nothing links.
-            return []
+            return nil
         }
-        guard target.count <= IndexKeyLimit.maximum else { return [] }
-        return try lmdb.values(forKey: target, in: link.database)
+        return link.database
     }
 
+    /// The primary keys of the objects of `Source` that link to `target` through `field`, in order.
+    package func linkingKeys<Source: Persistable>(_ type: Source.Type, to target: [UInt8], field: String)
+        throws -> [[UInt8]]
+    {
+        guard let database = try linkDatabase(Source.self, field: field),
+            target.count <= IndexKeyLimit.maximum
+        else { return [] }
+        return try lmdb.values(forKey: target, in: database)
+    }
+
+    /// The objects of `Source` that link to `target` through `field`, in primary-key order: the
+    /// inverse index's keys and the records read in place, each object decoded into its place.
     private func objects<Source: Persistable>(_ type: Source.Type, linkingTo target: [UInt8], field: String)
         throws -> [Source]
     {
-        try existingObjects(Source.self, keys: try linkingKeys(Source.self, to: target, field: field))
+        guard let database = try linkDatabase(Source.self, field: field),
+            target.count <= IndexKeyLimit.maximum,
+            let records = try typeState(Source.self).records
+        else { return [] }
+        let reader = ObjectReader<Source>()
+        let found = ObjectCollector<Source>()
+        try target.withUnsafeBytes { target in
+            try lmdb.forEachValue(forKey: target, in: database) { key in
+                guard key.count <= IndexKeyLimit.maximum,
+                    let record = try lmdb.valueInPlace(forKey: key, in: records)
+                else { return }
+                try reader.read(record, key: key, appendingTo: found)
+            }
+        }
+        return found.take()
     }
 }

@@ -48,3 +48,26 @@ import Testing
         }
     }
 }
+
+extension ZeroByteKeyTests {
+    /// A scan places each key it reads in place with `memcmp`; it must place it where the byte-by-byte
+    /// comparison of values places it, zero bytes, `FF` continuations and prefixes included.
+    @Test func aKeyReadInPlaceLiesWhereItsBytesLie() {
+        var rng = SeededGenerator(seed: 0x4b_e7a9)
+        let alphabet: [UInt8] = [0x00, 0x01, 0x40, 0x61, 0x62, 0xFE, 0xFF]
+        func bytes(upTo length: Int) -> [UInt8] {
+            (0..<Int.random(in: 0...length, using: &rng)).map { _ in alphabet.randomElement(using: &rng)! }
+        }
+        for _ in 0..<20_000 {
+            let prefix = Int.random(in: 0..<3, using: &rng) == 0 ? bytes(upTo: 2) : []
+            let range = KeyRange(
+                prefix: prefix, lower: Bool.random(using: &rng) ? prefix + bytes(upTo: 3) : nil,
+                lowerInclusive: Bool.random(using: &rng),
+                upper: Bool.random(using: &rng) ? prefix + bytes(upTo: 3) : nil,
+                upperInclusive: Bool.random(using: &rng))
+            let key = Bool.random(using: &rng) ? prefix + bytes(upTo: 4) : bytes(upTo: 5)
+            let inPlace = key.withUnsafeBytes { range.position(of: $0) }
+            #expect(inPlace == range.position(of: key[...]), "\(key) in \(range)")
+        }
+    }
+}
