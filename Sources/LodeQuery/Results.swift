@@ -330,7 +330,7 @@ public struct Results<Element: Persistable>: @unchecked Sendable {
                 lossy = lossy || widened
                 try scan(lmdb, database, range) { key, value in
                     if IndexKeyLimit.mayBeTruncated(key) { lossy = true }
-                    if previousIndexKey.map({ !$0.elementsEqual(key) }) ?? true {
+                    if previousIndexKey.map({ KeyRange.compare(key, $0) != 0 }) ?? true {
                         groupStarts.append(candidates.count)
                         previousIndexKey = Array(key)
                     }
@@ -529,7 +529,11 @@ public struct Results<Element: Persistable>: @unchecked Sendable {
     }
 
     private func sortedByKey(_ keys: KeyList, _ objects: [Element]?) -> (KeyList, [Element]?) {
-        let permutation = Array(0..<keys.count).sorted { keys.precedes($0, $1) }
+        // Leading words first: most comparisons never reach the keys' bytes.
+        let words = (0..<keys.count).map { keys.leadingWord($0) }
+        let permutation = Array(0..<keys.count).sorted { a, b in
+            words[a] != words[b] ? words[a] < words[b] : keys.precedes(a, b)
+        }
         return (keys.reordered(permutation), objects.map { list in permutation.map { list[$0] } })
     }
 

@@ -12,6 +12,9 @@ package struct RecordCodec<Object>: @unchecked Sendable {
     /// uninitialized when it throws): no copy of the object, which the store's unspecialized code
     /// would make through the type's value witnesses.
     package let decode: (UnsafeRawBufferPointer, UnsafeMutablePointer<Object>) throws -> Void
+    /// Reads an object from a whole record as a value (one object read alone: memory of its own
+    /// would cost more than the copy).
+    package let decodeValue: (UnsafeRawBufferPointer) throws -> Object
     /// Writes an object's record into a writer's buffer.
     package let encode: (Object, inout RecordWriter) throws -> Void
     /// The field of each stored property, by key path.
@@ -35,6 +38,9 @@ package struct RecordCodec<Object>: @unchecked Sendable {
                     UnsafeMutableRawPointer(object).assumingMemoryBound(to: Codable.self).initialize(
                         to: try Codable.decodeRecord(bytes, names: fields))
                 },
+                decodeValue: { bytes in
+                    unsafeBitCast(try Codable.decodeRecord(bytes, names: fields), to: Object.self)
+                },
                 encode: { object, writer in try unsafeBitCast(object, to: Codable.self).write(record: &writer)
                 })
         }
@@ -44,11 +50,13 @@ package struct RecordCodec<Object>: @unchecked Sendable {
     private init(
         fields: RecordFieldNames, fieldsByKeyPath: [AnyKeyPath: Int],
         decode: @escaping (UnsafeRawBufferPointer, UnsafeMutablePointer<Object>) throws -> Void,
+        decodeValue: @escaping (UnsafeRawBufferPointer) throws -> Object,
         encode: @escaping (Object, inout RecordWriter) throws -> Void
     ) {
         self.fields = fields
         self.fieldsByKeyPath = fieldsByKeyPath
         self.decode = decode
+        self.decodeValue = decodeValue
         self.encode = encode
     }
 }

@@ -27,9 +27,6 @@ public struct Schema<Object: Persistable>: @unchecked Sendable {
         let primaryKeyType: Any.Type
         let primaryKeyDescription: (Object) -> String
         let recordCodec: RecordCodec<Object>?
-        /// ``recordCodec``'s decode, kept apart: reading it needs no metadata of the generic codec type
-        /// (looked up per record in the store's unspecialized code).
-        let generatedDecode: ((UnsafeRawBufferPointer, UnsafeMutablePointer<Object>) throws -> Void)?
         /// Whether the object a pointer points at has the primary key whose encoding is given: the
         /// check every read makes. An integer key stored in the struct is compared in place, without
         /// making its key's bytes.
@@ -80,7 +77,6 @@ public struct Schema<Object: Persistable>: @unchecked Sendable {
             self.primaryKeyDescription = { object in "\(object[keyPath: primaryKey])" }
             let codec = (Object.self as? any RecordCodable.Type).map { RecordCodec(Object.self, codable: $0) }
             self.recordCodec = codec
-            self.generatedDecode = codec?.decode
         }
     }
 

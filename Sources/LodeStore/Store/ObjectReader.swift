@@ -7,17 +7,20 @@ import LodeCodec
 /// code runs unspecialized: each `T.schema` there is a witness call and a lazy-global check, and a key
 /// passed as `some Collection` is read through more witness calls.) A class: a closure made per
 /// record that captured a generic struct would look up the struct's metadata each time.
-package final class ObjectReader<T: Persistable> {
+package final class ObjectReader<T: Persistable>: @unchecked Sendable {
+    // @unchecked: immutable; the closures are the schema's, which is Sendable for the same reason.
     private let storage: Schema<T>.Storage
-    /// The generated codec's decode, if the type has one (read once, not through the storage per
-    /// record).
+    /// The generated codec's decodes, if the type has one (read once, not through the storage per
+    /// record): into memory of its own, and as a value.
     private let generated: ((UnsafeRawBufferPointer, UnsafeMutablePointer<T>) throws -> Void)?
+    private let generatedValue: ((UnsafeRawBufferPointer) throws -> T)?
     private let hasKey: (UnsafeRawPointer, UnsafeBufferPointer<UInt8>) throws -> Bool
 
     /// A reader of `T`'s records.
     package init() {
         storage = T.schema.storage
-        generated = storage.generatedDecode
+        generated = storage.recordCodec?.decode
+        generatedValue = storage.recordCodec?.decodeValue
         hasKey = storage.hasKey
     }
 
@@ -28,10 +31,21 @@ package final class ObjectReader<T: Persistable> {
     ///   give the key it is stored under (a damaged or hand-edited store: one result would otherwise
     ///   hold two objects with the same primary key).
     package func read(_ bytes: UnsafeRawBufferPointer, key: UnsafeRawBufferPointer) throws -> T {
-        try withUnsafeTemporaryAllocation(of: T.self, capacity: 1) { buffer in
-            try read(bytes, key: key, into: buffer.baseAddress!)
-            return buffer.baseAddress!.move()
+        // A value, not memory of its own: temporary memory for a generic value costs a metadata
+        // lookup per read here.
+        LockWatch.check(entering: "the record decoder of \(T.self)")
+        var object: T
+        if let generatedValue {
+            do {
+                object = try generatedValue(bytes)
+            } catch {
+                throw LodeError.recordDoesNotDecode(type: storage.typeName, key: Array(key), generated: error)
+            }
+        } else {
+            object = try decodeCodable(bytes, key: key)
         }
+        try withUnsafeMutablePointer(to: &object) { try checkKey(key, of: $0) }
+        return object
     }
 
     /// Reads the `T` the record `bytes` stored under `key` holds into `object`, uninitialized memory
@@ -42,43 +56,38 @@ package final class ObjectReader<T: Persistable> {
     )
         throws
     {
-        try decode(bytes, key: key, into: object)
-        let same: Bool
+        LockWatch.check(entering: "the record decoder of \(T.self)")
+        if let generated {
+            do {
+                try generated(bytes, object)
+            } catch {
+                throw LodeError.recordDoesNotDecode(type: storage.typeName, key: Array(key), generated: error)
+            }
+        } else {
+            object.initialize(to: try decodeCodable(bytes, key: key))
+        }
         do {
-            same = try hasKey(UnsafeRawPointer(object), key.assumingMemoryBound(to: UInt8.self))
+            try checkKey(key, of: object)
         } catch {
             object.deinitialize(count: 1)
             throw error
         }
-        guard same else {
-            defer { object.deinitialize(count: 1) }
-            let ownKey = try storage.pointerPrimaryKeyBytes(UnsafeRawPointer(object))
-            throw LodeError.recordDoesNotDecode(
-                type: storage.typeName, key: KeyDescription.describe(Array(key)),
-                field: storage.primaryKeyField,
-                reason: "the record's \(storage.primaryKeyField) is \(KeyDescription.describe(ownKey)), "
-                    + "not the key it is stored under")
-        }
     }
 
-    private func decode(
-        _ bytes: UnsafeRawBufferPointer, key: UnsafeRawBufferPointer, into object: UnsafeMutablePointer<T>
-    ) throws {
-        LockWatch.check(entering: "the record decoder of \(T.self)")
-        guard let generated else { return try decodeCodable(bytes, key: key, into: object) }
-        do {
-            try generated(bytes, object)
-        } catch {
-            throw LodeError.recordDoesNotDecode(type: storage.typeName, key: Array(key), generated: error)
-        }
+    /// Throws unless the object at `object` has the primary key whose encoding is `key`.
+    private func checkKey(_ key: UnsafeRawBufferPointer, of object: UnsafeMutablePointer<T>) throws {
+        guard try !hasKey(UnsafeRawPointer(object), key.assumingMemoryBound(to: UInt8.self)) else { return }
+        let ownKey = try storage.pointerPrimaryKeyBytes(UnsafeRawPointer(object))
+        throw LodeError.recordDoesNotDecode(
+            type: storage.typeName, key: KeyDescription.describe(Array(key)), field: storage.primaryKeyField,
+            reason: "the record's \(storage.primaryKeyField) is \(KeyDescription.describe(ownKey)), "
+                + "not the key it is stored under")
     }
 
-    /// ``decode(_:key:into:)`` for a type without a generated codec (apart: its error handling would
-    /// otherwise cost the generated path metadata lookups per record).
+    /// A type without a generated codec: `Codable` (apart: its error handling would otherwise cost
+    /// the generated path metadata lookups per record).
     @inline(never)
-    private func decodeCodable(
-        _ bytes: UnsafeRawBufferPointer, key: UnsafeRawBufferPointer, into object: UnsafeMutablePointer<T>
-    ) throws {
+    private func decodeCodable(_ bytes: UnsafeRawBufferPointer, key: UnsafeRawBufferPointer) throws -> T {
         func failure(_ error: DecodingError) -> LodeError {
             .recordDoesNotDecode(
                 type: storage.typeName, key: KeyDescription.describe(Array(key)), field: error.fieldPath,
@@ -86,14 +95,14 @@ package final class ObjectReader<T: Persistable> {
         }
         do {
             // The thread's decoding state, reused record after record.
-            object.initialize(to: try CBORDecoder().decode(T.self, from: bytes))
+            return try CBORDecoder().decode(T.self, from: bytes)
         } catch let error as DecodingError {
             // A record written before a field with a declared default existed: read it with the default.
             guard case .keyNotFound(_, let context) = error, context.codingPath.isEmpty,
                 let patched = try T.schema.applyingDefaults(to: bytes)
             else { throw failure(error) }
             do {
-                object.initialize(to: try CBORDecoder().decode(T.self, from: patched))
+                return try CBORDecoder().decode(T.self, from: patched)
             } catch let error as DecodingError {
                 throw failure(error)
             }

@@ -43,6 +43,18 @@ public class Transaction {
     /// The type states this read transaction looked up, by Swift type (a write transaction keeps its
     /// own: what it registers and changes).
     private var readStates: [ObjectIdentifier: AnyObject] = [:]
+    /// The readers ``decode(_:from:key:)`` used, by type: made once per transaction, not per record.
+    private var readers: [ObjectIdentifier: AnyObject] = [:]
+
+    /// A reader of `T`'s records, made once in this transaction.
+    private func reader<T: Persistable>(_ type: T.Type) -> ObjectReader<T> {
+        if let made = readers[ObjectIdentifier(T.self)] {
+            return unsafeDowncast(made, to: ObjectReader<T>.self)
+        }
+        let reader = ObjectReader<T>()
+        readers[ObjectIdentifier(T.self)] = reader
+        return reader
+    }
 
     /// Checks that the catalog entry of a type this process registered still says what the state
     /// relies on at this transaction's version: another process — another version of the app — may
@@ -139,7 +151,7 @@ public class Transaction {
     package func decode<T: Persistable>(
         _ type: T.Type, from bytes: UnsafeRawBufferPointer, key: some Collection<UInt8>
     ) throws -> T {
-        let reader = ObjectReader<T>()
+        let reader = reader(T.self)
         return try key.withContiguousStorageIfAvailable {
             try reader.read(bytes, key: UnsafeRawBufferPointer($0))
         }
@@ -150,11 +162,13 @@ public class Transaction {
     package func object<T: Persistable>(_ type: T.Type, keyBytes key: [UInt8], state: TypeState<T>) throws
         -> T?
     {
-        guard let records = state.records else { return nil }
-        return try key.withUnsafeBytes { key in
-            guard let bytes = try lmdb.valueInPlace(forKey: key, in: records) else { return nil }
-            return try ObjectReader<T>().read(bytes, key: key)
-        }
+        guard let records = state.records,
+            let bytes = try key.withUnsafeBytes({ try lmdb.valueInPlace(forKey: $0, in: records) })
+        else { return nil }
+        // The record lies in the map until the transaction ends. No closure returns an optional
+        // object: unspecialized code would look up the optional type's metadata per read.
+        let reader = state.reader
+        return try key.withUnsafeBytes { try reader.read(bytes, key: $0) }
     }
 
     /// The `T` whose primary key is `key`, or nil.

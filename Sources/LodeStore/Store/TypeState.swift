@@ -35,6 +35,8 @@ package final class TypeState<T: Persistable>: Sendable, PendingWriteState {
     let fieldPlans: FieldPlans?
 
     package let schema: Schema<T>
+    /// Reads the type's records (made once: a point read does not make its own).
+    package let reader: ObjectReader<T>
     /// The records database, or nil when the type has never been stored (read-only view).
     package let records: Database?
     /// Indexes that exist on disk and match the schema.
@@ -58,6 +60,7 @@ package final class TypeState<T: Persistable>: Sendable, PendingWriteState {
         complete: Bool
     ) {
         self.schema = schema
+        self.reader = ObjectReader<T>()
         self.catalogKey = Array(schema.typeName.utf8)
         self.records = records
         self.indexes = indexes
