@@ -71,3 +71,29 @@ extension ZeroByteKeyTests {
         }
     }
 }
+
+extension ZeroByteKeyTests {
+    /// Keys are put in key order by their leading words first and their bytes on a tie; the order
+    /// must be LMDB's (bytes unsigned, a key before the longer keys it begins), for keys of any
+    /// length and of every byte.
+    @Test func keysSortedByLeadingWordsAreInByteOrder() {
+        var rng = SeededGenerator(seed: 0x77_0b1d)
+        for _ in 0..<200 {
+            var list = KeyList()
+            var keys: [[UInt8]] = []
+            for _ in 0..<Int.random(in: 0...40, using: &rng) {
+                let key = (0..<Int.random(in: 0...12, using: &rng)).map { _ in
+                    [0x00, 0x01, 0x7F, 0x80, 0xFF].randomElement(using: &rng)! as UInt8
+                }
+                keys.append(key)
+                list.append(key)
+            }
+            let sorted = (0..<keys.count).sorted { a, b in
+                let (x, y) = (list.leadingWord(a), list.leadingWord(b))
+                return x != y ? x < y : list.precedes(a, b)
+            }
+            let want = keys.sorted { $0.lexicographicallyPrecedes($1) }
+            #expect(sorted.map { keys[$0] } == want)
+        }
+    }
+}
