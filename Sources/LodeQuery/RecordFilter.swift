@@ -83,8 +83,7 @@ struct RecordFilter {
             return member(type, values)
         case .prefix(_, let prefix):
             guard valueType == String.self else { return nil }
-            let read = RecordReader.valueReader(String.self)
-            return { reader in try read(&reader).starts(with: prefix) }
+            return { reader in try String(recordValue: &reader).starts(with: prefix) }
         case .opaque:
             return nil
         }
@@ -94,14 +93,53 @@ struct RecordFilter {
         -> ((inout RecordReader) throws -> Bool)?
     {
         guard let constant = constant as? V else { return nil }
+        if let typed = typedCheck(.equal, constant) { return typed }
         let read = RecordReader.valueReader(V.self)
         return { reader in try read(&reader) == constant }
+    }
+
+    /// A comparison with `constant` read by the value type's own reader, for the types conditions
+    /// mostly hold: checks written for the concrete type, with no generic value, witness or
+    /// metadata per record (the generic checks cost about as much as skipping to the field).
+    private static func typedCheck<V>(_ comparison: Condition.Comparison, _ constant: V) -> (
+        (inout RecordReader) throws -> Bool
+    )? {
+        // By the property's type exactly (a cast of the value would also unwrap an optional's).
+        func typed<W>(_ type: W.Type) -> W { unsafeBitCast(constant, to: W.self) }
+        switch V.self {
+        case is Int.Type: return ordered(comparison, typed(Int.self))
+        case is Double.Type: return ordered(comparison, typed(Double.self))
+        case is String.Type: return ordered(comparison, typed(String.self))
+        case is Date.Type: return ordered(comparison, typed(Date.self))
+        case is Int64.Type: return ordered(comparison, typed(Int64.self))
+        case is UInt64.Type: return ordered(comparison, typed(UInt64.self))
+        case is Bool.Type where comparison == .equal:
+            let constant = typed(Bool.self)
+            return { reader in try Bool(recordValue: &reader) == constant }
+        default: return nil
+        }
+    }
+
+    /// `comparison` with `constant`, specialized for `W` where it is called.
+    private static func ordered<W: RecordValue & Comparable>(
+        _ comparison: Condition.Comparison, _ constant: W
+    )
+        -> (inout RecordReader) throws -> Bool
+    {
+        switch comparison {
+        case .equal: return { reader in try W(recordValue: &reader) == constant }
+        case .less: return { reader in try W(recordValue: &reader) < constant }
+        case .lessOrEqual: return { reader in try W(recordValue: &reader) <= constant }
+        case .greater: return { reader in try W(recordValue: &reader) > constant }
+        case .greaterOrEqual: return { reader in try W(recordValue: &reader) >= constant }
+        }
     }
 
     private static func compare<V: Comparable & Decodable>(
         _ type: V.Type, _ comparison: Condition.Comparison, _ constant: any Encodable
     ) -> ((inout RecordReader) throws -> Bool)? {
         guard let constant = constant as? V else { return nil }
+        if let typed = typedCheck(comparison, constant) { return typed }
         let read = RecordReader.valueReader(V.self)
         switch comparison {
         case .equal: return { reader in try read(&reader) == constant }
