@@ -81,6 +81,13 @@ extension FuzzRecord: RecordCodable {
         self.stage = _stage
     }
 
+    static func decodeRecord(
+        _ bytes: UnsafeRawBufferPointer, names: RecordFieldNames, into object: UnsafeMutableRawPointer
+    ) throws {
+        object.assumingMemoryBound(to: FuzzRecord.self).initialize(
+            to: try FuzzRecord.decodeRecord(bytes, names: names))
+    }
+
     func write(record: inout RecordWriter) throws {
         try record.encode(self.id, field: 0)
         try record.encode(self.title, field: 1)

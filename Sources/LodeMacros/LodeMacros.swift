@@ -30,7 +30,7 @@ import LodeStore
 @attached(
     extension, conformances: Persistable, RecordCodable,
     names: named(schema), named(recordFields), named(recordKeyPaths), named(init(record:)),
-    named(write(record:)))
+    named(decodeRecord(_:names:into:)), named(write(record:)))
 @attached(member, names: named(CodingKeys), named(init(record:)))
 public macro Model(name: String? = nil, version: Int = 1) =
     #externalMacro(module: "LodeMacrosPlugin", type: "ModelMacro")

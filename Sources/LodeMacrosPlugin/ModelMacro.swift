@@ -25,6 +25,7 @@ public struct ModelMacro: ExtensionMacro, MemberMacro {
         let inherit = conformances.isEmpty ? "" : ": " + conformances.joined(separator: ", ")
         var members = [schema(model), fieldNames(model)]
         if !model.isClass { members.append(initializer(model)) }
+        members.append(inPlaceDecoder(model))
         members.append(writer(model))
         let text = "extension \(type.trimmedDescription)\(inherit) {\n\(members.joined(separator: "\n\n"))\n}"
         return [DeclSyntax(stringLiteral: text).cast(ExtensionDeclSyntax.self)]
@@ -139,6 +140,19 @@ public struct ModelMacro: ExtensionMacro, MemberMacro {
 
     private static func fieldIndex(_ model: ModelDeclaration, _ property: ModelDeclaration.Property) -> Int {
         model.properties.firstIndex { $0.name == property.name }!
+    }
+
+    /// `decodeRecord(_:names:into:)`: the whole decode compiled where the type is (specialized for
+    /// it, the reader inlined), the object initialized in the memory given.
+    private static func inPlaceDecoder(_ model: ModelDeclaration) -> String {
+        """
+            \(model.access)static func decodeRecord(
+                _ bytes: UnsafeRawBufferPointer, names: RecordFieldNames, into object: UnsafeMutableRawPointer
+            ) throws {
+                object.assumingMemoryBound(to: \(model.typeName).self).initialize(
+                    to: try \(model.typeName).decodeRecord(bytes, names: names))
+            }
+        """
     }
 
     /// `write(record:)`: each field in declared order; a nil optional left out.

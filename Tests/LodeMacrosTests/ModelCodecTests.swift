@@ -20,6 +20,14 @@ import Testing
             let byCodable = try CBORDecoder().decode(Everything.self, from: generated.bytes)
             #expect(byGenerated == object, "round \(round)")
             #expect(byCodable == object, "round \(round)")
+            // The generated decode into memory of its own (what the store's walks use) reads the same.
+            let place = UnsafeMutablePointer<Everything>.allocate(capacity: 1)
+            defer { place.deallocate() }
+            try codable.withUnsafeBytes {
+                try Everything.decodeRecord(
+                    $0, names: Everything.recordFields, into: UnsafeMutableRawPointer(place))
+            }
+            #expect(place.move() == object, "round \(round)")
         }
     }
 
@@ -44,8 +52,25 @@ import Testing
         return CBORValue.map(entries).encoded
     }
 
+    /// The record's object, read both as a value and into memory of its own (as the store's walks
+    /// read it): both must give the same object or both throw.
     func decode(_ bytes: [UInt8]) throws -> Everything {
-        try bytes.withUnsafeBytes { try Everything.decodeRecord($0) }
+        let place = UnsafeMutablePointer<Everything>.allocate(capacity: 1)
+        defer { place.deallocate() }
+        let inPlace = Result {
+            try bytes.withUnsafeBytes {
+                try Everything.decodeRecord(
+                    $0, names: Everything.recordFields, into: UnsafeMutableRawPointer(place))
+            }
+            return place.move()
+        }
+        let value = Result { try bytes.withUnsafeBytes { try Everything.decodeRecord($0) } }
+        switch (inPlace, value) {
+        case (.success(let a), .success(let b)): #expect(a == b)
+        case (.failure, .failure): break
+        default: Issue.record("the decode in place and the value decode disagree: \(inPlace), \(value)")
+        }
+        return try value.get()
     }
 
     @Test func fieldsAreFoundByNameInAnyOrderAndUnknownOnesAreSkipped() throws {

@@ -105,6 +105,8 @@ struct Expansion {
         // A class's designated initializer is a member, not in the extension.
         #expect(expansion.source.contains("init(record: inout RecordReader) throws {"))
         #expect(expansion.source.contains("var _text: String? = nil"))
+        // The decode into memory of its own names the class, not `Self` (a class's `Self` is dynamic).
+        #expect(expansion.source.contains("object.assumingMemoryBound(to: Memo.self).initialize("))
     }
 
     @Test func misuseIsReportedWhereItIs() {

@@ -18,6 +18,14 @@ public protocol RecordCodable {
     /// Writes the object's fields into `record`.
     /// - Throws: what a nested `Encodable` property throws.
     func write(record: inout RecordWriter) throws
+    /// Reads an object from the whole record `bytes` into `object`, uninitialized memory for one
+    /// `Self` (left uninitialized when it throws). The model macro writes it where the type is, so
+    /// the decode is specialized for the type and lands in place; the default reads through
+    /// ``decodeRecord(_:names:)``.
+    /// - Throws: ``RecordDecodingError``.
+    static func decodeRecord(
+        _ bytes: UnsafeRawBufferPointer, names: RecordFieldNames, into object: UnsafeMutableRawPointer
+    ) throws
 }
 
 extension RecordCodable {
@@ -30,11 +38,20 @@ extension RecordCodable {
     /// Reads an object from the record `bytes` with the type's ``recordFields`` given: for a caller
     /// that keeps them, instead of reading the static property per record.
     /// - Throws: ``RecordDecodingError``.
+    @inlinable
     public static func decodeRecord(_ bytes: UnsafeRawBufferPointer, names: RecordFieldNames) throws -> Self {
         var reader = try RecordReader(bytes, names: names)
         let object = try Self(record: &reader)
         try reader.finish()
         return object
+    }
+
+    /// Reads an object from the record `bytes` into `object` (see the requirement).
+    /// - Throws: ``RecordDecodingError``.
+    public static func decodeRecord(
+        _ bytes: UnsafeRawBufferPointer, names: RecordFieldNames, into object: UnsafeMutableRawPointer
+    ) throws {
+        object.assumingMemoryBound(to: Self.self).initialize(to: try decodeRecord(bytes, names: names))
     }
 
     /// The object's record and its shape.

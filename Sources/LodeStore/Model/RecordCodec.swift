@@ -35,8 +35,7 @@ package struct RecordCodec<Object>: @unchecked Sendable {
                     Codable.recordKeyPaths.enumerated().map { ($1 as AnyKeyPath, $0) },
                     uniquingKeysWith: { a, _ in a }),
                 decode: { bytes, object in
-                    UnsafeMutableRawPointer(object).assumingMemoryBound(to: Codable.self).initialize(
-                        to: try Codable.decodeRecord(bytes, names: fields))
+                    try Codable.decodeRecord(bytes, names: fields, into: UnsafeMutableRawPointer(object))
                 },
                 decodeValue: { bytes in
                     unsafeBitCast(try Codable.decodeRecord(bytes, names: fields), to: Object.self)
