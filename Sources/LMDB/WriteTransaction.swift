@@ -16,7 +16,9 @@ import Foundation
 public final class WriteTransaction: Transaction {
     let parent: WriteTransaction?
     var child: WriteTransaction?
-    var log = WriteLog()
+    // Unchecked: a write transaction is used by one thread (each put would otherwise pay a dynamic
+    // exclusivity check).
+    @exclusivity(unchecked) var log = WriteLog()
     /// Databases opened in this transaction (and committed children), published at commit.
     var openedDatabases: [Database] = []
     let owner: pthread_t

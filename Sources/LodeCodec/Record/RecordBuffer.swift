@@ -5,8 +5,9 @@ import Foundation
 ///
 /// A buffer is used by one writer at a time (a write transaction keeps one).
 public final class RecordBuffer {
-    @usableFromInline var base: UnsafeMutableRawPointer
-    @usableFromInline var capacity: Int
+    // Unchecked: one writer at a time (a dynamic exclusivity check per record otherwise).
+    @usableFromInline @exclusivity(unchecked) var base: UnsafeMutableRawPointer
+    @usableFromInline @exclusivity(unchecked) var capacity: Int
 
     /// A buffer of `capacity` bytes to begin with.
     public init(capacity: Int = 256) {

@@ -27,6 +27,10 @@ public struct Schema<Object: Persistable>: @unchecked Sendable {
         let primaryKeyType: Any.Type
         let primaryKeyDescription: (Object) -> String
         let recordCodec: RecordCodec<Object>?
+        /// ``recordCodec``'s field names and encode, kept apart: reading them needs no metadata of
+        /// the generic codec type (looked up per object in the store's unspecialized code).
+        let recordFields: RecordFieldNames?
+        let generatedEncode: ((Object, inout RecordWriter) throws -> Void)?
         /// Whether the object a pointer points at has the primary key whose encoding is given: the
         /// check every read makes. An integer key stored in the struct is compared in place, without
         /// making its key's bytes.
@@ -77,6 +81,8 @@ public struct Schema<Object: Persistable>: @unchecked Sendable {
             self.primaryKeyDescription = { object in "\(object[keyPath: primaryKey])" }
             let codec = (Object.self as? any RecordCodable.Type).map { RecordCodec(Object.self, codable: $0) }
             self.recordCodec = codec
+            self.recordFields = codec?.fields
+            self.generatedEncode = codec?.encode
         }
     }
 

@@ -42,9 +42,11 @@ public class Transaction {
 
     /// The type states this read transaction looked up, by Swift type (a write transaction keeps its
     /// own: what it registers and changes).
-    private var readStates: [ObjectIdentifier: AnyObject] = [:]
+    // Unchecked: a transaction is not `Sendable`, so one thread uses it at a time (a dynamic
+    // exclusivity check per read otherwise).
+    @exclusivity(unchecked) private var readStates: [ObjectIdentifier: AnyObject] = [:]
     /// The readers ``decode(_:from:key:)`` used, by type: made once per transaction, not per record.
-    private var readers: [ObjectIdentifier: AnyObject] = [:]
+    @exclusivity(unchecked) private var readers: [ObjectIdentifier: AnyObject] = [:]
 
     /// A reader of `T`'s records, made once in this transaction.
     private func reader<T: Persistable>(_ type: T.Type) -> ObjectReader<T> {

@@ -15,12 +15,17 @@ public final class WriteTransaction: Transaction {
     /// This transaction's version, set once its closure and change-log entry are done (the commit
     /// follows).
     var committingVersion: Int?
+    // The state written per object is unchecked: a write transaction is not `Sendable` and is used by
+    // one thread at a time (its closure, or a group commit's closures one after another), and a
+    // dynamic exclusivity check per access cost more than the rest of a small insert's bookkeeping.
     /// The net object changes, written to `@changes` just before the commit.
-    package var pendingChanges = PendingChanges()
-    package var lmdbWrite: LMDB.WriteTransaction { lmdb as! LMDB.WriteTransaction }
+    @exclusivity(unchecked) package var pendingChanges = PendingChanges()
+    /// LMDB's write transaction (a store makes a write transaction only over one: no checked cast
+    /// per write).
+    package var lmdbWrite: LMDB.WriteTransaction { unsafeDowncast(lmdb, to: LMDB.WriteTransaction.self) }
 
     /// Type states this transaction already looked up, by Swift type.
-    var stateCache: [ObjectIdentifier: AnyObject] = [:]
+    @exclusivity(unchecked) var stateCache: [ObjectIdentifier: AnyObject] = [:]
     /// The links declared in the catalog, read once the transaction needs them and forgotten when it
     /// changes the catalog.
     var linkGraph: LinkGraph?
@@ -73,7 +78,7 @@ public final class WriteTransaction: Transaction {
     }
 
     /// Record shapes noted by this transaction.
-    var shapesNoted: Set<ShapeNote> = []
+    @exclusivity(unchecked) var shapesNoted: Set<ShapeNote> = []
 
     /// Each type whose catalog entry this transaction rewrote — settled when it ends — with the
     /// pending entry it had before (what a savepoint that rolls back puts back).
@@ -116,10 +121,13 @@ public final class WriteTransaction: Transaction {
     )
         throws -> R
     {
-        if let codec = T.schema.recordCodec {
-            var writer = RecordWriter(names: codec.fields, into: recordBuffer)
+        // The codec's parts apart: an optional of the generic codec type would have its metadata
+        // looked up per object here.
+        let storage = T.schema.storage
+        if let encode = storage.generatedEncode, let fields = storage.recordFields {
+            var writer = RecordWriter(names: fields, into: recordBuffer)
             do {
-                try codec.encode(object, &writer)
+                try encode(object, &writer)
             } catch {
                 throw LodeError.recordDoesNotEncode(type: T.schema.typeName, reason: "\(error)")
             }
@@ -140,10 +148,22 @@ public final class WriteTransaction: Transaction {
         }
     }
 
+    /// The stored version of an object a write replaces: where the decoded object is (a `T`) and its
+    /// record. Not generic: an optional of a tuple holding `T` would have its metadata looked up per
+    /// write in this unspecialized code.
+    struct StoredVersion {
+        /// The decoded object, a `T` (valid while the write runs).
+        let object: UnsafeRawPointer
+        let record: [UInt8]
+
+        /// The object, as the `T` it is.
+        func object<T>(as type: T.Type) -> T { object.assumingMemoryBound(to: T.self).pointee }
+    }
+
     /// Writes `object` under `key`, moving its index and link entries from `old` (the stored version,
     /// if any).
     private func store<T: Persistable>(
-        _ object: T, key: [UInt8], replacing old: (object: T, record: [UInt8])?, state: TypeState<T>
+        _ object: T, key: [UInt8], replacing old: StoredVersion?, state: TypeState<T>
     ) throws {
         // Generic code runs unspecialized for the app's types: index loops, not iterators or
         // optionals of `T`, keep it from looking up generic metadata for every object.
@@ -155,17 +175,17 @@ public final class WriteTransaction: Transaction {
     /// `store(_:key:replacing:state:)` with the object's record encoded.
     private func store<T: Persistable>(
         _ object: T, record: UnsafeRawBufferPointer, shape: UInt64, key: [UInt8],
-        replacing old: (object: T, record: [UInt8])?, state: TypeState<T>
+        replacing old: StoredVersion?, state: TypeState<T>
     ) throws {
         let newKeys = try indexKeys(of: object, state: state)
-        let oldKeys = try old.map { try indexKeys(of: $0.object, state: state) }
+        let oldKeys = try old.map { try indexKeys(of: $0.object(as: T.self), state: state) }
         let slots = state.indexSlots
         let linkCount = state.hasLinks ? state.links.count : 0
         var linkChanges: [(position: Int, removed: [[UInt8]], added: [[UInt8]])] = []
         for position in 0..<linkCount {
             let definition = state.links[position].definition
             let new = definition.targetKeys(object)
-            let before = old.map { definition.targetKeys($0.object) } ?? []
+            let before = old.map { definition.targetKeys($0.object(as: T.self)) } ?? []
             guard new != before else { continue }
             for target in new where target.count > IndexKeyLimit.maximum {
                 throw LodeError.keyTooLong(type: definition.targetTypeName, bytes: target.count)
@@ -225,8 +245,9 @@ public final class WriteTransaction: Transaction {
     /// Per records database (by handle number), the key this transaction inserted last, while its
     /// inserts come in ascending key order (see ``putNew(_:key:in:)``); and the databases where an
     /// append was refused (the database holds larger keys), which take ordinary puts from then on.
-    private var lastInsertedKeys: [UInt32: [UInt8]] = [:]
-    private var appendRefused: Set<UInt32> = []
+    // Unchecked: one thread at a time (see `pendingChanges`).
+    @exclusivity(unchecked) private var lastInsertedKeys: [UInt32: [UInt8]] = [:]
+    @exclusivity(unchecked) private var appendRefused: Set<UInt32> = []
 
     /// Writes a record under a key that must be new (`LMDBError.keyExists` if not). Once a transaction
     /// inserts keys in ascending order — a load in key order — each next one is appended at the end of
@@ -251,14 +272,18 @@ public final class WriteTransaction: Transaction {
         lastInsertedKeys[number] = key
     }
 
-    /// The stored `T` under `key` with its record bytes, or nil.
-    private func storedObject<T: Persistable>(_ type: T.Type, keyBytes key: [UInt8], state: TypeState<T>)
-        throws
-        -> (object: T, record: [UInt8])?
-    {
-        guard let records = state.records, let record = try lmdb.get(key, in: records) else { return nil }
-        let object = try record.withUnsafeBytes { try decode(T.self, from: $0, key: key) }
-        return (object, record)
+    /// Calls `body` with the stored version of the `T` under `key` (its object decoded), or nil when
+    /// there is none.
+    private func withStoredVersion<T: Persistable, R>(
+        _ type: T.Type, keyBytes key: [UInt8], state: TypeState<T>, _ body: (StoredVersion?) throws -> R
+    ) throws -> R {
+        guard let records = state.records, let record = try lmdb.get(key, in: records) else {
+            return try body(nil)
+        }
+        var object = try record.withUnsafeBytes { try decode(T.self, from: $0, key: key) }
+        return try withUnsafePointer(to: &object) {
+            try body(StoredVersion(object: UnsafeRawPointer($0), record: record))
+        }
     }
 
     // MARK: Writing objects
@@ -294,8 +319,9 @@ public final class WriteTransaction: Transaction {
     public func upsert<T: Persistable>(_ object: T) throws {
         let state = try typeState(T.self)
         let key = try primaryKey(of: object, state: state)
-        let old = try storedObject(T.self, keyBytes: key, state: state)
-        try store(object, key: key, replacing: old, state: state)
+        try withStoredVersion(T.self, keyBytes: key, state: state) { old in
+            try store(object, key: key, replacing: old, state: state)
+        }
     }
 
     /// Changes the object with primary key `key` in place and returns the new version.
@@ -310,18 +336,18 @@ public final class WriteTransaction: Transaction {
     ) throws -> T {
         let state = try typeState(T.self)
         let keyBytes = try KeyEncoder().encode(key)
-        guard let old = try storedObject(T.self, keyBytes: keyBytes, state: state) else {
-            throw LodeError.objectNotFound(type: T.schema.typeName, key: "\(key)")
+        return try withStoredVersion(T.self, keyBytes: keyBytes, state: state) { old in
+            guard let old else { throw LodeError.objectNotFound(type: T.schema.typeName, key: "\(key)") }
+            var updated = old.object(as: T.self)
+            try body(&updated)
+            let newKey = try primaryKey(of: updated, state: state)
+            guard newKey == keyBytes else {
+                throw LodeError.primaryKeyChanged(
+                    type: T.schema.typeName, from: "\(key)", to: T.schema.primaryKeyDescription(updated))
+            }
+            try store(updated, key: keyBytes, replacing: old, state: state)
+            return updated
         }
-        var updated = old.object
-        try body(&updated)
-        let newKey = try primaryKey(of: updated, state: state)
-        guard newKey == keyBytes else {
-            throw LodeError.primaryKeyChanged(
-                type: T.schema.typeName, from: "\(key)", to: T.schema.primaryKeyDescription(updated))
-        }
-        try store(updated, key: keyBytes, replacing: old, state: state)
-        return updated
     }
 
     /// Deletes the object with primary key `key`; returns false when there was none.
