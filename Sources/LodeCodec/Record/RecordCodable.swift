@@ -21,7 +21,7 @@ public protocol RecordCodable {
     /// Reads an object from the whole record `bytes` into `object`, uninitialized memory for one
     /// `Self` (left uninitialized when it throws). The model macro writes it where the type is, so
     /// the decode is specialized for the type and lands in place; the default reads through
-    /// ``decodeRecord(_:names:)``.
+    /// `decodeRecord(_:names:)`.
     /// - Throws: ``RecordDecodingError``.
     static func decodeRecord(
         _ bytes: UnsafeRawBufferPointer, names: RecordFieldNames, into object: UnsafeMutableRawPointer
