@@ -74,10 +74,17 @@ package struct KeyList: Sendable {
         return order != 0 ? order < 0 : aCount < bCount
     }
 
+    /// The positions of the keys in key order (ties, equal keys, in list order): each key's leading
+    /// word compared first, its bytes only when the words are equal.
+    func keyOrder() -> [Int] {
+        let words = (0..<count).map { leadingWord($0) }
+        return (0..<count).sorted { a, b in words[a] != words[b] ? words[a] < words[b] : precedes(a, b) }
+    }
+
     /// The first eight bytes of the key at `index` as a big-endian word, zeros after a shorter key:
     /// keys whose words differ are in the words' order (equal words say nothing: ask
-    /// ``precedes(_:_:)``). A sort compares words first, without a call per comparison.
-    package func leadingWord(_ index: Int) -> UInt64 {
+    /// ``precedes(_:_:)``).
+    private func leadingWord(_ index: Int) -> UInt64 {
         if readsRows {
             var word: UInt64 = 0
             for (position, byte) in self[index].prefix(8).enumerated() {

@@ -409,13 +409,7 @@ public struct Results<Element: Persistable>: @unchecked Sendable {
             let all = objects!
             if let columns {
                 for object in all { columns.append(object) }
-                let permutation = Array(0..<keys.count).sorted { a, b in
-                    switch columns.compare(a, b) {
-                    case .orderedAscending: return true
-                    case .orderedDescending: return false
-                    case .orderedSame: return keys.precedes(a, b)
-                    }
-                }
+                let permutation = columns.order(tiesBy: keys)
                 keys = keys.reordered(permutation)
                 objects = permutation.map { all[$0] }
                 break
@@ -488,13 +482,7 @@ public struct Results<Element: Persistable>: @unchecked Sendable {
             }
             found.append(record)
         }
-        let permutation = Array(0..<keys.count).sorted { a, b in
-            switch columns.compare(a, b) {
-            case .orderedAscending: return true
-            case .orderedDescending: return false
-            case .orderedSame: return keys.precedes(a, b)
-            }
-        }
+        let permutation = columns.order(tiesBy: keys)
         let (lower, upper) = window(count: keys.count)
         let kept = Array(permutation[lower..<upper])
         let objects = ObjectCollector<Element>(capacity: kept.count)
@@ -529,11 +517,7 @@ public struct Results<Element: Persistable>: @unchecked Sendable {
     }
 
     private func sortedByKey(_ keys: KeyList, _ objects: [Element]?) -> (KeyList, [Element]?) {
-        // Leading words first: most comparisons never reach the keys' bytes.
-        let words = (0..<keys.count).map { keys.leadingWord($0) }
-        let permutation = Array(0..<keys.count).sorted { a, b in
-            words[a] != words[b] ? words[a] < words[b] : keys.precedes(a, b)
-        }
+        let permutation = keys.keyOrder()
         return (keys.reordered(permutation), objects.map { list in permutation.map { list[$0] } })
     }
 

@@ -101,8 +101,20 @@ final class SortColumns<Element: Persistable> {
         for column in columns { column.removeAll() }
     }
 
+    /// The positions of the objects read, sorted by the columns; objects the columns tie on in the
+    /// order of their primary keys, `keys` (one per object, in the same order).
+    func order(tiesBy keys: KeyList) -> [Int] {
+        (0..<keys.count).sorted { a, b in
+            switch compare(a, b) {
+            case .orderedAscending: return true
+            case .orderedDescending: return false
+            case .orderedSame: return keys.precedes(a, b)
+            }
+        }
+    }
+
     /// How the objects at `a` and `b` compare, by the first column in which they differ.
-    func compare(_ a: Int, _ b: Int) -> ComparisonResult {
+    private func compare(_ a: Int, _ b: Int) -> ComparisonResult {
         for column in columns {
             let order = column.compare(a, b)
             if order != .orderedSame { return order }

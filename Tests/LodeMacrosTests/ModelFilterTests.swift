@@ -173,16 +173,8 @@ struct Sample: Equatable {
             let offset = Int.random(in: 0..<3, using: &rng) == 0 ? Int.random(in: 0...40, using: &rng) : 0
             let limit: Int? =
                 Int.random(in: 0..<4, using: &rng) == 0 ? nil : Int.random(in: 0...30, using: &rng)
-            var want = (filtered ? all.filter { $0.c > Double(x) } : all).enumerated().sorted { lhs, rhs in
-                for descriptor in sort {
-                    switch descriptor.compare(lhs.element, rhs.element) {
-                    case .orderedAscending: return true
-                    case .orderedDescending: return false
-                    case .orderedSame: continue
-                    }
-                }
-                return lhs.offset < rhs.offset
-            }.map(\.element).dropFirst(offset).map { $0 }
+            var want = Array(
+                (filtered ? all.filter { $0.c > Double(x) } : all).sortedStably(by: sort).dropFirst(offset))
             if let limit { want = Array(want.prefix(limit)) }
             var results = store.objects(Sample.self)
             if filtered {

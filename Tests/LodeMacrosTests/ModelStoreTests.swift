@@ -28,6 +28,23 @@ struct Note: Equatable {
 @Suite struct ModelStoreTests {
     let directory = TemporaryDirectory("models")
 
+    /// Expects each of `reads` to throw `recordDoesNotDecode` for the note stored under `key`, at
+    /// `field`, with a reason `reason` accepts.
+    func expectEveryRead(
+        _ reads: [() throws -> Void], toRefuseNote key: String, field: String, _ reason: (String) -> Bool,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) {
+        for read in reads {
+            #expect(sourceLocation: sourceLocation) {
+                try read()
+            } throws: { error in
+                guard case .recordDoesNotDecode(let type, let named, let at, let why)? = error as? LodeError
+                else { return false }
+                return type == "Note" && named == key && at == field && reason(why)
+            }
+        }
+    }
+
     @Test func twoAppVersionsShareAStore() throws {
         let url = directory.url
         do {
@@ -110,21 +127,12 @@ struct Note: Equatable {
             .init(key: .text("rank"), value: .text("high")),
         ]).encoded
         try environment.write { try $0.put(damaged, forKey: try KeyEncoder().encode(2), in: records) }
-        for read in [
-            { _ = try store.objects(Note.self).values(of: \.rank) },
-            { _ = try store.objects(Note.self).fetch() },
-        ] {
-            #expect {
-                try read()
-            } throws: { error in
-                guard
-                    case .recordDoesNotDecode(let type, let key, let field, let reason)? = error as? LodeError
-                else {
-                    return false
-                }
-                return type == "Note" && key == "2" && field == "rank" && reason == "expected Int, found text"
-            }
-        }
+        expectEveryRead(
+            [
+                { _ = try store.objects(Note.self).values(of: \.rank) },
+                { _ = try store.objects(Note.self).fetch() },
+            ],
+            toRefuseNote: "2", field: "rank", { $0 == "expected Int, found text" })
         #expect(try store.objects(Note.self).values(of: \.text) == ["n1", "n2", "n3"])
     }
 }
@@ -142,24 +150,13 @@ extension ModelStoreTests {
         let records = try environment.database(named: "Note", create: false)
         let six = try Note(id: 6, text: "six \(long)", rank: 6).encodeRecord().bytes
         try environment.write { try $0.put(six, forKey: try KeyEncoder().encode(2), in: records) }
-        for read in [
-            { _ = try store.objects(Note.self).fetch() },
-            { _ = try store.read { try $0.object(Note.self, key: 2) } },
-            { _ = try store.objects(Note.self).filter(#Predicate { $0.rank >= 0 }).fetch() },
-            { _ = try store.objects(Note.self).sorted(by: \.text).limit(3).fetch() },
-        ] {
-            #expect {
-                try read()
-            } throws: { error in
-                guard
-                    case .recordDoesNotDecode(let type, let key, let field, let reason)? = error as? LodeError
-                else {
-                    return false
-                }
-                return type == "Note" && key == "2" && field == "id"
-                    && reason.contains("the record's id is 6")
-            }
-        }
+        expectEveryRead(
+            [
+                { _ = try store.objects(Note.self).fetch() },
+                { _ = try store.read { try $0.object(Note.self, key: 2) } },
+                { _ = try store.objects(Note.self).filter(#Predicate { $0.rank >= 0 }).fetch() },
+                { _ = try store.objects(Note.self).sorted(by: \.text).limit(3).fetch() },
+            ], toRefuseNote: "2", field: "id", { $0.contains("the record's id is 6") })
         for id in [1, 3] {
             #expect(
                 try store.read { try $0.object(Note.self, key: id) } == Note(id: id, text: "\(id) \(long)"))

@@ -269,17 +269,7 @@ struct QueryCase {
     func expected(
         _ data: [Int: Item], _ query: QueryCase, _ sort: [SortDescriptor<Item>], offset: Int, limit: Int?
     ) -> [Item] {
-        var result = data.values.sorted { $0.id < $1.id }.filter(query.matches)
-        result = result.enumerated().sorted { lhs, rhs in
-            for descriptor in sort {
-                switch descriptor.compare(lhs.element, rhs.element) {
-                case .orderedAscending: return true
-                case .orderedDescending: return false
-                case .orderedSame: continue
-                }
-            }
-            return lhs.offset < rhs.offset
-        }.map(\.element)
+        var result = data.values.sorted { $0.id < $1.id }.filter(query.matches).sortedStably(by: sort)
         result = Array(result.dropFirst(offset))
         if let limit { result = Array(result.prefix(limit)) }
         return result

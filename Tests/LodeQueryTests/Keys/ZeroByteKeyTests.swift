@@ -74,8 +74,8 @@ extension ZeroByteKeyTests {
 
 extension ZeroByteKeyTests {
     /// Keys are put in key order by their leading words first and their bytes on a tie; the order
-    /// must be LMDB's (bytes unsigned, a key before the longer keys it begins), for keys of any
-    /// length and of every byte.
+    /// must be LMDB's (bytes unsigned, a key before the longer keys it begins), equal keys in list
+    /// order, for keys of any length and of every byte.
     @Test func keysSortedByLeadingWordsAreInByteOrder() {
         var rng = SeededGenerator(seed: 0x77_0b1d)
         for _ in 0..<200 {
@@ -88,12 +88,11 @@ extension ZeroByteKeyTests {
                 keys.append(key)
                 list.append(key)
             }
-            let sorted = (0..<keys.count).sorted { a, b in
-                let (x, y) = (list.leadingWord(a), list.leadingWord(b))
-                return x != y ? x < y : list.precedes(a, b)
-            }
-            let want = keys.sorted { $0.lexicographicallyPrecedes($1) }
-            #expect(sorted.map { keys[$0] } == want)
+            let want = keys.enumerated().sorted { lhs, rhs in
+                lhs.element.lexicographicallyPrecedes(rhs.element)
+                    || (lhs.element == rhs.element && lhs.offset < rhs.offset)
+            }.map(\.offset)
+            #expect(list.keyOrder() == want, "\(keys)")
         }
     }
 }
