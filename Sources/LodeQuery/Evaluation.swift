@@ -20,6 +20,8 @@ package struct Evaluation<Element> {
     /// Per condition across a link (in the query's order): the keys of the linked objects that
     /// matched.
     package var linkMatches: [Set<[UInt8]>] = []
+    /// For a full-text search: each key's relevance score (BM25), in the keys' order.
+    package var scores: [Double]?
 
     /// An evaluation by `plan` of `keys` (and their `objects`, when decoded), read on `snapshot`
     /// (held by `pin`).

@@ -10,6 +10,9 @@ package struct ExecutionPlan {
         case primaryKeys([[UInt8]])
         case records([KeyRange])
         case index(Database, [KeyRange])
+        /// The objects a full-text search found: primary keys of existing objects, in the order
+        /// the results keep unless sorted.
+        case text([[UInt8]])
     }
 
     package var plan: QueryPlan

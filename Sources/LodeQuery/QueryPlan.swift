@@ -18,6 +18,8 @@ public struct QueryPlan: Equatable, Sendable, CustomStringConvertible {
         /// The inverse index of the link on `link`: the objects linking to the `targets` linked
         /// objects that match (see ``QueryPlan/linkedQueries``).
         case linkLookup(link: String, targets: Int)
+        /// The postings of a full-text index: the objects a text query matches.
+        case textSearch(index: String, matches: Int)
     }
 
     /// Where the order of the results comes from.
@@ -28,6 +30,8 @@ public struct QueryPlan: Equatable, Sendable, CustomStringConvertible {
         case index(String, reversed: Bool)
         /// Sorted in memory by the sort descriptors.
         case inMemory
+        /// By relevance to a text query (BM25 over the full-text index), best first.
+        case relevance(index: String)
     }
 
     /// Where candidates come from.
@@ -63,6 +67,8 @@ public struct QueryPlan: Equatable, Sendable, CustomStringConvertible {
         case .fullScan: accessText = "full scan"
         case .linkLookup(let link, let targets):
             accessText = "link lookup through \"\(link)\" of \(targets) linked object(s)"
+        case .textSearch(let index, let matches):
+            accessText = "full-text search of index \"\(index)\" (\(matches) match(es))"
         }
         let orderText: String
         switch ordering {
@@ -70,6 +76,7 @@ public struct QueryPlan: Equatable, Sendable, CustomStringConvertible {
         case .index(let name, let reversed):
             orderText = "order of index \"\(name)\"" + (reversed ? ", reversed" : "")
         case .inMemory: orderText = "sorted in memory"
+        case .relevance(let index): orderText = "ranked by relevance (BM25) in full-text index \"\(index)\""
         }
         var text =
             accessText + "; " + orderText + (rechecksPredicate ? "; predicate re-checked per object" : "")

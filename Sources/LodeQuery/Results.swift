@@ -41,6 +41,8 @@ public struct Results<Element: Persistable>: @unchecked Sendable {
     package var linkFilters: [LinkFilter<Element>] = []
     /// A sort by a linked object's value, before `sortDescriptors` (see `sorted(through:by:)`).
     package var linkedSort: LinkedSort<Element>?
+    /// A full-text search (see `matching(_:in:)`).
+    package var textFilter: TextFilter?
     package var limitCount: Int?
     package var offsetCount = 0
     let cache = EvaluationCache<Element>()
@@ -76,6 +78,7 @@ public struct Results<Element: Persistable>: @unchecked Sendable {
         next.sortDescriptors = sortDescriptors
         next.linkFilters = linkFilters
         next.linkedSort = linkedSort
+        next.textFilter = textFilter
         next.limitCount = limitCount
         next.offsetCount = offsetCount
         change(&next)
@@ -135,6 +138,7 @@ public struct Results<Element: Persistable>: @unchecked Sendable {
             $0.sortDescriptors = other.sortDescriptors
             $0.linkFilters = other.linkFilters
             $0.linkedSort = other.linkedSort
+            $0.textFilter = other.textFilter
             $0.limitCount = window ? other.limitCount : nil
             $0.offsetCount = window ? other.offsetCount : 0
         }
@@ -146,6 +150,7 @@ public struct Results<Element: Persistable>: @unchecked Sendable {
             $0.sortDescriptors = other.sortDescriptors
             $0.linkFilters = other.linkFilters
             $0.linkedSort = other.linkedSort
+            $0.textFilter = other.textFilter
             $0.limitCount = other.limitCount
             $0.offsetCount = other.offsetCount
         }
@@ -238,6 +243,22 @@ public struct Results<Element: Persistable>: @unchecked Sendable {
                 &execution, state: state, matches: linkMatches, records: records, in: transaction)
         }
         execution.plan.linkedQueries = linkedQueries
+        // A full-text search gives the candidates (in order of relevance when ranked); the other
+        // conditions are checked per object.
+        var textScores: [Double]?
+        if let (textIndex, search) = try textSearch(state) {
+            let covered = predicates.isEmpty && linkFilters.isEmpty
+            let keep = covered && isRankedByRelevance ? limitCount.map { $0 + offsetCount } : nil
+            let found = try textCandidates(index: textIndex, search: search, in: transaction, keep: keep)
+            let name = textIndex.definition.name
+            var plan = QueryPlan(
+                access: .textSearch(index: name, matches: found.matches),
+                ordering: isRankedByRelevance ? .relevance(index: name) : .inMemory,
+                rechecksPredicate: !covered)
+            plan.linkedQueries = linkedQueries
+            execution = ExecutionPlan(plan: plan, source: .text(found.keys), covered: covered)
+            textScores = found.scores
+        }
         if let linkedSort {
             execution.plan.ordering = .inMemory
             execution.plan.sortedThroughLinks = [linkedSort.field]
@@ -270,6 +291,9 @@ public struct Results<Element: Persistable>: @unchecked Sendable {
             for key in keys where key.count <= IndexKeyLimit.maximum {
                 if try lmdb.contains(key, in: records) { candidates.append(key) }
             }
+        case .text(let keys):
+            candidates.reserve(keys.count)
+            for key in keys { candidates.append(key) }
         case .records(let ranges):
             let normalized = ranges.map { $0.normalized() }
             lossy = normalized.contains { $0.lossy }
@@ -352,6 +376,7 @@ public struct Results<Element: Persistable>: @unchecked Sendable {
             let keptObjects = ObjectCollector<Element>()
             let reader = ObjectReader<Element>()
             var keptGroups: [Int] = []
+            var keptScores: [Double] = []
             var group = 0
             for index in 0..<candidates.count {
                 while group < groupStarts.count && groupStarts[group] == index {
@@ -369,11 +394,13 @@ public struct Results<Element: Persistable>: @unchecked Sendable {
                 {
                     kept.append(key)
                     keptObjects.append(object)
+                    if let textScores { keptScores.append(textScores[index]) }
                 }
             }
             keys = kept
             objects = keptObjects.take()
             groupStarts = keptGroups
+            if textScores != nil { textScores = keptScores }
         }
 
         // 3. Order.
@@ -386,6 +413,9 @@ public struct Results<Element: Persistable>: @unchecked Sendable {
             if reversed { (keys, objects) = reverse(keys, objects, groups: nil) }
         case .index(_, let reversed):
             if reversed { (keys, objects) = reverse(keys, objects, groups: groupStarts) }
+        case .relevance:
+            // The candidates came ranked.
+            break
         case .inMemory:
             let descriptors = sortDescriptors
             // Each object's sort values are read once, not in every comparison; from the records'
@@ -446,7 +476,10 @@ public struct Results<Element: Persistable>: @unchecked Sendable {
         if !windowed && (lower != 0 || upper != keys.count) {
             keys = keys.slice(lower..<upper)
             objects = objects.map { Array($0[lower..<upper]) }
+            textScores = textScores.map { Array($0[lower..<upper]) }
         }
+        // Scores stay beside their keys only in the order of relevance.
+        if case .relevance = ordering { evaluation.scores = textScores }
         evaluation.keys = keys
         evaluation.objects = objects
         return (evaluation, visited)

@@ -73,6 +73,15 @@ public enum LodeError: Error, Equatable, CustomStringConvertible, Sendable {
     case deleteDenied(type: String, key: String, linkedFrom: [ObjectID])
     /// A link points at an object that does not exist (see ``Transaction/resolve(_:)``).
     case linkTargetMissing(type: String, key: String)
+    /// A full-text query could not be read, or holds nothing the index's tokenizer keeps as a word
+    /// (see ``TextQuery``).
+    case invalidTextQuery(TextQueryError)
+    /// A search named a full-text index the type cannot search now (`reason` says why: not declared,
+    /// or built with other fields or another tokenizer in a store opened read-only).
+    case textIndexUnavailable(type: String, index: String, reason: String)
+    /// A full-text index's stored entries do not read (a damaged store): `lode-dump check` tells
+    /// more; declaring the index again after a migration that drops it rebuilds it.
+    case textIndexDamaged(type: String, index: String, reason: String)
 
     /// Another process committed while a write grew the map: nothing was written, the write may run
     /// again.
@@ -157,6 +166,11 @@ public enum LodeError: Error, Equatable, CustomStringConvertible, Sendable {
                 "\(type) \(q(key)) cannot be deleted: \(shown.joined(separator: ", "))\(more) still link to it through a link whose delete rule is deny"
         case .linkTargetMissing(let type, let key):
             return "the link points at \(type) \(q(key)), which does not exist"
+        case .invalidTextQuery(let error): return error.description
+        case .textIndexUnavailable(let type, let index, let reason):
+            return "\(type) cannot be searched with full-text index \"\(index)\": \(q(reason))"
+        case .textIndexDamaged(let type, let index, let reason):
+            return "the full-text index \"\(index)\" of \(type) is damaged: \(q(reason))"
         case .versionHeldTooLong(let held, let limit):
             return
                 "write refused: \(held), more than the limit of \(limit) (release or refresh what holds it; the file cannot reuse pages while it is held)"

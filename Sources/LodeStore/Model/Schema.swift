@@ -17,6 +17,7 @@ public struct Schema<Object: Persistable>: @unchecked Sendable {
         let primaryKeyPath: PartialKeyPath<Object>
         let primaryKeyField: String
         let indexes: [Index<Object>]
+        let textIndexes: [TextIndex<Object>]
         let links: [Relationship<Object>]
         let version: Int
         let defaults: [FieldDefault<Object>]
@@ -38,8 +39,10 @@ public struct Schema<Object: Persistable>: @unchecked Sendable {
 
         init<Key: Codable>(
             name: String?, primaryKey: KeyPath<Object, Key>, indexes: [Index<Object>],
-            links: [Relationship<Object>], version: Int, defaults: [FieldDefault<Object>]
+            textIndexes: [TextIndex<Object>], links: [Relationship<Object>], version: Int,
+            defaults: [FieldDefault<Object>]
         ) {
+            self.textIndexes = textIndexes
             self.defaults = defaults
             self.typeName = name ?? String(describing: Object.self)
             self.primaryKeyPath = primaryKey
@@ -96,6 +99,8 @@ public struct Schema<Object: Persistable>: @unchecked Sendable {
     public var primaryKeyField: String { storage.primaryKeyField }
     /// The indexes.
     public var indexes: [Index<Object>] { storage.indexes }
+    /// The full-text indexes.
+    public var textIndexes: [TextIndex<Object>] { storage.textIndexes }
     /// The link properties, with their delete rules.
     public var links: [Relationship<Object>] { storage.links }
     /// A version number the app may raise when the type changes shape (recorded in the catalog).
@@ -121,19 +126,24 @@ public struct Schema<Object: Persistable>: @unchecked Sendable {
     ///   - name: the type's name in the store; defaults to the Swift type name.
     ///   - primaryKey: the property that identifies an object.
     ///   - indexes: secondary indexes (`.on`, `.unique`, compound `.on(a, b)`).
+    ///   - textIndexes: full-text indexes (`.on(\.title, \.body)`), searched with
+    ///     `results.matching(_:)`.
     ///   - links: the ``Link`` properties and their delete rules (`.to(\.project, onDelete: .cascade)`,
     ///     `.toMany(\.tags)`).
     ///   - version: a number recorded in the catalog.
     ///   - defaults: values for fields older records lack (`.field(\.priority, 0)`).
     public init<Key: Codable>(
         name: String? = nil, primaryKey: KeyPath<Object, Key>, indexes: [Index<Object>] = [],
-        links: [Relationship<Object>] = [], version: Int = 1,
+        textIndexes: [TextIndex<Object>] = [], links: [Relationship<Object>] = [], version: Int = 1,
         defaults: [FieldDefault<Object>] = []
     ) {
         storage = Storage(
-            name: name, primaryKey: primaryKey, indexes: indexes, links: links, version: version,
-            defaults: defaults)
+            name: name, primaryKey: primaryKey, indexes: indexes, textIndexes: textIndexes, links: links,
+            version: version, defaults: defaults)
     }
+
+    /// The full-text index named `name`.
+    public func textIndex(named name: String) -> TextIndex<Object>? { textIndexes.first { $0.name == name } }
 
     /// The index named `name`.
     public func index(named name: String) -> Index<Object>? { indexes.first { $0.name == name } }

@@ -57,6 +57,30 @@ package struct CatalogEntry: Codable, Equatable {
         }
     }
 
+    /// One full-text index of the type: its databases are
+    /// ``TextIndexLayout/postingsDatabaseName(type:index:)`` and
+    /// ``TextIndexLayout/keysDatabaseName(type:index:)``.
+    package struct TextIndexEntry: Codable, Equatable {
+        /// The index name.
+        package var name: String
+        /// The indexed fields.
+        package var fields: [String]
+        /// The identifier of the tokenizer that built it (``TextTokenizer/identifier``).
+        package var tokenizer: String
+
+        /// The index `name` over `fields`, built by `tokenizer`.
+        package init(name: String, fields: [String], tokenizer: String) {
+            self.name = name
+            self.fields = fields
+            self.tokenizer = tokenizer
+        }
+
+        /// The entry `index` makes.
+        init<T>(_ index: TextIndex<T>) {
+            self.init(name: index.name, fields: index.fields, tokenizer: index.tokenizer.identifier)
+        }
+    }
+
     /// The type's store name; its records live in the database of that name.
     var name: String
     /// The field holding the primary key.
@@ -82,6 +106,8 @@ package struct CatalogEntry: Codable, Equatable {
     package var kinds: [String: [String]]?
     /// The type's links (absent when it has none, and in entries written before links existed).
     package var links: [LinkEntry]?
+    /// The type's full-text indexes (absent when it has none).
+    package var textIndexes: [TextIndexEntry]?
 
     /// A record shape and a record that had it when it was listed.
     package struct ShapeExample: Codable, Equatable {
@@ -182,6 +208,11 @@ package struct CatalogEntry: Codable, Equatable {
         shapes = []
         kinds = [:]
         links = Self.links(schema)
+        textIndexes = Self.textIndexes(schema)
+    }
+
+    static func textIndexes<T: Persistable>(_ schema: Schema<T>) -> [TextIndexEntry]? {
+        schema.textIndexes.isEmpty ? nil : schema.textIndexes.map(TextIndexEntry.init)
     }
 
     static func links<T: Persistable>(_ schema: Schema<T>) -> [LinkEntry]? {

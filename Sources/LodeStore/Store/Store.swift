@@ -373,6 +373,7 @@ public final class Store: @unchecked Sendable {
                             transaction = tx
                             LockWatch.check(entering: "a write closure")
                             let result = try body(tx)
+                            try tx.flushPendingText()
                             try tx.writeChangeLog()
                             tx.committingVersion = tx.version
                             return result

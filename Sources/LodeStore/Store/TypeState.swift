@@ -24,6 +24,13 @@ package final class TypeState<T: Persistable>: Sendable, PendingWriteState {
         package let database: Database
     }
 
+    /// A declared full-text index and its two databases.
+    package struct LiveTextIndex {
+        package let definition: TextIndex<T>
+        package let postings: Database
+        package let keys: Database
+    }
+
     /// The indexes of `indexes`, in the same order, as slots.
     let indexSlots: [IndexSlot]
     /// Whether the type declares links with inverse indexes (`links` is not empty).
@@ -43,6 +50,8 @@ package final class TypeState<T: Persistable>: Sendable, PendingWriteState {
     package let indexes: [LiveIndex]
     /// Links whose inverse index exists on disk and matches the schema.
     package let links: [LiveLink]
+    /// Full-text indexes that exist on disk and match the schema (fields and tokenizer).
+    package let textIndexes: [LiveTextIndex]
     /// The committed catalog entry and the one the running write transaction wrote, if any. A write
     /// settles them after its commit, outside the writer lock, while the next write may already read
     /// them: they change together, under the mutex.
@@ -56,9 +65,10 @@ package final class TypeState<T: Persistable>: Sendable, PendingWriteState {
     let complete: Bool
 
     init(
-        schema: Schema<T>, records: Database?, indexes: [LiveIndex], links: [LiveLink], entry: CatalogEntry,
-        complete: Bool
+        schema: Schema<T>, records: Database?, indexes: [LiveIndex], links: [LiveLink],
+        textIndexes: [LiveTextIndex] = [], entry: CatalogEntry, complete: Bool
     ) {
+        self.textIndexes = textIndexes
         self.schema = schema
         self.reader = ObjectReader<T>()
         self.catalogKey = Array(schema.typeName.utf8)
@@ -77,7 +87,7 @@ package final class TypeState<T: Persistable>: Sendable, PendingWriteState {
                 fields: codec.fields, fieldsByKeyPath: codec.fieldsByKeyPath,
                 primaryKeyField: codec.field(of: schema.primaryKeyPath),
                 indexes: indexes.map { ($0.definition.fields, $0.definition.isUnique) },
-                linkFields: links.map(\.definition.field))
+                linkFields: links.map(\.definition.field) + textIndexes.flatMap(\.definition.fields))
         }
         self.catalog = Locked((entry, nil))
         self.complete = complete
@@ -164,6 +174,17 @@ package final class TypeState<T: Persistable>: Sendable, PendingWriteState {
         if writing, let added = stored.first(where: { link(named: $0.field) == nil }) {
             return "link \"\(added.field)\" was added, which this process does not maintain"
         }
+        let storedText = entry.textIndexes ?? []
+        for index in textIndexes {
+            let wanted = CatalogEntry.TextIndexEntry(index.definition)
+            guard let found = storedText.first(where: { $0.name == wanted.name }) else {
+                return "full-text index \"\(wanted.name)\" was dropped"
+            }
+            if found != wanted { return "full-text index \"\(wanted.name)\" was redefined" }
+        }
+        if writing, let added = storedText.first(where: { textIndex(named: $0.name) == nil }) {
+            return "full-text index \"\(added.name)\" was added, which this process does not maintain"
+        }
         return nil
     }
 
@@ -177,6 +198,11 @@ package final class TypeState<T: Persistable>: Sendable, PendingWriteState {
     var typeName: String { schema.typeName }
 
     package func index(named name: String) -> LiveIndex? { indexes.first { $0.definition.name == name } }
+
+    /// The full-text index named `name`, when it exists on disk and matches the schema.
+    package func textIndex(named name: String) -> LiveTextIndex? {
+        textIndexes.first { $0.definition.name == name }
+    }
 
     /// The live link on `field`.
     package func link(named field: String) -> LiveLink? { links.first { $0.definition.field == field } }
@@ -201,7 +227,7 @@ struct FieldPlans: @unchecked Sendable {
     /// The field of each stored property.
     let fieldsByKeyPath: [AnyKeyPath: Int]
     /// Per field: nil when the whole object must decide (the primary key, a link, a field of a
-    /// compound index), else the slots of the indexes on that field alone.
+    /// compound index or of a full-text index), else the slots of the indexes on that field alone.
     let slots: [[Int]?]
 
     init(

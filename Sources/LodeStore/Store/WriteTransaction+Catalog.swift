@@ -67,7 +67,8 @@ extension WriteTransaction {
             let databaseName = CatalogEntry.linkDatabaseName(type: name, field: stored.field)
             try lmdbWrite.drop(try lmdbWrite.database(named: databaseName, create: false))
         }
-        if !toBuild.isEmpty || !linksToBuild.isEmpty {
+        let (liveText, textToBuild) = try registerTextIndexes(of: schema, existing: existing)
+        if !toBuild.isEmpty || !linksToBuild.isEmpty || !textToBuild.isEmpty {
             // Build from the records; a unique index that the data violates fails the registration.
             for entry in try lmdb.entries(in: records) {
                 let object = try entry.value.withUnsafeBytes { try decode(T.self, from: $0, key: entry.key) }
@@ -79,10 +80,12 @@ extension WriteTransaction {
                     try putLinkEntries(
                         link.database, targets: link.definition.targetKeys(object), primaryKey: entry.key)
                 }
+                for index in textToBuild { try indexText(index, key: entry.key, old: nil, new: object) }
             }
         }
         entry.indexes = schema.indexes.map { .init(name: $0.name, fields: $0.fields, unique: $0.isUnique) }
         entry.links = CatalogEntry.links(schema)
+        entry.textIndexes = CatalogEntry.textIndexes(schema)
         entry.version = schema.version
         entry.defaults = CatalogEntry.defaults(schema)
         if existing == nil {
@@ -90,9 +93,55 @@ extension WriteTransaction {
         }
         if entry != existing { try writeCatalog(entry) }
         let state = TypeState(
-            schema: schema, records: records, indexes: live, links: liveLinks, entry: entry, complete: true)
+            schema: schema, records: records, indexes: live, links: liveLinks, textIndexes: liveText,
+            entry: entry, complete: true)
         registeredTypes[name] = state
         return state
+    }
+
+    /// Opens the full-text indexes `schema` declares: the ones stored with other fields or another
+    /// tokenizer are dropped and returned to be built again, with the new ones; the ones the schema no
+    /// longer declares are dropped.
+    private func registerTextIndexes<T: Persistable>(of schema: Schema<T>, existing: CatalogEntry?) throws
+        -> (live: [TypeState<T>.LiveTextIndex], toBuild: [TypeState<T>.LiveTextIndex])
+    {
+        let name = schema.typeName
+        let stored = existing?.textIndexes ?? []
+        var live: [TypeState<T>.LiveTextIndex] = []
+        var toBuild: [TypeState<T>.LiveTextIndex] = []
+        for index in schema.textIndexes {
+            let wanted = CatalogEntry.TextIndexEntry(index)
+            let found = stored.first { $0.name == index.name }
+            if let found, found != wanted { try dropTextIndex(type: name, index: found.name) }
+            let postings = try lmdbWrite.database(
+                named: TextIndexLayout.postingsDatabaseName(type: name, index: index.name), kind: .plain)
+            let keys = try lmdbWrite.database(
+                named: TextIndexLayout.keysDatabaseName(type: name, index: index.name), kind: .plain)
+            let liveIndex = TypeState<T>.LiveTextIndex(definition: index, postings: postings, keys: keys)
+            live.append(liveIndex)
+            if found != wanted { toBuild.append(liveIndex) }
+        }
+        for found in stored where schema.textIndex(named: found.name) == nil {
+            try dropTextIndex(type: name, index: found.name)
+        }
+        return (live, toBuild)
+    }
+
+    /// Drops the databases of full-text index `index` of `type` (those that exist).
+    package func dropTextIndex(type: String, index: String) throws {
+        for databaseName in [
+            TextIndexLayout.postingsDatabaseName(type: type, index: index),
+            TextIndexLayout.keysDatabaseName(type: type, index: index),
+        ] {
+            let database: Database
+            do {
+                database = try lmdbWrite.database(named: databaseName, create: false)
+            } catch let error as LMDBError where error.code == .notFound {
+                continue
+            }
+            discardPendingText(database)
+            try lmdbWrite.drop(database)
+        }
     }
 
     /// Raises the store's format to the one with links, in this transaction, unless it is there: a
@@ -118,6 +167,23 @@ extension WriteTransaction {
         func refuse(_ reason: String) -> LodeError { .schemaMismatch(type: schema.typeName, reason: reason) }
         if let index = schema.indexes.first(where: { $0.name.hasPrefix("@") }) {
             throw refuse("index name \"\(index.name)\" starts with @, which link indexes use")
+        }
+        var textNames = Set<String>()
+        for index in schema.textIndexes {
+            guard !index.name.isEmpty, textNames.insert(index.name).inserted else {
+                throw refuse("the full-text index \"\(index.name)\" is declared twice or has no name")
+            }
+            guard !index.fields.isEmpty else {
+                throw refuse("the full-text index \"\(index.name)\" has no fields")
+            }
+            if let bad = index.unsupported.first {
+                throw refuse(
+                    "field \"\(bad.field)\" of full-text index \"\(index.name)\" is \(bad.type), not String, String?, [String] or [String]?"
+                )
+            }
+            if index.tokenizer.identifier.isEmpty {
+                throw refuse("the tokenizer of full-text index \"\(index.name)\" has an empty identifier")
+            }
         }
         var fields = Set<String>()
         for link in schema.links {

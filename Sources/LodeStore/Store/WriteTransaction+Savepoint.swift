@@ -29,6 +29,9 @@ extension WriteTransaction {
     public func savepoint<R>(_ body: (WriteTransaction) throws -> R) throws -> R {
         var child: WriteTransaction?
         do {
+            // Full-text changes gathered so far are written before the savepoint; its own are written
+            // into it when it commits, and gone with it when it rolls back.
+            try flushPendingText()
             let result = try mapStorageErrors {
                 try lmdbWrite.nested { lmdbChild in
                     let savepoint = WriteTransaction(store: store, lmdb: lmdbChild)
@@ -36,7 +39,9 @@ extension WriteTransaction {
                     savepoint.stateCache = stateCache
                     savepoint.shapesNoted = shapesNoted
                     child = savepoint
-                    return try body(savepoint)
+                    let result = try body(savepoint)
+                    try savepoint.flushPendingText()
+                    return result
                 }
             }
             if let child { adopt(child) }

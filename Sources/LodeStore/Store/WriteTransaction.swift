@@ -24,6 +24,11 @@ public final class WriteTransaction: Transaction {
     /// per write).
     package var lmdbWrite: LMDB.WriteTransaction { unsafeDowncast(lmdb, to: LMDB.WriteTransaction.self) }
 
+    /// Full-text changes gathered and not yet written, by postings database (see ``PendingText``).
+    @exclusivity(unchecked) var pendingText: [UInt32: PendingText] = [:]
+
+    override package func flushText() throws { try flushPendingText() }
+
     /// Type states this transaction already looked up, by Swift type.
     @exclusivity(unchecked) var stateCache: [ObjectIdentifier: AnyObject] = [:]
     /// The links declared in the catalog, read once the transaction needs them and forgotten when it
@@ -228,6 +233,9 @@ public final class WriteTransaction: Transaction {
             try removeLinkEntries(link.database, targets: change.removed, primaryKey: key)
             try putLinkEntries(link.database, targets: change.added, primaryKey: key)
         }
+        for index in state.textIndexes {
+            try indexText(index, key: key, old: old.map { $0.object(as: T.self) }, new: object)
+        }
         // The transaction's own notes first (no lock), then what the type has learned.
         let note = ShapeNote(state: ObjectIdentifier(state), shape: shape)
         if !shapesNoted.contains(note) && !state.knowsShape(shape) {
@@ -390,6 +398,11 @@ public final class WriteTransaction: Transaction {
         try lmdbWrite.empty(state.records!)
         for index in state.indexes { try lmdbWrite.empty(index.database) }
         for link in state.links { try lmdbWrite.empty(link.database) }
+        for index in state.textIndexes {
+            discardPendingText(index.postings)
+            try lmdbWrite.empty(index.postings)
+            try lmdbWrite.empty(index.keys)
+        }
         pendingChanges.recordClear(type: state.typeName)
         return count
     }
@@ -427,6 +440,13 @@ public final class WriteTransaction: Transaction {
                     link.database, targets: link.definition.targetKeys(old), primaryKey: key)
             } else {
                 try removeEntries(pointingAt: key, in: link.database)
+            }
+        }
+        for index in state.textIndexes {
+            if let old {
+                try indexText(index, key: key, old: old, new: nil)
+            } else {
+                try removeTextEntries(index, key: key)
             }
         }
         try lmdbWrite.delete(key, in: records)
