@@ -42,6 +42,10 @@ final class LiveQueryEngine<Element: Persistable> {
     /// Per condition across a link: the keys of the linked objects that match at the current version,
     /// kept up to date from the linked type's changes.
     private var linkMatches: [Set<[UInt8]>] = []
+    /// True for a full-text search in order of relevance: every object's score depends on the whole
+    /// index (how many objects hold each term, their average length), so any commit to the type
+    /// evaluates the search again — O(postings of its terms) — and compares the ranks.
+    private let ranked: Bool
     private(set) var snapshot: ReadSnapshot
     private(set) var plan: QueryPlan
     private(set) var ordered = RankedKeys()
@@ -79,6 +83,7 @@ final class LiveQueryEngine<Element: Persistable> {
         } else {
             placingLink = nil
         }
+        self.ranked = template.isRankedByRelevance
         self.snapshot = snapshot
         self.plan = QueryPlan(access: .fullScan, ordering: .inMemory, rechecksPredicate: true)
         let (entries, plan, matches) = try fullEntries(on: snapshot)
@@ -125,6 +130,25 @@ final class LiveQueryEngine<Element: Persistable> {
             try snapshot.read { txn in
                 let transaction = Transaction(store: store, lmdb: txn)
                 let evaluation = try full.evaluate(in: transaction, snapshot: snapshot)
+                if ranked, let scores = evaluation.scores {
+                    // Ranked by score, then primary key: the object is read only for its section.
+                    let objects =
+                        sectionKey == nil
+                        ? nil
+                        : try evaluation.objects
+                            ?? transaction.objects(Element.self, keys: evaluation.keys, ascending: false)
+                    let resolver = LinkResolver(transaction)
+                    var entries = EntryTable()
+                    for index in 0..<evaluation.keys.count {
+                        let section = try objects.map { try sectionKey!($0[index], resolver) } ?? []
+                        entries.set(
+                            LiveRow.make(
+                                section: section, sort: Self.relevanceBytes(scores[index]),
+                                key: Array(evaluation.keys[index])))
+                    }
+                    entries.shrinkToFit()
+                    return (entries, evaluation.plan, evaluation.linkMatches)
+                }
                 let objects =
                     try evaluation.objects
                     ?? transaction.objects(
@@ -140,6 +164,15 @@ final class LiveQueryEngine<Element: Persistable> {
                 return (entries, evaluation.plan, evaluation.linkMatches)
             }
         }
+    }
+
+    /// The sort bytes of a relevance score: higher scores first.
+    static func relevanceBytes(_ score: Double) -> [UInt8] {
+        var bits = score.bitPattern
+        // Order-preserving bits of a double (sign flipped, negatives inverted), then inverted.
+        bits = bits & (1 << 63) != 0 ? ~bits : bits | (1 << 63)
+        bits = ~bits
+        return withUnsafeBytes(of: bits.bigEndian) { Array($0) }
     }
 
     private func install(_ entries: EntryTable) {
@@ -180,6 +213,14 @@ final class LiveQueryEngine<Element: Persistable> {
             snapshot = next
             return (rows, true)
         }
+        if ranked {
+            // Scores follow the whole index: any change evaluates the search again (not counted as a
+            // full re-evaluation: it is this query's way).
+            let changed = !changes.keys.isEmpty || linkedChanges.values.contains { !$0.keys.isEmpty }
+            let rows = changed ? try reevaluate(on: next, changes: changes) : []
+            snapshot = next
+            return (rows, false)
+        }
         var rows: [Row] = []
         var matches = linkMatches
         let predicates = template.predicates
@@ -189,6 +230,8 @@ final class LiveQueryEngine<Element: Persistable> {
                 let transaction = Transaction(store: store, lmdb: txn)
                 let state = try transaction.typeState(Element.self)
                 let resolver = LinkResolver(transaction)
+                // A full-text search (sorted by fields): a changed object's own text decides.
+                let textMatches = try template.textMatcher(state)
                 // The linked objects that match each condition across a link, for those that changed.
                 for (position, filter) in filters.enumerated() where !filter.isFixed {
                     for target in (linkedChanges[filter.targetTypeName]?.keys ?? [:]).keys {
@@ -302,6 +345,7 @@ final class LiveQueryEngine<Element: Persistable> {
                     var newEntry: [UInt8]?
                     if operation != .delete, let object = try load(key),
                         try predicates.allSatisfy({ try $0.evaluate(object) }),
+                        textMatches?(object) ?? true,
                         zip(filters, matches).allSatisfy({ $0.accepts(object, matching: $1) })
                     {
                         newEntry = try entry(for: object, key: key, resolver: resolver)
