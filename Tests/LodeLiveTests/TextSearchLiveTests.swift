@@ -90,9 +90,12 @@ import Testing
                 #expect(try live.results.fetch() == fresh, "round \(round) \(queries[index].0)")
                 if let change {
                     moves += change.moves.count
-                    #expect(try replay(change, old: previous[index], new: fresh) == fresh, "round \(round) \(queries[index].0): \(change)")
+                    #expect(
+                        try replay(change, old: previous[index], new: fresh) == fresh,
+                        "round \(round) \(queries[index].0): \(change)")
                 } else {
-                    #expect(previous[index] == fresh, "round \(round) \(queries[index].0): no change delivered")
+                    #expect(
+                        previous[index] == fresh, "round \(round) \(queries[index].0): no change delivered")
                 }
                 previous[index] = fresh
             }

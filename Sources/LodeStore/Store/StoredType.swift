@@ -22,6 +22,8 @@ public struct StoredType: Sendable, Equatable {
     public var defaults: [String: CBORValue] = [:]
     /// The type's links, each with the inverse index the store keeps for it.
     public var links: [StoredLink] = []
+    /// The type's full-text indexes.
+    public var textIndexes: [StoredTextIndex] = []
 
     /// Describes a stored type (for tools that restore one; see `WriteTransaction.restore(_:records:appending:)` in `LodeInspection`).
     public init(

@@ -82,6 +82,8 @@ extension WriteTransaction {
                 }
                 for index in textToBuild { try indexText(index, key: entry.key, old: nil, new: object) }
             }
+            // Written now: a store registers its types in a transaction of its own at open.
+            try flushPendingText()
         }
         entry.indexes = schema.indexes.map { .init(name: $0.name, fields: $0.fields, unique: $0.isUnique) }
         entry.links = CatalogEntry.links(schema)

@@ -10,7 +10,9 @@ import Testing
         #expect(try parse("swift") == .word("swift"))
         #expect(try parse("swift lmdb") == .all([.word("swift"), .word("lmdb")]))
         #expect(try parse("swift AND lmdb") == .all([.word("swift"), .word("lmdb")]))
-        #expect(try parse("swift OR rust store") == .all([.any([.word("swift"), .word("rust")]), .word("store")]))
+        #expect(
+            try parse("swift OR rust store")
+                == .all([.any([.word("swift"), .word("rust")]), .word("store")]))
         #expect(try parse("store -draft") == .all([.word("store"), .not(.word("draft"))]))
         #expect(try parse("\"live results\"") == .phrase("live results"))
         #expect(try parse("stor*") == .prefix("stor"))
@@ -71,7 +73,9 @@ import Testing
 
     @Test func aValueIsCheckedLikeText() {
         #expect(throws: TextQueryError.self) { try TextQuery(expression: .not(.word("a"))) }
-        #expect(throws: TextQueryError.self) { try TextQuery(expression: .any([.word("a"), .not(.word("b"))])) }
+        #expect(throws: TextQueryError.self) {
+            try TextQuery(expression: .any([.word("a"), .not(.word("b"))]))
+        }
         #expect(throws: TextQueryError.self) { try TextQuery(expression: .all([])) }
         #expect(throws: TextQueryError.self) { try TextQuery(expression: .word("")) }
     }
