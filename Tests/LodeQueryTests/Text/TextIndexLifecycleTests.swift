@@ -267,6 +267,35 @@ import Testing
         #expect(report.terms == 1 && report.postings == 1)
     }
 
+    @Test func theIntegrityCheckFindsWhatIsWrongInAnIndex() throws {
+        let store = try Store.temporary(types: [Searchable.self])
+        try store.write { tx in
+            try tx.insert(Searchable(id: 1, text: "alpha beta alpha"))
+            try tx.insert(Searchable(id: 2, text: "beta"))
+        }
+        #expect(try store.read { try $0.checkIntegrity() }.problems == [])
+        try store.write { tx in
+            let postings = try tx.typeState(Searchable.self).textIndexes[0].postings
+            // Object 1's postings of "alpha" gone, a term object 2 does not have added.
+            var alpha = TextIndexLayout.termPrefix("alpha".utf8)
+            TextIndexLayout.appendBigEndian(0, to: &alpha)
+            try tx.lmdbWrite.delete(alpha, in: postings)
+            var gamma = TextIndexLayout.termPrefix("gamma".utf8)
+            TextIndexLayout.appendBigEndian(1, to: &gamma)
+            try tx.lmdbWrite.put(
+                PostingBlock(postings: [.init(document: 1, positions: [4])]).encoded(base: 1), forKey: gamma,
+                in: postings)
+        }
+        let problems = try store.read { try $0.checkIntegrity() }.problems
+        #expect(
+            problems == [
+                "full-text index Doc.@text:text: document 0 has 1 tokens in its postings but length 3",
+                "full-text index Doc.@text:text: document 1 has 2 tokens in its postings but length 1",
+                "full-text index Doc.@text:text: Doc 1: missing terms alpha",
+                "full-text index Doc.@text:text: Doc 2: terms it does not have gamma",
+            ])
+    }
+
     @Test func deleteAllEmptiesTheIndex() throws {
         let store = try Store.temporary(types: [Searchable.self])
         try store.write { tx in

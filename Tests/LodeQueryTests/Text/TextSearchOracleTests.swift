@@ -200,6 +200,8 @@ import Testing
                 }
             }
             checkedQueries += try checkQueries(store.objects(Article.self), articles, count: 25, using: &rng)
+            // The index holds exactly the terms and positions the objects' text gives.
+            #expect(try store.read { try $0.checkIntegrity() }.problems == [])
         }
         #expect(checkedQueries > 100)
     }
