@@ -257,6 +257,7 @@ public final class MigrationContext {
                     named: CatalogEntry.databaseName(type: old, index: index.name), create: false))
         }
         for link in entry.links ?? [] { try dropLinkDatabase(type: old, field: link.field) }
+        _ = try dropTextIndexes(of: old, entry: &entry)
         try write.delete(Array(old.utf8), in: transaction.store.catalog)
         transaction.catalogDidChange()
         // Links into the type follow it (their values are its keys, which do not change).
@@ -298,6 +299,7 @@ public final class MigrationContext {
                     named: CatalogEntry.databaseName(type: name, index: index.name), create: false))
         }
         for link in entry.links ?? [] { try dropLinkDatabase(type: name, field: link.field) }
+        for index in entry.textIndexes ?? [] { try transaction.dropTextIndex(type: name, index: index.name) }
         try write.delete(Array(name.utf8), in: transaction.store.catalog)
         transaction.catalogDidChange()
         transaction.pendingChanges.recordClear(type: name)
@@ -392,6 +394,10 @@ public final class MigrationContext {
     /// derivation `restore` and `check` use), and records the fields its records now have.
     private func rebuild(_ type: String, entry: CatalogEntry) throws {
         let write = transaction.lmdbWrite
+        // Full-text indexes need the tokenizer that built them, which only the app's schema has:
+        // they are dropped here and built again when the type is registered after the migrations.
+        var entry = entry
+        if try dropTextIndexes(of: type, entry: &entry) { try transaction.writeCatalog(entry) }
         let stored = entry.storedType
         let indexes = try entry.indexes.map { index in
             let database = try write.database(
@@ -487,7 +493,39 @@ public final class MigrationContext {
                 try write.database(
                     named: CatalogEntry.linkDatabaseName(type: type, field: link.field), kind: .duplicates))
         }
+        for index in entry.textIndexes ?? [] {
+            for name in [
+                TextIndexLayout.postingsDatabaseName(type: type, index: index.name),
+                TextIndexLayout.keysDatabaseName(type: type, index: index.name),
+            ] {
+                let database = try write.database(named: name, kind: .plain)
+                transaction.discardPendingText(database)
+                try write.empty(database)
+            }
+        }
         transaction.pendingChanges.recordClear(type: type)
+    }
+
+    /// Drops the full-text indexes of `type` and takes them out of `entry`; returns whether it had any.
+    private func dropTextIndexes(of type: String, entry: inout CatalogEntry) throws -> Bool {
+        guard let indexes = entry.textIndexes else { return false }
+        for index in indexes { try transaction.dropTextIndex(type: type, index: index.name) }
+        entry.textIndexes = nil
+        return true
+    }
+
+    /// Drops the full-text index `name` of `type` (the new schema may build it again when the type is
+    /// registered after the migrations).
+    /// - Throws: ``LodeError/indexNotFound(type:index:)`` when the type has no such index.
+    public func dropTextIndex(_ name: String, of type: String) throws {
+        var entry = try entry(type)
+        guard let position = entry.textIndexes?.firstIndex(where: { $0.name == name }) else {
+            throw LodeError.indexNotFound(type: type, index: name)
+        }
+        try transaction.dropTextIndex(type: type, index: name)
+        entry.textIndexes?.remove(at: position)
+        if entry.textIndexes?.isEmpty == true { entry.textIndexes = nil }
+        try transaction.writeCatalog(entry)
     }
 
     // MARK: Plumbing

@@ -296,6 +296,26 @@ import Testing
             ])
     }
 
+    @Test func aMigrationThatChangesRecordsLeavesTheIndexToBeBuiltAgain() throws {
+        do {
+            let store = try Store(at: tmp.url, types: [Searchable.self])
+            try store.write { tx in
+                for id in 0..<20 { try tx.insert(Searchable(id: id, text: "word\(id % 3) shared")) }
+            }
+        }
+        let migration = Migration("texts rewritten") { context in
+            try context.updateRecords(of: "Doc") { record in
+                record["text"] = .text("migrated")
+                return .keep
+            }
+        }
+        // The same declaration: only rebuilding after the migration gives the new terms.
+        let store = try Store(at: tmp.url, types: [Searchable.self], migrations: [migration])
+        #expect(try store.objects(Searchable.self).matching("migrated").count == 20)
+        #expect(try store.objects(Searchable.self).matching("shared").count == 0)
+        #expect(try store.read { try $0.checkIntegrity() }.problems == [])
+    }
+
     @Test func deleteAllEmptiesTheIndex() throws {
         let store = try Store.temporary(types: [Searchable.self])
         try store.write { tx in
