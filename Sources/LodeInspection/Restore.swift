@@ -39,7 +39,9 @@ extension WriteTransaction {
                     type: name,
                     reason: "records can only be appended to a type restored with the same description")
             }
-            guard (existing.links ?? []) == type.links.map(Self.linkEntry) else {
+            guard (existing.links ?? []) == type.links.map(Self.linkEntry),
+                existing.textIndexes ?? [] == Self.restorableTextIndexes(of: type)
+            else {
                 throw LodeError.invalidTypeDescription(
                     type: name,
                     reason: "records can only be appended to a type restored with the same description")
@@ -56,6 +58,7 @@ extension WriteTransaction {
                 let databaseName = CatalogEntry.linkDatabaseName(type: name, field: link.field)
                 try lmdbWrite.drop(try lmdbWrite.database(named: databaseName, create: false))
             }
+            for index in existing.textIndexes ?? [] { try dropTextIndex(type: name, index: index.name) }
             pendingChanges.recordClear(type: name)
         }
         let recordsDatabase = try lmdbWrite.database(named: name, kind: .plain)
@@ -66,6 +69,18 @@ extension WriteTransaction {
         }
         let linkDatabases = try type.links.map { link in
             try lmdbWrite.database(named: link.databaseName(of: name), kind: .duplicates)
+        }
+        // Full-text indexes built by Lode's own tokenizer are built here; one an app's tokenizer
+        // built is left out, and built again when the app opens the store.
+        let textIndexes = Self.restorableTextIndexes(of: type)
+        let textDatabases = try textIndexes.map { index in
+            (
+                postings: try lmdbWrite.database(
+                    named: TextIndexLayout.postingsDatabaseName(type: name, index: index.name), kind: .plain),
+                keys: try lmdbWrite.database(
+                    named: TextIndexLayout.keysDatabaseName(type: name, index: index.name), kind: .plain),
+                tokenizer: Self.knownTokenizers[index.tokenizer]!
+            )
         }
         var count = 0
         var shapes: [CatalogEntry.ShapeExample]? = appending ? existing?.shapes : []
@@ -116,6 +131,12 @@ extension WriteTransaction {
                 }
                 for target in targets { try lmdbWrite.put(key, forKey: target, in: database) }
             }
+            for (index, databases) in zip(textIndexes, textDatabases) {
+                let document = TextDocument(
+                    record: untyped.value, fields: index.fields, tokenizer: databases.tokenizer)
+                try indexText(
+                    databases.postings, keys: databases.keys, key: key, before: nil, after: document)
+            }
             pendingChanges.record(type: name, key: key, existedBefore: false, existsAfter: true)
             CatalogEntry.note(record: record, key: key, shapes: &shapes, kinds: &kinds)
         }
@@ -134,8 +155,17 @@ extension WriteTransaction {
         restored.kinds = kinds
         restored.links = type.links.isEmpty ? nil : type.links.map(Self.linkEntry)
         restored.defaults = type.defaults.isEmpty ? nil : type.defaults.mapValues { Data($0.encoded) }
+        restored.textIndexes = textIndexes.isEmpty ? nil : textIndexes
+        try flushPendingText()
         try writeCatalog(restored)
         return count
+    }
+
+    /// The full-text indexes of `type` a restore builds: those of a tokenizer this library has.
+    private static func restorableTextIndexes(of type: StoredType) -> [CatalogEntry.TextIndexEntry] {
+        type.textIndexes.filter { knownTokenizers[$0.tokenizer] != nil }.map {
+            CatalogEntry.TextIndexEntry(name: $0.name, fields: $0.fields, tokenizer: $0.tokenizer)
+        }
     }
 
     private static func linkEntry(_ link: StoredLink) -> CatalogEntry.LinkEntry {

@@ -100,5 +100,15 @@ func storedType(from object: [String: Any], fail: (String) -> DumpError) throws 
         else { throw fail("a link of \(name) needs field, target, toMany and rule") }
         return StoredLink(field: field, targetTypeName: target, isToMany: toMany, rule: rule)
     }
+    // Exports written before full-text indexes existed carry none.
+    guard let textIndexes = (object["textIndexes"] ?? [[String: Any]]()) as? [[String: Any]] else {
+        throw fail("the full-text indexes of \(name) are not a list")
+    }
+    type.textIndexes = try textIndexes.map { index in
+        guard let indexName = index["name"] as? String, let fields = index["fields"] as? [String],
+            let tokenizer = index["tokenizer"] as? String
+        else { throw fail("a full-text index of \(name) needs name, fields and tokenizer") }
+        return StoredTextIndex(name: indexName, fields: fields, tokenizer: tokenizer)
+    }
     return type
 }

@@ -9,8 +9,11 @@ let usage = """
            lode-dump schema STORE [--json]           the catalog in full
            lode-dump dump STORE TYPE [--format table|json|ndjson] [--where EXPR]
                                      [--sort FIELD[,-FIELD]] [--limit N] [--fields a,b] [--explain]
+                                     [--match QUERY [--index NAME]]
+                                                     --match: a full-text search, best match first
            lode-dump get STORE TYPE KEY              one object by primary key
-           lode-dump stats STORE                     per database: depth, pages, entries; readers
+           lode-dump stats STORE                     per database: depth, pages, entries; full-text
+                                                     indexes: terms, postings, size; readers
            lode-dump changes STORE [--since VERSION] the change log
            lode-dump watch STORE [TYPE] [--where EXPR] [--for SECONDS]
                                                      follow commits of any process (Ctrl-C stops)
@@ -28,6 +31,7 @@ let usage = """
     EXPR: comparisons (== != < <= > >=) of a field with a number, "text", true, false or null;
           FIELD in [v, …]; FIELD hasPrefix "t"; FIELD contains "t"; and, or, not, parentheses.
           Nested fields are written a.b.
+    QUERY: words (all required), OR, -word (excluded), "a phrase", prefix*, parentheses.
     Exit status: 0 done, 1 the store or a record could not be read (or check found problems),
     2 a malformed command line.
     """
@@ -151,6 +155,10 @@ func summary(_ path: String) throws {
                 "    link \(link.field) → \(link.targetTypeName)\(link.isToMany ? " (to-many)" : ""), on delete \(link.rule)"
             )
         }
+        for index in type.textIndexes {
+            print(
+                "    text index \(index.name): \(index.fields.joined(separator: ", ")) (\(index.tokenizer))")
+        }
     }
 }
 
@@ -179,6 +187,11 @@ func schema(_ path: String, json: Bool) throws {
                 "  link         \(link.field) → \(link.targetTypeName), \(link.isToMany ? "to-many" : "to-one"), on delete \(link.rule) (\(link.entryCount) entries)"
             )
         }
+        for index in type.textIndexes {
+            print(
+                "  text index   \(index.name): \(index.fields.joined(separator: ", ")), tokenizer \(index.tokenizer) (\(index.documentCount) documents, \(index.tokenCount) tokens)"
+            )
+        }
         for event in type.history {
             print(
                 "  history      schema \(event.schemaVersion), type version \(event.typeVersion), \(event.event): \(event.fields.joined(separator: ", "))"
@@ -205,11 +218,16 @@ func typeJSON(_ type: StoredType) -> String {
         "{\"field\":\(quoted(link.field)),\"target\":\(quoted(link.targetTypeName)),\"toMany\":\(link.isToMany),"
             + "\"rule\":\(quoted(link.rule)),\"entries\":\(link.entryCount)}"
     }
+    let textIndexes = type.textIndexes.map { index in
+        "{\"name\":\(quoted(index.name)),\"fields\":[\(index.fields.map(quoted).joined(separator: ","))],"
+            + "\"tokenizer\":\(quoted(index.tokenizer)),\"documents\":\(index.documentCount),\"tokens\":\(index.tokenCount)}"
+    }
     return
         "{\"name\":\(quoted(type.name)),\"primaryKey\":\(quoted(type.primaryKey)),\"version\":\(type.version),"
         + "\"objects\":\(type.objectCount),\"fields\":[\(type.fields.map(quoted).joined(separator: ","))],"
         + "\"indexes\":[\(indexes.joined(separator: ","))],\"history\":[\(history.joined(separator: ","))],"
-        + "\"defaults\":{\(defaults.joined(separator: ","))},\"links\":[\(links.joined(separator: ","))]}"
+        + "\"defaults\":{\(defaults.joined(separator: ","))},\"links\":[\(links.joined(separator: ","))],"
+        + "\"textIndexes\":[\(textIndexes.joined(separator: ","))]}"
 }
 
 func quoted(_ text: String) -> String {
@@ -246,7 +264,28 @@ func dump(_ path: String, type: String, arguments: Arguments) throws {
     ).map {
         $0.hasPrefix("-") ? (String($0.dropFirst()), false) : (String($0), true)
     }
+    if arguments.options["--index"] != nil && arguments.options["--match"] == nil {
+        throw UsageError(description: "--index names the full-text index of --match, which is missing")
+    }
+    let search = try arguments.options["--match"].map { text in
+        do {
+            return try TextQuery(text)
+        } catch {
+            throw UsageError(description: "--match: \(error)")
+        }
+    }
     let records = try store.read { tx -> [StoredRecord] in
+        if let search {
+            // Best match first; --where filters the matches, --sort orders them instead.
+            let matches = try tx.search(search, in: type, index: arguments.options["--index"])
+            if arguments.flags.contains("--explain") {
+                FileHandle.standardError.write(
+                    Data(
+                        "plan: full-text search, \(matches.count) match(es), ranked by relevance (BM25)\n"
+                            .utf8))
+            }
+            return matches.map(\.record)
+        }
         let storedType = try tx.storedType(named: type)
         let (chosen, description) = try plan(filter, type: storedType, in: tx)
         if arguments.flags.contains("--explain") {
@@ -359,6 +398,24 @@ func stats(_ path: String) throws {
                     format: "  %5d  %6d  %6d  %8d  %8d  %@", stat.depth, stat.branchPages, stat.leafPages,
                     stat.overflowPages, stat.entries, byteCount(stat.bytes)))
     }
+    let textIndexes = try store.read { tx in
+        try tx.storedTypes().flatMap { type in
+            try type.textIndexes.map { index in
+                (type.name, index, try tx.textIndexReport(named: index.name, of: type.name))
+            }
+        }
+    }
+    for (type, index, report) in textIndexes {
+        print(
+            "\nfull-text index \(type).\(index.name) (\(index.fields.joined(separator: ", ")); \(index.tokenizer)): "
+                + "\(index.documentCount) documents, \(index.tokenCount) tokens, \(report.terms) terms, "
+                + "\(report.postings) postings in \(report.blocks) blocks, \(byteCount(report.bytes))")
+        if !report.commonTerms.isEmpty {
+            print(
+                "  most common: "
+                    + report.commonTerms.map { "\($0.term) (\($0.documents))" }.joined(separator: ", "))
+        }
+    }
     let info = try store.fileInfo()
     print(
         "\nreaders: \(info.readerSlotsUsed) slots used of \(info.maxReaders); last txn \(info.lastCommittedVersion)"
@@ -429,6 +486,7 @@ func main() -> Int32 {
             Array(raw.dropFirst()),
             valued: [
                 "--format", "--where", "--sort", "--limit", "--fields", "--since", "-s", "--for", "--port",
+                "--match", "--index",
             ],
             flags: ["--json", "--all", "--force", "--explain"])
         let positional = arguments.positional

@@ -1,3 +1,5 @@
+import LodeCodec
+
 /// A full-text index of a ``Persistable`` type: the words of one or more text properties, kept in
 /// the same transaction as the objects and searched with a ``TextQuery`` (`results.matching(…)`).
 ///
@@ -86,6 +88,22 @@ package struct TextDocument {
         }
         self.terms = terms
         self.length = length
+    }
+
+    /// The document of a record read without its type: each field's text (an array's text elements;
+    /// nothing for a missing field, `null` or another kind of value).
+    package init(record: CBORValue, fields: [String], tokenizer: any TextTokenizer) {
+        var texts: [[String]] = []
+        for field in fields {
+            switch record.value(atPath: field) {
+            case .text(let text)?: texts.append([text])
+            case .array(let items)?:
+                texts.append(
+                    items.compactMap { if case .text(let text) = $0 { return text } else { return nil } })
+            default: texts.append([])
+            }
+        }
+        self.init(texts: texts, tokenizer: tokenizer)
     }
 
     /// `term` cut to ``TextToken/maximumTermBytes`` at a character boundary (a tokenizer of the

@@ -253,17 +253,8 @@ extension Transaction {
         guard index.tokenizer == tokenizer.identifier else { return }
         for (key, record) in records.sorted(by: { $0.key.lexicographicallyPrecedes($1.key) }) {
             guard let document = documentOfKey[key] else { continue }
-            var texts: [[String]] = []
-            for field in index.fields {
-                switch record.value.value(atPath: field) {
-                case .text(let text)?: texts.append([text])
-                case .array(let items)?:
-                    texts.append(
-                        items.compactMap { if case .text(let text) = $0 { return text } else { return nil } })
-                default: texts.append([])
-                }
-            }
-            let expected = TextDocument(texts: texts, tokenizer: tokenizer).terms
+            let expected = TextDocument(record: record.value, fields: index.fields, tokenizer: tokenizer)
+                .terms
             let found = held[document] ?? [:]
             if expected != found {
                 let missing = expected.keys.filter { found[$0] == nil }.sorted()

@@ -616,6 +616,13 @@ public final class Store: @unchecked Sendable {
                     try open(
                         CatalogEntry.linkDatabaseName(type: entry.name, field: link.field), kind: .duplicates)
                 }
+                for index in entry.textIndexes ?? [] {
+                    try open(
+                        TextIndexLayout.postingsDatabaseName(type: entry.name, index: index.name),
+                        kind: .plain)
+                    try open(
+                        TextIndexLayout.keysDatabaseName(type: entry.name, index: index.name), kind: .plain)
+                }
             }
             withState { $0.catalogSyncedVersion = max($0.catalogSyncedVersion, version) }
         }

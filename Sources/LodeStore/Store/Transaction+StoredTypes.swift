@@ -133,7 +133,7 @@ extension Transaction {
         return found
     }
 
-    private func database(named name: String, kind: Database.Kind) throws -> Database {
+    package func database(named name: String, kind: Database.Kind) throws -> Database {
         do {
             return try openDatabase(name, kind: kind)
         } catch let error as LMDBError where error.code == .notFound {

@@ -14,7 +14,7 @@ extension WriteTransaction {
     }
 
     /// ``indexText(_:key:old:new:)`` with the documents tokenized.
-    func indexText(
+    package func indexText(
         _ postings: Database, keys: Database, key: [UInt8], before: TextDocument?, after: TextDocument?
     ) throws {
         let pending = try pendingTextState(postings, keys: keys)
@@ -75,7 +75,7 @@ extension WriteTransaction {
 
     /// Writes every full-text change gathered so far: before a commit, a savepoint, and a search in
     /// this transaction.
-    func flushPendingText() throws {
+    package func flushPendingText() throws {
         for pending in pendingText.values { try flush(pending) }
     }
 
