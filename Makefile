@@ -84,6 +84,14 @@ deps:
 		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends gcc libc6-dev; \
 	fi
 
+	@if [ -r /usr/share/dict/words ]; then \
+		echo "deps: a word list present (the full-text benchmark's corpus)"; \
+	else \
+		echo "deps: installing wamerican (the full-text benchmark's corpus)"; \
+		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get update -q && \
+		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends wamerican; \
+	fi
+
 	@if python3 -c 'import cbor2' 2>/dev/null; then \
 		echo "deps: python cbor2 present (an independent CBOR decoder for the format tests)"; \
 	else \

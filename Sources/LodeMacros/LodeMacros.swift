@@ -20,6 +20,7 @@ import LodeStore
 ///     var priority: Int = 0         // older records without the field read 0
 ///     @Linked(onDelete: .cascade) var project: Link<Project>?
 ///     @Transient var isSelected = false   // not stored
+///     @Searchable var notes: String = ""  // in the type's full-text index
 ///     #Index<Todo>(\.status, \.priority)
 /// }
 /// ```
@@ -57,6 +58,24 @@ public macro Unique(name: String? = nil) =
 @attached(peer)
 public macro Linked(onDelete: DeleteRule = .nullify) =
     #externalMacro(module: "LodeMacrosPlugin", type: "PropertyMarkerMacro")
+
+/// A property searched by the type's full-text index: every `@Searchable` property (`String`,
+/// `String?`, `[String]` or `[String]?`) of a type goes into one index, named after their fields
+/// joined with `+`, with Lode's `UnicodeTokenizer`. For another name, tokenizer or several indexes,
+/// use `#TextIndex`.
+@attached(peer)
+public macro Searchable() = #externalMacro(module: "LodeMacrosPlugin", type: "PropertyMarkerMacro")
+
+/// A full-text index in a `@Model` type's body: `#TextIndex<Note>(\.title, \.body, name: "text")`.
+/// - Parameters:
+///   - keyPaths: the properties (`String`, `String?`, `[String]` or `[String]?`).
+///   - name: the index name (the field names joined with `+` unless set).
+///   - tokenizer: what splits the text into terms.
+@freestanding(declaration)
+public macro TextIndex<Object>(
+    _ keyPaths: PartialKeyPath<Object>..., name: String? = nil,
+    tokenizer: any TextTokenizer = UnicodeTokenizer()
+) = #externalMacro(module: "LodeMacrosPlugin", type: "SchemaMarkerMacro")
 
 /// A property that is not stored: it needs an initial value, which an object read from the store has.
 @attached(peer)

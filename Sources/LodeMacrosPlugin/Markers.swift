@@ -1,7 +1,7 @@
 import SwiftSyntax
 import SwiftSyntaxMacros
 
-/// `@PrimaryKey`, `@Indexed`, `@Unique`, `@Linked` and `@Transient`: marks that `@Model` reads on a
+/// `@PrimaryKey`, `@Indexed`, `@Unique`, `@Linked`, `@Searchable` and `@Transient`: marks that `@Model` reads on a
 /// property. They add nothing themselves.
 public struct PropertyMarkerMacro: PeerMacro {
     /// Nothing; an error when the mark is not on a property.
@@ -20,7 +20,8 @@ public struct PropertyMarkerMacro: PeerMacro {
     }
 }
 
-/// `#Index<T>(…)` and `#Unique<T>(…)` in a `@Model` type's body: compound indexes that `@Model` reads.
+/// `#Index<T>(…)`, `#Unique<T>(…)` and `#TextIndex<T>(…)` in a `@Model` type's body: indexes that
+/// `@Model` reads.
 /// They declare nothing themselves.
 public struct SchemaMarkerMacro: DeclarationMacro {
     /// Nothing.

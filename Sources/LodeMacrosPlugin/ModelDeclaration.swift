@@ -14,6 +14,8 @@ struct ModelDeclaration {
         var initializer: ExprSyntax?
         var isPrimaryKey = false
         var index: (unique: Bool, name: ExprSyntax?)?
+        /// In the type's `@Searchable` full-text index.
+        var searchable = false
         /// For a link property: to-many or not, and the delete rule as written.
         var link: (toMany: Bool, rule: ExprSyntax?)?
         var node: Syntax
@@ -33,6 +35,8 @@ struct ModelDeclaration {
     var properties: [Property] = []
     var transientNames: [String] = []
     var compoundIndexes: [CompoundIndex] = []
+    /// Full-text indexes from `#TextIndex`: key paths, name and tokenizer as written.
+    var textIndexes: [(keyPaths: [String], name: ExprSyntax?, tokenizer: ExprSyntax?)] = []
     var storeName: ExprSyntax?
     var version: ExprSyntax?
 
@@ -90,6 +94,10 @@ struct ModelDeclaration {
                 ["Index", "Unique"].contains(expansion.macroName.text)
             {
                 readCompoundIndex(expansion, report: report)
+            } else if let expansion = member.decl.as(MacroExpansionDeclSyntax.self),
+                expansion.macroName.text == "TextIndex"
+            {
+                readTextIndex(expansion, report: report)
             } else if let nested = member.decl.as(EnumDeclSyntax.self), nested.name.text == "CodingKeys" {
                 report(
                     nested.name,
@@ -168,7 +176,8 @@ struct ModelDeclaration {
         let unique = Self.attribute("Unique", in: attributes)
         let linked = Self.attribute("Linked", in: attributes)
         let transient = Self.attribute("Transient", in: attributes)
-        let marks: [AttributeSyntax] = [primary, indexed, unique, linked].compactMap { $0 }
+        let searchable = Self.attribute("Searchable", in: attributes)
+        let marks: [AttributeSyntax] = [primary, indexed, unique, linked, searchable].compactMap { $0 }
         let isLet = variable.bindingSpecifier.tokenKind == .keyword(.let)
         let isLazy = modifiers.contains(.keyword(.lazy))
         let bindings = Array(variable.bindings)
@@ -255,6 +264,16 @@ struct ModelDeclaration {
             if property.link != nil, property.index != nil {
                 report(property.node, "a link is indexed by its target already: remove @Indexed/@Unique")
             }
+            if let searchable {
+                let type = property.type.filter { $0 != " " }
+                if type == "String" || type == "[String]" {
+                    property.searchable = true
+                } else {
+                    report(
+                        Syntax(searchable),
+                        "@Searchable marks text: String, String?, [String] or [String]?, not \(written)")
+                }
+            }
             properties.append(property)
         }
     }
@@ -300,6 +319,30 @@ struct ModelDeclaration {
             return literalType(prefix.expression)
         }
         return nil
+    }
+
+    private mutating func readTextIndex(
+        _ expansion: MacroExpansionDeclSyntax, report: (Syntax, String) -> Void
+    ) {
+        var keyPaths: [String] = []
+        var name: ExprSyntax?
+        var tokenizer: ExprSyntax?
+        for argument in expansion.arguments {
+            if argument.label?.text == "name" {
+                name = argument.expression
+            } else if argument.label?.text == "tokenizer" {
+                tokenizer = argument.expression
+            } else if let keyPath = argument.expression.as(KeyPathExprSyntax.self) {
+                keyPaths.append(keyPath.components.trimmedDescription)
+            } else {
+                report(Syntax(argument), "#TextIndex takes key paths (`\\.field`), a name and a tokenizer")
+            }
+        }
+        if keyPaths.isEmpty {
+            report(Syntax(expansion), "#TextIndex takes at least one key path")
+            return
+        }
+        textIndexes.append((keyPaths, name, tokenizer))
     }
 
     private mutating func readCompoundIndex(

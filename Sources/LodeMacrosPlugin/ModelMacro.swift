@@ -66,6 +66,16 @@ public struct ModelMacro: ExtensionMacro, MemberMacro {
             indexes.append(".\(index.unique ? "unique" : "on")(\(paths)\(name))")
         }
         if !indexes.isEmpty { arguments.append("indexes: [\(indexes.joined(separator: ", "))]") }
+        var textIndexes: [String] = []
+        let searchable = model.properties.filter(\.searchable).map { "\\.\($0.name)" }
+        if !searchable.isEmpty { textIndexes.append(".on(\(searchable.joined(separator: ", ")))") }
+        for index in model.textIndexes {
+            let paths = index.keyPaths.map { "\\\($0)" }.joined(separator: ", ")
+            let name = index.name.map { ", name: \($0.trimmedDescription)" } ?? ""
+            let tokenizer = index.tokenizer.map { ", tokenizer: \($0.trimmedDescription)" } ?? ""
+            textIndexes.append(".on(\(paths)\(name)\(tokenizer))")
+        }
+        if !textIndexes.isEmpty { arguments.append("textIndexes: [\(textIndexes.joined(separator: ", "))]") }
         let links = model.properties.compactMap { property -> String? in
             guard let link = property.link else { return nil }
             let rule = link.rule.map { ", onDelete: \($0.trimmedDescription)" } ?? ""

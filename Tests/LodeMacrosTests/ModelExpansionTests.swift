@@ -88,6 +88,41 @@ struct Expansion {
         #expect(!text.contains("isSelected, "))
     }
 
+    @Test func searchablePropertiesAndTextIndexesMakeFullTextIndexes() {
+        let expansion = Expansion(
+            """
+            @Model
+            struct Note {
+                var id: Int
+                @Searchable var title: String
+                @Searchable var tags: [String]?
+                var body: String
+                var stars: Int
+                #TextIndex<Note>(\\.body, name: "body", tokenizer: StemmingTokenizer())
+            }
+            """)
+        #expect(expansion.messages == [])
+        #expect(
+            expansion.source.contains(
+                #"textIndexes: [.on(\.title, \.tags), .on(\.body, name: "body", tokenizer: StemmingTokenizer())]"#
+            ))
+        let wrong = Expansion(
+            """
+            @Model
+            struct Note {
+                var id: Int
+                @Searchable var stars: Int
+                var computed: String { "" }
+                #TextIndex<Note>(name: "none")
+            }
+            """)
+        #expect(
+            wrong.messages == [
+                "4:5: @Searchable marks text: String, String?, [String] or [String]?, not Int",
+                "6:5: #TextIndex takes at least one key path",
+            ])
+    }
+
     @Test func anIdPropertyIsTheKeyWhenNoneIsMarked() {
         let expansion = Expansion(
             """

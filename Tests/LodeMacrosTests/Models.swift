@@ -103,3 +103,13 @@ struct Wide: Equatable {
     var f28: Int = 28
     var f29: Int = 29
 }
+
+/// A model with a full-text index from its marks and one declared in its body.
+@Model
+struct Article: Equatable {
+    var id: Int
+    @Searchable var title: String
+    @Searchable var tags: [String]?
+    var body: String
+    #TextIndex<Article>(\.body, name: "body")
+}
