@@ -172,6 +172,69 @@ enum Instructions {
                 }, perBody
             )
         },
+        InstructionWorkload(
+            name: "text-build", title: "full-text: indexing one document (title + body) in a bulk insert"
+        ) { settings in
+            let corpus = try TextCorpus(count: settings.size(200_000))
+            let scratch = Scratch("text-build")
+            var store: Store?
+            var sqlite: SQLiteText?
+            var run = 0
+            return (
+                [
+                    System(
+                        name: "Lode",
+                        prepare: {
+                            store?.close()
+                            run += 1
+                            store = try Store(
+                                at: scratch.url.appendingPathComponent("lode\(run)"),
+                                configuration: StoreConfiguration(durability: .noSync),
+                                types: [BenchDocument.self])
+                        },
+                        body: {
+                            try store!.write { tx in
+                                for document in corpus.documents { try tx.insert(document) }
+                            }
+                        }),
+                    System(
+                        name: "SQLite FTS5",
+                        prepare: {
+                            run += 1
+                            sqlite = try SQLiteText(path: scratch.path("fts\(run).db"))
+                        },
+                        body: { try sqlite!.load(corpus.documents) }),
+                ], corpus.documents.count
+            )
+        },
+        InstructionWorkload(
+            name: "text-query", title: "full-text: ranked top 20 of a common term (per query)"
+        ) { settings in
+            let corpus = try TextCorpus(count: settings.size(200_000))
+            let scratch = Scratch("text-query")
+            let store = try Store(
+                at: scratch.url.appendingPathComponent("lode"),
+                configuration: StoreConfiguration(durability: .noSync), types: [BenchDocument.self])
+            try store.write { tx in for document in corpus.documents { try tx.insert(document) } }
+            let sqlite = try SQLiteText(path: scratch.path("fts.db"))
+            try sqlite.load(corpus.documents)
+            let word = corpus.word(heldBy: corpus.documents.count / 3)
+            let query = try TextQuery(word)
+            let documents = store.objects(BenchDocument.self)
+            let sink = Sink()
+            return (
+                [
+                    System(name: "Lode") {
+                        for _ in 0..<20 {
+                            sink.value &+= try documents.matching(query).limit(20).fetch().count
+                        }
+                    },
+                    System(name: "SQLite FTS5") {
+                        for _ in 0..<20 { sink.value &+= try sqlite.top(word, limit: 20).count }
+                    },
+                ], 20
+            )
+        },
     ]
 
     static func rows(_ count: Int) -> [Row] {
@@ -265,6 +328,7 @@ enum Instructions {
         case "update-10pct": return ["Lode", "raw LMDB", "SQLite", "Lode (whole object)", "Lode (Codable)"]
         case "durable-commits": return ["Lode", "raw LMDB", "SQLite"]
         case "links-inverse", "links-eager": return ["Lode", "SQLite"]
+        case "text-build", "text-query": return ["Lode", "SQLite FTS5"]
         default: return ["Lode", "raw LMDB", "SQLite", "Lode (Codable)"]
         }
     }
