@@ -132,10 +132,10 @@ extension WriteTransaction {
                 for target in targets { try lmdbWrite.put(key, forKey: target, in: database) }
             }
             for (index, databases) in zip(textIndexes, textDatabases) {
-                let document = TextDocument(
-                    record: untyped.value, fields: index.fields, tokenizer: databases.tokenizer)
                 try indexText(
-                    databases.postings, keys: databases.keys, key: key, before: nil, after: document)
+                    databases.postings, keys: databases.keys, key: key, before: nil,
+                    after: TextDocument.texts(of: untyped.value, fields: index.fields),
+                    tokenizer: databases.tokenizer)
             }
             pendingChanges.record(type: name, key: key, existedBefore: false, existsAfter: true)
             CatalogEntry.note(record: record, key: key, shapes: &shapes, kinds: &kinds)

@@ -93,6 +93,11 @@ package struct TextDocument {
     /// The document of a record read without its type: each field's text (an array's text elements;
     /// nothing for a missing field, `null` or another kind of value).
     package init(record: CBORValue, fields: [String], tokenizer: any TextTokenizer) {
+        self.init(texts: Self.texts(of: record, fields: fields), tokenizer: tokenizer)
+    }
+
+    /// The texts of `fields` of a record read without its type (see ``init(record:fields:tokenizer:)``).
+    package static func texts(of record: CBORValue, fields: [String]) -> [[String]] {
         var texts: [[String]] = []
         for field in fields {
             switch record.value(atPath: field) {
@@ -103,7 +108,7 @@ package struct TextDocument {
             default: texts.append([])
             }
         }
-        self.init(texts: texts, tokenizer: tokenizer)
+        return texts
     }
 
     /// `term` cut to ``TextToken/maximumTermBytes`` at a character boundary (a tokenizer of the

@@ -8,20 +8,27 @@ extension WriteTransaction {
     /// only the terms whose positions changed are touched.
     func indexText<T>(_ index: TypeState<T>.LiveTextIndex, key: [UInt8], old: T?, new: T?) throws {
         let definition = index.definition
-        let before = old.map { TextDocument(texts: definition.texts($0), tokenizer: definition.tokenizer) }
-        let after = new.map { TextDocument(texts: definition.texts($0), tokenizer: definition.tokenizer) }
-        try indexText(index.postings, keys: index.keys, key: key, before: before, after: after)
+        try indexText(
+            index.postings, keys: index.keys, key: key, before: old.map { definition.texts($0) },
+            after: new.map { definition.texts($0) }, tokenizer: definition.tokenizer)
     }
 
-    /// ``indexText(_:key:old:new:)`` with the documents tokenized.
+    /// ``indexText(_:key:old:new:)`` with the texts of the fields (per field, its texts) given.
     package func indexText(
-        _ postings: Database, keys: Database, key: [UInt8], before: TextDocument?, after: TextDocument?
+        _ postings: Database, keys: Database, key: [UInt8], before: [[String]]?, after: [[String]]?,
+        tokenizer: any TextTokenizer
     ) throws {
         let pending = try pendingTextState(postings, keys: keys)
         var document = try lmdb.get(key, in: keys).flatMap { TextIndexLayout.bigEndian($0) }
         // A document the index lacks (it cannot, unless damaged) has no postings to move.
-        let before = document == nil ? nil : before
-        if after != nil && document == nil {
+        let old =
+            document == nil
+            ? nil
+            : before.map {
+                DocumentTerms(texts: $0, tokenizer: tokenizer, table: pending.terms)
+            }
+        let new = after.map { DocumentTerms(texts: $0, tokenizer: tokenizer, table: pending.terms) }
+        if new != nil && document == nil {
             let number = pending.statistics.nextDocument
             document = number
             pending.statistics.nextDocument += 1
@@ -31,26 +38,42 @@ extension WriteTransaction {
             try lmdbWrite.put(key, forKey: TextIndexLayout.documentKey(number), in: postings)
         }
         guard let document else { return }
-        if after == nil {
+        if new == nil {
             try lmdbWrite.delete(key, in: keys)
             try lmdbWrite.delete(TextIndexLayout.documentKey(document), in: postings)
         }
-        let oldTerms = before?.terms ?? [:]
-        let newTerms = after?.terms ?? [:]
-        for (term, positions) in oldTerms where newTerms[term] != positions {
-            pending.changes[term, default: []].append((document, newTerms[term]))
-            pending.count += 1
+        // Both documents' terms in term order: the ones that left, joined or moved are the changes.
+        let oldCount = old?.pairs.count ?? 0
+        let newCount = new?.pairs.count ?? 0
+        var i = 0
+        var j = 0
+        while i < oldCount || j < newCount {
+            let oldTerm = i < oldCount ? old!.term(at: i) : Int32.max
+            let newTerm = j < newCount ? new!.term(at: j) : Int32.max
+            if oldTerm < newTerm {
+                pending.append(term: oldTerm, document: document, positions: nil)
+                i = old!.runEnd(from: i)
+            } else if newTerm < oldTerm {
+                let end = new!.runEnd(from: j)
+                pending.append(term: newTerm, document: document, positions: new!.positions(j..<end)[...])
+                j = end
+            } else {
+                let oldEnd = old!.runEnd(from: i)
+                let newEnd = new!.runEnd(from: j)
+                if !new!.samePositions(j..<newEnd, as: old!, i..<oldEnd) {
+                    pending.append(
+                        term: newTerm, document: document, positions: new!.positions(j..<newEnd)[...])
+                }
+                i = oldEnd
+                j = newEnd
+            }
         }
-        for (term, positions) in newTerms where oldTerms[term] == nil {
-            pending.changes[term, default: []].append((document, positions))
-            pending.count += 1
-        }
-        let oldLength = before?.length ?? 0
-        let newLength = after?.length ?? 0
-        pending.statistics.documents += (after == nil ? 0 : 1) - (before == nil ? 0 : 1)
+        let oldLength = old?.length ?? 0
+        let newLength = new?.length ?? 0
+        pending.statistics.documents += (new == nil ? 0 : 1) - (old == nil ? 0 : 1)
         pending.statistics.tokens += newLength - oldLength
         pending.statisticsChanged = true
-        if before == nil || after == nil || oldLength != newLength {
+        if old == nil || new == nil || oldLength != newLength {
             pending.lengths[document] = UInt32(clamping: newLength)
         }
         if pending.count >= PendingText.flushThreshold { try flush(pending) }
@@ -58,13 +81,11 @@ extension WriteTransaction {
 
     /// The pending changes of the index whose postings are `postings`, begun with its stored
     /// statistics.
+    /// - Throws: ``LodeError/textIndexDamaged(type:index:reason:)`` when they do not read.
     func pendingTextState(_ postings: Database, keys: Database) throws -> PendingText {
         if let pending = pendingText[postings.number] { return pending }
-        let statistics = try lmdb.withValue(forKey: TextIndexLayout.statisticsKey, in: postings) {
-            TextIndexStatistics($0)
-        }
         let pending = PendingText(
-            postings: postings, keys: keys, statistics: (statistics ?? nil) ?? TextIndexStatistics())
+            postings: postings, keys: keys, statistics: try textIndexStatistics(postings))
         pendingText[postings.number] = pending
         return pending
     }
@@ -80,11 +101,30 @@ extension WriteTransaction {
     }
 
     private func flush(_ pending: PendingText) throws {
-        for term in pending.changes.keys.sorted() {
-            try writePostings(of: term, pending.changes[term]!, in: pending.postings)
+        if pending.count > 0 {
+            // The changes grouped by term (a counting sort: each term's in the order made), the terms
+            // in key order.
+            let table = pending.terms
+            var starts = [Int](repeating: 0, count: table.count + 1)
+            for term in pending.changeTerms { starts[Int(term) + 1] += 1 }
+            for term in 0..<table.count { starts[term + 1] += starts[term] }
+            var next = starts
+            var order = [Int](repeating: 0, count: pending.count)
+            for index in 0..<pending.count {
+                let term = Int(pending.changeTerms[index])
+                order[next[term]] = index
+                next[term] += 1
+            }
+            let touched = table.sortedByBytes((0..<table.count).filter { starts[$0 + 1] > starts[$0] })
+            let cursor = try lmdb.cursor(in: pending.postings)
+            defer { cursor.close() }
+            for term in touched {
+                try writePostings(
+                    of: Int32(term), changes: order[starts[term]..<starts[term + 1]], pending: pending,
+                    cursor: cursor)
+            }
+            pending.removeAllChanges()
         }
-        pending.changes.removeAll()
-        pending.count = 0
         var chunks: [Int: [(Int, UInt32)]] = [:]
         for (document, length) in pending.lengths {
             chunks[document / TextIndexLayout.lengthsPerChunk, default: []].append((document, length))
@@ -92,7 +132,13 @@ extension WriteTransaction {
         for (chunk, lengths) in chunks {
             let key = TextIndexLayout.lengthsKey(chunk: chunk)
             var words = [UInt32](repeating: 0, count: TextIndexLayout.lengthsPerChunk)
-            if let stored = try lmdb.get(key, in: pending.postings), stored.count == words.count * 4 {
+            if let stored = try lmdb.get(key, in: pending.postings) {
+                guard stored.count == words.count * 4 else {
+                    throw textIndexDamaged(
+                        pending.postings,
+                        "the lengths of documents \(chunk * TextIndexLayout.lengthsPerChunk)… are not \(words.count * 4) bytes"
+                    )
+                }
                 stored.withUnsafeBytes { bytes in
                     for slot in 0..<words.count {
                         words[slot] = UInt32(
@@ -118,18 +164,86 @@ extension WriteTransaction {
         }
     }
 
-    /// Applies `changes` (in the order made) to the blocks of `term`.
+    /// Applies the changes of `term` (indices into `pending`'s changes, in the order made) to its
+    /// blocks.
     private func writePostings(
-        of term: String, _ changes: [(document: Int, positions: [Int32]?)], in postings: Database
+        of term: Int32, changes: ArraySlice<Int>, pending: PendingText, cursor: Cursor
     ) throws {
-        // The last change of each document decides, in document order.
+        let prefix = TextIndexLayout.termPrefix(pending.terms.term(term))
+        // A load: every change adds a document after the one before. The term's last block is
+        // extended (its bytes copied, not decoded) and full blocks follow it.
+        var appendsOnly = true
+        var last = -1
+        for change in changes {
+            let document = pending.changeDocuments[change]
+            if pending.changeStarts[change] < 0 || document <= last {
+                appendsOnly = false
+                break
+            }
+            last = document
+        }
+        if appendsOnly, try appendPostings(of: prefix, changes: changes, pending: pending, cursor: cursor) {
+            return
+        }
+        // Otherwise: the last change of each document decides, in document order.
         var latest: [Int: [Int32]?] = [:]
         latest.reserveCapacity(changes.count)
-        for change in changes { latest[change.document] = change.positions }
+        for change in changes {
+            let start = Int(pending.changeStarts[change])
+            latest[pending.changeDocuments[change]] =
+                start < 0
+                ? nil : Array(pending.positions[start..<(start + Int(pending.changeCounts[change]))])
+        }
+        try mergePostings(of: prefix, latest: latest, in: pending.postings, cursor: cursor)
+    }
+
+    /// Appends postings to the end of a term's blocks, when every one follows its last document;
+    /// false (nothing written) otherwise.
+    private func appendPostings(
+        of prefix: [UInt8], changes: ArraySlice<Int>, pending: PendingText, cursor: Cursor
+    ) throws -> Bool {
+        guard let first = changes.first else { return true }
+        var upper = prefix
+        upper.append(contentsOf: repeatElement(0xFF, count: 8))
+        var builder: BlockBuilder?
+        var blockKey: [UInt8] = []
+        if let found = try cursor.seek(atMost: upper), found.key.count == prefix.count + 8,
+            found.key.starts(with: prefix)
+        {
+            let base = TextIndexLayout.bigEndian(found.key[prefix.count...])!
+            guard let parsed = BlockBuilder(block: found.value, base: base),
+                parsed.last < pending.changeDocuments[first]
+            else { return false }
+            builder = parsed
+            blockKey = found.key
+        }
+        for change in changes {
+            let document = pending.changeDocuments[change]
+            let start = Int(pending.changeStarts[change])
+            let positions = pending.positions[start..<(start + Int(pending.changeCounts[change]))]
+            if let current = builder, current.count > 0,
+                current.byteCount + BlockBuilder.cost(positions: positions.count) > PostingBlock.targetBytes
+            {
+                try lmdbWrite.put(current.encoded(), forKey: blockKey, in: pending.postings)
+                builder = nil
+            }
+            if builder == nil {
+                builder = BlockBuilder(base: document)
+                blockKey = TextIndexLayout.blockKey(prefix: prefix, document: document)
+            }
+            builder!.append(document: document, positions: positions)
+        }
+        if let builder { try lmdbWrite.put(builder.encoded(), forKey: blockKey, in: pending.postings) }
+        return true
+    }
+
+    /// Merges `latest` (document → its positions now, nil when it no longer holds the term) into the
+    /// blocks of the term whose keys begin with `prefix`.
+    private func mergePostings(
+        of prefix: [UInt8], latest: [Int: [Int32]?], in postings: Database, cursor: Cursor
+    ) throws {
         let ordered = latest.keys.sorted()
-        let prefix = TextIndexLayout.termPrefix(term.utf8)
-        let cursor = try lmdb.cursor(in: postings)
-        defer { cursor.close() }
+        let term = String(decoding: prefix.dropFirst().dropLast(), as: UTF8.self)
         var next = 0
         while next < ordered.count {
             let first = ordered[next]
@@ -147,7 +261,9 @@ extension WriteTransaction {
             var limit = Int.max
             if let found {
                 let base = TextIndexLayout.bigEndian(found.key[prefix.count...])!
-                blockPostings = try decodeBlock(found.value, base: base, term: term, in: postings)
+                blockPostings = try found.value.withUnsafeBytes {
+                    try decodePostingBlock($0, base: base, term: term, in: postings)
+                }
                 oldKey = found.key
                 if let following = try cursor.next(), following.key.starts(with: prefix),
                     following.key.count == prefix.count + 8
@@ -176,9 +292,9 @@ extension WriteTransaction {
             merged.append(contentsOf: blockPostings[existing...])
             let runs = PostingBlock(postings: merged).split()
             var keysWritten: [[UInt8]] = []
+            let oldBase = oldKey.map { TextIndexLayout.bigEndian($0[prefix.count...])! }
             for (position, run) in runs.enumerated() {
                 // The first run keeps the block's start unless a document before it joined.
-                let oldBase = oldKey.map { TextIndexLayout.bigEndian($0[prefix.count...])! }
                 let base = position == 0 ? min(oldBase ?? run[0].document, run[0].document) : run[0].document
                 let key = TextIndexLayout.blockKey(prefix: prefix, document: base)
                 try lmdbWrite.put(PostingBlock(postings: run).encoded(base: base), forKey: key, in: postings)
@@ -187,11 +303,73 @@ extension WriteTransaction {
             if let oldKey, !keysWritten.contains(oldKey) { try lmdbWrite.delete(oldKey, in: postings) }
         }
     }
+}
 
-    private func decodeBlock(_ value: [UInt8], base: Int, term: String, in postings: Database) throws
-        -> [PostingBlock.Posting]
-    {
-        try value.withUnsafeBytes { try decodePostingBlock($0, base: base, term: term, in: postings) }
+/// A posting block built by appending: its three parts (document deltas, frequencies, positions)
+/// kept apart until it is encoded, so an existing block is extended by copying its bytes.
+struct BlockBuilder {
+    private(set) var count = 0
+    private var deltas: [UInt8] = []
+    private var frequencies: [UInt8] = []
+    private var positions: [UInt8] = []
+    /// The last document appended (the base before any).
+    private(set) var last: Int
+
+    /// An empty block whose key names `base`.
+    init(base: Int) { last = base }
+
+    /// The block `bytes` whose key names `base`, ready to be extended; nil when it does not read.
+    init?(block bytes: [UInt8], base: Int) {
+        last = base
+        let parsed: Bool = bytes.withUnsafeBytes { raw in
+            var reader = VarintReader(bytes: raw)
+            guard let count = try? reader.count() else { return false }
+            let deltaStart = reader.offset
+            var document = base
+            for _ in 0..<count {
+                guard let delta = try? reader.next() else { return false }
+                document += delta
+            }
+            let frequencyStart = reader.offset
+            for _ in 0..<count {
+                guard (try? reader.next()) != nil else { return false }
+            }
+            self.count = count
+            last = document
+            deltas = Array(raw[deltaStart..<frequencyStart])
+            frequencies = Array(raw[frequencyStart..<reader.offset])
+            positions = Array(raw[reader.offset...])
+            return true
+        }
+        guard parsed else { return nil }
+    }
+
+    /// About how many bytes a posting with `positions` positions adds.
+    static func cost(positions: Int) -> Int { 2 + positions * 3 / 2 }
+
+    var byteCount: Int { 2 + deltas.count + frequencies.count + positions.count }
+
+    /// Appends `document` (after the last one) with its `positions`, ascending.
+    mutating func append(document: Int, positions held: ArraySlice<Int32>) {
+        appendVarint(document - last, to: &deltas)
+        last = document
+        appendVarint(held.count, to: &frequencies)
+        var previous: Int32 = 0
+        for position in held {
+            appendVarint(Int(position - previous), to: &positions)
+            previous = position
+        }
+        count += 1
+    }
+
+    func encoded() -> [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(byteCount + 8)
+        appendVarint(count, to: &bytes)
+        bytes.append(contentsOf: deltas)
+        bytes.append(contentsOf: frequencies)
+        bytes.append(contentsOf: positions)
+        return bytes
     }
 }
 
@@ -209,17 +387,18 @@ extension WriteTransaction {
         for entry in try lmdb.entries(in: index.postings, from: [TextIndexLayout.postingsTag]) {
             guard entry.key.first == TextIndexLayout.postingsTag else { break }
             guard entry.key.count >= 10, entry.key[entry.key.count - 9] == 0 else { continue }
-            let term = String(decoding: entry.key[1..<(entry.key.count - 9)], as: UTF8.self)
+            let termBytes = Array(entry.key[1..<(entry.key.count - 9)])
             // Only a block that may hold the document is read.
             let base = TextIndexLayout.bigEndian(entry.key.suffix(8)) ?? 0
             guard base <= document else { continue }
             let postings = try entry.value.withUnsafeBytes {
-                try decodePostingBlock($0, base: base, term: term, in: index.postings)
+                try decodePostingBlock(
+                    $0, base: base, term: String(decoding: termBytes, as: UTF8.self), in: index.postings)
             }
             if let held = postings.first(where: { $0.document == document }) {
                 length += held.positions.count
-                pending.changes[term, default: []].append((document, nil))
-                pending.count += 1
+                let term = termBytes.withUnsafeBufferPointer { pending.terms.intern($0) }
+                pending.append(term: term, document: document, positions: nil)
             }
         }
         try lmdbWrite.delete(key, in: index.keys)

@@ -30,13 +30,26 @@ public struct UnicodeTokenizer: TextTokenizer {
     /// its pairs alone, and one ideograph by prefix.
     public func queryTokens(in text: String) -> [TextToken] { Self.tokenize(text, query: true) }
 
+    /// The terms of a document's text as UTF-8 bytes, in order, without their ranges: what the index's
+    /// writer needs, without a `String` per word.
+    func forEachTerm(in text: String, _ body: (UnsafeBufferPointer<UInt8>) -> Void) {
+        var text = text
+        text.makeContiguousUTF8()
+        withoutActuallyEscaping(body) { body in
+            _ = text.utf8.withContiguousStorageIfAvailable { bytes in
+                var tokenizer = Run(text: text, bytes: bytes, query: false, sink: body)
+                tokenizer.run()
+            }
+        }
+    }
+
     // MARK: Tokenizing
 
     private static func tokenize(_ text: String, query: Bool) -> [TextToken] {
         var text = text
         text.makeContiguousUTF8()
         return text.utf8.withContiguousStorageIfAvailable { bytes in
-            var tokenizer = Run(text: text, bytes: bytes, query: query)
+            var tokenizer = Run(text: text, bytes: bytes, query: query, sink: nil)
             tokenizer.run()
             return tokenizer.tokens
         } ?? []
@@ -47,6 +60,8 @@ public struct UnicodeTokenizer: TextTokenizer {
         let text: String
         let bytes: UnsafeBufferPointer<UInt8>
         let query: Bool
+        /// Given: each term's bytes go there, and no tokens are made.
+        let sink: ((UnsafeBufferPointer<UInt8>) -> Void)?
         var tokens: [TextToken] = []
         /// The folded term of the word being read, and where the word began (a byte offset).
         var term: [UInt8] = []
@@ -54,10 +69,14 @@ public struct UnicodeTokenizer: TextTokenizer {
         /// The ideographs of the run being read: each one's byte offsets.
         var ideographs: [(start: Int, end: Int)] = []
 
-        init(text: String, bytes: UnsafeBufferPointer<UInt8>, query: Bool) {
+        init(
+            text: String, bytes: UnsafeBufferPointer<UInt8>, query: Bool,
+            sink: ((UnsafeBufferPointer<UInt8>) -> Void)?
+        ) {
             self.text = text
             self.bytes = bytes
             self.query = query
+            self.sink = sink
             term.reserveCapacity(32)
         }
 
@@ -68,7 +87,7 @@ public struct UnicodeTokenizer: TextTokenizer {
                 let byte = bytes[offset]
                 if byte < 0x80 {
                     // ASCII: letters and digits make words, lowercased here.
-                    flushIdeographs()
+                    if !ideographs.isEmpty { flushIdeographs() }
                     if byte &- 0x61 < 26 || byte &- 0x30 < 10 {
                         if wordStart == nil { wordStart = offset }
                         term.append(byte)
@@ -125,7 +144,18 @@ public struct UnicodeTokenizer: TextTokenizer {
             text.utf8.index(text.utf8.startIndex, offsetBy: offset)
         }
 
-        mutating func emit(_ bytes: some Collection<UInt8>, start: Int, end: Int, prefix: Bool = false) {
+        mutating func emit(_ bytes: UnsafeBufferPointer<UInt8>, start: Int, end: Int, prefix: Bool = false) {
+            if let sink {
+                guard !bytes.isEmpty else { return }
+                if bytes.count <= TextToken.maximumTermBytes {
+                    sink(bytes)
+                } else {
+                    var cut = TextToken.maximumTermBytes
+                    while cut > 0 && bytes[cut] & 0xC0 == 0x80 { cut -= 1 }
+                    if cut > 0 { sink(UnsafeBufferPointer(rebasing: bytes[..<cut])) }
+                }
+                return
+            }
             guard let term = Self.term(bytes) else { return }
             tokens.append(TextToken(term: term, range: index(start)..<index(end), matchesPrefix: prefix))
         }
@@ -143,8 +173,12 @@ public struct UnicodeTokenizer: TextTokenizer {
 
         mutating func flushWord(end: Int) {
             guard let start = wordStart else { return }
-            emit(term, start: start, end: end)
-            term.removeAll(keepingCapacity: true)
+            // The buffer is moved out while it is read (no copy), then back, emptied, for the next word.
+            var word: [UInt8] = []
+            swap(&word, &term)
+            word.withUnsafeBufferPointer { emit($0, start: start, end: end) }
+            word.removeAll(keepingCapacity: true)
+            swap(&word, &term)
             wordStart = nil
         }
 
@@ -152,8 +186,8 @@ public struct UnicodeTokenizer: TextTokenizer {
             guard !ideographs.isEmpty else { return }
             defer { ideographs.removeAll(keepingCapacity: true) }
             let run = ideographs
-            func characters(_ first: Int, _ last: Int) -> UnsafeBufferPointer<UInt8>.SubSequence {
-                bytes[run[first].start..<run[last].end]
+            func characters(_ first: Int, _ last: Int) -> UnsafeBufferPointer<UInt8> {
+                UnsafeBufferPointer(rebasing: bytes[run[first].start..<run[last].end])
             }
             if run.count == 1 {
                 emit(characters(0, 0), start: run[0].start, end: run[0].end, prefix: query)

@@ -316,6 +316,32 @@ import Testing
         #expect(try store.read { try $0.checkIntegrity() }.problems == [])
     }
 
+    @Test func termsOfManyDocumentsSpanBlocksThatStayInOrder() throws {
+        let store = try Store.temporary(types: [Searchable.self])
+        // Three loads (the later ones extend the term's last block, then add blocks), then changes in
+        // the middle of the blocks: removals, a block's first document, one that moves its words.
+        for load in 0..<3 {
+            try store.write { tx in
+                for id in (load * 1_000)..<((load + 1) * 1_000) {
+                    try tx.insert(
+                        Searchable(
+                            id: id,
+                            text: "common word\(id % 7) " + String(repeating: "common ", count: id % 5)))
+                }
+            }
+        }
+        let report = try store.read { try $0.textIndexReport(named: "text", of: "Doc") }
+        #expect(report.blocks > report.terms)
+        try store.write { tx in
+            for id in stride(from: 0, to: 3_000, by: 3) { try tx.delete(Searchable.self, key: id) }
+            try tx.update(Searchable.self, key: 1) { $0.text = "zebra common" }
+            try tx.insert(Searchable(id: -1, text: "common first"))
+        }
+        #expect(try store.objects(Searchable.self).matching("common").count == 2_001)
+        #expect(try store.objects(Searchable.self).matching("\"zebra common\"").fetch().map(\.id) == [1])
+        #expect(try store.read { try $0.checkIntegrity() }.problems == [])
+    }
+
     @Test func deleteAllEmptiesTheIndex() throws {
         let store = try Store.temporary(types: [Searchable.self])
         try store.write { tx in
