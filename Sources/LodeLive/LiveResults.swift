@@ -33,6 +33,9 @@ public final class LiveResults<Element: Persistable>: @unchecked Sendable {
     /// The incremental engine, or nil when the order cannot be encoded (then every commit that
     /// touches the type evaluates the query again and diffs).
     private let engine: LiveQueryEngine<Element>?
+    /// For a full-text search in order of relevance: the search that follows commits by their
+    /// changed objects (see ``RankedSearch``).
+    private let rankedSearch: RankedSearch<Element>?
     private var snapshot: ReadSnapshot
     private var plan: QueryPlan
     private var window: [[UInt8]] = []
@@ -74,20 +77,30 @@ public final class LiveResults<Element: Persistable>: @unchecked Sendable {
         )
         self.dependencies = LinkDependency.of(
             results, keyPathsGiven: keyPaths != nil, linked: linkedKeyPaths)
-        if let sortKey = LiveResults.sortKeyEncoder(for: results) {
+        if results.isRankedByRelevance && results.linkFilters.isEmpty {
+            let ranked = try RankedSearch(
+                store: store, context: context, template: template, snapshot: snapshot)
+            self.rankedSearch = ranked
+            self.engine = nil
+            self.plan = ranked.plan
+        } else if let sortKey = LiveResults.sortKeyEncoder(for: results) {
             let engine = try LiveQueryEngine(
                 store: store, context: context, template: template, sortKey: sortKey, sectionKey: nil,
                 observedFields: observedFields, dependencies: dependencies, snapshot: snapshot)
             self.engine = engine
+            self.rankedSearch = nil
             self.plan = engine.plan
         } else {
             self.engine = nil
+            self.rankedSearch = nil
             self.plan = QueryPlan(access: .fullScan, ordering: .inMemory, rechecksPredicate: true)
         }
         self.published = Locked(
             (Evaluation(plan: plan, keys: KeyList(), objects: nil, snapshot: snapshot), nil, 0),
             name: "LiveResults")
-        if engine == nil {
+        if let rankedSearch {
+            window = windowOf(rankedSearch.order)
+        } else if engine == nil {
             let evaluation = try evaluate(on: snapshot)
             plan = evaluation.plan
             window = (0..<evaluation.keys.count).map { Array(evaluation.keys[$0]) }
@@ -139,6 +152,14 @@ public final class LiveResults<Element: Persistable>: @unchecked Sendable {
     private func currentKeyList() -> KeyList {
         if let engine, !windowed { return .rows(engine.ordered, 0..<engine.ordered.count) }
         return KeyList(window)
+    }
+
+    /// The part of `ordered` the offset and limit keep.
+    private func windowOf(_ ordered: [[UInt8]]) -> [[UInt8]] {
+        let count = ordered.count
+        let lower = Swift.min(template.offsetCount, count)
+        let upper = template.limitCount.map { $0 >= count - lower ? count : lower + $0 } ?? count
+        return lower == 0 && upper == count ? ordered : Array(ordered[lower..<upper])
     }
 
     /// The primary keys of the window (limit and offset) from the engine's rows.
@@ -222,7 +243,13 @@ public final class LiveResults<Element: Persistable>: @unchecked Sendable {
     private func advanceInTurn(to next: ReadSnapshot) throws -> CollectionChange {
         var change = CollectionChange(fromVersion: snapshot.transactionID, toVersion: next.transactionID)
         let oldWindow = window
-        if let engine {
+        if let rankedSearch {
+            let (modified, full) = try rankedSearch.advance(to: next, observing: observedFields)
+            window = windowOf(rankedSearch.order)
+            change.apply(diffing: oldWindow, window, modified: modified)
+            change.wasFullyReevaluated = full
+            plan = rankedSearch.plan
+        } else if let engine {
             let (rows, full) = try engine.advance(to: next)
             change.wasFullyReevaluated = full
             if windowed {

@@ -152,32 +152,99 @@ package struct TextSearch: Sendable {
     /// - Throws: ``LodeError/textIndexDamaged(type:index:reason:)`` when the index does not read,
     ///   ``LodeError/storage(_:)``.
     package func hits(in transaction: Transaction, postings: Database) throws -> [Hit] {
+        let details = try details(in: transaction, postings: postings)
+        let scoring = Scoring(statistics: details.statistics, leafDocuments: details.leafDocuments)
+        var scores = [Double](repeating: 0, count: details.documents.count)
+        for index in 0..<details.documents.count {
+            scores[index] = scoring.score(length: details.lengths[index]) { details.frequencies[$0][index] }
+        }
+        return (0..<details.documents.count).map { Hit(document: details.documents[$0], score: scores[$0]) }
+    }
+
+    /// What a search found, before scoring.
+    package struct Details {
+        package var statistics: TextIndexStatistics
+        /// Per leaf that scores (see ``leafFrequencies(_:)``): the documents that hold it.
+        package var leafDocuments: [Int]
+        /// The matching documents, ascending.
+        package var documents: [Int]
+        /// Per leaf, per matching document: how often the leaf occurs in it.
+        package var frequencies: [[Int32]]
+        /// Per matching document: its length in tokens.
+        package var lengths: [UInt32]
+    }
+
+    /// The matching documents of the index with what their scores are made of.
+    /// - Throws: as ``hits(in:postings:)``.
+    package func details(in transaction: Transaction, postings: Database) throws -> Details {
         try transaction.flushText()
         var reader = IndexReader(transaction: transaction, postings: postings)
         let statistics = try reader.statistics()
         var leaves: [PostingList] = []
         let documents = try reader.evaluate(matcher, leaves: &leaves)
-        guard !documents.isEmpty else { return [] }
-        // Score: each leaf that is not excluded adds its BM25 term for the documents it holds.
-        let lengths = try reader.lengths(of: documents)
-        let total = Double(max(statistics.documents, 1))
-        let average = statistics.documents > 0 ? Double(statistics.tokens) / total : 1
-        var scores = [Double](repeating: 0, count: documents.count)
-        for leaf in leaves where leaf.count > 0 {
-            let held = Double(leaf.count)
-            let idf = log(1 + (total - held + 0.5) / (held + 0.5))
+        let lengths = documents.isEmpty ? [] : try reader.lengths(of: documents)
+        var frequencies: [[Int32]] = []
+        for leaf in leaves {
+            var column = [Int32](repeating: 0, count: documents.count)
             var index = 0
             for position in 0..<leaf.count {
                 let document = leaf.documents[position]
                 while index < documents.count && documents[index] < document { index += 1 }
                 guard index < documents.count else { break }
-                guard documents[index] == document else { continue }
-                let frequency = Double(leaf.frequencies[position])
-                let norm = Self.k1 * (1 - Self.b + Self.b * Double(lengths[index]) / max(average, 1e-9))
-                scores[index] += idf * frequency * (Self.k1 + 1) / (frequency + norm)
+                if documents[index] == document { column[index] = leaf.frequencies[position] }
+            }
+            frequencies.append(column)
+        }
+        return Details(
+            statistics: statistics, leafDocuments: leaves.map(\.count), documents: documents,
+            frequencies: frequencies, lengths: lengths)
+    }
+
+    /// BM25 over a collection: each leaf's weight (IDF) from how many documents hold it, and the
+    /// average length. The same arithmetic, in the same order, wherever a score is computed (a
+    /// search, a live search that follows commits), so equal inputs give equal scores.
+    package struct Scoring {
+        let idfs: [Double]
+        let average: Double
+
+        package init(statistics: TextIndexStatistics, leafDocuments: [Int]) {
+            let total = Double(max(statistics.documents, 1))
+            average = statistics.documents > 0 ? Double(statistics.tokens) / total : 1
+            idfs = leafDocuments.map { held in
+                held > 0 ? log(1 + (total - Double(held) + 0.5) / (Double(held) + 0.5)) : 0
             }
         }
-        return (0..<documents.count).map { Hit(document: documents[$0], score: scores[$0]) }
+
+        /// The score of a document of `length` tokens whose leaf *l* occurs `frequency(l)` times.
+        package func score(length: UInt32, frequency: (Int) -> Int32) -> Double {
+            var score = 0.0
+            let norm = TextSearch.k1 * (1 - TextSearch.b + TextSearch.b * Double(length) / max(average, 1e-9))
+            for leaf in 0..<idfs.count {
+                let count = frequency(leaf)
+                guard count > 0 else { continue }
+                let value = Double(count)
+                score += idfs[leaf] * value * (TextSearch.k1 + 1) / (value + norm)
+            }
+            return score
+        }
+    }
+
+    /// Per leaf that scores — the words, phrases and prefixes of the query not under an exclusion,
+    /// in the order the search reads them — how often it occurs in `document`.
+    package func leafFrequencies(_ document: TextDocument) -> [Int32] {
+        var counts: [Int32] = []
+        Self.collect(matcher, document, into: &counts)
+        return counts
+    }
+
+    private static func collect(_ matcher: Matcher, _ document: TextDocument, into counts: inout [Int32]) {
+        switch matcher {
+        case .term(let term): counts.append(Int32(document.terms[term]?.count ?? 0))
+        case .prefix(let prefix): counts.append(Int32(positions((prefix, true), document).count))
+        case .phrase(let parts): counts.append(Int32(phraseCount(parts, document)))
+        case .all(let required, _): for part in required { collect(part, document, into: &counts) }
+        case .any(let alternatives): for part in alternatives { collect(part, document, into: &counts) }
+        }
     }
 
     /// The primary key of each of `documents` of the index, in the same order.
