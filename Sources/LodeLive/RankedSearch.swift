@@ -124,7 +124,7 @@ final class RankedSearch<Element: Persistable> {
                     guard let object = try transaction.object(Element.self, keyBytes: key, state: state)
                     else { continue }
                     counts[key] = search.leafFrequencies(
-                        TextDocument(
+                        search.relevantDocument(
                             texts: index.definition.texts(object), tokenizer: index.definition.tokenizer))
                 }
                 return counts
@@ -142,7 +142,7 @@ final class RankedSearch<Element: Persistable> {
                 for key in changes.keys.keys {
                     guard let object = try transaction.object(Element.self, keyBytes: key, state: state)
                     else { continue }
-                    let document = TextDocument(
+                    let document = search.relevantDocument(
                         texts: index.definition.texts(object), tokenizer: index.definition.tokenizer)
                     let frequencies = search.leafFrequencies(document)
                     let member =

@@ -99,7 +99,8 @@ extension Results {
         guard let (index, search) = try textSearch(state) else { return nil }
         let definition = index.definition
         return { object in
-            search.matches(TextDocument(texts: definition.texts(object), tokenizer: definition.tokenizer))
+            search.matches(
+                search.relevantDocument(texts: definition.texts(object), tokenizer: definition.tokenizer))
         }
     }
 

@@ -70,6 +70,12 @@ package struct TextDocument {
     /// The number of tokens.
     package var length: Int
 
+    /// A document of `terms` and `length` tokens.
+    package init(terms: [String: [Int32]], length: Int) {
+        self.terms = terms
+        self.length = length
+    }
+
     /// Tokenizes `texts` (per field, its texts) with `tokenizer`.
     package init(texts: [[String]], tokenizer: any TextTokenizer) {
         var terms: [String: [Int32]] = [:]
@@ -79,11 +85,13 @@ package struct TextDocument {
             for text in field {
                 let tokens = tokenizer.tokens(in: text)
                 for token in tokens where !token.term.isEmpty && !token.term.utf8.contains(0) {
+                    // Positions are 32-bit: a text past 2³¹ tokens is indexed up to there.
+                    guard position < Int32.max - 1 else { break }
                     terms[Self.cut(token.term), default: []].append(position)
                     position &+= 1
                     length += 1
                 }
-                position &+= 1
+                if position < Int32.max - 1 { position += 1 }
             }
         }
         self.terms = terms

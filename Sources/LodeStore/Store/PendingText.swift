@@ -151,7 +151,7 @@ struct DocumentTerms {
             for text in field {
                 if let unicode {
                     unicode.forEachTerm(in: text) { term in
-                        guard position < UInt64(Int32.max) else { return }
+                        guard position < UInt64(Int32.max - 1) else { return }
                         scratch.append(UInt64(UInt32(table.intern(term))) << 32 | position)
                         position += 1
                         length += 1
@@ -159,14 +159,15 @@ struct DocumentTerms {
                 } else {
                     for token in tokenizer.tokens(in: text)
                     where !token.term.isEmpty && !token.term.utf8.contains(0) {
-                        guard position < UInt64(Int32.max) else { break }
+                        guard position < UInt64(Int32.max - 1) else { break }
                         var term = TextDocument.cut(token.term)
                         term.withUTF8 { scratch.append(UInt64(UInt32(table.intern($0))) << 32 | position) }
                         position += 1
                         length += 1
                     }
                 }
-                position += 1
+                // As `TextDocument` does: positions stop short of 2³¹.
+                if position < UInt64(Int32.max - 1) { position += 1 }
             }
         }
         scratch.sort()

@@ -229,6 +229,63 @@ package struct TextSearch: Sendable {
         }
     }
 
+    /// The words of the query as UTF-8: each with whether it matches the terms it begins.
+    private var queryParts: [(bytes: [UInt8], prefix: Bool)] {
+        var parts: [(bytes: [UInt8], prefix: Bool)] = []
+        func collect(_ matcher: Matcher) {
+            switch matcher {
+            case .term(let term): parts.append((Array(term.utf8), false))
+            case .prefix(let prefix): parts.append((Array(prefix.utf8), true))
+            case .phrase(let items): for item in items { parts.append((Array(item.term.utf8), item.prefix)) }
+            case .all(let required, let excluded): for part in required + excluded { collect(part) }
+            case .any(let alternatives): for part in alternatives { collect(part) }
+            }
+        }
+        collect(matcher)
+        return parts
+    }
+
+    /// The document of `texts` as far as this query can tell: every token counted in its length, and
+    /// only the terms a word of the query matches kept (``matches(_:)`` and ``leafFrequencies(_:)``
+    /// give what they give for the whole document), without a `String` for the other words.
+    package func relevantDocument(texts: [[String]], tokenizer: any TextTokenizer) -> TextDocument {
+        let parts = queryParts
+        var terms: [String: [Int32]] = [:]
+        var position: Int32 = 0
+        var length = 0
+        func note(_ term: UnsafeBufferPointer<UInt8>) {
+            for part in parts
+            where part.prefix ? term.starts(with: part.bytes) : term.elementsEqual(part.bytes) {
+                terms[String(decoding: term, as: UTF8.self), default: []].append(position)
+                break
+            }
+        }
+        let unicode = tokenizer as? UnicodeTokenizer
+        for field in texts {
+            for text in field {
+                if let unicode {
+                    unicode.forEachTerm(in: text) { term in
+                        guard position < Int32.max - 1 else { return }
+                        note(term)
+                        position += 1
+                        length += 1
+                    }
+                } else {
+                    for token in tokenizer.tokens(in: text)
+                    where !token.term.isEmpty && !token.term.utf8.contains(0) {
+                        guard position < Int32.max - 1 else { break }
+                        var term = TextDocument.cut(token.term)
+                        term.withUTF8 { note($0) }
+                        position += 1
+                        length += 1
+                    }
+                }
+                if position < Int32.max - 1 { position += 1 }
+            }
+        }
+        return TextDocument(terms: terms, length: length)
+    }
+
     /// Per leaf that scores — the words, phrases and prefixes of the query not under an exclusion,
     /// in the order the search reads them — how often it occurs in `document`.
     package func leafFrequencies(_ document: TextDocument) -> [Int32] {
