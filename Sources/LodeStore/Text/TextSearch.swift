@@ -229,6 +229,48 @@ package struct TextSearch: Sendable {
         }
     }
 
+    /// Where the query's words, prefixes and phrases that are not excluded occur in `text`, as
+    /// `tokenizer` splits it: ascending, overlapping ones joined.
+    package func highlightRanges(in text: String, tokenizer: any TextTokenizer) -> [Range<String.Index>] {
+        let tokens = tokenizer.tokens(in: text)
+        var phrases: [[(term: String, prefix: Bool)]] = []
+        func collect(_ matcher: Matcher) {
+            switch matcher {
+            case .term(let term): phrases.append([(term, false)])
+            case .prefix(let prefix): phrases.append([(prefix, true)])
+            case .phrase(let parts): phrases.append(parts)
+            case .all(let required, _): for part in required { collect(part) }
+            case .any(let alternatives): for part in alternatives { collect(part) }
+            }
+        }
+        collect(matcher)
+        var ranges: [Range<String.Index>] = []
+        for phrase in phrases {
+            guard !phrase.isEmpty, tokens.count >= phrase.count else { continue }
+            for start in 0...(tokens.count - phrase.count) {
+                let matched = phrase.indices.allSatisfy { offset in
+                    let term = TextDocument.cut(tokens[start + offset].term)
+                    return phrase[offset].prefix
+                        ? term.utf8.starts(with: phrase[offset].term.utf8) : term == phrase[offset].term
+                }
+                if matched {
+                    ranges.append(
+                        tokens[start].range.lowerBound..<tokens[start + phrase.count - 1].range.upperBound)
+                }
+            }
+        }
+        ranges.sort { $0.lowerBound < $1.lowerBound }
+        var joined: [Range<String.Index>] = []
+        for range in ranges {
+            if let last = joined.last, range.lowerBound <= last.upperBound {
+                joined[joined.count - 1] = last.lowerBound..<max(last.upperBound, range.upperBound)
+            } else {
+                joined.append(range)
+            }
+        }
+        return joined
+    }
+
     /// The words of the query as UTF-8: each with whether it matches the terms it begins.
     private var queryParts: [(bytes: [UInt8], prefix: Bool)] {
         var parts: [(bytes: [UInt8], prefix: Bool)] = []
