@@ -60,6 +60,8 @@ public final class Store: @unchecked Sendable {
 
     /// True once this process saw the store's format say it has links (format 3).
     let hasLinksFormat = Locked(false, name: "the links format flag")
+    /// Whether the store is known to have the full-text format (see `StoreLayout.textIndexesFormatVersion`).
+    let hasTextIndexesFormat = Locked(false, name: "the full-text format flag")
 
     /// The link graph read from the catalog last (see `linkGraph(in:)`).
     let cachedLinkGraph = Locked<LinkGraph?>(nil, name: "the link graph")

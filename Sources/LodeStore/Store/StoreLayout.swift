@@ -7,13 +7,16 @@ package enum StoreLayout {
     static let catalog = "@catalog"
     static let changes = "@changes"
     /// The newest format this code reads and writes.
-    static let formatVersion = 3
+    static let formatVersion = 4
     /// The format of a store without links: what a new store gets, and what an older store is
     /// upgraded to when opened for writing.
     static let baseFormatVersion = 2
     /// The format a store gets when a type with links is first written to its catalog: a Lode that
     /// does not know links must not write to it (it would leave their inverse indexes behind).
     static let linksFormatVersion = 3
+    /// The format a store gets when a type with full-text indexes is first written to its catalog: a
+    /// Lode that does not know them must not write to it (it would leave their postings behind).
+    static let textIndexesFormatVersion = 4
     static let formatVersionKey = "format"
     static let createdKey = "created"
     /// The names of the migrations the store ran, in order (a CBOR array of text).

@@ -150,17 +150,22 @@ extension WriteTransaction {
     /// Lode that predates links refuses the store from then on instead of writing objects without
     /// their link entries.
     private func noteLinksFormat() throws {
-        if store.hasLinksFormat.withLock({ $0 }) { return }
+        try noteFormat(StoreLayout.linksFormatVersion, known: store.hasLinksFormat)
+    }
+
+    /// Raises the store's format to `version` in this transaction unless it is there (`known`
+    /// remembers that it is).
+    private func noteFormat(_ version: Int, known: Locked<Bool>) throws {
+        if known.withLock({ $0 }) { return }
         let key = Array(StoreLayout.formatVersionKey.utf8)
         let stored = try lmdb.get(key, in: store.meta).flatMap {
             try? CBORDecoder().decode(Int.self, from: $0)
         }
-        if (stored ?? 0) < StoreLayout.linksFormatVersion {
-            try lmdbWrite.put(
-                try CBOREncoder().encode(StoreLayout.linksFormatVersion), forKey: key, in: store.meta)
+        if (stored ?? 0) < version {
+            try lmdbWrite.put(try CBOREncoder().encode(version), forKey: key, in: store.meta)
         } else {
             // Committed already (by this process or another): remembered for every later write.
-            store.hasLinksFormat.withLock { $0 = true }
+            known.withLock { $0 = true }
         }
     }
 
@@ -200,6 +205,11 @@ extension WriteTransaction {
 
     package func writeCatalog(_ entry: CatalogEntry) throws {
         if entry.links?.isEmpty == false { try noteLinksFormat() }
+        // A Lode that predates full-text indexes refuses the store from then on, instead of writing
+        // objects without their postings.
+        if entry.textIndexes?.isEmpty == false {
+            try noteFormat(StoreLayout.textIndexesFormatVersion, known: store.hasTextIndexesFormat)
+        }
         try lmdbWrite.put(try CBOREncoder().encode(entry), forKey: Array(entry.name.utf8), in: store.catalog)
         catalogDidChange()
     }

@@ -222,7 +222,8 @@ extension WriteTransaction {
             let start = Int(pending.changeStarts[change])
             let positions = pending.positions[start..<(start + Int(pending.changeCounts[change]))]
             if let current = builder, current.count > 0,
-                current.byteCount + BlockBuilder.cost(positions: positions.count) > PostingBlock.targetBytes
+                current.byteCount + BlockBuilder.cost(of: document, positions: positions, after: current.last)
+                    > PostingBlock.targetBytes
             {
                 try lmdbWrite.put(current.encoded(), forKey: blockKey, in: pending.postings)
                 builder = nil
@@ -344,10 +345,19 @@ struct BlockBuilder {
         guard parsed else { return nil }
     }
 
-    /// About how many bytes a posting with `positions` positions adds.
-    static func cost(positions: Int) -> Int { 2 + positions * 3 / 2 }
+    /// The bytes a posting of `document` with `positions` adds after document `last`.
+    static func cost(of document: Int, positions held: ArraySlice<Int32>, after last: Int) -> Int {
+        var cost = varintSize(document - last) + varintSize(held.count)
+        var previous: Int32 = 0
+        for position in held {
+            cost += varintSize(Int(position - previous))
+            previous = position
+        }
+        return cost
+    }
 
-    var byteCount: Int { 2 + deltas.count + frequencies.count + positions.count }
+    /// The encoded size, with room for the count to grow by a byte.
+    var byteCount: Int { varintSize(count) + 1 + deltas.count + frequencies.count + positions.count }
 
     /// Appends `document` (after the last one) with its `positions`, ascending.
     mutating func append(document: Int, positions held: ArraySlice<Int32>) {

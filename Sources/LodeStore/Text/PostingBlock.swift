@@ -20,8 +20,11 @@ package struct PostingBlock: Equatable {
 
     package init(postings: [Posting]) { self.postings = postings }
 
-    /// A block's encoded size at most, before it is split.
-    static let targetBytes = 1_536
+    /// A block's encoded size at most, before it is split: what one overflow page holds (4,096
+    /// bytes less LMDB's 16-byte page header and a little room). A larger value than a leaf node
+    /// takes (about 2,000 bytes) gets pages of its own, so full blocks fill their page; a term's few
+    /// postings stay in a leaf.
+    static let targetBytes = 4_072
 
     /// Decodes a block whose key names `base`.
     /// - Throws: ``PostingBlockError`` when the bytes are not a block.
@@ -94,16 +97,27 @@ package struct PostingBlock: Equatable {
         var runs: [[Posting]] = []
         var run: [Posting] = []
         var size = 0
+        var previous = 0
         for posting in postings {
-            // Two bytes of document and frequency, and about one and a half per position.
-            let cost = 2 + posting.positions.count * 3 / 2
-            if !run.isEmpty && size + cost > Self.targetBytes {
+            // The posting's exact bytes after the one before (its delta, frequency and positions),
+            // and three bytes for the count.
+            var cost =
+                varintSize(posting.document - (run.isEmpty ? posting.document : previous))
+                + varintSize(posting.positions.count)
+            var last: Int32 = 0
+            for position in posting.positions {
+                cost += varintSize(Int(position - last))
+                last = position
+            }
+            if !run.isEmpty && size + cost + 3 > Self.targetBytes {
                 runs.append(run)
                 run = []
                 size = 0
+                cost -= varintSize(posting.document - previous) - 1
             }
             run.append(posting)
             size += cost
+            previous = posting.document
         }
         if !run.isEmpty { runs.append(run) }
         return runs
@@ -145,6 +159,17 @@ package struct VarintReader {
         guard count <= bytes.count - offset else { throw PostingBlockError(reason: "the count is too large") }
         return count
     }
+}
+
+/// The bytes of `value` as an unsigned LEB128 number.
+func varintSize(_ value: Int) -> Int {
+    var value = UInt64(value)
+    var size = 1
+    while value >= 0x80 {
+        value >>= 7
+        size += 1
+    }
+    return size
 }
 
 package func appendVarint(_ value: Int, to bytes: inout [UInt8]) {

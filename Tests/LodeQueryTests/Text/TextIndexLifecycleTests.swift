@@ -144,6 +144,21 @@ import Testing
         }
     }
 
+    @Test func aStoreWithATextIndexHasTheFullTextFormat() throws {
+        func format(_ store: Store) throws -> Int? {
+            try store.read { tx in
+                try tx.lmdb.get(Array("format".utf8), in: store.meta).map {
+                    try CBORDecoder().decode(Int.self, from: $0)
+                }
+            }
+        }
+        let plain = try Store.temporary(types: [Plain.self])
+        #expect(try format(plain) == 2)
+        // A Lode that predates full-text indexes (format 3 at most) refuses it from now on.
+        let searchable = try Store.temporary(types: [Searchable.self])
+        #expect(try format(searchable) == 4)
+    }
+
     @Test func aFieldThatIsNotTextIsRefused() throws {
         #expect {
             _ = try Store.temporary(types: [WrongField.self])
