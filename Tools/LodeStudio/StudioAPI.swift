@@ -85,10 +85,14 @@ enum StudioAPI {
     }
 
     /// `/api/records?type=T&where=…&sort=…&after=CURSOR&limit=N`: one page of a type's records, with
-    /// the plan that found them.
+    /// the plan that found them; with `match=QUERY` (and `index=NAME`), the matches of a full-text
+    /// search instead, best first (see ``search(_:type:query:)``).
     static func records(_ store: Store, query: [String: String]) throws -> CBORValue {
         guard let type = query["type"], !type.isEmpty else {
             throw StudioRefusal(status: 400, description: "records: name the type (?type=NAME)")
+        }
+        if let match = query["match"], !match.trimmingCharacters(in: .whitespaces).isEmpty {
+            return try search(store, type: type, query: query)
         }
         let request: RecordQuery
         do {
@@ -128,6 +132,86 @@ enum StudioAPI {
                 "stoppedEarly": .bool(page.stoppedEarly),
                 "next": .optional(page.next.map { .text($0.token) }),
                 "rows": .array(page.rows.map { row($0, links: storedType.links) }),
+            ])
+        }
+    }
+
+    /// A page of the matches of a full-text search (`match`, in ``TextQuery``'s syntax) of `type`'s
+    /// index (`index`, or its only one), best first — or in `sort`'s order — kept by `where`; `after`
+    /// is the position of the page's first match.
+    static func search(_ store: Store, type: String, query: [String: String]) throws -> CBORValue {
+        let text = query["match"] ?? ""
+        let search: TextQuery
+        do {
+            search = try TextQuery(text)
+        } catch {
+            throw StudioRefusal(status: 400, description: "match: \(error)")
+        }
+        let request: RecordQuery
+        do {
+            request = try RecordQuery(type: type, filter: query["where"], sort: query["sort"])
+        } catch {
+            throw StudioRefusal(status: 400, description: error.description)
+        }
+        let limit = try pageSize(query)
+        let start: Int
+        if let after = query["after"], !after.isEmpty {
+            guard let offset = Int(after), offset >= 0 else {
+                throw StudioRefusal(
+                    status: 400,
+                    description: "after: a search's page starts at a position, not \(after.prefix(40))")
+            }
+            start = offset
+        } else {
+            start = 0
+        }
+        return try store.read { tx in
+            let storedType = try storedType(type, in: tx)
+            let matches: [TextMatch]
+            do {
+                matches = try tx.search(
+                    search, in: type, index: query["index"].flatMap { $0.isEmpty ? nil : $0 })
+            } catch let error as LodeError {
+                switch error {
+                case .textIndexUnavailable, .invalidTextQuery:
+                    throw StudioRefusal(status: 400, description: "\(error)")
+                default: throw error
+                }
+            }
+            var rows: [RecordRow] = []
+            for match in matches {
+                let value = try match.record.value(type: type)
+                if let filter = request.filter, !filter.matches(value) { continue }
+                rows.append(RecordRow(key: match.record.key, value: value))
+            }
+            if !request.sort.isEmpty {
+                rows = rows.enumerated().sorted { lhs, rhs in
+                    for key in request.sort {
+                        let order = compare(
+                            lhs.element.value.value(atPath: key.field),
+                            rhs.element.value.value(atPath: key.field))
+                        if order != 0 { return key.ascending ? order < 0 : order > 0 }
+                    }
+                    return lhs.offset < rhs.offset
+                }.map(\.element)
+            }
+            let page = Array(rows.dropFirst(start).prefix(limit))
+            var fields = [storedType.primaryKey] + storedType.fields.filter { $0 != storedType.primaryKey }
+            var known = Set(fields)
+            for row in page {
+                guard case .map(let entries) = row.value else { continue }
+                for case .text(let name) in entries.map(\.key) where known.insert(name).inserted {
+                    fields.append(name)
+                }
+            }
+            let order = request.sort.isEmpty ? "ranked by relevance (BM25)" : "sorted by the fields"
+            return jsonObject([
+                "type": .text(type), "primaryKey": .text(storedType.primaryKey), "fields": .texts(fields),
+                "objectCount": .count(storedType.objectCount), "version": .count(tx.version),
+                "plan": .text("full-text search: \(matches.count) matches, \(rows.count) kept; \(order)"),
+                "examined": .count(matches.count), "stoppedEarly": .bool(false),
+                "next": .optional(start + limit < rows.count ? .text(String(start + limit)) : nil),
+                "rows": .array(page.map { row($0, links: storedType.links) }),
             ])
         }
     }

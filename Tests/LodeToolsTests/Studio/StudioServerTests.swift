@@ -338,3 +338,62 @@ import Testing
             "\(result.err)")
     }
 }
+
+/// Lode Studio's search box: the matches of a full-text search, best first, paged and filtered.
+@Suite struct StudioSearchTests {
+    struct Note: Persistable {
+        var id: Int
+        var text: String
+        var stars: Int
+        static let schema = Schema<Note>(primaryKey: \.id, textIndexes: [.on(\.text)])
+    }
+
+    @Test func theRecordsOfASearchComeBestFirst() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "studio-search-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let writer = try Store(at: directory, types: [Note.self, StudioServerTests.Task.self])
+        try writer.write { tx in
+            try tx.insert(Note(id: 1, text: "café once", stars: 1))
+            try tx.insert(Note(id: 2, text: "café café café and more words here", stars: 5))
+            try tx.insert(Note(id: 3, text: "tea", stars: 3))
+            try tx.insert(Note(id: 4, text: "cafe", stars: 2))
+            try tx.insert(StudioServerTests.Task(id: 1, title: "no index"))
+        }
+        let store = try Store(atPath: directory.path, configuration: StoreConfiguration(readOnly: true))
+        let server = try StudioServer(store: store, path: directory.path)
+        defer { server.stop() }
+        let cookie = "Cookie: \(StudioAccess.cookieName)=\(server.access.token)"
+        func get(_ target: String) throws -> (status: Int, json: [String: Any]) {
+            let answer = try HTTPServerTests.get(target, port: server.access.port, headers: [cookie])
+            let json =
+                (try? JSONSerialization.jsonObject(with: Data(StudioServerTests.body(of: answer).utf8)))
+                as? [String: Any] ?? [:]
+            return (Int(answer.dropFirst(9).prefix(3)) ?? 0, json)
+        }
+        func labels(_ json: [String: Any]) -> [String] {
+            (json["rows"] as? [[String: Any]] ?? []).compactMap { $0["label"] as? String }
+        }
+        let ranked = try get("/api/records?type=Note&match=cafe")
+        #expect(ranked.status == 200)
+        #expect(labels(ranked.json) == ["4", "2", "1"])
+        #expect(
+            ranked.json["plan"] as? String
+                == "full-text search: 3 matches, 3 kept; ranked by relevance (BM25)")
+        // A page at a time; filtered; sorted by a field instead.
+        let first = try get("/api/records?type=Note&match=cafe&limit=2")
+        #expect(labels(first.json) == ["4", "2"])
+        let next = try #require(first.json["next"] as? String)
+        #expect(labels(try get("/api/records?type=Note&match=cafe&limit=2&after=\(next)").json) == ["1"])
+        #expect(
+            labels(try get("/api/records?type=Note&match=cafe&where=stars%20%3C%203").json) == ["4", "1"])
+        #expect(labels(try get("/api/records?type=Note&match=cafe&sort=-stars").json) == ["2", "4", "1"])
+        // A malformed query, a type without an index: 400 with the reason.
+        let bad = try get("/api/records?type=Note&match=%22open")
+        #expect(bad.status == 400)
+        #expect((bad.json["error"] as? String)?.contains("the quote is not closed") == true)
+        let none = try get("/api/records?type=Task&match=index")
+        #expect(none.status == 400)
+        #expect((none.json["error"] as? String)?.contains("no full-text index") == true)
+    }
+}

@@ -279,6 +279,7 @@ function drawCharts() {
 const table = { pages: [], rows: [], loading: false, again: false, marks: null };
 function tableQuery(after) {
   const query = { type: params.get("name") || "", limit: params.get("limit") || "50" };
+  if (params.get("match")) query.match = params.get("match");
   if (params.get("where")) query.where = params.get("where");
   if (params.get("sort")) query.sort = params.get("sort");
   if (after) query.after = after;
@@ -377,10 +378,10 @@ function sortBy(field) {
 }
 function startTable() {
   const form = document.getElementById("query");
-  for (const name of ["where", "sort", "limit"]) if (params.get(name)) form.elements[name].value = params.get(name);
+  for (const name of ["match", "where", "sort", "limit"]) if (params.get(name)) form.elements[name].value = params.get(name);
   form.addEventListener("submit", event => {
     event.preventDefault();
-    for (const name of ["where", "sort", "limit"]) {
+    for (const name of ["match", "where", "sort", "limit"]) {
       const value = form.elements[name].value.trim();
       if (value) params.set(name, value); else params.delete(name);
     }
