@@ -65,7 +65,7 @@ func powerCutWriter(_ workload: String, mode: Store.Durability, path: String, ma
         let store = try Store(
             at: URL(fileURLWithPath: path),
             configuration: StoreConfiguration(durability: mode, initialMapSize: 64 << 10),
-            types: [Task.self, Counter.self])
+            types: [Task.self, Counter.self, Journal.self])
         for n in 1...powerCutCommits {
             try store.write { tx in
                 try writeCrashPlanTasks(of: n, in: tx)
@@ -158,17 +158,25 @@ func openCrashState(_ workload: String, mode: Store.Durability, directory: Strin
     switch workload {
     case "commits":
         let store = try Store(
-            at: URL(fileURLWithPath: path), configuration: configuration, types: [Task.self, Counter.self])
+            at: URL(fileURLWithPath: path), configuration: configuration,
+            types: [Task.self, Counter.self, Journal.self])
         defer { store.close() }
-        let (counter, tasks, report, history) = try store.read { tx in
+        let (counter, tasks, report, history, journal, found) = try store.read { tx in
             (
                 try tx.object(Counter.self, key: "commits")?.value ?? 0,
                 try tx.objects(Task.self).fetch(),
                 try tx.checkIntegrity(),
-                try tx.commits(after: max(tx.version - 1, -1))
+                try tx.commits(after: max(tx.version - 1, -1)),
+                try tx.objects(Journal.self).fetch().map(\.id),
+                try tx.objects(Journal.self).matching("entry").fetch().map(\.id).sorted()
             )
         }
         guard report.problems.isEmpty else { throw Wrong(description: "check: \(report.problems.prefix(3))") }
+        // The full-text index finds exactly the journal entries the commit left.
+        guard found == journal else {
+            throw Wrong(
+                description: "commit \(counter): the search finds \(found), the journal holds \(journal)")
+        }
         var model = CrashModel()
         model.advance(to: counter)
         guard tasks.count == model.tasks.count else {

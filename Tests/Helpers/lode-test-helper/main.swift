@@ -39,6 +39,15 @@ struct Task: Persistable {
     static let schema = Schema<Task>(primaryKey: \.id, indexes: [.on(\.rank), .on(\.done), .on(\.group)])
 }
 
+/// A type with a full-text index that the crash and power-cut writers change in every commit, so a
+/// kill or a power cut lands in the middle of postings being written too: `check` then compares
+/// every posting with the records.
+struct Journal: Persistable {
+    var id: Int
+    var text: String
+    static let schema = Schema<Journal>(primaryKey: \.id, textIndexes: [.on(\.text)])
+}
+
 struct Counter: Persistable {
     var name: String
     var value: Int
@@ -50,7 +59,7 @@ struct Counter: Persistable {
 func crashWriter(_ path: String) throws {
     let store = try Store(
         at: URL(fileURLWithPath: path), configuration: StoreConfiguration(initialMapSize: 64 << 10),
-        types: [Task.self, Counter.self])
+        types: [Task.self, Counter.self, Journal.self])
     var next = (try store.read { try $0.object(Counter.self, key: "commits") }?.value ?? 0) + 1
     while true {
         try store.write { tx in
@@ -71,6 +80,10 @@ func writeCrashPlanTasks(of n: Int, in tx: WriteTransaction) throws {
         try tx.upsert(
             Task(id: id, title: CrashPlan.title(n, id), rank: n, done: id % 3 == 0, group: "g\(id % 7)"))
     }
+    // One journal entry rewritten (its words move), one in four commits one deleted.
+    try tx.upsert(
+        Journal(id: n % 8, text: "entry \(n) " + String(repeating: "word\(n % 5) ", count: n % 4 + 1)))
+    if n % 4 == 0 { try tx.delete(Journal.self, key: (n + 3) % 8) }
 }
 
 func write(_ path: String, first: Int, count: Int) throws {
