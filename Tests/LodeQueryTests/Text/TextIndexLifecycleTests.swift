@@ -225,6 +225,19 @@ import Testing
         try store.write { tx in try tx.delete(Searchable.self, key: 1) }
         #expect(try all.matching("lode").count == 0)
         #expect(try store.read { try $0.storedType(named: "Doc") }.textIndexes[0].documentCount == 3)
+        // Text made from UTF-16 data with lone surrogates (JSONDecoder refuses them; decoding the code
+        // units repairs each to U+FFFD): indexed and searched like any text.
+        let lone: [UInt16] = Array("lone ".utf16) + [0xD800] + Array(" unpaired".utf16) + [0xDC00]
+        let paired: [UInt16] = Array("pair ".utf16) + [0xD83D, 0xDE00] + Array(" ok".utf16)
+        let decoded = [String(decoding: lone, as: UTF16.self), String(decoding: paired, as: UTF16.self)]
+        #expect(decoded[0] == "lone \u{FFFD} unpaired\u{FFFD}")
+        try store.write { tx in
+            try tx.insert(Searchable(id: 5, text: decoded[0]))
+            try tx.insert(Searchable(id: 6, text: decoded[1]))
+        }
+        #expect(try all.matching("unpaired").fetch().map(\.id) == [5])
+        #expect(try all.matching("pair ok").fetch().map(\.id) == [6])
+        #expect(try store.read { try $0.checkIntegrity() }.problems == [])
         // Malformed queries: every read throws the parse error.
         #expect {
             try all.matching("\"open").fetch()
