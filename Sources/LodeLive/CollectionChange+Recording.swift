@@ -30,9 +30,44 @@ extension CollectionChange {
         sort()
     }
 
-    /// Fills the change by diffing two lists of primary keys (Heckel, minimal moves).
-    mutating func apply(diffing old: [[UInt8]], _ new: [[UInt8]], modified: Set<[UInt8]>) {
-        var newIndex: [[UInt8]: Int] = [:]
+    /// Fills the change by diffing two orders of small non-negative numbers that stand for objects
+    /// (each number at most once per order): those only in `old` are deleted, those only in `new`
+    /// inserted, of the others a longest run still in their old order stays and the rest move —
+    /// the fewest moves — and those in `modified` that stay are modifications. Arrays indexed by
+    /// number, no hashing: O(*n* log *n*).
+    mutating func apply(diffingNumbers old: [Int], _ new: [Int], modified: Set<Int>) {
+        let size =
+            (old.max() ?? -1) + 1 > (new.max() ?? -1) + 1 ? (old.max() ?? -1) + 1 : (new.max() ?? -1) + 1
+        var oldPosition = [Int](repeating: -1, count: size)
+        var newPosition = [Int](repeating: -1, count: size)
+        for (index, number) in old.enumerated() { oldPosition[number] = index }
+        for (index, number) in new.enumerated() { newPosition[number] = index }
+        for (index, number) in old.enumerated() where newPosition[number] < 0 { deletions.append(index) }
+        for (index, number) in new.enumerated() where oldPosition[number] < 0 { insertions.append(index) }
+        // The survivors in their new order, by old position: a longest increasing run stays.
+        let survivors = new.filter { oldPosition[$0] >= 0 }
+        var staying = [Bool](repeating: false, count: size)
+        for index in longestIncreasingSubsequence(survivors.map { oldPosition[$0] }) {
+            staying[survivors[index]] = true
+        }
+        var isModified = [Bool](repeating: false, count: size)
+        for number in modified where number < size { isModified[number] = true }
+        for number in survivors {
+            let from = oldPosition[number]
+            let to = newPosition[number]
+            if staying[number] {
+                if isModified[number] { modifications.append(.init(old: from, new: to)) }
+            } else {
+                moves.append(.init(from: from, to: to, modified: isModified[number]))
+            }
+        }
+        sort()
+    }
+
+    /// Fills the change by diffing two lists of keys (Heckel, minimal moves): primary keys, or any
+    /// numbers that stand for them.
+    mutating func apply<Key: Hashable>(diffing old: [Key], _ new: [Key], modified: Set<Key>) {
+        var newIndex: [Key: Int] = [:]
         for (index, key) in new.enumerated() { newIndex[key] = index }
         for operation in HeckelDiffer().diff(old, new) {
             switch operation {

@@ -39,6 +39,8 @@ public final class LiveResults<Element: Persistable>: @unchecked Sendable {
     private var snapshot: ReadSnapshot
     private var plan: QueryPlan
     private var window: [[UInt8]] = []
+    /// For a ranked search: the window as the search's match numbers (what its diff compares).
+    private var rankedWindow: [Int] = []
     /// What readers see: the evaluation of the current version, the results made from it when first
     /// asked for (they register as a holder of the version only then), its version and row count.
     private let published: Locked<(evaluation: Evaluation<Element>, results: Results<Element>?, rows: Int)>
@@ -99,7 +101,8 @@ public final class LiveResults<Element: Persistable>: @unchecked Sendable {
             (Evaluation(plan: plan, keys: KeyList(), objects: nil, snapshot: snapshot), nil, 0),
             name: "LiveResults")
         if let rankedSearch {
-            window = windowOf(rankedSearch.order)
+            rankedWindow = windowOf(rankedSearch.order)
+            window = rankedWindow.map(rankedSearch.key)
         } else if engine == nil {
             let evaluation = try evaluate(on: snapshot)
             plan = evaluation.plan
@@ -155,7 +158,7 @@ public final class LiveResults<Element: Persistable>: @unchecked Sendable {
     }
 
     /// The part of `ordered` the offset and limit keep.
-    private func windowOf(_ ordered: [[UInt8]]) -> [[UInt8]] {
+    private func windowOf<Key>(_ ordered: [Key]) -> [Key] {
         let count = ordered.count
         let lower = Swift.min(template.offsetCount, count)
         let upper = template.limitCount.map { $0 >= count - lower ? count : lower + $0 } ?? count
@@ -245,8 +248,10 @@ public final class LiveResults<Element: Persistable>: @unchecked Sendable {
         let oldWindow = window
         if let rankedSearch {
             let (modified, full) = try rankedSearch.advance(to: next, observing: observedFields)
-            window = windowOf(rankedSearch.order)
-            change.apply(diffing: oldWindow, window, modified: modified)
+            let oldRanked = rankedWindow
+            rankedWindow = windowOf(rankedSearch.order)
+            window = rankedWindow.map(rankedSearch.key)
+            change.apply(diffingNumbers: oldRanked, rankedWindow, modified: modified)
             change.wasFullyReevaluated = full
             plan = rankedSearch.plan
         } else if let engine {

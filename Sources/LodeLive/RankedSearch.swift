@@ -33,9 +33,33 @@ final class RankedSearch<Element: Persistable> {
     private(set) var plan: QueryPlan
     private var statistics = TextIndexStatistics()
     private var leafDocuments: [Int] = []
-    private var members: [[UInt8]: Member] = [:]
-    /// The matches' primary keys, best first (ties in key order).
-    private(set) var order: [[UInt8]] = []
+    /// Every object seen as a match, by a number of the search's own (hashing and comparing numbers
+    /// is what a commit's ranking and diff do most): its primary key, and what its score is made of
+    /// while it is a match.
+    private var keyOfID: [[UInt8]] = []
+    private var idOfKey: [[UInt8]: Int] = [:]
+    /// By number: what a match's score is made of, nil while it is not a match.
+    private var members: [Member?] = []
+    private var memberCount = 0
+    /// The matches, best first (ties in key order), by number.
+    private(set) var order: [Int] = []
+
+    /// The primary key of match number `id`.
+    func key(_ id: Int) -> [UInt8] { keyOfID[id] }
+
+    private func id(of key: [UInt8]) -> Int {
+        if let known = idOfKey[key] { return known }
+        let id = keyOfID.count
+        keyOfID.append(key)
+        idOfKey[key] = id
+        members.append(nil)
+        return id
+    }
+
+    private func setMember(_ id: Int, _ member: Member?) {
+        memberCount += (member == nil ? 0 : 1) - (members[id] == nil ? 0 : 1)
+        members[id] = member
+    }
 
     init(store: Store, context: LiveContext, template: Results<Element>, snapshot: ReadSnapshot) throws {
         self.store = store
@@ -71,39 +95,76 @@ final class RankedSearch<Element: Persistable> {
         }
         statistics = details.statistics
         leafDocuments = details.leafDocuments
-        members = [:]
-        members.reserveCapacity(keys.count)
+        members = Array(repeating: nil, count: keyOfID.count)
+        memberCount = 0
         for (index, key) in keys.enumerated() where kept?.contains(key) ?? true {
-            members[key] = Member(
-                frequencies: details.frequencies.map { $0[index] }, length: details.lengths[index])
+            setMember(
+                id(of: key),
+                Member(frequencies: details.frequencies.map { $0[index] }, length: details.lengths[index]))
         }
         self.plan = plan.plan
         order = ranked()
     }
 
-    /// The members in order of their scores at the kept statistics.
-    private func ranked() -> [[UInt8]] {
+    /// The members in order of their scores at the kept statistics: the last order, its members
+    /// rescored, sorted again by insertion (most of it is in order still: O(*m*) plus the places
+    /// that changed).
+    private func ranked() -> [Int] {
         let scoring = TextSearch.Scoring(statistics: statistics, leafDocuments: leafDocuments)
-        var scored: [(key: [UInt8], score: Double)] = []
-        scored.reserveCapacity(members.count)
-        for (key, member) in members {
-            scored.append((key, scoring.score(length: member.length) { member.frequencies[$0] }))
+        var ranked: [(id: Int, score: Double)] = []
+        ranked.reserveCapacity(memberCount)
+        var placed = [Bool](repeating: false, count: members.count)
+        for id in order {
+            guard let member = members[id] else { continue }
+            ranked.append((id, scoring.score(length: member.length) { member.frequencies[$0] }))
+            placed[id] = true
         }
-        scored.sort { $0.score != $1.score ? $0.score > $1.score : $0.key.lexicographicallyPrecedes($1.key) }
-        return scored.map(\.key)
+        let kept = ranked.count
+        for id in members.indices where !placed[id] {
+            guard let member = members[id] else { continue }
+            ranked.append((id, scoring.score(length: member.length) { member.frequencies[$0] }))
+        }
+        let keys = keyOfID
+        func precedes(_ a: (id: Int, score: Double), _ b: (id: Int, score: Double)) -> Bool {
+            a.score != b.score ? a.score > b.score : keys[a.id].lexicographicallyPrecedes(keys[b.id])
+        }
+        // Many new members (a first evaluation, a large commit): sorted outright.
+        if ranked.count - kept > 32 {
+            ranked.sort(by: precedes)
+            return ranked.map(\.id)
+        }
+        // Otherwise by insertion from the last order, unless it turns out far from sorted (then
+        // outright: the work stays O(m log m) whatever the commit did).
+        var steps = 0
+        let budget = 8 * ranked.count + 64
+        for index in 1..<max(ranked.count, 1) {
+            let item = ranked[index]
+            var position = index
+            while position > 0 && precedes(item, ranked[position - 1]) {
+                ranked[position] = ranked[position - 1]
+                position -= 1
+                steps += 1
+            }
+            ranked[position] = item
+            if steps > budget {
+                ranked.sort(by: precedes)
+                break
+            }
+        }
+        return ranked.map(\.id)
     }
 
     /// Moves to `next`; returns the new order, and whether the search was run again in full (the
     /// change log could not say what changed).
     func advance(to next: ReadSnapshot, observing observedFields: Set<String>?) throws -> (
-        modified: Set<[UInt8]>, fullyReevaluated: Bool
+        modified: Set<Int>, fullyReevaluated: Bool
     ) {
         LockWatch.check(entering: "the predicates of live results of \(Element.self)")
         let changes = try context.changes(
             of: Element.schema.typeName, from: snapshot.transactionID, to: next, in: store)
         let modified = Set(
             changes.keys.filter { $0.value == .update && changes.modifies($0.key, observing: observedFields) }
-                .map(\.key))
+                .map { id(of: $0.key) })
         if changes.needsFullEvaluation {
             try evaluate(on: next)
             snapshot = next
@@ -162,7 +223,7 @@ final class RankedSearch<Element: Persistable> {
                 let now = (new?.frequencies[leaf] ?? 0) > 0 ? 1 : 0
                 leafDocuments[leaf] += now - was
             }
-            members[key] = new?.member
+            setMember(id(of: key), new?.member)
         }
         self.statistics = statistics
         order = ranked()

@@ -208,6 +208,37 @@ enum Instructions {
             )
         },
         InstructionWorkload(
+            name: "text-live",
+            title: "full-text: a one-document update and the live ranked search's refresh (per commit)"
+        ) { settings in
+            let corpus = try TextCorpus(count: settings.size(200_000))
+            let scratch = Scratch("text-live")
+            let store = try Store(
+                at: scratch.url.appendingPathComponent("lode"),
+                configuration: StoreConfiguration(durability: .noSync), types: [BenchDocument.self])
+            try store.write { tx in for document in corpus.documents { try tx.insert(document) } }
+            let word = corpus.word(heldBy: min(1_000, corpus.documents.count / 4))
+            let live = try store.objects(BenchDocument.self).matching(try TextQuery(word)).live()
+            let sink = Sink()
+            var round = 0
+            return (
+                [
+                    System(name: "Lode") {
+                        // Twenty commits: a document gets the word, the next commit takes it away.
+                        for commit in 0..<20 {
+                            let id = (round * 20 + commit / 2 * 7919) % corpus.documents.count
+                            let body = corpus.documents[id].body + (commit % 2 == 0 ? " \(word)" : "")
+                            try store.write { tx in
+                                try tx.update(BenchDocument.self, key: id, \.body) { $0 = body }
+                            }
+                            sink.value &+= try live.refresh()?.insertions.count ?? 0
+                        }
+                        round += 1
+                    }
+                ], 20
+            )
+        },
+        InstructionWorkload(
             name: "text-query", title: "full-text: ranked top 20 of a common term (per query)"
         ) { settings in
             let corpus = try TextCorpus(count: settings.size(200_000))
@@ -329,6 +360,7 @@ enum Instructions {
         case "durable-commits": return ["Lode", "raw LMDB", "SQLite"]
         case "links-inverse", "links-eager": return ["Lode", "SQLite"]
         case "text-build", "text-query": return ["Lode", "SQLite FTS5"]
+        case "text-live": return ["Lode"]
         default: return ["Lode", "raw LMDB", "SQLite", "Lode (Codable)"]
         }
     }

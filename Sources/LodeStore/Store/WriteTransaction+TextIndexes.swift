@@ -257,13 +257,17 @@ extension WriteTransaction {
                     found = nil
                 }
             }
-            var blockPostings: [PostingBlock.Posting] = []
+            // The block's postings as offsets into its bytes: kept postings are copied, not decoded.
+            var block = RawBlock()
             var oldKey: [UInt8]?
             var limit = Int.max
             if let found {
                 let base = TextIndexLayout.bigEndian(found.key[prefix.count...])!
-                blockPostings = try found.value.withUnsafeBytes {
-                    try decodePostingBlock($0, base: base, term: term, in: postings)
+                do {
+                    block = try RawBlock(found.value, base: base)
+                } catch let error as PostingBlockError {
+                    throw textIndexDamaged(
+                        postings, "the postings of term \"\(term)\" do not read: \(error.reason)")
                 }
                 oldKey = found.key
                 if let following = try cursor.next(), following.key.starts(with: prefix),
@@ -272,38 +276,124 @@ extension WriteTransaction {
                     limit = TextIndexLayout.bigEndian(following.key[prefix.count...])!
                 }
             }
-            // Merge the changes below the next block's start into this block.
-            var merged: [PostingBlock.Posting] = []
-            merged.reserveCapacity(blockPostings.count + 1)
+            let oldBase = oldKey.map { TextIndexLayout.bigEndian($0[prefix.count...])! }
+            // Merge the changes below the next block's start into this block, cutting it where it
+            // outgrows a page.
+            var finished: [(base: Int, builder: BlockBuilder)] = []
+            var current: (base: Int, builder: BlockBuilder)?
+            func add(_ document: Int, frequency: Int, positions: (inout BlockBuilder) -> Void, bytes: Int) {
+                if let open = current, open.builder.count > 0,
+                    open.builder.byteCount + varintSize(document - open.builder.last) + varintSize(frequency)
+                        + bytes
+                        > PostingBlock.targetBytes
+                {
+                    finished.append(open)
+                    current = nil
+                }
+                if current == nil {
+                    // The first run keeps the block's start unless a document before it joined.
+                    let base = finished.isEmpty ? min(oldBase ?? document, document) : document
+                    current = (base, BlockBuilder(base: base))
+                }
+                positions(&current!.builder)
+            }
+            func keep(_ index: Int) {
+                let range = block.positionRange(index)
+                add(
+                    block.documents[index], frequency: block.frequencies[index],
+                    positions: {
+                        $0.append(
+                            document: block.documents[index], frequency: block.frequencies[index],
+                            positionBytes: block.bytes[range])
+                    },
+                    bytes: range.count)
+            }
             var existing = 0
             while next < ordered.count && ordered[next] < limit {
                 let document = ordered[next]
-                while existing < blockPostings.count && blockPostings[existing].document < document {
-                    merged.append(blockPostings[existing])
+                while existing < block.count && block.documents[existing] < document {
+                    keep(existing)
                     existing += 1
                 }
-                if existing < blockPostings.count && blockPostings[existing].document == document {
-                    existing += 1
-                }
+                if existing < block.count && block.documents[existing] == document { existing += 1 }
                 if let positions = latest[document]!, !positions.isEmpty {
-                    merged.append(PostingBlock.Posting(document: document, positions: positions))
+                    add(
+                        document, frequency: positions.count,
+                        positions: { $0.append(document: document, positions: positions[...]) },
+                        bytes: BlockBuilder.cost(of: document, positions: positions[...], after: document) - 2
+                    )
                 }
                 next += 1
             }
-            merged.append(contentsOf: blockPostings[existing...])
-            let runs = PostingBlock(postings: merged).split()
+            while existing < block.count {
+                keep(existing)
+                existing += 1
+            }
+            if let open = current { finished.append(open) }
             var keysWritten: [[UInt8]] = []
-            let oldBase = oldKey.map { TextIndexLayout.bigEndian($0[prefix.count...])! }
-            for (position, run) in runs.enumerated() {
-                // The first run keeps the block's start unless a document before it joined.
-                let base = position == 0 ? min(oldBase ?? run[0].document, run[0].document) : run[0].document
+            for (base, builder) in finished {
                 let key = TextIndexLayout.blockKey(prefix: prefix, document: base)
-                try lmdbWrite.put(PostingBlock(postings: run).encoded(base: base), forKey: key, in: postings)
+                try lmdbWrite.put(builder.encoded(), forKey: key, in: postings)
                 keysWritten.append(key)
             }
             if let oldKey, !keysWritten.contains(oldKey) { try lmdbWrite.delete(oldKey, in: postings) }
         }
     }
+}
+
+/// A stored posting block read as offsets into its bytes: documents and frequencies decoded, the
+/// positions left as they are (a merge copies them).
+struct RawBlock {
+    var bytes: [UInt8] = []
+    var documents: [Int] = []
+    var frequencies: [Int] = []
+    /// Where each posting's positions begin in `bytes`, and one past the last.
+    var positionStarts: [Int] = []
+
+    var count: Int { documents.count }
+
+    /// No block.
+    init() {}
+
+    /// The block `bytes` whose key names `base`.
+    /// - Throws: ``PostingBlockError`` when they are not a block.
+    init(_ bytes: [UInt8], base: Int) throws {
+        self.bytes = bytes
+        var documents: [Int] = []
+        var frequencies: [Int] = []
+        var starts: [Int] = []
+        try bytes.withUnsafeBytes { raw in
+            var reader = VarintReader(bytes: raw)
+            let count = try reader.count()
+            documents.reserveCapacity(count)
+            frequencies.reserveCapacity(count)
+            starts.reserveCapacity(count + 1)
+            var document = base
+            for index in 0..<count {
+                let delta = try reader.next()
+                if index > 0 && delta == 0 { throw PostingBlockError(reason: "a document is listed twice") }
+                document += delta
+                documents.append(document)
+            }
+            for _ in 0..<count {
+                let frequency = try reader.next()
+                guard frequency > 0 else { throw PostingBlockError(reason: "a posting has no occurrences") }
+                frequencies.append(frequency)
+            }
+            for index in 0..<count {
+                starts.append(reader.offset)
+                for _ in 0..<frequencies[index] { _ = try reader.next() }
+            }
+            starts.append(reader.offset)
+            guard reader.isAtEnd else { throw PostingBlockError(reason: "bytes follow the last posting") }
+        }
+        self.documents = documents
+        self.frequencies = frequencies
+        positionStarts = starts
+    }
+
+    /// The bytes of posting `index`'s positions.
+    func positionRange(_ index: Int) -> Range<Int> { positionStarts[index]..<positionStarts[index + 1] }
 }
 
 /// A posting block built by appending: its three parts (document deltas, frequencies, positions)
@@ -358,6 +448,16 @@ struct BlockBuilder {
 
     /// The encoded size, with room for the count to grow by a byte.
     var byteCount: Int { varintSize(count) + 1 + deltas.count + frequencies.count + positions.count }
+
+    /// Appends `document` (after the last one) with `frequency` positions already encoded as
+    /// `positionBytes` (copied from another block).
+    mutating func append(document: Int, frequency: Int, positionBytes: ArraySlice<UInt8>) {
+        appendVarint(document - last, to: &deltas)
+        last = document
+        appendVarint(frequency, to: &frequencies)
+        positions.append(contentsOf: positionBytes)
+        count += 1
+    }
 
     /// Appends `document` (after the last one) with its `positions`, ascending.
     mutating func append(document: Int, positions held: ArraySlice<Int32>) {
