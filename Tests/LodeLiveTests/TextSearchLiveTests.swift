@@ -1,5 +1,7 @@
+import Dispatch
 import Foundation
 import ModelStorage
+import Synchronization
 import Testing
 
 @testable import LodeLive
@@ -110,5 +112,41 @@ import Testing
         }
         // Re-ranking moved rows.
         #expect(moves > 0)
+    }
+
+    @Test func anObservedRankedSearchEndsOnTheLastCommit() throws {
+        let store = try Store(
+            at: tmp.url, configuration: StoreConfiguration(durability: .noSync), types: [Note.self])
+        var rng = SeededGenerator(seed: 0x0b5e)
+        try store.write { tx in for id in 0..<40 { try tx.insert(Self.note(id, using: &rng)) } }
+        let search = store.objects(Note.self).matching("store OR live")
+        let delivered = Mutex<(results: Results<Note>?, errors: Int)>((nil, 0))
+        let token = search.observe(on: DispatchQueue(label: "observer")) { change in
+            switch change {
+            case .initial(let results), .update(let results, _): delivered.withLock { $0.results = results }
+            case .error: delivered.withLock { $0.errors += 1 }
+            }
+        }
+        defer { token.cancel() }
+        // Writers on two threads while the observer follows.
+        let failures = Mutex<[String]>([])
+        DispatchQueue.concurrentPerform(iterations: 2) { writer in
+            var rng = SeededGenerator(seed: UInt64(writer + 1))
+            for _ in 0..<25 {
+                do {
+                    try store.write { tx in
+                        try tx.upsert(Self.note(Int.random(in: 0..<60, using: &rng), using: &rng))
+                    }
+                } catch {
+                    failures.withLock { $0.append("\(error)") }
+                }
+            }
+        }
+        #expect(failures.withLock { $0 } == [])
+        let last = try store.read { $0.version }
+        #expect(eventually { (try? delivered.withLock { $0.results }?.version()) == last })
+        let final = try #require(delivered.withLock { $0.results })
+        #expect(try final.fetch() == search.reevaluated().fetch())
+        #expect(delivered.withLock { $0.errors } == 0)
     }
 }
