@@ -22,9 +22,9 @@ extension Transaction {
     /// `limit`.
     ///
     /// - Complexity: O(*p*) for the *p* postings of the query's terms, and a record read per match kept.
-    /// - Throws: ``LodeError/typeNotFound(_:)``; ``LodeError/textIndexUnavailable(type:index:reason:)``
+    /// - Throws: `LodeError.typeNotFound`; `LodeError.textIndexUnavailable`
     ///   when the type has no such index or it was built by a tokenizer of the app's;
-    ///   ``LodeError/invalidTextQuery(_:)``; ``LodeError/textIndexDamaged(type:index:reason:)``.
+    ///   `LodeError.invalidTextQuery`; `LodeError.textIndexDamaged`.
     public func search(
         _ query: TextQuery, in type: String, index: String? = nil, limit: Int = .max
     ) throws -> [TextMatch] {
