@@ -32,6 +32,8 @@ extension WriteTransaction {
             // Full-text changes gathered so far are written before the savepoint; its own are written
             // into it when it commits, and gone with it when it rolls back.
             try flushPendingText()
+            // Read again after it: the savepoint changes the statistics (or rolls them back).
+            pendingText = [:]
             let result = try mapStorageErrors {
                 try lmdbWrite.nested { lmdbChild in
                     let savepoint = WriteTransaction(store: store, lmdb: lmdbChild)
