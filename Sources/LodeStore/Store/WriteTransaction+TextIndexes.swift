@@ -197,6 +197,19 @@ extension WriteTransaction {
         try mergePostings(of: prefix, latest: latest, in: pending.postings, cursor: cursor)
     }
 
+    /// The first document a block key names (its last eight bytes, after the term's `prefix`).
+    /// - Throws: ``LodeError/textIndexDamaged(type:index:reason:)`` when they are not a document.
+    private func blockStart(_ key: [UInt8], prefix: [UInt8], in postings: Database) throws -> Int {
+        guard key.count == prefix.count + 8, let start = TextIndexLayout.bigEndian(key[prefix.count...])
+        else {
+            throw textIndexDamaged(
+                postings,
+                "a block key of term \"\(String(decoding: prefix.dropFirst().dropLast(), as: UTF8.self))\" does not end in a document number"
+            )
+        }
+        return start
+    }
+
     /// Appends postings to the end of a term's blocks, when every one follows its last document;
     /// false (nothing written) otherwise.
     private func appendPostings(
@@ -210,7 +223,7 @@ extension WriteTransaction {
         if let found = try cursor.seek(atMost: upper), found.key.count == prefix.count + 8,
             found.key.starts(with: prefix)
         {
-            let base = TextIndexLayout.bigEndian(found.key[prefix.count...])!
+            let base = try blockStart(found.key, prefix: prefix, in: pending.postings)
             guard let parsed = BlockBuilder(block: found.value, base: base),
                 parsed.last < pending.changeDocuments[first]
             else { return false }
@@ -262,7 +275,7 @@ extension WriteTransaction {
             var oldKey: [UInt8]?
             var limit = Int.max
             if let found {
-                let base = TextIndexLayout.bigEndian(found.key[prefix.count...])!
+                let base = try blockStart(found.key, prefix: prefix, in: postings)
                 do {
                     block = try RawBlock(found.value, base: base)
                 } catch let error as PostingBlockError {
@@ -273,10 +286,10 @@ extension WriteTransaction {
                 if let following = try cursor.next(), following.key.starts(with: prefix),
                     following.key.count == prefix.count + 8
                 {
-                    limit = TextIndexLayout.bigEndian(following.key[prefix.count...])!
+                    limit = try blockStart(following.key, prefix: prefix, in: postings)
                 }
             }
-            let oldBase = oldKey.map { TextIndexLayout.bigEndian($0[prefix.count...])! }
+            let oldBase = try oldKey.map { try blockStart($0, prefix: prefix, in: postings) }
             // Merge the changes below the next block's start into this block, cutting it where it
             // outgrows a page.
             var finished: [(base: Int, builder: BlockBuilder)] = []

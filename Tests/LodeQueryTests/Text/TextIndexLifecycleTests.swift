@@ -279,6 +279,18 @@ import Testing
         }
         // The undamaged term still reads.
         #expect(try store.objects(Searchable.self).matching("beta").count == 1)
+        // A block key that names no document number: a write that reaches it says so, never traps.
+        try store.write { tx in
+            let postings = try tx.typeState(Searchable.self).textIndexes[0].postings
+            let key = TextIndexLayout.termPrefix("gamma".utf8) + [UInt8](repeating: 0xFF, count: 8)
+            try tx.lmdbWrite.put([0x00], forKey: key, in: postings)
+        }
+        #expect {
+            try store.write { tx in try tx.insert(Searchable(id: 2, text: "gamma")) }
+        } throws: { error in
+            guard case .textIndexDamaged(_, _, let reason)? = error as? LodeError else { return false }
+            return reason.contains("gamma")
+        }
     }
 
     @Test func deletingARecordThatNoLongerDecodesRemovesItsPostings() throws {
