@@ -73,7 +73,7 @@ final class RankedSearch<Element: Persistable> {
     /// Searches the index at `snapshot` and keeps what the scores are made of.
     private func evaluate(on snapshot: ReadSnapshot) throws {
         let full = Results<Element>(source: .store(store)).copyingQuery(of: template, window: false)
-        let (details, keys, plan) = try mapStorageErrors {
+        let (details, keys, kept, plan) = try mapStorageErrors {
             try snapshot.read { txn in
                 let transaction = Transaction(store: store, lmdb: txn)
                 let state = try transaction.typeState(Element.self)
@@ -84,14 +84,20 @@ final class RankedSearch<Element: Persistable> {
                 let details = try search.details(in: transaction, postings: index.postings)
                 let keys = try TextSearch.primaryKeys(
                     of: details.documents, in: transaction, postings: index.postings)
-                // The other conditions, as the results check them.
+                let name = index.definition.name
+                guard !template.predicates.isEmpty else {
+                    let plan = QueryPlan(
+                        access: .textSearch(index: name, matches: keys.count),
+                        ordering: .relevance(index: name),
+                        rechecksPredicate: false)
+                    return (details, keys, Set<[UInt8]>?.none, plan)
+                }
+                // The other conditions, checked as the results check them (only then is the search
+                // evaluated a second time).
                 let evaluation = try full.evaluate(in: transaction, snapshot: snapshot)
-                return (details, keys, evaluation)
+                let kept = Set((0..<evaluation.keys.count).map { Array(evaluation.keys[$0]) })
+                return (details, keys, Optional(kept), evaluation.plan)
             }
-        }
-        var kept: Set<[UInt8]>?
-        if !template.predicates.isEmpty {
-            kept = Set((0..<plan.keys.count).map { Array(plan.keys[$0]) })
         }
         statistics = details.statistics
         leafDocuments = details.leafDocuments
@@ -102,7 +108,7 @@ final class RankedSearch<Element: Persistable> {
                 id(of: key),
                 Member(frequencies: details.frequencies.map { $0[index] }, length: details.lengths[index]))
         }
-        self.plan = plan.plan
+        self.plan = plan
         order = ranked()
     }
 

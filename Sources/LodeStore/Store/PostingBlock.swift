@@ -90,38 +90,6 @@ package struct PostingBlock: Equatable {
         }
         return bytes
     }
-
-    /// The postings cut into runs that each encode to about ``targetBytes`` at most (a single
-    /// posting may be larger), in order.
-    func split() -> [[Posting]] {
-        var runs: [[Posting]] = []
-        var run: [Posting] = []
-        var size = 0
-        var previous = 0
-        for posting in postings {
-            // The posting's exact bytes after the one before (its delta, frequency and positions),
-            // and three bytes for the count.
-            var cost =
-                varintSize(posting.document - (run.isEmpty ? posting.document : previous))
-                + varintSize(posting.positions.count)
-            var last: Int32 = 0
-            for position in posting.positions {
-                cost += varintSize(Int(position - last))
-                last = position
-            }
-            if !run.isEmpty && size + cost + 3 > Self.targetBytes {
-                runs.append(run)
-                run = []
-                size = 0
-                cost -= varintSize(posting.document - previous) - 1
-            }
-            run.append(posting)
-            size += cost
-            previous = posting.document
-        }
-        if !run.isEmpty { runs.append(run) }
-        return runs
-    }
 }
 
 /// A posting block that does not decode: the index is damaged.

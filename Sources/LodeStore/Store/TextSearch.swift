@@ -367,18 +367,7 @@ private struct IndexReader {
     let transaction: Transaction
     let postings: Database
 
-    func statistics() throws -> TextIndexStatistics {
-        guard
-            let statistics = try transaction.lmdb.withValue(
-                forKey: TextIndexLayout.statisticsKey, in: postings, { TextIndexStatistics($0) })
-        else {
-            return TextIndexStatistics()
-        }
-        guard let statistics else {
-            throw transaction.textIndexDamaged(postings, "its statistics do not read")
-        }
-        return statistics
-    }
+    func statistics() throws -> TextIndexStatistics { try transaction.textIndexStatistics(postings) }
 
     /// The documents that match `matcher`, ascending; `leaves` gets the postings of every part that
     /// scores (not excluded ones).
