@@ -56,6 +56,20 @@ public struct CBORDecoder: Sendable {
         return value
     }
 
+    /// The names of the top-level fields of the record `bytes` that `T`'s `init(from:)` asks for
+    /// (looks up, decodes, checks for or lists) while it decodes the record: the fields the type knows.
+    ///
+    /// - Throws: what ``decode(_:from:)-(_,UnsafeRawBufferPointer)`` throws.
+    package func fieldsRead<T: Decodable>(by type: T.Type, from bytes: UnsafeRawBufferPointer) throws
+        -> Set<String>
+    {
+        // A state of its own: the thread's caches its record containers, and this decode is rare.
+        let state = CBORDecodingState()
+        state.storage.pointee.notesFields = true
+        _ = try decode(type, from: bytes, state: state)
+        return state.storage.pointee.fieldsRead
+    }
+
     /// Decodes a `T` from a byte array.
     ///
     /// - Complexity: O(*b*) for *b* bytes.
@@ -125,6 +139,10 @@ final class CBORDecodingState: Decoder, ThreadCodingState {
         /// key type (see `container(keyedBy:)`): a few, the types the thread reads.
         var isThreadState = false
         var rootContainers: [(type: ObjectIdentifier, container: AnyObject)] = []
+        /// Whether the decode notes the top-level field names the type asks for (see
+        /// ``CBORDecoder/fieldsRead(by:from:)``), and the names noted.
+        var notesFields = false
+        var fieldsRead: Set<String> = []
     }
 
     let storage: UnsafeMutablePointer<Storage>
@@ -884,7 +902,14 @@ extension CBORDecodingState {
             index += 1
             offset = entry.next
         }
+        if storage.pointee.notesFields { noteFields(keys, frame: number) }
         return keys
+    }
+
+    /// Notes `names` as read by the type when `frame` is the record's own map.
+    func noteFields(_ names: [String], frame: Int) {
+        guard frames[frame].parent == -1 else { return }
+        storage.pointee.fieldsRead.formUnion(names)
     }
 }
 
@@ -914,6 +939,7 @@ struct CBORKeyedDecodingContainer<Key: CodingKey>: IntegerForwardingKeyedDecoder
     @inline(__always)
     private func lookup(_ key: Key) throws -> Int {
         var name = key.stringValue
+        if state.storage.pointee.notesFields { state.noteFields([name], frame: frame) }
         let found = name.withUTF8 { state.valueOffset(forUTF8: $0, in: frame) }
         if found == -2, let failure = state.failure { throw state.corrupted(failure, path: codingPath) }
         return found

@@ -31,6 +31,14 @@ package final class TypeState<T: Persistable>: Sendable, PendingWriteState {
         package let keys: Database
     }
 
+    /// An index a newer version of the type declared and this (older) schema does not: the store
+    /// keeps it, and this process keeps it up to date from the records (see
+    /// `WriteTransaction.register(_:)`).
+    package struct KeptIndex {
+        package let stored: StoredIndex
+        package let database: Database
+    }
+
     /// The indexes of `indexes`, in the same order, as slots.
     let indexSlots: [IndexSlot]
     /// Whether the type declares links with inverse indexes (`links` is not empty).
@@ -52,6 +60,10 @@ package final class TypeState<T: Persistable>: Sendable, PendingWriteState {
     package let links: [LiveLink]
     /// Full-text indexes that exist on disk and match the schema (fields and tokenizer).
     package let textIndexes: [LiveTextIndex]
+    /// Indexes of a newer version of the type, kept from its records; `keptType` describes the type
+    /// for reading them untyped (its primary key and the newer version's defaults).
+    let keptIndexes: [KeptIndex]
+    let keptType: StoredType?
     /// The committed catalog entry and the one the running write transaction wrote, if any. A write
     /// settles them after its commit, outside the writer lock, while the next write may already read
     /// them: they change together, under the mutex.
@@ -66,9 +78,11 @@ package final class TypeState<T: Persistable>: Sendable, PendingWriteState {
 
     init(
         schema: Schema<T>, records: Database?, indexes: [LiveIndex], links: [LiveLink],
-        textIndexes: [LiveTextIndex] = [], entry: CatalogEntry, complete: Bool
+        textIndexes: [LiveTextIndex] = [], keptIndexes: [KeptIndex] = [], entry: CatalogEntry, complete: Bool
     ) {
         self.textIndexes = textIndexes
+        self.keptIndexes = keptIndexes
+        self.keptType = keptIndexes.isEmpty ? nil : entry.storedType
         self.schema = schema
         self.reader = ObjectReader<T>()
         self.catalogKey = Array(schema.typeName.utf8)
@@ -109,6 +123,20 @@ package final class TypeState<T: Persistable>: Sendable, PendingWriteState {
     private let shapes = Locked<Set<UInt64>>([])
 
     func knowsShape(_ shape: UInt64) -> Bool { shapes.withLock { $0.contains(shape) } }
+
+    /// For a type without a generated codec: the top-level field names its `init(from:)` was seen to
+    /// ask for (see ``WriteTransaction``'s carried fields), learned as records need it.
+    private let fieldsRead = Locked<Set<String>>([])
+
+    /// True when `name` is a field of the type: one its generated codec writes, or one its
+    /// `Decodable` conformance was seen to read.
+    func knowsField(_ name: String) -> Bool {
+        if let fields = schema.storage.recordFields { return fields.names.contains(name) }
+        return fieldsRead.withLock { $0.contains(name) }
+    }
+
+    /// Notes field names the type's `Decodable` conformance read.
+    func learnFieldsRead(_ names: Set<String>) { fieldsRead.withLock { $0.formUnion(names) } }
     func learnShape(_ shape: UInt64) { _ = shapes.withLock { $0.insert(shape) } }
 
     /// True when the entry was verified at `version`.
@@ -160,7 +188,11 @@ package final class TypeState<T: Persistable>: Sendable, PendingWriteState {
             }
             if stored != wanted { return "index \"\(wanted.name)\" was redefined" }
         }
-        if writing, let added = entry.indexes.first(where: { index(named: $0.name) == nil }) {
+        if writing,
+            let added = entry.indexes.first(where: { stored in
+                index(named: stored.name) == nil && !keptIndexes.contains { $0.stored.name == stored.name }
+            })
+        {
             return "index \"\(added.name)\" was added, which this process does not maintain"
         }
         let stored = entry.links ?? []

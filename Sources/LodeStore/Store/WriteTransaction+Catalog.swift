@@ -43,10 +43,24 @@ extension WriteTransaction {
             live.append(liveIndex)
             if stored != wanted { toBuild.append(liveIndex) }
         }
+        // An older version of the type (a lower schema version than the store's) keeps the indexes
+        // a newer one declared, and keeps them up to date: the newer app finds them as it left them.
+        let older = existing.map { $0.version > schema.version } ?? false
+        var kept: [TypeState<T>.KeptIndex] = []
         for stored in existing?.indexes ?? []
         where !schema.indexes.contains(where: { $0.name == stored.name }) {
             let databaseName = CatalogEntry.databaseName(type: name, index: stored.name)
-            try lmdbWrite.drop(try lmdbWrite.database(named: databaseName, create: false))
+            if older {
+                let database = try lmdbWrite.database(
+                    named: databaseName, kind: stored.unique ? .plain : .duplicates)
+                kept.append(
+                    .init(
+                        stored: StoredIndex(
+                            name: stored.name, fields: stored.fields, isUnique: stored.unique),
+                        database: database))
+            } else {
+                try lmdbWrite.drop(try lmdbWrite.database(named: databaseName, create: false))
+            }
         }
         var liveLinks: [TypeState<T>.LiveLink] = []
         var linksToBuild: [TypeState<T>.LiveLink] = []
@@ -85,18 +99,27 @@ extension WriteTransaction {
             // Written now: a store registers its types in a transaction of its own at open.
             try flushPendingText()
         }
-        entry.indexes = schema.indexes.map { .init(name: $0.name, fields: $0.fields, unique: $0.isUnique) }
+        entry.indexes =
+            schema.indexes.map { .init(name: $0.name, fields: $0.fields, unique: $0.isUnique) }
+            + kept.map { .init(name: $0.stored.name, fields: $0.stored.fields, unique: $0.stored.isUnique) }
         entry.links = CatalogEntry.links(schema)
         entry.textIndexes = CatalogEntry.textIndexes(schema)
-        entry.version = schema.version
-        entry.defaults = CatalogEntry.defaults(schema)
+        if older {
+            // The newer version stays the one recorded, with the defaults of the fields it added.
+            var defaults = existing?.defaults ?? [:]
+            for (field, value) in CatalogEntry.defaults(schema) ?? [:] { defaults[field] = value }
+            entry.defaults = defaults.isEmpty ? nil : defaults
+        } else {
+            entry.version = schema.version
+            entry.defaults = CatalogEntry.defaults(schema)
+        }
         if existing == nil {
             entry.note(fields: entry.fields, schemaVersion: try schemaHistory().version, event: "stored")
         }
         if entry != existing { try writeCatalog(entry) }
         let state = TypeState(
             schema: schema, records: records, indexes: live, links: liveLinks, textIndexes: liveText,
-            entry: entry, complete: true)
+            keptIndexes: kept, entry: entry, complete: true)
         registeredTypes[name] = state
         return state
     }

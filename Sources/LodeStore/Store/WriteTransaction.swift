@@ -173,13 +173,54 @@ public final class WriteTransaction: Transaction {
         // Generic code runs unspecialized for the app's types: index loops, not iterators or
         // optionals of `T`, keep it from looking up generic metadata for every object.
         try withEncodedRecord(object) { record, shape in
+            if let old {
+                let kept = try unknownFields(of: old.record, missingFrom: record, key: key, state: state)
+                if !kept.isEmpty {
+                    let merged = old.record.withUnsafeBytes {
+                        CarriedFields.record(record, keeping: kept, of: $0)
+                    }
+                    return try merged.withUnsafeBytes {
+                        try store(object, record: $0, shape: nil, key: key, replacing: old, state: state)
+                    }
+                }
+            }
             try store(object, record: record, shape: shape, key: key, replacing: old, state: state)
         }
     }
 
-    /// `store(_:key:replacing:state:)` with the object's record encoded.
+    /// The fields of the stored record `old` that the new record lacks and `T` does not know: a
+    /// version of the app that knows them wrote them, and this rewrite keeps them (docs/FORMAT.md,
+    /// "Fields of other versions").
+    private func unknownFields<T: Persistable>(
+        of old: [UInt8], missingFrom new: UnsafeRawBufferPointer, key: [UInt8], state: TypeState<T>
+    ) throws -> [CarriedFields.Entry] {
+        try old.withUnsafeBytes { oldBytes in
+            let missing = CarriedFields.missing(from: new, in: oldBytes)
+            guard !missing.isEmpty else { return [] }
+            var unknown = missing.filter { !state.knowsField($0.name) }
+            if !unknown.isEmpty, T.schema.storage.recordFields == nil {
+                // Which fields the type's `init(from:)` asks for, learned from this record (a type's
+                // own code decides: learned once for a synthesized conformance).
+                LockWatch.check(entering: "the Decodable conformance of \(T.self)")
+                let read: Set<String>
+                do {
+                    read = try CBORDecoder().fieldsRead(by: T.self, from: oldBytes)
+                } catch {
+                    throw LodeError.recordDoesNotDecode(
+                        type: T.schema.typeName, key: KeyDescription.describe(key), field: "",
+                        reason: "\(error)")
+                }
+                state.learnFieldsRead(read)
+                unknown.removeAll { read.contains($0.name) }
+            }
+            return unknown
+        }
+    }
+
+    /// `store(_:key:replacing:state:)` with the object's record encoded; `shape` is the encoder's
+    /// (nil for a record the encoder did not write alone: its names are read from it).
     private func store<T: Persistable>(
-        _ object: T, record: UnsafeRawBufferPointer, shape: UInt64, key: [UInt8],
+        _ object: T, record: UnsafeRawBufferPointer, shape: UInt64?, key: [UInt8],
         replacing old: StoredVersion?, state: TypeState<T>
     ) throws {
         let newKeys = try indexKeys(of: object, state: state)
@@ -204,6 +245,9 @@ public final class WriteTransaction: Transaction {
         where slots[position].isUnique && oldKeys?[position] != newKeys[position] {
             try checkUnique(state.indexes[position], key: newKeys[position], primaryKey: key, object: object)
         }
+        let keptMoves =
+            state.keptIndexes.isEmpty
+            ? [] : try keptIndexMoves(state, key: key, old: old?.record, new: record)
         do {
             // An insert refuses an existing key here, before anything else is written.
             if old == nil {
@@ -228,6 +272,7 @@ public final class WriteTransaction: Transaction {
                 try lmdbWrite.put(key, forKey: newKeys[position], in: slot.database)
             }
         }
+        try apply(keptMoves, key: key)
         for change in linkChanges {
             let link = state.links[change.position]
             try removeLinkEntries(link.database, targets: change.removed, primaryKey: key)
@@ -237,11 +282,15 @@ public final class WriteTransaction: Transaction {
             try indexText(index, key: key, old: old.map { $0.object(as: T.self) }, new: object)
         }
         // The transaction's own notes first (no lock), then what the type has learned.
-        let note = ShapeNote(state: ObjectIdentifier(state), shape: shape)
-        if !shapesNoted.contains(note) && !state.knowsShape(shape) {
-            try noteFields(of: record, key: key, state: state, known: shape)
-            // Known from now on in this transaction (the type learns it only if the catalog it wrote commits).
-            shapesNoted.insert(note)
+        if let shape {
+            let note = ShapeNote(state: ObjectIdentifier(state), shape: shape)
+            if !shapesNoted.contains(note) && !state.knowsShape(shape) {
+                try noteFields(of: record, key: key, state: state, known: shape)
+                // Known from now on in this transaction (the type learns it only if the catalog it wrote commits).
+                shapesNoted.insert(note)
+            }
+        } else {
+            try noteFields(of: record, key: key, state: state, known: nil)
         }
         // The stored record, not a re-encoding of the decoded object, is what changed.
         let changed = old.flatMap { old in old.record.withUnsafeBytes { RecordDiff.changedFields($0, record) }
@@ -397,6 +446,7 @@ public final class WriteTransaction: Transaction {
         let count = try lmdb.count(in: state.records!)
         try lmdbWrite.empty(state.records!)
         for index in state.indexes { try lmdbWrite.empty(index.database) }
+        for index in state.keptIndexes { try lmdbWrite.empty(index.database) }
         for link in state.links { try lmdbWrite.empty(link.database) }
         for index in state.textIndexes {
             discardPendingText(index.postings)
@@ -447,6 +497,13 @@ public final class WriteTransaction: Transaction {
                 try indexText(index, key: key, old: old, new: nil)
             } else {
                 try removeTextEntries(index, key: key)
+            }
+        }
+        if !state.keptIndexes.isEmpty {
+            do {
+                try apply(try keptIndexMoves(state, key: key, old: record, new: nil), key: key)
+            } catch LodeError.recordDoesNotDecode {
+                for index in state.keptIndexes { try removeEntries(pointingAt: key, in: index.database) }
             }
         }
         try lmdbWrite.delete(key, in: records)
