@@ -490,9 +490,16 @@ final class CBORDecodingState: Decoder, ThreadCodingState {
                     .init(codingPath: path(), debugDescription: "not an RFC 3339 date: \(text)"))
             }
             return date
+        case nil where JSONForms.areAccepted && offset < bytes.count && isNumber(bytes[offset]):
+            return Date(timeIntervalSince1970: try decodeFloatingPoint(at: offset, path: path()))
         default:
             throw mismatch(Date.self, at: offset, path: path(), found: tag.map { "tag \($0)" })
         }
+    }
+
+    /// Whether the item whose first byte is `initial` is an integer or a floating-point number.
+    private func isNumber(_ initial: UInt8) -> Bool {
+        initial >> 5 <= 1 || (initial >= 0xf9 && initial <= 0xfb)
     }
 
     func byteString(at offset: Int, path: @autoclosure () -> [any CodingKey]) throws -> UnsafeRawBufferPointer
@@ -532,7 +539,15 @@ final class CBORDecodingState: Decoder, ThreadCodingState {
     }
 
     func decodeData(at offset: Int, path: @autoclosure () -> [any CodingKey]) throws -> Data {
-        Data(try byteString(at: offset, path: path()))
+        if JSONForms.areAccepted, offset < bytes.count, bytes[offset] >> 5 == 3 {
+            let text = try decodeString(at: offset, path: path())
+            guard let data = JSONForms.base64(text) else {
+                throw DecodingError.dataCorrupted(
+                    .init(codingPath: path(), debugDescription: "not Base64 data"))
+            }
+            return data
+        }
+        return Data(try byteString(at: offset, path: path()))
     }
 
     func decodeURL(at offset: Int, path: @autoclosure () -> [any CodingKey]) throws -> URL {
@@ -551,6 +566,10 @@ final class CBORDecodingState: Decoder, ThreadCodingState {
             // A plain number is accepted too.
             if tag == nil, offset < bytes.count, bytes[offset] >> 5 <= 1 {
                 return Decimal(try decodeInteger(Int64.self, at: offset, path: path()))
+            }
+            if JSONForms.areAccepted, tag == nil, offset < bytes.count, isNumber(bytes[offset]) {
+                let number = try decodeFloatingPoint(at: offset, path: path())
+                if number.isFinite, let decimal = Decimal(string: "\(number)") { return decimal }
             }
             throw mismatch(Decimal.self, at: offset, path: path())
         }

@@ -61,7 +61,7 @@ import Foundation
         }
     }
 
-    mutating func integer(_ value: Int64) {
+    package mutating func integer(_ value: Int64) {
         if value >= 0 {
             head(0, UInt64(value))
         } else {
@@ -69,9 +69,9 @@ import Foundation
         }
     }
 
-    mutating func unsigned(_ value: UInt64) { head(0, value) }
+    package mutating func unsigned(_ value: UInt64) { head(0, value) }
 
-    mutating func double(_ value: Double) {
+    package mutating func double(_ value: Double) {
         bytes.append(0xfb)
         appendBigEndian(value.bitPattern)
     }
@@ -81,8 +81,8 @@ import Foundation
         appendBigEndian(value.bitPattern)
     }
 
-    mutating func bool(_ value: Bool) { bytes.append(value ? 0xf5 : 0xf4) }
-    @usableFromInline mutating func null() { bytes.append(0xf6) }
+    package mutating func bool(_ value: Bool) { bytes.append(value ? 0xf5 : 0xf4) }
+    @usableFromInline package mutating func null() { bytes.append(0xf6) }
 
     /// Appends a text string; returns where its UTF-8 bytes start.
     @discardableResult
@@ -101,11 +101,11 @@ import Foundation
         bytes.append(contentsOf: value)
     }
 
-    @usableFromInline mutating func tag(_ value: UInt64) { head(6, value) }
+    @usableFromInline package mutating func tag(_ value: UInt64) { head(6, value) }
 
     /// Rewrites the head at `position` (written as a one-byte head with a placeholder count) to
     /// carry `count`, shifting what follows when the count needs a longer head.
-    @usableFromInline mutating func patchCount(at position: Int, major: UInt8, count: Int) {
+    @usableFromInline package mutating func patchCount(at position: Int, major: UInt8, count: Int) {
         if count < 24 {
             bytes[position] = major << 5 | UInt8(count)
             return

@@ -166,6 +166,17 @@ extension RecordReader {
         return raw
     }
 
+    /// Reads `Data`: a byte string (or, where ``JSONForms`` are accepted, Base64 text).
+    public mutating func readData() throws -> Data {
+        if JSONForms.areAccepted, cbor.offset < cbor.bytes.count, cbor.bytes[cbor.offset] >> 5 == 3 {
+            guard let data = JSONForms.base64(try readString()) else {
+                throw RecordDecodingError(field: "", reason: "not Base64 data")
+            }
+            return data
+        }
+        return Data(try readByteString())
+    }
+
     /// Reads a tag if one is next.
     mutating func readTag() throws -> UInt64? {
         guard cbor.offset < cbor.bytes.count, cbor.bytes[cbor.offset] >> 5 == 6 else { return nil }
@@ -185,7 +196,13 @@ extension RecordReader {
             }
             return date
         case let tag?: throw RecordDecodingError(field: "", reason: "expected Date, found tag \(tag)")
-        case nil: throw mismatch("Date", at: start)
+        case nil:
+            if JSONForms.areAccepted, start < cbor.bytes.count,
+                cbor.bytes[start] >> 5 <= 1 || (cbor.bytes[start] >= 0xf9 && cbor.bytes[start] <= 0xfb)
+            {
+                return Date(timeIntervalSince1970: try readDouble())
+            }
+            throw mismatch("Date", at: start)
         }
     }
 

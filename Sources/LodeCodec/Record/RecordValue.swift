@@ -118,7 +118,7 @@ extension UUID: RecordValue {
 }
 extension Data: RecordValue {
     /// Reads a byte string.
-    public init(recordValue reader: inout RecordReader) throws { self = Data(try reader.readByteString()) }
+    public init(recordValue reader: inout RecordReader) throws { self = try reader.readData() }
     /// Writes a byte string.
     public func writeRecordValue(to writer: inout RecordWriter) {
         withUnsafeBytes { writer.writeByteString($0) }

@@ -137,6 +137,20 @@ package final class TypeState<T: Persistable>: Sendable, PendingWriteState {
 
     /// Notes field names the type's `Decodable` conformance read.
     func learnFieldsRead(_ names: Set<String>) { fieldsRead.withLock { $0.formUnion(names) } }
+
+    /// The type's field names: its generated codec's, or those its `Decodable` conformance asks for
+    /// reading `sample` (one of its records) and any record before.
+    ///
+    /// - Throws: what decoding `sample` throws.
+    package func fieldNames(readingSample sample: UnsafeRawBufferPointer) throws -> Set<String> {
+        if let fields = schema.storage.recordFields { return Set(fields.names) }
+        LockWatch.check(entering: "the Decodable conformance of \(T.self)")
+        let read = try CBORDecoder().fieldsRead(by: T.self, from: sample)
+        return fieldsRead.withLock {
+            $0.formUnion(read)
+            return $0
+        }
+    }
     func learnShape(_ shape: UInt64) { _ = shapes.withLock { $0.insert(shape) } }
 
     /// True when the entry was verified at `version`.

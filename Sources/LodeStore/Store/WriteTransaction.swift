@@ -167,7 +167,7 @@ public final class WriteTransaction: Transaction {
 
     /// Writes `object` under `key`, moving its index and link entries from `old` (the stored version,
     /// if any).
-    private func store<T: Persistable>(
+    func store<T: Persistable>(
         _ object: T, key: [UInt8], replacing old: StoredVersion?, state: TypeState<T>
     ) throws {
         // Generic code runs unspecialized for the app's types: index loops, not iterators or
@@ -191,7 +191,7 @@ public final class WriteTransaction: Transaction {
     /// The fields of the stored record `old` that the new record lacks and `T` does not know: a
     /// version of the app that knows them wrote them, and this rewrite keeps them (docs/FORMAT.md,
     /// "Fields of other versions").
-    private func unknownFields<T: Persistable>(
+    func unknownFields<T: Persistable>(
         of old: [UInt8], missingFrom new: UnsafeRawBufferPointer, key: [UInt8], state: TypeState<T>
     ) throws -> [CarriedFields.Entry] {
         try old.withUnsafeBytes { oldBytes in
@@ -219,7 +219,7 @@ public final class WriteTransaction: Transaction {
 
     /// `store(_:key:replacing:state:)` with the object's record encoded; `shape` is the encoder's
     /// (nil for a record the encoder did not write alone: its names are read from it).
-    private func store<T: Persistable>(
+    func store<T: Persistable>(
         _ object: T, record: UnsafeRawBufferPointer, shape: UInt64?, key: [UInt8],
         replacing old: StoredVersion?, state: TypeState<T>
     ) throws {
@@ -331,7 +331,7 @@ public final class WriteTransaction: Transaction {
 
     /// Calls `body` with the stored version of the `T` under `key` (its object decoded), or nil when
     /// there is none.
-    private func withStoredVersion<T: Persistable, R>(
+    func withStoredVersion<T: Persistable, R>(
         _ type: T.Type, keyBytes key: [UInt8], state: TypeState<T>, _ body: (StoredVersion?) throws -> R
     ) throws -> R {
         guard let records = state.records, let record = try lmdb.get(key, in: records) else {

@@ -59,7 +59,8 @@ extension SyncEngine {
             let number = (try state.integer(SyncState.nextBatchKey, in: tx.lmdb) ?? 0) + 1
             try state.setInteger(number, SyncState.nextBatchKey, in: tx)
             let batch = UploadBatch(
-                number: number, snapshot: found.version, complete: found.complete, entries: found.entries)
+                number: number, snapshot: found.version, complete: found.complete, entries: found.entries,
+                fields: types.map { $0.operations.uploadedFieldNames })
             try state.setInflight(batch, in: tx)
             return batch
         }
@@ -171,6 +172,12 @@ extension SyncEngine {
                 guard !entries.isEmpty else { continue }
                 let table = "\(schema).\(PostgresConnection.quoted(types[type].name))"
                 let rows = Self.recordset(entries)
+                // The row's fields this version does not know stay the server's (another version wrote
+                // them last): what is sent replaces the rest.
+                let known = batch.fields?[type].map { SyncValue.arrayLiteral($0) }
+                let merged =
+                    "CASE WHEN x.data IS NULL THEN t.data WHEN t.deleted OR jsonb_typeof(t.data) IS DISTINCT FROM 'object' "
+                    + "OR $2::text[] IS NULL THEN x.data ELSE x.data || (t.data - $2::text[]) END"
                 if types[type].operations.checksConflicts {
                     let changed = try connection.execute(
                         """
@@ -180,11 +187,11 @@ extension SyncEngine {
                                           SELECT key, data, deleted FROM x WHERE base = 0
                                           ON CONFLICT (key) DO NOTHING RETURNING 1),
                              updated AS (UPDATE \(table) AS t
-                                         SET data = coalesce(x.data, t.data), deleted = x.deleted
+                                         SET data = \(merged), deleted = x.deleted
                                          FROM x WHERE x.base > 0 AND t.key = x.key AND t.version = x.base
                                          RETURNING 1)
                         SELECT (SELECT count(*) FROM inserted) + (SELECT count(*) FROM updated)
-                        """, [rows])
+                        """, [rows, known])
                     guard changed.integer(0, 0) == Int64(entries.count) else {
                         try connection.execute("ROLLBACK")
                         return .conflict
@@ -196,8 +203,9 @@ extension SyncEngine {
                         SELECT key, data, deleted FROM jsonb_to_recordset($1::jsonb)
                             AS x(key text, data jsonb, deleted boolean)
                         ON CONFLICT (key) DO UPDATE
-                            SET data = coalesce(excluded.data, t.data), deleted = excluded.deleted
-                        """, [rows])
+                            SET data = \(merged.replacingOccurrences(of: "x.data", with: "excluded.data")),
+                                deleted = excluded.deleted
+                        """, [rows, known])
                 }
             }
             let stamped = try connection.execute(

@@ -32,4 +32,8 @@ struct UploadBatch: Codable, Equatable {
     /// True when it holds every change up to `snapshot` (the upload cursor then moves there).
     var complete: Bool
     var entries: [Entry]
+    /// Per synced type (by index), the field names its version of the app knows, when learned: the
+    /// server keeps a row's other fields — written by other versions — over the ones sent. Nil in
+    /// batches kept by a Lode before it (the data sent replaces the row's).
+    var fields: [[String]?]?
 }

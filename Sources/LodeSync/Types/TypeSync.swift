@@ -16,6 +16,9 @@ protocol TypeSyncing: Sendable {
     /// The record under `key` as an upload needs it; `known` is the digest of what the server holds,
     /// and a record with that digest is not decoded.
     func localRecord(key: [UInt8], known: RecordDigest?, in tx: LodeStore.Transaction) throws -> LocalRecord
+    /// The field names this app version's type has, once an upload learned them (see
+    /// ``UploadBatch/fields``).
+    var uploadedFieldNames: [String]? { get }
     /// The encoded key a server key text names.
     func keyBytes(fromText text: String) throws -> [UInt8]
     /// Applies a server row (see ``SyncEngine``'s download); returns an error to report for a row that
@@ -47,12 +50,86 @@ final class TypeSync<T: Persistable>: TypeSyncing {
         guard let records = try records(in: tx) else { return .absent }
         return try tx.lmdb.withValue(forKey: key, in: records) { bytes -> LocalRecord in
             let digest = RecordDigest(bytes)
-            // Most candidates are unchanged (the downloads' own commits): no decode for them.
+            // Most candidates are unchanged (the downloads' own commits): nothing more to read.
             guard digest != known else { return .unchanged }
-            let object = try tx.decode(T.self, from: bytes, key: key)
-            let json = String(decoding: try encoder.encode(object), as: UTF8.self)
-            return .changed(keyText: try keyText(of: object), json: json, digest: digest)
+            try noteFieldNames(sample: bytes, key: key, in: tx)
+            let json: String
+            do {
+                json = try RecordJSONWriter.json(bytes)
+            } catch {
+                throw LodeError.recordDoesNotDecode(
+                    type: typeName, key: KeyDescription.describe(key), field: "", reason: "\(error)")
+            }
+            return .changed(keyText: try keyText(record: bytes, key: key, in: tx), json: json, digest: digest)
         } ?? .absent
+    }
+
+    /// The type's field names as its upload sends them (the server keeps the row's other fields: those
+    /// of app versions this one does not know), learned from the first record uploaded.
+    private let fieldNames = Locked<[String]?>(nil, name: "a synced type's field names")
+
+    var uploadedFieldNames: [String]? { fieldNames.withLock { $0 } }
+
+    private func noteFieldNames(sample: UnsafeRawBufferPointer, key: [UInt8], in tx: LodeStore.Transaction)
+        throws
+    {
+        guard fieldNames.withLock({ $0 == nil }) else { return }
+        let names: Set<String>
+        do {
+            names = try tx.typeState(T.self).fieldNames(readingSample: sample)
+        } catch let error as LodeError {
+            throw error
+        } catch {
+            throw LodeError.recordDoesNotDecode(
+                type: typeName, key: KeyDescription.describe(key), field: "", reason: "\(error)")
+        }
+        fieldNames.withLock { $0 = names.sorted() }
+    }
+
+    /// The key text of the record `bytes` stored under `key`: read from its primary-key field for a
+    /// key that is text, a UUID or an integer; through the object otherwise.
+    private func keyText(record bytes: UnsafeRawBufferPointer, key: [UInt8], in tx: LodeStore.Transaction)
+        throws
+        -> String
+    {
+        if let text = Self.plainKeyText(bytes, field: T.schema.primaryKeyField) { return text }
+        return try keyText(of: try tx.decode(T.self, from: bytes, key: key))
+    }
+
+    /// The text of the record's `field` when it is text, a UUID (tag 37) or an integer: what
+    /// ``keyText(of:)`` gives for those keys.
+    static func plainKeyText(_ record: UnsafeRawBufferPointer, field: String) -> String? {
+        var reader = CBORReader(record)
+        guard let head = try? reader.readHead(), head.major == 5, head.info != 31 else { return nil }
+        let wanted = Array(field.utf8)
+        for _ in 0..<head.argument {
+            guard let name = try? reader.readStringBytes(major: 3) else { return nil }
+            guard name.elementsEqual(wanted) else {
+                guard (try? reader.skipItem()) != nil else { return nil }
+                continue
+            }
+            let start = reader.offset
+            guard let value = try? reader.readHead() else { return nil }
+            switch value.major {
+            case 0: return value.argument <= UInt64(Int.max) ? String(value.argument) : nil
+            case 1: return value.argument < UInt64(Int.max) ? String(-1 - Int64(value.argument)) : nil
+            case 3:
+                reader = CBORReader(reader.bytes, offset: start)
+                return (try? reader.readStringBytes(major: 3)).flatMap { $0 }.map {
+                    String(decoding: $0, as: UTF8.self)
+                }
+            case 6 where value.argument == 37:
+                guard let raw = (try? reader.readStringBytes(major: 2)).flatMap({ $0 }), raw.count == 16
+                else {
+                    return nil
+                }
+                var uuid = UUID().uuid
+                withUnsafeMutableBytes(of: &uuid) { $0.copyMemory(from: raw) }
+                return UUID(uuid: uuid).uuidString
+            default: return nil
+            }
+        }
+        return nil
     }
 
     /// The key of `object` as text: a string key (text, UUID) is its text, any other key its JSON.
@@ -114,39 +191,51 @@ final class TypeSync<T: Persistable>: TypeSyncing {
         return try KeyEncoder().encode(key)
     }
 
-    /// The server's object in `row`. Data without the primary key field gets it from the row's key;
-    /// data whose key differs from the row's is refused.
-    func serverObject(_ json: String, keyText text: String) throws -> T {
-        var data = Data(json.utf8)
-        let object: T
+    /// The record of a row's JSON object (its data), with the primary-key field taken from the row's
+    /// key when the data lacks it.
+    func record(json: String, keyText: String) throws -> [UInt8] {
+        var writer = CBORWriter(capacity: json.utf8.count + 16)
+        var json = json
         do {
-            object = try decoder.decode(T.self, from: data)
-        } catch DecodingError.keyNotFound(let key, let context)
-            where context.codingPath.isEmpty && key.stringValue == T.schema.primaryKeyField
-        {
-            guard var fields = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else {
+            try json.withUTF8 { try JSONRecordReader.convert(UnsafeRawBufferPointer($0), into: &writer) }
+        } catch let failure as JSONRecordReader.Failure {
+            throw SyncError.rowDoesNotDecode(type: typeName, key: keyText, reason: "\(failure)")
+        }
+        return try writer.bytes.withUnsafeBytes { bytes -> [UInt8] in
+            var reader = CBORReader(bytes)
+            guard let head = try? reader.readHead(), head.major == 5 else {
                 throw SyncError.rowDoesNotDecode(
-                    type: typeName, key: text, reason: "its data is not a JSON object")
+                    type: typeName, key: keyText, reason: "its data is not a JSON object")
             }
-            let keyJSON = try keyBytesJSON(text)
-            fields[T.schema.primaryKeyField] = try JSONSerialization.jsonObject(
-                with: Data(keyJSON.utf8), options: .fragmentsAllowed)
-            data = try JSONSerialization.data(withJSONObject: fields)
+            if Self.hasField(bytes, T.schema.primaryKeyField) { return Array(bytes) }
+            // The key field from the row's key: its JSON, read the same way.
+            var key = CBORWriter()
+            var keyJSON = try keyBytesJSON(keyText)
             do {
-                object = try decoder.decode(T.self, from: data)
+                try keyJSON.withUTF8 { try JSONRecordReader.convert(UnsafeRawBufferPointer($0), into: &key) }
             } catch {
-                throw SyncError.rowDoesNotDecode(type: typeName, key: text, reason: Self.reason(error))
+                throw SyncError.rowDoesNotDecode(type: typeName, key: keyText, reason: "the key is not JSON")
             }
-        } catch {
-            throw SyncError.rowDoesNotDecode(type: typeName, key: text, reason: Self.reason(error))
+            var fields = CBORWriter(capacity: bytes.count + key.bytes.count + 16)
+            fields.head(5, head.argument + 1)
+            _ = fields.text(T.schema.primaryKeyField)
+            fields.bytes += key.bytes
+            fields.bytes += bytes[reader.offset...]
+            return fields.bytes
         }
-        let ownKey = try keyText(of: object)
-        guard ownKey == text else {
-            throw SyncError.rowDoesNotDecode(
-                type: typeName, key: text,
-                reason: "its data's \(T.schema.primaryKeyField) is \(ownKey), not the row's key")
+    }
+
+    /// Whether the map `record` has a top-level field `name`.
+    static func hasField(_ record: UnsafeRawBufferPointer, _ name: String) -> Bool {
+        var reader = CBORReader(record)
+        guard let head = try? reader.readHead(), head.major == 5, head.info != 31 else { return false }
+        let wanted = Array(name.utf8)
+        for _ in 0..<head.argument {
+            guard let found = try? reader.readStringBytes(major: 3) else { return false }
+            if found.elementsEqual(wanted) { return true }
+            guard (try? reader.skipItem()) != nil else { return false }
         }
-        return object
+        return false
     }
 
     /// The JSON a key text stands for (quoted when the key type reads it from a string).
@@ -156,26 +245,6 @@ final class TypeSync<T: Persistable>: TypeSyncing {
             (try? decoder.decode(K.self, from: Data(SyncJSON.quoted(text).utf8))) != nil
         }
         return reads(keyType) ? SyncJSON.quoted(text) : text
-    }
-
-    private static func reason(_ error: Error) -> String {
-        guard let error = error as? DecodingError else { return "\(error)" }
-        switch error {
-        case .keyNotFound(let key, let context):
-            return
-                "field \((context.codingPath + [key]).map(\.stringValue).joined(separator: ".")) is missing"
-        case .typeMismatch(let type, let context):
-            return "field \(context.codingPath.map(\.stringValue).joined(separator: ".")) is not a \(type)"
-        case .valueNotFound(let type, let context):
-            return
-                "field \(context.codingPath.map(\.stringValue).joined(separator: ".")) is null, not a \(type)"
-        case .dataCorrupted(let context):
-            return context.codingPath.isEmpty
-                ? context.debugDescription
-                : "field \(context.codingPath.map(\.stringValue).joined(separator: ".")): \(context.debugDescription)"
-        @unknown default:
-            return "\(error)"
-        }
     }
 
     func apply(
@@ -212,40 +281,52 @@ final class TypeSync<T: Persistable>: TypeSyncing {
             try state.setShadow(nil, type: row.type, key: key, in: tx)
             return nil
         }
+        // The row's JSON becomes a record, and the type reads it (the check that it can): a row it
+        // cannot read is reported and nothing of it is written.
+        let incoming: [UInt8]
         let server: T
         do {
-            server = try serverObject(json, keyText: row.key)
+            incoming = try record(json: json, keyText: row.key)
+            server = try incoming.withUnsafeBytes { bytes in
+                try JSONForms.accepting { try tx.decode(T.self, from: bytes, key: key) }
+            }
         } catch let error as SyncError {
             return error
+        } catch LodeError.recordDoesNotDecode(_, _, let field, let reason) {
+            return SyncError.rowDoesNotDecode(
+                type: typeName, key: row.key, reason: field.isEmpty ? reason : "field \(field): \(reason)")
         }
         if !dirty {
-            // The same record as the local one (this client's own write, a filtered row confirmed):
-            // the shadow moves, the object is not written again.
-            if let local, RecordDigest(try tx.encodeRecord(server).bytes) == local {
-                try state.setShadow(
-                    Shadow(version: row.version, digest: local, keyText: row.key), type: row.type, key: key,
-                    in: tx)
-                return nil
-            }
+            // Written unless it is the local record already (this client's own write, a filtered row
+            // confirmed): the shadow moves either way.
+            let written: [UInt8]?
             do {
-                try tx.upsert(server)
+                written = try incoming.withUnsafeBytes { bytes in
+                    try JSONForms.accepting { try tx.upsert(server, arrivingAs: bytes) }
+                }
             } catch let error as LodeError {
                 return SyncError.rowRefused(type: typeName, key: row.key, reason: "\(error)")
             }
-            let digest = try tx.lmdb.withValue(forKey: key, in: try records(in: tx)!) { RecordDigest($0) }
             try state.setShadow(
-                Shadow(version: row.version, digest: digest, keyText: row.key), type: row.type, key: key,
-                in: tx)
+                Shadow(
+                    version: row.version, digest: written.map { RecordDigest($0) } ?? local, keyText: row.key),
+                type: row.type, key: key, in: tx)
             return nil
         }
-        let serverDigest = RecordDigest(try tx.encodeRecord(server).bytes)
+        let serverDigest = RecordDigest(
+            try incoming.withUnsafeBytes { bytes in
+                try JSONForms.accepting { try tx.record(of: server, arrivingAs: bytes, key: key).bytes }
+            })
         var refusal: SyncError?
         if serverDigest != local, let merge,
             let mine = try tx.object(T.self, keyBytes: key, state: typeState)
         {
             do {
                 let merged = try merge(mine, server)
-                try tx.upsert(merged)
+                // The fields this version does not know are the server's: it cannot have changed them.
+                _ = try incoming.withUnsafeBytes { bytes in
+                    try JSONForms.accepting { try tx.upsert(merged, arrivingAs: bytes) }
+                }
             } catch {
                 // The local change stays, and is uploaded against this version (it then wins).
                 refusal = SyncError.rowRefused(
