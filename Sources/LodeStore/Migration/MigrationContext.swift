@@ -150,6 +150,7 @@ public final class MigrationContext {
             changedTypes.insert(type)
         }
         try transaction.writeCatalog(entry)
+        try noteRemoved(path, of: type)
     }
 
     /// Removes the field at `path` from every record of `type`, and the indexes on it.
@@ -167,6 +168,18 @@ public final class MigrationContext {
         if try entry(type).links?.contains(where: { $0.field == path }) == true {
             try dropLink(path, of: type)
         }
+        try noteRemoved(path, of: type)
+    }
+
+    /// Records that the top-level field `path` of `type` was removed on purpose: a rewrite does not
+    /// keep it as a field of another app version, and sync removes it from the rows this store
+    /// uploads (docs/FORMAT.md, "Fields of other versions").
+    private func noteRemoved(_ path: String, of type: String) throws {
+        guard DynamicRecord.components(path).count == 1 else { return }
+        var entry = try entry(type)
+        guard entry.removedFields?.contains(path) != true else { return }
+        entry.removedFields = ((entry.removedFields ?? []) + [path]).sorted()
+        try transaction.writeCatalog(entry)
     }
 
     /// Drops the link on `field` of `type` and its inverse index (the records keep the field's

@@ -96,6 +96,9 @@ package struct CatalogEntry: Codable, Equatable {
     /// The schema's defaults for top-level fields older records lack: field name → the value's CBOR
     /// bytes (absent when there are none), so tools derive index keys as the library does.
     package var defaults: [String: Data]?
+    /// Top-level fields a migration removed on purpose (`removeField`, the old name of
+    /// `renameField`): a rewrite does not keep them as fields of another app version.
+    package var removedFields: [String]?
     /// One example per distinct sequence of top-level field names the type's records have had: the
     /// sequence's hash and the key of a record written with it. Nil when unknown (entries written
     /// before it existed, or more than ``maxShapes`` shapes): the check at open then reads every record.

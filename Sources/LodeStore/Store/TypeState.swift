@@ -131,6 +131,7 @@ package final class TypeState<T: Persistable>: Sendable, PendingWriteState {
     /// True when `name` is a field of the type: one its generated codec writes, or one its
     /// `Decodable` conformance was seen to read.
     func knowsField(_ name: String) -> Bool {
+        if latestEntry.removedFields?.contains(name) == true { return true }
         if let fields = schema.storage.recordFields { return fields.names.contains(name) }
         return fieldsRead.withLock { $0.contains(name) }
     }
@@ -139,17 +140,19 @@ package final class TypeState<T: Persistable>: Sendable, PendingWriteState {
     func learnFieldsRead(_ names: Set<String>) { fieldsRead.withLock { $0.formUnion(names) } }
 
     /// The type's field names: its generated codec's, or those its `Decodable` conformance asks for
-    /// reading `sample` (one of its records) and any record before.
+    /// reading `sample` (one of its records) and any record before; with the fields a migration
+    /// removed on purpose.
     ///
     /// - Throws: what decoding `sample` throws.
     package func fieldNames(readingSample sample: UnsafeRawBufferPointer) throws -> Set<String> {
-        if let fields = schema.storage.recordFields { return Set(fields.names) }
+        let removed = Set(latestEntry.removedFields ?? [])
+        if let fields = schema.storage.recordFields { return Set(fields.names).union(removed) }
         LockWatch.check(entering: "the Decodable conformance of \(T.self)")
         let read = try CBORDecoder().fieldsRead(by: T.self, from: sample)
         return fieldsRead.withLock {
             $0.formUnion(read)
             return $0
-        }
+        }.union(removed)
     }
     func learnShape(_ shape: UInt64) { _ = shapes.withLock { $0.insert(shape) } }
 

@@ -110,17 +110,27 @@ extension SyncEngine {
         }
     }
 
-    /// Applies `rows` in one local commit and moves the download cursor to `cursor`.
-    private func apply(_ rows: [ServerRow], cursor: Int64) throws {
-        let problems = try store.write { tx -> [SyncError] in
+    /// Applies `rows` in one local commit and moves the download cursor to `cursor` (nil: it stays).
+    /// A row the type cannot read is skipped, reported and noted, to be read again when the client
+    /// next starts (`retryRejected(on:)`); the rest apply.
+    private func apply(_ rows: [ServerRow], cursor: Int64?) throws {
+        let rejected = rejectedRows
+        let (problems, nowRejected) = try store.write { tx -> ([SyncError], Set<RejectedRow>) in
             var problems: [SyncError] = []
+            var nowRejected = rejected
+            func skipped(_ row: ServerRow, _ problem: SyncError) throws {
+                problems.append(problem)
+                let name = types[row.type].name
+                try state.noteRejected(type: name, keyText: row.key, version: row.version, in: tx)
+                nowRejected.insert(RejectedRow(type: name, keyText: row.key))
+            }
             for row in rows {
                 let operations = types[row.type].operations
                 let key: [UInt8]
                 do {
                     key = try operations.keyBytes(fromText: row.key)
                 } catch let error as SyncError {
-                    problems.append(error)
+                    try skipped(row, error)
                     continue
                 }
                 let shadow = try state.shadow(type: row.type, key: key, in: tx.lmdb)
@@ -133,15 +143,58 @@ extension SyncEngine {
                     continue
                 }
                 if let problem = try operations.apply(row, key: key, shadow: shadow, state: state, in: tx) {
-                    problems.append(problem)
+                    try skipped(row, problem)
+                } else if !nowRejected.isEmpty,
+                    nowRejected.remove(RejectedRow(type: types[row.type].name, keyText: row.key)) != nil
+                {
+                    try state.clearRejected(type: types[row.type].name, keyText: row.key, in: tx)
                 }
             }
-            if cursor > (try state.downloadCursor(in: tx.lmdb)) {
+            if let cursor, cursor > (try state.downloadCursor(in: tx.lmdb)) {
                 try state.setInteger(cursor, SyncState.downloadKey, in: tx)
             }
-            return problems
+            return (problems, nowRejected)
         }
+        rejectedRows = nowRejected
         noteProblems(problems)
-        board.update { $0.lastServerVersion = max($0.lastServerVersion, cursor) }
+        if let cursor { board.update { $0.lastServerVersion = max($0.lastServerVersion, cursor) } }
+    }
+
+    /// Reads again the rows a download skipped (``SyncState/noteRejected(type:keyText:version:in:)``),
+    /// as the server has them now: once at each start, so that a row an app could not read arrives
+    /// when an update of the app can. A row it still cannot read stays noted and reported.
+    func retryRejected(on connection: PostgresConnection) throws {
+        let noted = try store.read { try state.rejected(in: $0.lmdb) }
+        rejectedRows = Set(noted.map { RejectedRow(type: $0.type, keyText: $0.keyText) })
+        guard !noted.isEmpty else { return }
+        let schema = PostgresConnection.quoted(server.schema)
+        var rows: [ServerRow] = []
+        for (index, type) in types.enumerated() {
+            let keys = noted.filter { $0.type == type.name }.map(\.keyText)
+            guard !keys.isEmpty else { continue }
+            var parameters: [String?] = [SyncValue.arrayLiteral(keys)]
+            let inside = type.filter.map { "coalesce(\($0.sql(parameters: &parameters)), false)" } ?? "true"
+            let result = try connection.execute(
+                """
+                SELECT key, version, (deleted OR NOT \(inside)) AS gone,
+                       CASE WHEN deleted OR NOT \(inside) THEN NULL ELSE data::text END
+                FROM \(schema).\(PostgresConnection.quoted(type.name)) WHERE key = ANY ($1::text[]) ORDER BY key
+                """, parameters)
+            rows += (0..<result.rowCount).map { row in
+                ServerRow(
+                    type: index, key: result.text(row, 0) ?? "", version: result.integer(row, 1) ?? 0,
+                    gone: result.bool(row, 2) ?? true, data: result.text(row, 3))
+            }
+        }
+        // The notes of rows the server no longer has, or of types no longer synced, go.
+        let found = Set(rows.map { RejectedRow(type: types[$0.type].name, keyText: $0.key) })
+        let gone = rejectedRows.subtracting(found)
+        if !gone.isEmpty {
+            try store.write { tx in
+                for row in gone { try state.clearRejected(type: row.type, keyText: row.keyText, in: tx) }
+            }
+            rejectedRows.subtract(gone)
+        }
+        if !rows.isEmpty { try apply(rows, cursor: nil) } else { noteProblems([]) }
     }
 }

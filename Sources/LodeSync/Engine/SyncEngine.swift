@@ -37,6 +37,12 @@ final class SyncEngine: @unchecked Sendable {
         (nil, nil), name: "the sync thread")
     /// Rows the current round could not apply (reported as its last error).
     private var problems: [SyncError] = []
+    /// The rows downloads skipped and noted (see `retryRejected(on:)`), as the thread knows them.
+    var rejectedRows: Set<RejectedRow> = []
+    /// Whether this start of the thread has read the skipped rows again.
+    private var retried = false
+    /// The error of the last row skipped, reported while rows stay skipped.
+    private var lastSkipped: SyncError?
 
     init(store: Store, server: SyncServer, types: [SyncedType], options: SyncOptions) throws {
         try ServerSchema.validate(schema: server.schema)
@@ -171,6 +177,7 @@ final class SyncEngine: @unchecked Sendable {
 
     private func run() {
         var backoff = options.minimumBackoff
+        retried = false
         while running {
             do {
                 if connection == nil {
@@ -208,9 +215,16 @@ final class SyncEngine: @unchecked Sendable {
 
     /// Notes rows a download could not apply: the round reports the last as its error.
     func noteProblems(_ found: [SyncError]) {
-        guard let last = found.last else { return }
-        problems += found
-        board.update { $0.lastError = last }
+        if let last = found.last {
+            problems += found
+            lastSkipped = last
+        }
+        if rejectedRows.isEmpty { lastSkipped = nil }
+        let (skipped, last) = (rejectedRows.count, found.last)
+        board.update {
+            if let last { $0.lastError = last }
+            $0.skippedRows = skipped
+        }
     }
 
     static func syncError(_ error: Error) -> SyncError {
@@ -240,6 +254,10 @@ final class SyncEngine: @unchecked Sendable {
         problems = []
         _ = try connection.notifications()
         try resendInflight(on: connection)
+        if !retried {
+            try retryRejected(on: connection)
+            retried = true
+        }
         var rounds = 0
         while running {
             let downloaded = try download(on: connection)
@@ -248,7 +266,8 @@ final class SyncEngine: @unchecked Sendable {
             if !downloaded && !uploaded { break }
             if rounds > 1000 { break }
         }
-        let lastProblem = problems.last
+        // A row still skipped keeps its error in the status until it applies.
+        let lastProblem = problems.last ?? (rejectedRows.isEmpty ? nil : lastSkipped)
         // Only what changed is published: a round that changed nothing sends no status.
         board.update { $0.lastError = lastProblem }
         board.settle(upTo: request)

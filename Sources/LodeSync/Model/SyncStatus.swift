@@ -12,6 +12,11 @@ public struct SyncStatus: Sendable, Equatable {
     /// The last error, if the last attempt failed or a row was skipped; cleared by the next
     /// successful round with nothing skipped.
     public var lastError: SyncError?
+    /// Rows of the server the store does not hold because the app's types could not read them
+    /// (``SyncError/rowDoesNotDecode(type:key:reason:)``, or refused by the store): each is read again
+    /// when the client starts — after an update of the app — until it applies. The last one's error
+    /// stays in ``lastError`` while any is skipped.
+    public var skippedRows = 0
     /// The download under way, when one is: rows applied and rows to apply (known for a store's first
     /// download; later rounds report rows applied and 0).
     public var download: DownloadProgress?

@@ -16,6 +16,9 @@ struct SyncState {
     static let inflightKey = Array("inflight".utf8)
     static let nextBatchKey = Array("batch".utf8)
     static let filterPrefix = "filter."
+    /// Rows a download skipped (the type could not read them): `rejected.<type>` 0x00 `<key text>`
+    /// → the row's version, read again when the client starts until one applies.
+    static let rejectedPrefix = "rejected."
     /// The change-log holder the upload cursor retains the log for.
     static let retentionHolder = "sync"
 
@@ -104,6 +107,40 @@ struct SyncState {
         } else {
             _ = try tx.lmdbWrite.delete(Self.inflightKey, in: main)
         }
+    }
+
+    // MARK: Rows skipped
+
+    private static func rejectedKey(type: String, keyText: String) -> [UInt8] {
+        Array((rejectedPrefix + type).utf8) + [0] + Array(keyText.utf8)
+    }
+
+    /// Notes that the row `keyText` of `type` at `version` was skipped.
+    func noteRejected(type: String, keyText: String, version: Int64, in tx: LodeStore.WriteTransaction) throws
+    {
+        try setInteger(version, Self.rejectedKey(type: type, keyText: keyText), in: tx)
+    }
+
+    /// Forgets a skipped row (it applied, or a later version did).
+    func clearRejected(type: String, keyText: String, in tx: LodeStore.WriteTransaction) throws {
+        try setInteger(nil, Self.rejectedKey(type: type, keyText: keyText), in: tx)
+    }
+
+    /// The rows skipped so far: type name and key text.
+    func rejected(in lmdb: LMDBTransaction) throws -> [(type: String, keyText: String)] {
+        var found: [(type: String, keyText: String)] = []
+        let prefix = Array(Self.rejectedPrefix.utf8)
+        for entry in try lmdb.entries(in: main, from: prefix) {
+            guard entry.key.starts(with: prefix) else { break }
+            let rest = entry.key.dropFirst(prefix.count)
+            guard let zero = rest.firstIndex(of: 0) else { continue }
+            found.append(
+                (
+                    String(decoding: rest[..<zero], as: UTF8.self),
+                    String(decoding: rest[(zero + 1)...], as: UTF8.self)
+                ))
+        }
+        return found
     }
 
     // MARK: Shadows
