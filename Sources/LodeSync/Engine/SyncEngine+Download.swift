@@ -4,9 +4,9 @@ import LodeStore
 
 /// Downloading: in one `REPEATABLE READ` transaction on the server, the clock gives the last version
 /// committed; the rows of every synced type after the download cursor up to it are read in version
-/// order, page by page (keyset pagination over `(version, key)`), and applied in local commits that
-/// end at server version boundaries — one local commit per server transaction unless one is bigger
-/// than the chunk size.
+/// order through one server-side cursor (fetched in binary, a page at a time, so the client's memory
+/// stays flat), and applied in local commits that end at server version boundaries — one local
+/// commit per server transaction unless one is bigger than the chunk size.
 extension SyncEngine {
     /// Downloads what the server has after the cursor; false when there was nothing.
     func download(on connection: PostgresConnection) throws -> Bool {
@@ -29,13 +29,12 @@ extension SyncEngine {
             }
             var applied = 0
             board.update { $0.download = .init(applied: 0, total: total) }
-            var position = (version: cursor, type: types.count, key: "")
             var buffer: [ServerRow] = []
-            let page = max(100, min(options.downloadChunkSize, 2000))
+            let page = max(100, min(options.downloadChunkSize, 5000))
+            try openCursor(after: cursor, upTo: last, on: connection)
             while true {
-                let rows = try fetchPage(after: position, upTo: last, limit: page, on: connection)
+                let rows = try fetch(page, on: connection)
                 buffer += rows
-                if let final = rows.last { position = (final.version, final.type, final.key) }
                 let done = rows.count < page
                 if done {
                     try apply(buffer, cursor: last)
@@ -72,41 +71,45 @@ extension SyncEngine {
         }
     }
 
-    /// The next `limit` rows after `position` (in `(version, type, key)` order) up to version `last`.
-    private func fetchPage(
-        after position: (version: Int64, type: Int, key: String), upTo last: Int64, limit: Int,
-        on connection: PostgresConnection
-    ) throws -> [ServerRow] {
+    /// Declares the download's cursor: the rows of every synced type after version `after` up to
+    /// `last`, in `(version, type, key)` order — each type's from its `(version, key)` index, merged —
+    /// with `gone` for tombstones and rows outside the type's filter (their data left out).
+    private func openCursor(after: Int64, upTo last: Int64, on connection: PostgresConnection) throws {
         let schema = PostgresConnection.quoted(server.schema)
-        // $1 the position's version, $2 the last version; the key only where a branch uses it (an
-        // unused parameter has no type PostgreSQL can infer).
-        var parameters: [String?] = ["\(position.version)", "\(last)"]
+        var parameters: [String?] = ["\(after)", "\(last)"]
         var branches: [String] = []
         for (index, type) in types.enumerated() {
             let inside = type.filter.map { "coalesce(\($0.sql(parameters: &parameters)), false)" } ?? "true"
-            let after: String
-            if index == position.type {
-                parameters.append(position.key)
-                after = "(version, key) > ($1::bigint, $\(parameters.count)::text)"
-            } else {
-                after = index < position.type ? "version > $1::bigint" : "version >= $1::bigint"
-            }
             branches.append(
                 """
-                (SELECT \(index) AS t, key, version, (deleted OR NOT \(inside)) AS gone,
-                        CASE WHEN deleted OR NOT \(inside) THEN NULL ELSE data::text END AS data
+                (SELECT \(index)::int4 AS t, key, version, (deleted OR NOT \(inside)) AS gone,
+                        CASE WHEN deleted OR NOT \(inside) THEN NULL ELSE data END AS data
                  FROM \(schema).\(PostgresConnection.quoted(type.name))
-                 WHERE \(after) AND version <= $2::bigint ORDER BY version, key LIMIT \(limit))
+                 WHERE version > $1::bigint AND version <= $2::bigint)
                 """)
         }
-        let result = try connection.execute(
-            "SELECT * FROM (" + branches.joined(separator: " UNION ALL ")
-                + ") AS page ORDER BY version, t, key LIMIT \(limit)", parameters)
-        return (0..<result.rowCount).map { row in
-            ServerRow(
-                type: Int(result.integer(row, 0) ?? 0), key: result.text(row, 1) ?? "",
-                version: result.integer(row, 2) ?? 0, gone: result.bool(row, 3) ?? true,
-                data: result.text(row, 4))
+        try connection.execute(
+            "DECLARE lode_download NO SCROLL CURSOR FOR SELECT * FROM ("
+                + branches.joined(separator: " UNION ALL ") + ") AS rows ORDER BY version, t, key", parameters
+        )
+    }
+
+    /// The next `count` rows of the download's cursor, read from their binary forms (a `jsonb` is a
+    /// version byte, 1, then its text).
+    private func fetch(_ count: Int, on connection: PostgresConnection) throws -> [ServerRow] {
+        let result = try connection.execute("FETCH FORWARD \(count) FROM lode_download", binary: true)
+        return try (0..<result.rowCount).map { row in
+            let data = try result.withBytes(row, 4) { bytes -> [UInt8] in
+                guard bytes.first == 1 else {
+                    throw SyncError.server(state: "", message: "a jsonb value of an unknown binary version")
+                }
+                return Array(bytes.dropFirst())
+            }
+            return ServerRow(
+                type: Int(result.binaryInteger(row, 0) ?? 0),
+                key: result.withBytes(row, 1) { String(decoding: $0, as: UTF8.self) } ?? "",
+                version: result.binaryInteger(row, 2) ?? 0, gone: (result.binaryInteger(row, 3) ?? 1) != 0,
+                data: data)
         }
     }
 
@@ -183,7 +186,7 @@ extension SyncEngine {
             rows += (0..<result.rowCount).map { row in
                 ServerRow(
                     type: index, key: result.text(row, 0) ?? "", version: result.integer(row, 1) ?? 0,
-                    gone: result.bool(row, 2) ?? true, data: result.text(row, 3))
+                    gone: result.bool(row, 2) ?? true, data: result.text(row, 3).map { Array($0.utf8) })
             }
         }
         // The notes of rows the server no longer has, or of types no longer synced, go.

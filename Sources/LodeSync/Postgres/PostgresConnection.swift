@@ -75,14 +75,19 @@ package final class PostgresConnection {
     /// rows.
     /// - Throws: ``SyncError/server(state:message:)`` when PostgreSQL refuses the statement,
     ///   ``SyncError/connectionLost(_:)`` when the connection is gone.
+    /// With `binary`, the rows come in PostgreSQL's binary forms (read them with
+    /// ``PostgresResult/binaryInteger(_:_:)`` and ``PostgresResult/withBytes(_:_:_:)``).
     @discardableResult
-    package func execute(_ sql: String, _ parameters: [String?] = []) throws -> PostgresResult {
+    package func execute(_ sql: String, _ parameters: [String?] = [], binary: Bool = false) throws
+        -> PostgresResult
+    {
         guard let connection else { throw SyncError.connectionLost("the connection is closed") }
         let copies: [UnsafeMutablePointer<CChar>?] = parameters.map { $0.flatMap { strdup($0) } }
         defer { for copy in copies { free(copy) } }
         let pointers: [UnsafePointer<CChar>?] = copies.map { $0.map { UnsafePointer($0) } }
         let result = pointers.withUnsafeBufferPointer { buffer in
-            PQexecParams(connection, sql, Int32(buffer.count), nil, buffer.baseAddress, nil, nil, 0)
+            PQexecParams(
+                connection, sql, Int32(buffer.count), nil, buffer.baseAddress, nil, nil, binary ? 1 : 0)
         }
         guard let result else {
             throw SyncError.connectionLost(Self.message(of: connection))

@@ -36,4 +36,17 @@ package final class PostgresResult {
         return try body(
             UnsafeRawBufferPointer(start: PQgetvalue(result, Int32(row), Int32(column)), count: length))
     }
+
+    /// The value at `row` and `column` of a binary result as an integer (`int2`, `int4`, `int8`,
+    /// big-endian), nil for NULL.
+    package func binaryInteger(_ row: Int, _ column: Int) -> Int64? {
+        withBytes(row, column) { bytes -> Int64? in
+            var value: Int64 = 0
+            guard [1, 2, 4, 8].contains(bytes.count) else { return nil }
+            for byte in bytes { value = value << 8 | Int64(byte) }
+            // Sign-extend the shorter forms.
+            let shift = 64 - bytes.count * 8
+            return shift == 0 ? value : (value << shift) >> shift
+        } ?? nil
+    }
 }

@@ -8,6 +8,6 @@ struct ServerRow: Sendable {
     var version: Int64
     /// True when the client must not hold the object: a tombstone, or a row outside its filter.
     var gone: Bool
-    /// The object as JSON (nil when gone).
-    var data: String?
+    /// The object as JSON text, UTF-8 (nil when gone).
+    var data: [UInt8]?
 }

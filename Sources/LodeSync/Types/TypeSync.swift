@@ -193,11 +193,10 @@ final class TypeSync<T: Persistable>: TypeSyncing {
 
     /// The record of a row's JSON object (its data), with the primary-key field taken from the row's
     /// key when the data lacks it.
-    func record(json: String, keyText: String) throws -> [UInt8] {
-        var writer = CBORWriter(capacity: json.utf8.count + 16)
-        var json = json
+    func record(json: [UInt8], keyText: String) throws -> [UInt8] {
+        var writer = CBORWriter(capacity: json.count + 16)
         do {
-            try json.withUTF8 { try JSONRecordReader.convert(UnsafeRawBufferPointer($0), into: &writer) }
+            try json.withUnsafeBytes { try JSONRecordReader.convert($0, into: &writer) }
         } catch let failure as JSONRecordReader.Failure {
             throw SyncError.rowDoesNotDecode(type: typeName, key: keyText, reason: "\(failure)")
         }
