@@ -93,8 +93,25 @@ public struct SyncCommand: Sendable {
         client.start()
         defer { client.stop() }
         if arguments.once {
+            // The status while the round runs (a first download's progress), then the last line.
+            let done = DispatchSemaphore(value: 0)
+            let printer = Thread {
+                var output = StatusOutput()
+                repeat {
+                    output.show(client.status, final: false)
+                } while done.wait(timeout: .now() + .milliseconds(100)) == .timedOut
+                done.signal()
+            }
+            printer.start()
+            defer {
+                done.signal()
+                done.wait()
+            }
             try client.synchronize(timeout: .seconds(arguments.timeout))
-            print(Self.line(client.status))
+            done.signal()
+            done.wait()
+            var output = StatusOutput()
+            output.show(client.status, final: true)
             return
         }
         signal(SIGINT, SIG_IGN)
@@ -108,14 +125,9 @@ public struct SyncCommand: Sendable {
         }
         defer { for source in sources { source.cancel() } }
         let printer = Thread {
-            var last = ""
+            var output = StatusOutput()
             while true {
-                let line = Self.line(client.status)
-                if line != last {
-                    print(line)
-                    fflush(nil)
-                    last = line
-                }
+                output.show(client.status, final: false)
                 if stop.wait(timeout: .now() + .milliseconds(100)) == .success {
                     stop.signal()
                     return
@@ -137,8 +149,10 @@ public struct SyncCommand: Sendable {
         if let download = status.download {
             parts.append(
                 download.total > 0
-                    ? "downloading \(download.applied)/\(download.total)" : "downloading \(download.applied)")
+                    ? "downloading \(download.applied) of \(download.total) rows (\(download.applied * 100 / download.total)%)"
+                    : "downloading \(download.applied) rows")
         }
+        if status.skippedRows > 0 { parts.append("\(status.skippedRows) row(s) skipped") }
         if let error = status.lastError { parts.append("last error: \(error)") }
         return parts.joined(separator: " · ")
     }
