@@ -19,19 +19,29 @@ extension SyncEngine {
                 try connection.execute("COMMIT")
                 return false
             }
+            // A type the store holds nothing of yet needs only the rows inside its filter: through
+            // the filter's index, in time proportional to them.
+            let fresh =
+                cursor == 0
+                ? try store.read { tx in try state.shadows.map { try tx.lmdb.count(in: $0) == 0 } }
+                : [Bool](repeating: false, count: types.count)
             var total = 0
             if cursor == 0 {
+                var parameters: [String?] = []
                 let counted = try connection.execute(
-                    types.map {
-                        "SELECT count(*) AS n FROM \(schema).\(PostgresConnection.quoted($0.name)) WHERE version > 0"
-                    }.joined(separator: " UNION ALL "))
+                    types.indices.map { index in
+                        "SELECT count(*) AS n FROM \(schema).\(PostgresConnection.quoted(types[index].name)) WHERE version > 0"
+                            + (fresh[index] ? Self.insideOnly(types[index], &parameters) : "")
+                    }.joined(separator: " UNION ALL "), parameters)
                 total = (0..<counted.rowCount).reduce(0) { $0 + Int(counted.integer($1, 0) ?? 0) }
             }
             var applied = 0
             board.update { $0.download = .init(applied: 0, total: total) }
             var buffer: [ServerRow] = []
             let page = max(100, min(options.downloadChunkSize, 5000))
-            try openCursor(after: cursor, upTo: last, on: connection)
+            let (query, parameters) = Self.downloadQuery(
+                types: types, schema: server.schema, after: cursor, upTo: last, fresh: fresh)
+            try connection.execute("DECLARE lode_download NO SCROLL CURSOR FOR " + query, parameters)
             while true {
                 let rows = try fetch(page, on: connection)
                 buffer += rows
@@ -71,27 +81,40 @@ extension SyncEngine {
         }
     }
 
-    /// Declares the download's cursor: the rows of every synced type after version `after` up to
-    /// `last`, in `(version, type, key)` order — each type's from its `(version, key)` index, merged —
-    /// with `gone` for tombstones and rows outside the type's filter (their data left out).
-    private func openCursor(after: Int64, upTo last: Int64, on connection: PostgresConnection) throws {
-        let schema = PostgresConnection.quoted(server.schema)
+    /// The download's query: the rows of every synced type after version `after` up to `last`, in
+    /// `(version, type, key)` order — each type's from its `(version, key)` index, merged — with `gone`
+    /// for tombstones and rows outside the type's filter (their data left out); for the types `fresh`
+    /// marks (nothing of them stored yet), only rows inside the filter.
+    static func downloadQuery(
+        types: [SyncedType], schema serverSchema: String, after: Int64, upTo last: Int64, fresh: [Bool]
+    ) -> (String, [String?]) {
+        let schema = PostgresConnection.quoted(serverSchema)
         var parameters: [String?] = ["\(after)", "\(last)"]
         var branches: [String] = []
         for (index, type) in types.enumerated() {
             let inside = type.filter.map { "coalesce(\($0.sql(parameters: &parameters)), false)" } ?? "true"
+            let restriction = fresh[index] ? Self.insideOnly(type, &parameters) : ""
             branches.append(
                 """
                 (SELECT \(index)::int4 AS t, key, version, (deleted OR NOT \(inside)) AS gone,
                         CASE WHEN deleted OR NOT \(inside) THEN NULL ELSE data END AS data
                  FROM \(schema).\(PostgresConnection.quoted(type.name))
-                 WHERE version > $1::bigint AND version <= $2::bigint)
+                 WHERE version > $1::bigint AND version <= $2::bigint\(restriction))
                 """)
         }
-        try connection.execute(
-            "DECLARE lode_download NO SCROLL CURSOR FOR SELECT * FROM ("
-                + branches.joined(separator: " UNION ALL ") + ") AS rows ORDER BY version, t, key", parameters
+        return (
+            "SELECT * FROM (" + branches.joined(separator: " UNION ALL ")
+                + ") AS rows ORDER BY version, t, key",
+            parameters
         )
+    }
+
+    /// The condition, for a type's first download, that keeps only live rows (a store that holds
+    /// nothing of the type needs no tombstones) inside its filter (the filter's own expression, which
+    /// an index on its fields serves).
+    private static func insideOnly(_ type: SyncedType, _ parameters: inout [String?]) -> String {
+        guard let filter = type.filter else { return " AND NOT deleted" }
+        return " AND NOT deleted AND \(filter.sql(parameters: &parameters))"
     }
 
     /// The next `count` rows of the download's cursor, read from their binary forms (a `jsonb` is a

@@ -30,7 +30,9 @@ public indirect enum SyncFilter: Sendable, Equatable {
             parameters.append(text)
             return "$\(parameters.count)"
         }
-        func path(_ path: [String]) -> String { "(data #> \(bind(SyncValue.arrayLiteral(path)))::text[])" }
+        // The path is SQL text (a literal): an index on the same expression serves the filter
+        // (``SyncServer/FilterIndex``); values stay parameters.
+        func path(_ path: [String]) -> String { ServerSchema.fieldExpression(path) }
         switch self {
         case .equals(let field, let value):
             return "(\(path(field)) = \(bind(value.json))::jsonb)"

@@ -117,6 +117,37 @@ package enum ServerSchema {
         return statements
     }
 
+    /// `text` as an SQL string literal: `E'…'`, backslashes and quotes escaped (its meaning does not
+    /// depend on `standard_conforming_strings`). Text with a NUL character has none: PostgreSQL text
+    /// cannot hold one.
+    static func literal(_ text: String) -> String? {
+        guard !text.contains("\u{0}") else { return nil }
+        return "E'"
+            + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "'", with: "\\'")
+            + "'"
+    }
+
+    /// The SQL expression of the field at `path` of a row's data: `(data -> 'field')` for a top-level
+    /// field, `(data #> '{a,b}')` for a nested one. Filters compare it, and a filter index is built on
+    /// it, so the two match. A path with a NUL character (which no JSON key from Lode holds) reads as
+    /// SQL NULL.
+    static func fieldExpression(_ path: [String]) -> String {
+        if path.count == 1, let key = literal(path[0]) { return "(data -> \(key))" }
+        guard let array = literal(SyncValue.arrayLiteral(path)) else { return "(NULL::jsonb)" }
+        return "(data #> \(array)::text[])"
+    }
+
+    /// The statement that makes the index of `index` (idempotent).
+    static func filterIndexStatement(schema: String, _ index: SyncServer.FilterIndex) -> String {
+        let hash = IndexKeyLimit.fnv1a64(
+            Array((index.type + "\u{1F}" + index.path.joined(separator: "\u{1F}")).utf8))
+        let hex = String(hash, radix: 16)
+        let name = "lode_filter_" + String(repeating: "0", count: 16 - hex.count) + hex
+        return "CREATE INDEX IF NOT EXISTS \(PostgresConnection.quoted(name)) ON "
+            + "\(PostgresConnection.quoted(schema)).\(PostgresConnection.quoted(index.type)) "
+            + "(\(fieldExpression(index.path)))"
+    }
+
     /// The name of a type's version index: `lode_version_` and a hash of the type's name (the
     /// type's name itself could make it longer than an identifier may be).
     static func versionIndexName(_ type: String) -> String {
@@ -126,14 +157,32 @@ package enum ServerSchema {
     }
 
     /// Runs the setup in one transaction, serialized with any other setup of the schema.
-    static func setUp(_ connection: PostgresConnection, schema: String, types: [String]) throws {
+    static func setUp(
+        _ connection: PostgresConnection, schema: String, types: [String],
+        filterIndexes: [SyncServer.FilterIndex] = []
+    ) throws {
         try validate(schema: schema)
         for type in types { try validate(typeName: type) }
+        for index in filterIndexes {
+            guard types.contains(index.type) else {
+                throw SyncError.invalidConfiguration(
+                    "the filter index on \(index.path.joined(separator: ".")) is of \(index.type), which is not set up"
+                )
+            }
+            guard !index.path.isEmpty, !index.path.contains(where: { $0.isEmpty || $0.contains("\u{0}") })
+            else {
+                throw SyncError.invalidConfiguration(
+                    "a filter index of \(index.type) has an empty or invalid field path")
+            }
+        }
         try connection.execute("BEGIN")
         do {
             try connection.execute("SELECT pg_advisory_xact_lock(hashtext($1))", ["lode setup " + schema])
             for statement in setUpStatements(schema: schema, types: types) {
                 try connection.execute(statement)
+            }
+            for index in filterIndexes {
+                try connection.execute(filterIndexStatement(schema: schema, index))
             }
             try connection.execute("COMMIT")
         } catch {
