@@ -36,11 +36,13 @@ import Testing
                     try stores[index].write { tx in
                         try tx.insert(
                             SyncNote(
-                                id: 1000 * (index + 1) + write, title: "c\(index) w\(write)", owner: "c\(index)",
+                                id: 1000 * (index + 1) + write, title: "c\(index) w\(write)",
+                                owner: "c\(index)",
                                 rank: write, done: false))
                         try tx.upsert(
                             SyncNote(
-                                id: Int.random(in: 0..<10, using: &random), title: "shared by c\(index) w\(write)",
+                                id: Int.random(in: 0..<10, using: &random),
+                                title: "shared by c\(index) w\(write)",
                                 owner: "c\(index)", rank: write, done: true))
                     }
                     Thread.sleep(forTimeInterval: Double.random(in: 0...0.01, using: &random))
@@ -62,7 +64,9 @@ import Testing
                 Set(try tx.objects(SyncNote.self).fetch().map { "\($0.id)=\($0.title)" })
             }
             #expect(local == onServer, "client \(index) differs from the server")
-            #expect(clients[index].status.lastError == nil, "\(String(describing: clients[index].status.lastError))")
+            #expect(
+                clients[index].status.lastError == nil,
+                "\(String(describing: clients[index].status.lastError))")
         }
     }
 }

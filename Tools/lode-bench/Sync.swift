@@ -28,15 +28,19 @@ extension Workloads {
         var figures: [Figure] = []
         figures.append(try syncLatency(settings, cluster))
         figures.append(try firstDownload(settings, cluster))
+        figures.append(try largeDownload(settings, cluster))
+        figures.append(try offlineUpload(settings, cluster))
         figures.append(try queuedUpload(settings, cluster))
+        figures += try manyClients(settings, cluster)
+        figures.append(try partialDownload(settings, cluster))
         return figures
     }
 
-    private static func seconds(_ duration: Duration) -> Double {
+    static func seconds(_ duration: Duration) -> Double {
         Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }
 
-    private static let benchOptions = SyncOptions(minimumBackoff: .milliseconds(50))
+    static let benchOptions = SyncOptions(minimumBackoff: .milliseconds(50))
 
     /// A write on A until B's live result delivers it.
     private static func syncLatency(_ settings: Settings, _ cluster: PostgresTestCluster) throws -> Figure {
@@ -247,7 +251,7 @@ extension Workloads {
 }
 
 /// The times B's live result delivered each rank, for the latency workload.
-private final class LockedTimes: @unchecked Sendable {
+final class LockedTimes: @unchecked Sendable {
     private let condition = NSCondition()
     private var times: [Int: ContinuousClock.Instant] = [:]
 
@@ -279,13 +283,13 @@ private final class Polling: @unchecked Sendable {
 
 /// The bytes this process has allocated (malloc's arenas and mapped blocks; the store's map, which
 /// the kernel pages in and out, is not counted).
-private func heapBytes() -> Int {
+func heapBytes() -> Int {
     let info = mallinfo2()
     return Int(info.uordblks) + Int(info.hblkhd)
 }
 
 /// Samples this process's allocated bytes every 5 ms until stopped; returns the peak.
-private final class PeakSampler: @unchecked Sendable {
+final class PeakSampler: @unchecked Sendable {
     private let lock = NSLock()
     private var peak = 0
     private var running = true

@@ -142,6 +142,40 @@ package final class PostgresConnection {
         return rows
     }
 
+    /// Runs `COPY … FROM STDIN` with `rows` (each a row of COPY's text format, its newline included)
+    /// as the data; returns how many rows the server took.
+    /// - Throws: as ``execute(_:_:binary:)``.
+    @discardableResult
+    package func copyIn(_ sql: String, rows: some Sequence<[UInt8]>) throws -> Int {
+        guard let connection else { throw SyncError.connectionLost("the connection is closed") }
+        guard let started = PQexec(connection, sql) else {
+            throw SyncError.connectionLost(Self.message(of: connection))
+        }
+        let status = PQresultStatus(started)
+        PQclear(started)
+        guard status == PGRES_COPY_IN else {
+            throw SyncError.server(state: "", message: "COPY did not start: \(Self.message(of: connection))")
+        }
+        for row in rows {
+            let sent = row.withUnsafeBytes {
+                PQputCopyData(
+                    connection, $0.baseAddress?.assumingMemoryBound(to: CChar.self), Int32($0.count))
+            }
+            guard sent == 1 else { throw SyncError.connectionLost(Self.message(of: connection)) }
+        }
+        guard PQputCopyEnd(connection, nil) == 1 else {
+            throw SyncError.connectionLost(Self.message(of: connection))
+        }
+        var taken = 0
+        while let result = PQgetResult(connection) {
+            let failed = PQresultStatus(result) != PGRES_COMMAND_OK
+            if !failed { taken = Int(String(cString: PQcmdTuples(result))) ?? 0 }
+            PQclear(result)
+            if failed { throw SyncError.server(state: "", message: Self.message(of: connection)) }
+        }
+        return taken
+    }
+
     /// The channels and payloads of the notifications that have arrived, reading what the socket
     /// holds without waiting.
     /// - Throws: ``SyncError/connectionLost(_:)`` when the connection is gone.
