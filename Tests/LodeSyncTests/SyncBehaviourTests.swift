@@ -142,6 +142,10 @@ import Testing
         let setup = try shell("\(environment) \(tool) setup")
         #expect(setup.status == 0, "\(setup.err)")
         #expect(setup.out == "set up 2 type(s) in schema lode\n")
+        let indexed = try shell("\(environment) \(tool) setup --index DemoTask.status")
+        #expect(indexed.out == "set up 2 type(s) in schema lode with 1 filter index(es)\n", "\(indexed.err)")
+        let wrong = try shell("\(environment) \(tool) setup --index Nothing.status")
+        #expect(wrong.status == 2 && wrong.err.contains("does not name a synced type"), "\(wrong.err)")
         let path = tmp.url.appendingPathComponent("demo").path
         let output = tmp.url.appendingPathComponent("run.out").path
         // Interrupted a second after it started: it stops the client, closes the store, exits 0.

@@ -16,7 +16,7 @@ extension Workloads {
             """
             INSERT INTO lode."\(table)" (key, data)
             SELECT i::text, jsonb_build_object('id', i, 'title', 'row number ' || i || ' of the download',
-                'rank', (i * 7919) % \(count), 'done', i % 3 = 0, 'part', i % 100)
+                'rank', (i::bigint * 7919) % \(count), 'done', i % 3 = 0, 'part', i % 100)
             FROM generate_series(0, \(count - 1)) AS i;
             ANALYZE lode."\(table)";
             """, database: database)

@@ -12,7 +12,8 @@ import LodeStore
 /// ```
 ///
 /// ```
-/// app-sync setup [--schema S]                  create the server tables (idempotent)
+/// app-sync setup [--schema S] [--index T.F]... create the server tables (idempotent), with an index
+///                                              on field F of type T for partial-sync filters
 /// app-sync run STORE [--schema S] [--once]     keep STORE in sync, printing its status; Ctrl-C stops
 /// app-sync status STORE                        what STORE's sync state says, without connecting
 /// ```
@@ -47,8 +48,26 @@ public struct SyncCommand: Sendable {
             let parsed = try Arguments(Array(arguments.dropFirst()))
             switch parsed.command {
             case "setup":
-                try server(parsed).setUp(typeNames: types.map(\.name))
-                print("set up \(types.count) type(s) in schema \(parsed.schema)")
+                let names = types.map(\.name)
+                let indexes = try parsed.indexes.map { spec -> SyncServer.FilterIndex in
+                    // The longest type name that prefixes it: type names may hold dots.
+                    guard
+                        let type = names.filter({ spec.hasPrefix($0 + ".") && spec.count > $0.count + 1 })
+                            .max(by: { $0.count < $1.count })
+                    else {
+                        throw UsageError(
+                            "--index \"\(spec)\" does not name a synced type and a field (TYPE.FIELD)")
+                    }
+                    let path = spec.dropFirst(type.count + 1).split(
+                        separator: ".", omittingEmptySubsequences: false
+                    )
+                    .map(String.init)
+                    return SyncServer.FilterIndex(type: type, path: path)
+                }
+                try server(parsed).setUp(typeNames: names, filterIndexes: indexes)
+                print(
+                    "set up \(types.count) type(s) in schema \(parsed.schema)"
+                        + (indexes.isEmpty ? "" : " with \(indexes.count) filter index(es)"))
             case "run": try runClient(parsed)
             case "status": try printStatus(parsed)
             default: throw UsageError("unknown command \"\(parsed.command)\"")
@@ -65,7 +84,7 @@ public struct SyncCommand: Sendable {
 
     private func usage(_ program: String) -> String {
         """
-        usage: \(program) setup [--server CONNINFO] [--schema NAME]
+        usage: \(program) setup [--server CONNINFO] [--schema NAME] [--index TYPE.FIELD]...
                \(program) run STORE [--server CONNINFO] [--schema NAME] [--once] [--timeout SECONDS]
                \(program) status STORE
         The server's connection string comes from LODE_SYNC_SERVER unless --server is given.
@@ -198,6 +217,8 @@ public struct SyncCommand: Sendable {
         var schema = "lode"
         var once = false
         var timeout: Int64 = 60
+        /// `--index TYPE.FIELD` of `setup`, as given.
+        var indexes: [String] = []
 
         init(_ arguments: [String]) throws {
             var rest = arguments[...]
@@ -212,6 +233,9 @@ public struct SyncCommand: Sendable {
                 case "--server": server = try value(argument)
                 case "--schema": schema = try value(argument)
                 case "--once": once = true
+                case "--index":
+                    guard command == "setup" else { throw UsageError("--index is an option of setup") }
+                    indexes.append(try value(argument))
                 case "--timeout":
                     let text = try value(argument)
                     guard let seconds = Int64(text), seconds > 0 else {

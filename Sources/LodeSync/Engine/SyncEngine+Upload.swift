@@ -174,7 +174,10 @@ extension SyncEngine {
                 let rows = Self.recordset(entries)
                 // The row's fields this version does not know stay the server's (another version wrote
                 // them last): what is sent replaces the rest.
-                let known = batch.fields?[type].map { SyncValue.arrayLiteral($0) }
+                // (A batch kept from before the app's list of synced types changed may list fewer.)
+                let known = batch.fields.flatMap { type < $0.count ? $0[type] : nil }.map {
+                    SyncValue.arrayLiteral($0)
+                }
                 let merged =
                     "CASE WHEN x.data IS NULL THEN t.data WHEN t.deleted OR jsonb_typeof(t.data) IS DISTINCT FROM 'object' "
                     + "OR $2::text[] IS NULL THEN x.data ELSE x.data || (t.data - $2::text[]) END"
