@@ -126,18 +126,29 @@ package final class TypeState<T: Persistable>: Sendable, PendingWriteState {
 
     /// For a type without a generated codec: the top-level field names its `init(from:)` was seen to
     /// ask for (see ``WriteTransaction``'s carried fields), learned as records need it.
-    private let fieldsRead = Locked<Set<String>>([])
+    private let fieldsRead = Locked<(read: Set<String>, notRead: Set<String>)>(([], []))
 
     /// True when `name` is a field of the type: one its generated codec writes, or one its
     /// `Decodable` conformance was seen to read.
     func knowsField(_ name: String) -> Bool {
         if latestEntry.removedFields?.contains(name) == true { return true }
         if let fields = schema.storage.recordFields { return fields.names.contains(name) }
-        return fieldsRead.withLock { $0.contains(name) }
+        return fieldsRead.withLock { $0.read.contains(name) }
     }
 
-    /// Notes field names the type's `Decodable` conformance read.
-    func learnFieldsRead(_ names: Set<String>) { fieldsRead.withLock { $0.formUnion(names) } }
+    /// True when the type's `Decodable` conformance was seen not to read `name` from a record that
+    /// held it (and never seen to read it).
+    func ignoresField(_ name: String) -> Bool {
+        fieldsRead.withLock { !$0.read.contains(name) && $0.notRead.contains(name) }
+    }
+
+    /// Notes the field names the type's `Decodable` conformance read from a record holding `present`.
+    func learnFieldsRead(_ names: Set<String>, present: [String]) {
+        fieldsRead.withLock {
+            $0.read.formUnion(names)
+            $0.notRead.formUnion(present.filter { !names.contains($0) })
+        }
+    }
 
     /// The type's field names: its generated codec's, or those its `Decodable` conformance asks for
     /// reading `sample` (one of its records) and any record before; with the fields a migration
@@ -150,8 +161,8 @@ package final class TypeState<T: Persistable>: Sendable, PendingWriteState {
         LockWatch.check(entering: "the Decodable conformance of \(T.self)")
         let read = try CBORDecoder().fieldsRead(by: T.self, from: sample)
         return fieldsRead.withLock {
-            $0.formUnion(read)
-            return $0
+            $0.read.formUnion(read)
+            return $0.read
         }.union(removed)
     }
     func learnShape(_ shape: UInt64) { _ = shapes.withLock { $0.insert(shape) } }

@@ -198,7 +198,10 @@ public final class WriteTransaction: Transaction {
             let missing = CarriedFields.missing(from: new, in: oldBytes)
             guard !missing.isEmpty else { return [] }
             var unknown = missing.filter { !state.knowsField($0.name) }
-            if !unknown.isEmpty, T.schema.storage.recordFields == nil {
+            // Fields a synthesized conformance was seen to skip need no second look.
+            if !unknown.isEmpty, T.schema.storage.recordFields == nil,
+                !unknown.allSatisfy({ state.ignoresField($0.name) })
+            {
                 // Which fields the type's `init(from:)` asks for, learned from this record (a type's
                 // own code decides: learned once for a synthesized conformance).
                 LockWatch.check(entering: "the Decodable conformance of \(T.self)")
@@ -210,7 +213,7 @@ public final class WriteTransaction: Transaction {
                         type: T.schema.typeName, key: KeyDescription.describe(key), field: "",
                         reason: "\(error)")
                 }
-                state.learnFieldsRead(read)
+                state.learnFieldsRead(read, present: missing.map(\.name))
                 unknown.removeAll { read.contains($0.name) }
             }
             return unknown

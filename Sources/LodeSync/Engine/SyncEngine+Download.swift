@@ -144,6 +144,7 @@ extension SyncEngine {
         let (problems, nowRejected) = try store.write { tx -> ([SyncError], Set<RejectedRow>) in
             var problems: [SyncError] = []
             var nowRejected = rejected
+            var keepsLocalChange = false
             func skipped(_ row: ServerRow, _ problem: SyncError) throws {
                 problems.append(problem)
                 let name = types[row.type].name
@@ -168,7 +169,9 @@ extension SyncEngine {
                 {
                     continue
                 }
-                if let problem = try operations.apply(row, key: key, shadow: shadow, state: state, in: tx) {
+                if let problem = try operations.apply(
+                    row, key: key, shadow: shadow, state: state, in: tx, keepsLocalChange: &keepsLocalChange)
+                {
                     try skipped(row, problem)
                 } else if !nowRejected.isEmpty,
                     nowRejected.remove(RejectedRow(type: types[row.type].name, keyText: row.key)) != nil
@@ -178,6 +181,12 @@ extension SyncEngine {
             }
             if let cursor, cursor > (try state.downloadCursor(in: tx.lmdb)) {
                 try state.setInteger(cursor, SyncState.downloadKey, in: tx)
+            }
+            // This commit brings only what the server has: when every commit before it is uploaded
+            // (the upload cursor is just before it), the cursor moves past it, so the next upload does
+            // not read a large download back as candidates.
+            if !keepsLocalChange, let upload = try state.uploadCursor(in: tx.lmdb), upload == tx.version - 1 {
+                try state.setUploadCursor(tx.version, in: tx)
             }
             return (problems, nowRejected)
         }

@@ -105,6 +105,18 @@ final class SyncEngine: @unchecked Sendable {
                 try state.setText(fingerprint, key, in: tx)
             }
             if restart { try state.setInteger(0, SyncState.downloadKey, in: tx) }
+            // A store that holds nothing of its synced types has nothing to upload: its upload cursor
+            // starts here, so a first download is not read back as candidates.
+            if try state.uploadCursor(in: tx.lmdb) == nil {
+                var empty = true
+                for (index, type) in types.enumerated() where empty {
+                    if let records = try type.operations.records(in: tx), try tx.lmdb.count(in: records) > 0 {
+                        empty = false
+                    }
+                    if try tx.lmdb.count(in: state.shadows[index]) > 0 { empty = false }
+                }
+                if empty { try state.setUploadCursor(tx.version, in: tx) }
+            }
             return id
         }
     }

@@ -22,9 +22,11 @@ protocol TypeSyncing: Sendable {
     /// The encoded key a server key text names.
     func keyBytes(fromText text: String) throws -> [UInt8]
     /// Applies a server row (see ``SyncEngine``'s download); returns an error to report for a row that
-    /// could not be applied (it is skipped), nil otherwise.
+    /// could not be applied (it is skipped), nil otherwise. Sets `keepsLocalChange` when the object
+    /// is left with a local change to upload (a change not yet uploaded, a merge, a denied deletion).
     func apply(
-        _ row: ServerRow, key: [UInt8], shadow: Shadow?, state: SyncState, in tx: LodeStore.WriteTransaction
+        _ row: ServerRow, key: [UInt8], shadow: Shadow?, state: SyncState, in tx: LodeStore.WriteTransaction,
+        keepsLocalChange: inout Bool
     )
         throws -> SyncError?
 }
@@ -247,7 +249,8 @@ final class TypeSync<T: Persistable>: TypeSyncing {
     }
 
     func apply(
-        _ row: ServerRow, key: [UInt8], shadow: Shadow?, state: SyncState, in tx: LodeStore.WriteTransaction
+        _ row: ServerRow, key: [UInt8], shadow: Shadow?, state: SyncState, in tx: LodeStore.WriteTransaction,
+        keepsLocalChange: inout Bool
     )
         throws -> SyncError?
     {
@@ -255,6 +258,8 @@ final class TypeSync<T: Persistable>: TypeSyncing {
         let local: RecordDigest? =
             try typeState.records.flatMap { try tx.lmdb.withValue(forKey: key, in: $0) { RecordDigest($0) } }
         let dirty = local != shadow?.digest
+        // A local change not yet uploaded stays one (whether merged or not); a denied deletion below too.
+        if dirty { keepsLocalChange = true }
         guard !row.gone, let json = row.data else {
             guard !dirty else {
                 // A local change not yet uploaded: it comes after this deletion in the server's order.
@@ -267,6 +272,7 @@ final class TypeSync<T: Persistable>: TypeSyncing {
                 do {
                     _ = try tx.delete(T.self, keyBytes: key)
                 } catch LodeError.deleteDenied(let type, let denied, let linkedFrom) {
+                    keepsLocalChange = true
                     // A deny rule keeps the object; it stays dirty and is uploaded again.
                     try state.setShadow(
                         Shadow(version: row.version, digest: nil, keyText: row.key), type: row.type, key: key,
