@@ -112,24 +112,30 @@ import Testing
               ('1', '{"id": 1, "title": "fine", "rank": 1}'),
               ('2', '{"id": 2, "title": 17, "rank": 2}'),
               ('3', '{"id": 3, "title": "three", "rank": "high"}'),
-              ('4', '{"id": 4, "title": "four", "rank": 4}')
+              ('4', '{"id": 4, "title": "four", "rank": 4}'),
+              ('6', '[6, "not an object"]'),
+              ('7', '{"id": 7, "title": "seven", "rank": 1e400}'),
+              ('8', jsonb_build_object('id', 8, 'title', repeat('long ', 600000), 'rank', 8))
             """)
         let client = try store("reader", VersionedNoteV2.self)
         var sync = try startedClient(client, server, [.type(VersionedNoteV2.self)])
         try sync.synchronize()
         // The rows it can read are in; the others are reported with their key and field.
-        #expect(try client.read { try $0.count(VersionedNoteV2.self) } == 2)
+        // A huge value is a value (3 MB of title): it is in.
+        #expect(try client.read { try $0.count(VersionedNoteV2.self) } == 3)
+        #expect(try client.read { try $0.object(VersionedNoteV2.self, key: 8) }?.title.count == 3_000_000)
         // Reported while they stay skipped, whatever rounds run after.
         try client.write { tx in try tx.insert(VersionedNoteV2(id: 5, title: "five", rank: 5)) }
         try sync.synchronize()
-        #expect(sync.status.skippedRows == 2)
+        #expect(sync.status.skippedRows == 4)
         let error = sync.status.lastError
         guard case .rowDoesNotDecode(let type, let key, let reason)? = error else {
             Issue.record("expected a row that does not decode, got \(String(describing: error))")
             sync.stop()
             return
         }
-        #expect(type == "VersionedNote" && key == "3" && reason.contains("rank"), "\(reason)")
+        // The last one skipped: key 7, whose rank (10^400) is no Int.
+        #expect(type == "VersionedNote" && key == "7" && reason.contains("rank"), "\(reason)")
         sync.stop()
         client.close()
 
@@ -142,9 +148,15 @@ import Testing
         defer { sync.stop() }
         try sync.synchronize()
         #expect(try lenient.read { try $0.object(LenientNote.self, key: 3) }?.rank == "high")
-        #expect(try lenient.read { try $0.count(LenientNote.self) } == 5)
-        #expect(sync.status.lastError == nil)
-        #expect(sync.status.skippedRows == 0)
+        #expect(try lenient.read { try $0.count(LenientNote.self) } == 6)
+        // Rows this version cannot read either stay skipped and reported: not an object, 10^400.
+        #expect(sync.status.skippedRows == 2)
+        guard case .rowDoesNotDecode(_, let lastKey, _)? = sync.status.lastError else {
+            Issue.record(
+                "expected a row that does not decode, got \(String(describing: sync.status.lastError))")
+            return
+        }
+        #expect(["6", "7"].contains(lastKey))
     }
 }
 

@@ -10,6 +10,8 @@ enum CarriedFields {
     struct Entry {
         var name: String
         var bytes: Range<Int>
+        /// Where its value starts.
+        var value: Int
     }
 
     /// The entries of `old` whose names `new` does not hold, in record order; empty when `new`
@@ -37,6 +39,7 @@ enum CarriedFields {
             let start = before.offset
             guard let name = try? before.readStringBytes(major: 3) else { return [] }
             let nameBytes = UnsafeRawBufferPointer(rebasing: old[start..<before.offset])
+            let value = before.offset
             guard (try? before.skipItem()) != nil else { return [] }
             // Records of one version list their names in one order: look where the last match was
             // first.
@@ -48,7 +51,9 @@ enum CarriedFields {
                 position = found + 1
                 continue
             }
-            missing.append(Entry(name: String(decoding: name, as: UTF8.self), bytes: start..<before.offset))
+            missing.append(
+                Entry(name: String(decoding: name, as: UTF8.self), bytes: start..<before.offset, value: value)
+            )
         }
         return missing
     }
@@ -69,6 +74,18 @@ enum CarriedFields {
         bytes += new[reader.offset...]
         for entry in entries { bytes += old[entry.bytes] }
         return bytes
+    }
+
+    /// The shape memo of a record made of one the encoder wrote (of shape `shape`) and `entries` of
+    /// `old`: a hash of the encoder's shape and each entry's name and kind of value, so records of one
+    /// sequence of names and kinds share it — what the type's memo of noted shapes needs.
+    static func shape(_ shape: UInt64, keeping entries: [Entry], of old: UnsafeRawBufferPointer) -> UInt64 {
+        var hash = shape ^ 0x9e37_79b9_7f4a_7c15
+        for entry in entries {
+            hash = FieldShape.adding(entry.name, to: hash)
+            hash = FieldShape.adding(kind: FieldKind.of(initialByte: old[entry.value]), to: hash)
+        }
+        return hash
     }
 
     private static func same(

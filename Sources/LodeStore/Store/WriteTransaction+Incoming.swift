@@ -7,18 +7,21 @@ import LodeCodec
 /// type does not know (docs/FORMAT.md, "Fields of other versions").
 extension WriteTransaction {
     /// The record `object` has when it arrives as `incoming`: the type's encoding followed by the
-    /// fields of `incoming` it lacks and the type does not know; and the encoder's shape when nothing
-    /// was added.
+    /// fields of `incoming` it lacks and the type does not know; and its shape memo (see
+    /// `CarriedFields.shape(_:keeping:of:)`).
     package func record<T: Persistable>(
         of object: T, arrivingAs incoming: UnsafeRawBufferPointer, key: [UInt8]
     )
-        throws -> (bytes: [UInt8], shape: UInt64?)
+        throws -> (bytes: [UInt8], shape: UInt64)
     {
         let state = try typeState(T.self)
         return try withEncodedRecord(object) { record, shape in
             let kept = try unknownFields(of: Array(incoming), missingFrom: record, key: key, state: state)
             guard !kept.isEmpty else { return (Array(record), shape) }
-            return (CarriedFields.record(record, keeping: kept, of: incoming), nil)
+            return (
+                CarriedFields.record(record, keeping: kept, of: incoming),
+                CarriedFields.shape(shape, keeping: kept, of: incoming)
+            )
         }
     }
 

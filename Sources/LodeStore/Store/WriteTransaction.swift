@@ -176,11 +176,15 @@ public final class WriteTransaction: Transaction {
             if let old {
                 let kept = try unknownFields(of: old.record, missingFrom: record, key: key, state: state)
                 if !kept.isEmpty {
-                    let merged = old.record.withUnsafeBytes {
-                        CarriedFields.record(record, keeping: kept, of: $0)
+                    let (merged, mergedShape) = old.record.withUnsafeBytes {
+                        (
+                            CarriedFields.record(record, keeping: kept, of: $0),
+                            CarriedFields.shape(shape, keeping: kept, of: $0)
+                        )
                     }
                     return try merged.withUnsafeBytes {
-                        try store(object, record: $0, shape: nil, key: key, replacing: old, state: state)
+                        try store(
+                            object, record: $0, shape: mergedShape, key: key, replacing: old, state: state)
                     }
                 }
             }
@@ -221,9 +225,9 @@ public final class WriteTransaction: Transaction {
     }
 
     /// `store(_:key:replacing:state:)` with the object's record encoded; `shape` is the encoder's
-    /// (nil for a record the encoder did not write alone: its names are read from it).
+    /// (for a record with fields carried over, `CarriedFields.shape(_:keeping:of:)`).
     func store<T: Persistable>(
-        _ object: T, record: UnsafeRawBufferPointer, shape: UInt64?, key: [UInt8],
+        _ object: T, record: UnsafeRawBufferPointer, shape: UInt64, key: [UInt8],
         replacing old: StoredVersion?, state: TypeState<T>
     ) throws {
         let newKeys = try indexKeys(of: object, state: state)
@@ -285,15 +289,11 @@ public final class WriteTransaction: Transaction {
             try indexText(index, key: key, old: old.map { $0.object(as: T.self) }, new: object)
         }
         // The transaction's own notes first (no lock), then what the type has learned.
-        if let shape {
-            let note = ShapeNote(state: ObjectIdentifier(state), shape: shape)
-            if !shapesNoted.contains(note) && !state.knowsShape(shape) {
-                try noteFields(of: record, key: key, state: state, known: shape)
-                // Known from now on in this transaction (the type learns it only if the catalog it wrote commits).
-                shapesNoted.insert(note)
-            }
-        } else {
-            try noteFields(of: record, key: key, state: state, known: nil)
+        let note = ShapeNote(state: ObjectIdentifier(state), shape: shape)
+        if !shapesNoted.contains(note) && !state.knowsShape(shape) {
+            try noteFields(of: record, key: key, state: state, known: shape)
+            // Known from now on in this transaction (the type learns it only if the catalog it wrote commits).
+            shapesNoted.insert(note)
         }
         // The stored record, not a re-encoding of the decoded object, is what changed.
         let changed = old.flatMap { old in old.record.withUnsafeBytes { RecordDiff.changedFields($0, record) }
