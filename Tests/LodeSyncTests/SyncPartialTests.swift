@@ -84,8 +84,8 @@ import Testing
     @Test func fieldNamesInFiltersAreText() throws {
         // A field name with quotes and backslashes is a name, in the filter and in its index.
         let name = #"it's a \"name\" \ "#
-        #expect(ServerSchema.fieldExpression([name]) == #"(data -> E'it\'s a \\"name\\" \\ ')"#)
-        #expect(ServerSchema.fieldExpression(["a", "b"]) == #"(data #> E'{"a","b"}'::text[])"#)
+        #expect(FilterSQL.fieldExpression([name]) == #"(data -> E'it\'s a \\"name\\" \\ ')"#)
+        #expect(FilterSQL.fieldExpression(["a", "b"]) == #"(data #> E'{"a","b"}'::text[])"#)
         let server = try syncServer(for: [SyncNote.self])
         try server.setUp(for: [SyncNote.self], filterIndexes: [.init(type: "Note", path: [name])])
         try psql(

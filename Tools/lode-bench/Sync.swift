@@ -1,8 +1,18 @@
 import CMalloc
 import Foundation
 import Lode
+import LodeMacros
 import LodeSync
 import LodeTestSupport
+
+/// The object of the sync workloads as a generated model (the same table, the same fields).
+@Model(name: "SyncRow")
+struct SyncModelRow {
+    @PrimaryKey var id: Int
+    var title: String
+    @Indexed var rank: Int
+    var done: Bool
+}
 
 /// An object of the sync workloads.
 struct SyncRow: Persistable {
@@ -140,7 +150,8 @@ extension Workloads {
             ])
     }
 
-    /// An empty store's first download of `count` rows, against COPY of the same rows.
+    /// An empty store's first download of `count` rows, against COPY of the same rows: the rows
+    /// read as `SyncRow` (`Codable`) and as `SyncModelRow` (a generated model), turn by turn.
     private static func firstDownload(_ settings: Settings, _ cluster: PostgresTestCluster) throws -> Figure {
         let count = settings.size(100_000)
         let server = SyncServer(connectionString: try cluster.makeDatabase())
@@ -155,28 +166,34 @@ extension Workloads {
             """, database: database)
         let runs = settings.quick ? 1 : settings.runs
         var lode: [Double] = []
+        var generated: [Double] = []
         var copy: [Double] = []
         var peaks: [Int] = []
         var copiedBytes = 0
-        for _ in 0..<runs {
+        func download<T: Persistable>(_ type: T.Type) throws -> Double {
             let scratch = Scratch("sync-download")
             let store = try Store(
                 at: scratch.url.appendingPathComponent("store"),
                 configuration: StoreConfiguration(durability: .noSync, initialMapSize: 1 << 30),
-                types: [SyncRow.self])
+                types: [T.self])
             let client = try SyncClient(
-                store: store, server: server, types: [.type(SyncRow.self)], options: benchOptions)
+                store: store, server: server, types: [.type(T.self)], options: benchOptions)
             let before = heapBytes()
             let peak = PeakSampler()
             peak.start()
             let start = ContinuousClock.now
             client.start()
             try client.synchronize(timeout: .seconds(600))
-            lode.append(seconds(ContinuousClock.now - start))
+            let elapsed = seconds(ContinuousClock.now - start)
             peaks.append(peak.stop() - before)
             client.stop()
-            let stored = try store.read { try $0.objects(SyncRow.self).fetch().count }
+            let stored = try store.read { try $0.count(T.self) }
             guard stored == count else { throw BenchError.sqlite("downloaded \(stored) of \(count)") }
+            return elapsed
+        }
+        for _ in 0..<runs {
+            lode.append(try download(SyncRow.self))
+            generated.append(try download(SyncModelRow.self))
             let connection = try PostgresConnection(connectionString: server.connectionString)
             let copyStart = ContinuousClock.now
             var bytes = 0
@@ -193,6 +210,7 @@ extension Workloads {
             timings: [
                 Timing(system: "Lode (download, decode, commit)", runs: lode, operations: count),
                 Timing(system: "COPY of the same rows", runs: copy, operations: count),
+                Timing(system: "Lode, a generated model", runs: generated, operations: count),
             ],
             notes: [
                 String(

@@ -32,7 +32,7 @@ public indirect enum SyncFilter: Sendable, Equatable {
         }
         // The path is SQL text (a literal): an index on the same expression serves the filter
         // (``SyncServer/FilterIndex``); values stay parameters.
-        func path(_ path: [String]) -> String { ServerSchema.fieldExpression(path) }
+        func path(_ path: [String]) -> String { FilterSQL.fieldExpression(path) }
         switch self {
         case .equals(let field, let value):
             return "(\(path(field)) = \(bind(value.json))::jsonb)"

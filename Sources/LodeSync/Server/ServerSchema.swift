@@ -117,26 +117,6 @@ package enum ServerSchema {
         return statements
     }
 
-    /// `text` as an SQL string literal: `E'…'`, backslashes and quotes escaped (its meaning does not
-    /// depend on `standard_conforming_strings`). Text with a NUL character has none: PostgreSQL text
-    /// cannot hold one.
-    static func literal(_ text: String) -> String? {
-        guard !text.contains("\u{0}") else { return nil }
-        return "E'"
-            + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "'", with: "\\'")
-            + "'"
-    }
-
-    /// The SQL expression of the field at `path` of a row's data: `(data -> 'field')` for a top-level
-    /// field, `(data #> '{a,b}')` for a nested one. Filters compare it, and a filter index is built on
-    /// it, so the two match. A path with a NUL character (which no JSON key from Lode holds) reads as
-    /// SQL NULL.
-    static func fieldExpression(_ path: [String]) -> String {
-        if path.count == 1, let key = literal(path[0]) { return "(data -> \(key))" }
-        guard let array = literal(SyncValue.arrayLiteral(path)) else { return "(NULL::jsonb)" }
-        return "(data #> \(array)::text[])"
-    }
-
     /// The statement that makes the index of `index` (idempotent).
     static func filterIndexStatement(schema: String, _ index: SyncServer.FilterIndex) -> String {
         let hash = IndexKeyLimit.fnv1a64(
@@ -145,7 +125,7 @@ package enum ServerSchema {
         let name = "lode_filter_" + String(repeating: "0", count: 16 - hex.count) + hex
         return "CREATE INDEX IF NOT EXISTS \(PostgresConnection.quoted(name)) ON "
             + "\(PostgresConnection.quoted(schema)).\(PostgresConnection.quoted(index.type)) "
-            + "(\(fieldExpression(index.path)))"
+            + "(\(FilterSQL.fieldExpression(index.path)))"
     }
 
     /// The name of a type's version index: `lode_version_` and a hash of the type's name (the
