@@ -41,6 +41,9 @@ extension SyncEngine {
             let page = max(100, min(options.downloadChunkSize, 5000))
             let (query, parameters) = Self.downloadQuery(
                 types: types, schema: server.schema, after: cursor, upTo: last, fresh: fresh)
+            // Every row is fetched: planned for all of them, not for the first tenth a cursor is
+            // planned for by default (which prefers the version index, sorted, to a filter's index).
+            try connection.execute("SET LOCAL cursor_tuple_fraction = 1.0")
             try connection.execute("DECLARE lode_download NO SCROLL CURSOR FOR " + query, parameters)
             while true {
                 let rows = try fetch(page, on: connection)
