@@ -34,7 +34,7 @@ SYNC_SUITES := LodeSyncTests
 
 # The suites that exercise locks, queues and delivery across threads: `make test` runs them under
 # ThreadSanitizer too (in their own build directory), and any report fails the run.
-TSAN_SUITES := CodecReuseTests|TextSearchLiveTests|StudioSearchTests|ObjectObservationTests|HTTPServerTests|StudioServerTests|SyncTests|SyncFaultTests|SyncLifecycleTests|LiveDeliveryTests|LiveLinkTests|LinkedSectionsStorageTests|LiveStressTests|LiveResultsTests|LiveResultsStorageTests|SectionedResultsTests|KeyPathFilterTests|LiveGroupTests|CrossProcessLiveResultsTests|ChangeLogTests|WriteGrowthTests|MemoryStorageTests|TransactionTests|MapGrowthTests|HeldVersionTests|PageCheckTests|GroupCommitTests
+TSAN_SUITES := CodecReuseTests|SyncVersionsTests|SyncManyClientsTests|SyncUploadCursorTests|TextSearchLiveTests|StudioSearchTests|ObjectObservationTests|HTTPServerTests|StudioServerTests|SyncTests|SyncFaultTests|SyncLifecycleTests|LiveDeliveryTests|LiveLinkTests|LinkedSectionsStorageTests|LiveStressTests|LiveResultsTests|LiveResultsStorageTests|SectionedResultsTests|KeyPathFilterTests|LiveGroupTests|CrossProcessLiveResultsTests|ChangeLogTests|WriteGrowthTests|MemoryStorageTests|TransactionTests|MapGrowthTests|HeldVersionTests|PageCheckTests|GroupCommitTests
 
 all: build
 

@@ -166,7 +166,7 @@ extension RecordReader {
         return raw
     }
 
-    /// Reads `Data`: a byte string (or, where ``JSONForms`` are accepted, Base64 text).
+    /// Reads `Data`: a byte string (or, where `JSONForms` are accepted, Base64 text).
     public mutating func readData() throws -> Data {
         if JSONForms.areAccepted, cbor.offset < cbor.bytes.count, cbor.bytes[cbor.offset] >> 5 == 3 {
             guard let data = JSONForms.base64(try readString()) else {

@@ -4,7 +4,7 @@ import LodeCodec
 /// Turns a server row's JSON into a CBOR item without the app's type, in one pass over its bytes:
 /// objects become maps (keys in the JSON's order), arrays arrays, strings text, integers that fit 64
 /// bits integers, other numbers float64, `true`/`false`/`null` themselves. The type then reads the
-/// item with ``JSONForms`` accepted (a `Date` from its number of seconds, `Data` from Base64).
+/// item with `JSONForms` accepted (a `Date` from its number of seconds, `Data` from Base64).
 struct JSONRecordReader {
     /// Why the JSON could not be read, and where (a byte offset).
     struct Failure: Error, CustomStringConvertible {
