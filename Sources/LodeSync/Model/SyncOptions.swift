@@ -13,7 +13,7 @@ public struct SyncOptions: Sendable {
     /// The most rows one local commit of a download applies when a server transaction is larger
     /// (smaller server transactions are never split).
     public var downloadChunkSize: Int
-    /// Creates the server tables when they are missing (``SyncServer/setUp(for:)``) instead of
+    /// Creates the server tables when they are missing (``SyncServer/setUp(for:filterIndexes:)``) instead of
     /// reporting ``SyncError/serverNotSetUp(_:)``.
     public var setsUpServer: Bool
 
