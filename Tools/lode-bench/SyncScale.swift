@@ -73,10 +73,7 @@ extension Workloads {
             let server = SyncServer(connectionString: try cluster.makeDatabase())
             try server.setUp(typeNames: ["SyncRow", "SyncRowCopy"])
             let scratch = Scratch("sync-offline")
-            let store = try Store(
-                at: scratch.url.appendingPathComponent("store"),
-                configuration: StoreConfiguration(durability: .noSync, initialMapSize: 1 << 30),
-                types: [SyncRow.self])
+            let store = try downloadStore(scratch, "store")
             var id = 0
             while id < count {
                 try store.write { tx in

@@ -142,12 +142,18 @@ package final class TypeState<T: Persistable>: Sendable, PendingWriteState {
         fieldsRead.withLock { !$0.read.contains(name) && $0.notRead.contains(name) }
     }
 
-    /// Notes the field names the type's `Decodable` conformance read from a record holding `present`.
-    func learnFieldsRead(_ names: Set<String>, present: [String]) {
+    /// The top-level fields the type's `Decodable` conformance asks for while it reads `record` (app
+    /// code, run outside the lock), remembered with the fields of `present` it did not ask for.
+    ///
+    /// - Throws: what decoding `record` throws.
+    func probeFieldsRead(_ record: UnsafeRawBufferPointer, present: [String]) throws -> Set<String> {
+        LockWatch.check(entering: "the Decodable conformance of \(T.self)")
+        let read = try CBORDecoder().fieldsRead(by: T.self, from: record)
         fieldsRead.withLock {
-            $0.read.formUnion(names)
-            $0.notRead.formUnion(present.filter { !names.contains($0) })
+            $0.read.formUnion(read)
+            $0.notRead.formUnion(present.filter { !read.contains($0) })
         }
+        return read
     }
 
     /// The type's field names: its generated codec's, or those its `Decodable` conformance asks for
@@ -158,13 +164,10 @@ package final class TypeState<T: Persistable>: Sendable, PendingWriteState {
     package func fieldNames(readingSample sample: UnsafeRawBufferPointer) throws -> Set<String> {
         let removed = Set(latestEntry.removedFields ?? [])
         if let fields = schema.storage.recordFields { return Set(fields.names).union(removed) }
-        LockWatch.check(entering: "the Decodable conformance of \(T.self)")
-        let read = try CBORDecoder().fieldsRead(by: T.self, from: sample)
-        return fieldsRead.withLock {
-            $0.read.formUnion(read)
-            return $0.read
-        }.union(removed)
+        _ = try probeFieldsRead(sample, present: [])
+        return fieldsRead.withLock { $0.read }.union(removed)
     }
+
     func learnShape(_ shape: UInt64) { _ = shapes.withLock { $0.insert(shape) } }
 
     /// True when the entry was verified at `version`.

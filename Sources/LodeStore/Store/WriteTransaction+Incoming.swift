@@ -16,7 +16,7 @@ extension WriteTransaction {
     {
         let state = try typeState(T.self)
         return try withEncodedRecord(object) { record, shape in
-            let kept = try unknownFields(of: Array(incoming), missingFrom: record, key: key, state: state)
+            let kept = try unknownFields(of: incoming, missingFrom: record, key: key, state: state)
             guard !kept.isEmpty else { return (Array(record), shape) }
             return (
                 CarriedFields.record(record, keeping: kept, of: incoming),

@@ -174,7 +174,9 @@ public final class WriteTransaction: Transaction {
         // optionals of `T`, keep it from looking up generic metadata for every object.
         try withEncodedRecord(object) { record, shape in
             if let old {
-                let kept = try unknownFields(of: old.record, missingFrom: record, key: key, state: state)
+                let kept = try old.record.withUnsafeBytes {
+                    try unknownFields(of: $0, missingFrom: record, key: key, state: state)
+                }
                 if !kept.isEmpty {
                     let (merged, mergedShape) = old.record.withUnsafeBytes {
                         (
@@ -196,32 +198,27 @@ public final class WriteTransaction: Transaction {
     /// version of the app that knows them wrote them, and this rewrite keeps them (docs/FORMAT.md,
     /// "Fields of other versions").
     func unknownFields<T: Persistable>(
-        of old: [UInt8], missingFrom new: UnsafeRawBufferPointer, key: [UInt8], state: TypeState<T>
+        of old: UnsafeRawBufferPointer, missingFrom new: UnsafeRawBufferPointer, key: [UInt8],
+        state: TypeState<T>
     ) throws -> [CarriedFields.Entry] {
-        try old.withUnsafeBytes { oldBytes in
-            let missing = CarriedFields.missing(from: new, in: oldBytes)
-            guard !missing.isEmpty else { return [] }
-            var unknown = missing.filter { !state.knowsField($0.name) }
-            // Fields a synthesized conformance was seen to skip need no second look.
-            if !unknown.isEmpty, T.schema.storage.recordFields == nil,
-                !unknown.allSatisfy({ state.ignoresField($0.name) })
-            {
-                // Which fields the type's `init(from:)` asks for, learned from this record (a type's
-                // own code decides: learned once for a synthesized conformance).
-                LockWatch.check(entering: "the Decodable conformance of \(T.self)")
-                let read: Set<String>
-                do {
-                    read = try CBORDecoder().fieldsRead(by: T.self, from: oldBytes)
-                } catch {
-                    throw LodeError.recordDoesNotDecode(
-                        type: T.schema.typeName, key: KeyDescription.describe(key), field: "",
-                        reason: "\(error)")
-                }
-                state.learnFieldsRead(read, present: missing.map(\.name))
-                unknown.removeAll { read.contains($0.name) }
-            }
-            return unknown
+        let missing = CarriedFields.missing(from: new, in: old)
+        guard !missing.isEmpty else { return [] }
+        var unknown = missing.filter { !state.knowsField($0.name) }
+        // Fields a synthesized conformance was seen to skip need no second look.
+        guard !unknown.isEmpty, T.schema.storage.recordFields == nil,
+            !unknown.allSatisfy({ state.ignoresField($0.name) })
+        else { return unknown }
+        // Which fields the type's `init(from:)` asks for, learned from this record (a type's own
+        // code decides: learned once for a synthesized conformance).
+        let read: Set<String>
+        do {
+            read = try state.probeFieldsRead(old, present: missing.map(\.name))
+        } catch {
+            throw LodeError.recordDoesNotDecode(
+                type: T.schema.typeName, key: KeyDescription.describe(key), field: "", reason: "\(error)")
         }
+        unknown.removeAll { read.contains($0.name) }
+        return unknown
     }
 
     /// `store(_:key:replacing:state:)` with the object's record encoded; `shape` is the encoder's
