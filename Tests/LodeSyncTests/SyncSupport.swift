@@ -29,7 +29,7 @@ struct SyncNote: Persistable, Equatable, CustomStringConvertible {
 struct SyncHostile: Persistable, Equatable {
     var key: String
     var value: String
-    static let schema = Schema<SyncHostile>(name: "Robert\"); DROP TABLE lode_clock; --", primaryKey: \.key)
+    static let schema = Schema<SyncHostile>(name: "Robert\"); DROP TABLE lode_server; --", primaryKey: \.key)
 }
 
 /// A type with a merge function in some tests: counters add up.

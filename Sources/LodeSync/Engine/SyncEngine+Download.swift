@@ -2,22 +2,45 @@ import Foundation
 import LMDB
 import LodeStore
 
-/// Downloading: in one `REPEATABLE READ` transaction on the server, the clock gives the last version
-/// committed; the rows of every synced type after the download cursor up to it are read in version
+/// Downloading: in one `REPEATABLE READ` transaction on the server, the horizon (`ServerSchema`)
+/// gives the last version complete; the rows of every synced type after the download cursor up to it are read in version
 /// order through one server-side cursor (fetched in binary, a page at a time, so the client's memory
 /// stays flat), and applied in local commits that end at server version boundaries — one local
 /// commit per server transaction unless one is bigger than the chunk size.
 extension SyncEngine {
-    /// Downloads what the server has after the cursor; false when there was nothing.
-    func download(on connection: PostgresConnection) throws -> Bool {
+    /// What a download did, and what it saw.
+    struct Downloaded {
+        /// True when rows were read.
+        var applied: Bool
+        /// The highest version of a row of these types committed when the download began, read or
+        /// not: rows above the horizon (a transaction that started before them is still running)
+        /// are read by a later download.
+        var visible: Int64
+    }
+
+    /// Downloads what the server has after the cursor, up to the horizon.
+    func download(on connection: PostgresConnection) throws -> Downloaded {
         let cursor = try store.read { try state.downloadCursor(in: $0.lmdb) }
         let schema = PostgresConnection.quoted(server.schema)
         try connection.execute("BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY")
         do {
-            let clock = try connection.execute("SELECT version FROM \(schema).lode_clock WHERE id = 1")
-            guard let last = clock.integer(0, 0), last > cursor else {
+            // The last version to read: the highest of a row of these types up to the horizon (every
+            // transaction that could write a version up to it has ended). Not the horizon itself,
+            // which moves with every transaction on the server: a cursor never passes the rows a
+            // table holds (a server restored into a new cluster, whose ids start again, bases its
+            // versions above them).
+            let tables = types.map { "\(schema).\(PostgresConnection.quoted($0.name))" }
+            let highest = try connection.execute(
+                "WITH h AS (SELECT \(schema).lode_horizon() AS h) SELECT greatest("
+                    + tables.map { "(SELECT max(version) FROM \($0), h WHERE version <= h.h)" }.joined(
+                        separator: ", ")
+                    + "), greatest("
+                    + tables.map { "(SELECT max(version) FROM \($0))" }.joined(separator: ", ")
+                    + ")")
+            let visible = highest.integer(0, 1) ?? 0
+            guard let last = highest.integer(0, 0), last > cursor else {
                 try connection.execute("COMMIT")
-                return false
+                return Downloaded(applied: false, visible: visible)
             }
             // A type the store holds nothing of yet needs only the rows inside its filter: through
             // the filter's index, in time proportional to them.
@@ -76,7 +99,7 @@ extension SyncEngine {
                 $0.download = nil
                 $0.lastServerVersion = last
             }
-            return true
+            return Downloaded(applied: true, visible: visible)
         } catch {
             if connection.isOpen { _ = try? connection.execute("ROLLBACK") }
             board.update { $0.download = nil }

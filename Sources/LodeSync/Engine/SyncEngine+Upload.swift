@@ -8,8 +8,9 @@ import LodeStore
 extension SyncEngine {
     /// What the server said about a batch.
     enum Outcome {
-        /// Applied (now or before) at this server version.
-        case applied(Int64)
+        /// Applied (now or before): the version each row got (keyed by type and key text), and the
+        /// lowest of them — all a batch sent again learns (its rows' versions are at least that).
+        case applied(floor: Int64, versions: [UploadedRow: Int64])
         /// An object of a type with a merge function changed on the server since the batch was read:
         /// nothing was applied.
         case conflict
@@ -165,7 +166,14 @@ extension SyncEngine {
                 // A batch sent again that the server applied: its answer was lost. A new batch the
                 // server counts as applied: this store is behind the server's record of it.
                 return resending && applied == batch.number
-                    ? .applied(client.integer(0, 1) ?? 0) : .renumber(last: applied)
+                    ? .applied(floor: client.integer(0, 1) ?? 0, versions: [:]) : .renumber(last: applied)
+            }
+            var versions: [UploadedRow: Int64] = [:]
+            func note(_ result: PostgresResult, type: Int) {
+                for row in 0..<result.rowCount {
+                    versions[UploadedRow(type: type, keyText: result.text(row, 0) ?? "")] =
+                        result.integer(row, 1) ?? 0
+                }
             }
             for type in types.indices {
                 let entries = batch.entries.filter { $0.type == type }
@@ -188,19 +196,20 @@ extension SyncEngine {
                                      AS x(key text, data jsonb, deleted boolean, base bigint)),
                              inserted AS (INSERT INTO \(table) AS t (key, data, deleted)
                                           SELECT key, data, deleted FROM x WHERE base = 0
-                                          ON CONFLICT (key) DO NOTHING RETURNING 1),
+                                          ON CONFLICT (key) DO NOTHING RETURNING key, version),
                              updated AS (UPDATE \(table) AS t
                                          SET data = \(merged), deleted = x.deleted
                                          FROM x WHERE x.base > 0 AND t.key = x.key AND t.version = x.base
-                                         RETURNING 1)
-                        SELECT (SELECT count(*) FROM inserted) + (SELECT count(*) FROM updated)
+                                         RETURNING t.key, t.version)
+                        SELECT key, version FROM inserted UNION ALL SELECT key, version FROM updated
                         """, [rows, known])
-                    guard changed.integer(0, 0) == Int64(entries.count) else {
+                    guard changed.rowCount == entries.count else {
                         try connection.execute("ROLLBACK")
                         return .conflict
                     }
+                    note(changed, type: type)
                 } else {
-                    try connection.execute(
+                    let written = try connection.execute(
                         """
                         INSERT INTO \(table) AS t (key, data, deleted)
                         SELECT key, data, deleted FROM jsonb_to_recordset($1::jsonb)
@@ -208,23 +217,28 @@ extension SyncEngine {
                         ON CONFLICT (key) DO UPDATE
                             SET data = \(merged.replacingOccurrences(of: "x.data", with: "excluded.data")),
                                 deleted = excluded.deleted
+                        RETURNING key, version
                         """, [rows, known])
+                    note(written, type: type)
                 }
             }
-            let stamped = try connection.execute(
-                "SELECT coalesce(current_setting('lode.v' || md5($1), true)::bigint, "
-                    + "(SELECT version FROM \(schema).lode_clock))", [server.schema])
-            let version = stamped.integer(0, 0) ?? 0
+            let floor = versions.values.min() ?? 0
             try connection.execute(
                 "UPDATE \(schema).lode_clients SET batch = $2, version = $3, seen = now() WHERE client_id = $1",
-                [clientID, "\(batch.number)", "\(version)"])
+                [clientID, "\(batch.number)", "\(floor)"])
             try connection.execute("COMMIT")
             try hooks.serverCommitted(batch.number)
-            return .applied(version)
+            return .applied(floor: floor, versions: versions)
         } catch {
             if connection.isOpen { _ = try? connection.execute("ROLLBACK") }
             throw error
         }
+    }
+
+    /// A row of an upload: its type's position and its key text.
+    struct UploadedRow: Hashable {
+        var type: Int
+        var keyText: String
     }
 
     /// The batch's entries of one type as the JSON array `jsonb_to_recordset` reads.
@@ -261,9 +275,12 @@ extension SyncEngine {
         }
         try store.write { tx in
             try state.setInflight(nil, in: tx)
-            guard case .applied(let version) = outcome else { return }
+            guard case .applied(let floor, let versions) = outcome else { return }
             for entry in batch.entries {
                 let keeps = entry.json != nil || types[entry.type].operations.checksConflicts
+                // A batch sent again knows only the lowest version its rows got: a shadow at or below
+                // the row's version has the next download read the row (the same record) for its own.
+                let version = versions[UploadedRow(type: entry.type, keyText: entry.keyText)] ?? floor
                 try state.setShadow(
                     keeps ? Shadow(version: version, digest: entry.digest, keyText: entry.keyText) : nil,
                     type: entry.type, key: entry.key, in: tx)

@@ -271,11 +271,24 @@ final class SyncEngine: @unchecked Sendable {
             retried = true
         }
         var rounds = 0
+        var target: Int64?
+        var waits = 0
         while running {
             let downloaded = try download(on: connection)
+            // What was committed when the round began is what it must bring.
+            if target == nil { target = downloaded.visible }
             let uploaded = try upload(on: connection)
             rounds += 1
-            if !downloaded && !uploaded { break }
+            if !downloaded.applied && !uploaded {
+                // Rows committed before the round began that the horizon keeps back (a transaction
+                // that started before them still runs): read once it ends.
+                guard let target, try store.read({ try state.downloadCursor(in: $0.lmdb) }) < target else {
+                    break
+                }
+                sleepUnlessWoken(.milliseconds(min(100, 1 << min(waits, 7))))
+                waits += 1
+                continue
+            }
             if rounds > 1000 { break }
         }
         // A row still skipped keeps its error in the status until it applies.

@@ -3,15 +3,23 @@ import LodeCodec
 /// The SQL that makes a PostgreSQL schema a sync server, and checks that it is one. Nothing runs on
 /// the server but these tables, functions and triggers.
 ///
-/// - `lode_clock`: one row, the server's version. The first write of a transaction to a synced table
-///   takes the next version and keeps the row locked until the transaction ends, so versions are given
-///   out in commit order: a reader that sees version *v* sees every transaction up to *v*.
-/// - `lode_clients`: per client, the last upload batch applied and the version it got, so that a
-///   batch sent again (after a crash or a lost answer) is not applied twice.
+/// - Versions come from the transaction ids PostgreSQL already hands out: a row written by a
+///   transaction gets its id (plus the schema's `version_base`), or — when the row's version was
+///   higher already (an older, longer transaction overwrote a row a newer one wrote) — one more than
+///   that, so an object's versions only grow. No row is shared by writers.
+/// - `lode_horizon()`: the highest version a reader may take as complete: one below the oldest
+///   transaction id still running when its snapshot was taken. Every transaction with a smaller id
+///   has ended, so a reader that reads every row up to the horizon has seen all of them, and a
+///   transaction still running writes only versions above it.
+/// - `lode_server`: the format, and the `version_base` added to transaction ids — raised by the
+///   setup when a table holds versions above the transaction ids (a server restored from a dump into
+///   a new cluster, or one set up by the clock-row format before it).
+/// - `lode_clients`: per client, the last upload batch applied and the lowest version it got, so
+///   that a batch sent again (after a crash or a lost answer) is not applied twice.
 /// - one table per synced type: `key text primary key, data jsonb, version bigint, deleted boolean,
-///   modified timestamptz`. Triggers stamp every insert and update with the transaction's version,
-///   turn a `DELETE` into a tombstone (`deleted = true`, a new version), refuse `TRUNCATE`, and
-///   `NOTIFY` the channel `<schema>.lode` once per transaction.
+///   modified timestamptz`. Triggers stamp every insert and update with its version, turn a
+///   `DELETE` into a tombstone (`deleted = true`, a new version), refuse `TRUNCATE`, and `NOTIFY` the
+///   channel `<schema>.lode` once per transaction.
 package enum ServerSchema {
     /// The prefix of the server's own tables; a synced type may not start with it.
     static let reservedPrefix = "lode_"
@@ -42,44 +50,68 @@ package enum ServerSchema {
         }
     }
 
-    /// The statements that create (or bring up to date) the schema and the tables of `types`.
-    /// Idempotent: running them again changes nothing.
-    static func setUpStatements(schema: String, types: [String]) -> [String] {
+    /// The server format this code writes and reads: 2, versions from transaction ids (1 was a clock
+    /// row, `lode_clock`, that every writing transaction held until it committed).
+    static let format = 2
+
+    /// The statements that create the schema and the server's own tables (idempotent).
+    static func serverTableStatements(schema: String) -> [String] {
         let s = PostgresConnection.quoted(schema)
-        var statements = [
+        return [
             "CREATE SCHEMA IF NOT EXISTS \(s)",
             """
-            CREATE TABLE IF NOT EXISTS \(s).lode_clock (
-                id integer PRIMARY KEY CHECK (id = 1), version bigint NOT NULL)
+            CREATE TABLE IF NOT EXISTS \(s).lode_server (
+                id integer PRIMARY KEY CHECK (id = 1), format integer NOT NULL, version_base bigint NOT NULL)
             """,
-            "INSERT INTO \(s).lode_clock VALUES (1, 0) ON CONFLICT DO NOTHING",
+            "INSERT INTO \(s).lode_server VALUES (1, \(format), 0) ON CONFLICT DO NOTHING",
             """
             CREATE TABLE IF NOT EXISTS \(s).lode_clients (
                 client_id text PRIMARY KEY, batch bigint NOT NULL, version bigint NOT NULL,
                 seen timestamptz NOT NULL DEFAULT now())
             """,
-            // The setting that remembers the transaction's version is named after the schema's hash,
-            // so a transaction writing to two sync schemas stamps each with its own clock.
+        ]
+    }
+
+    /// The statements that create (or bring up to date) the functions and the tables of `types`, with
+    /// versions from transaction ids plus `base` (see ``versionBase(_:schema:)``). Idempotent: running
+    /// them again with the same base changes nothing.
+    ///
+    /// A transaction's rows get `2 × its id + base`, an even number no other transaction has; a row
+    /// whose version is above that already (an older transaction overwriting a newer one's row) gets
+    /// the next odd number above its version. So versions grow per row, a row's two versions written
+    /// by different transactions always differ, and a running transaction's versions are above
+    /// `2 × oldest running id + base − 1`, the horizon readers take.
+    static func setUpStatements(schema: String, types: [String], base: Int64) -> [String] {
+        let s = PostgresConnection.quoted(schema)
+        var statements = [
             """
             CREATE OR REPLACE FUNCTION \(s).lode_stamp() RETURNS trigger LANGUAGE plpgsql AS $lode$
+            -- Lode sync server format \(format): versions from transaction ids.
             DECLARE
-                setting text := 'lode.v' || md5(TG_TABLE_SCHEMA);
-                marker text := pg_current_xact_id()::text;
-                stamped bigint;
+                stamped bigint := 2 * pg_current_xact_id()::text::bigint + \(base);
+                setting text := 'lode.n' || md5(TG_TABLE_SCHEMA);
             BEGIN
-                IF current_setting(setting || 'x', true) IS DISTINCT FROM marker THEN
-                    EXECUTE format('UPDATE %I.lode_clock SET version = version + 1 WHERE id = 1 RETURNING version',
-                        TG_TABLE_SCHEMA) INTO stamped;
-                    PERFORM set_config(setting || 'x', marker, true);
+                IF current_setting(setting, true) IS DISTINCT FROM stamped::text THEN
                     PERFORM set_config(setting, stamped::text, true);
-                    PERFORM pg_notify(TG_TABLE_SCHEMA || '.lode', stamped::text);
+                    PERFORM pg_notify(TG_TABLE_SCHEMA || '.lode', '');
                 END IF;
-                NEW.version := current_setting(setting)::bigint;
+                IF TG_OP = 'UPDATE' AND OLD.version > stamped THEN
+                    stamped := OLD.version + 2 - (OLD.version + 1 - \(base)) % 2;
+                END IF;
+                NEW.version := stamped;
                 NEW.modified := now();
                 RETURN NEW;
             END
             $lode$
             """,
+            """
+            CREATE OR REPLACE FUNCTION \(s).lode_horizon() RETURNS bigint LANGUAGE sql STABLE AS $lode$
+                SELECT 2 * pg_snapshot_xmin(pg_current_snapshot())::text::bigint + \(base) - 1
+            $lode$
+            """,
+            "UPDATE \(s).lode_server SET format = \(format), version_base = \(base) WHERE id = 1",
+            // The clock row of format 1: a client of that format finds it gone and says so.
+            "DROP TABLE IF EXISTS \(s).lode_clock",
             """
             CREATE OR REPLACE FUNCTION \(s).lode_tombstone() RETURNS trigger LANGUAGE plpgsql AS $lode$
             BEGIN
@@ -158,7 +190,18 @@ package enum ServerSchema {
         try connection.execute("BEGIN")
         do {
             try connection.execute("SELECT pg_advisory_xact_lock(hashtext($1))", ["lode setup " + schema])
-            for statement in setUpStatements(schema: schema, types: types) {
+            for statement in serverTableStatements(schema: schema) {
+                try connection.execute(statement)
+            }
+            let found = try connection.execute(
+                "SELECT format FROM \(PostgresConnection.quoted(schema)).lode_server WHERE id = 1")
+            if let format = found.integer(0, 0), format > Self.format {
+                throw SyncError.serverNotSetUp(
+                    "schema \"\(schema)\" has sync server format \(format), newer than this client's "
+                        + "(\(Self.format)): update the app before setting it up")
+            }
+            let base = try versionBase(connection, schema: schema)
+            for statement in setUpStatements(schema: schema, types: types, base: base) {
                 try connection.execute(statement)
             }
             for index in filterIndexes {
@@ -169,6 +212,31 @@ package enum ServerSchema {
             _ = try? connection.execute("ROLLBACK")
             throw error
         }
+    }
+
+    /// The base added to twice the transaction ids: the one in use, raised when a table of the schema
+    /// holds a version the next transaction's would not be above (a schema of the clock-row format,
+    /// or one restored from a dump into a new cluster, whose transaction ids start again).
+    static func versionBase(_ connection: PostgresConnection, schema: String) throws -> Int64 {
+        let s = PostgresConnection.quoted(schema)
+        let tables = try connection.execute(
+            """
+            SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+            JOIN pg_attribute a ON a.attrelid = c.oid AND a.attname = 'version' AND NOT a.attisdropped
+            WHERE n.nspname = $1 AND c.relkind = 'r' AND c.relname <> 'lode_server'
+            """, [schema])
+        var highest: Int64 = 0
+        for row in 0..<tables.rowCount {
+            let table = PostgresConnection.quoted(tables.text(row, 0) ?? "")
+            let found = try connection.execute("SELECT coalesce(max(version), 0) FROM \(s).\(table)")
+            highest = max(highest, found.integer(0, 0) ?? 0)
+        }
+        let current = try connection.execute(
+            "SELECT version_base, pg_current_xact_id()::text::bigint FROM \(s).lode_server WHERE id = 1")
+        let base = current.integer(0, 0) ?? 0
+        let transaction = current.integer(0, 1) ?? 0
+        // Every later transaction's id is above this one's: its versions are above 2 × id + base.
+        return max(base, highest - 2 * transaction)
     }
 
     /// Throws ``SyncError/serverNotSetUp(_:)`` unless `schema` has the server's tables and one for
@@ -188,9 +256,24 @@ package enum ServerSchema {
         for row in 0..<found.rowCount {
             tables[found.text(row, 0) ?? ""] = (found.integer(row, 1) ?? 0, found.integer(row, 2) ?? 0)
         }
-        guard tables["lode_clock"] != nil, tables["lode_clients"] != nil else {
+        guard tables["lode_server"] != nil, tables["lode_clients"] != nil else {
             throw SyncError.serverNotSetUp(
-                "schema \"\(schema)\" has no lode_clock and lode_clients tables (run the setup)")
+                tables["lode_clock"] != nil
+                    ? "schema \"\(schema)\" has the sync server format 1 (a clock row): run the setup to bring it to "
+                        + "format \(format)"
+                    : "schema \"\(schema)\" has no lode_server and lode_clients tables (run the setup)")
+        }
+        let format =
+            try connection.execute(
+                "SELECT format FROM \(PostgresConnection.quoted(schema)).lode_server WHERE id = 1"
+            ).integer(0, 0) ?? 0
+        guard format == Self.format else {
+            throw SyncError.serverNotSetUp(
+                format > Self.format
+                    ? "schema \"\(schema)\" has sync server format \(format), newer than this client's (\(Self.format)): "
+                        + "update the app"
+                    : "schema \"\(schema)\" has sync server format \(format): run the setup to bring it to "
+                        + "format \(Self.format)")
         }
         for type in types {
             guard let table = tables[type] else {

@@ -1,0 +1,158 @@
+import Foundation
+import Synchronization
+import Testing
+
+@testable import LodeStore
+@testable import LodeSync
+@testable import LodeTestSupport
+
+/// The server's versions come from transaction ids, not a clock row: a transaction that began
+/// before another and commits after it must still be downloaded, an object's versions only grow, and
+/// a server whose versions are above its transaction ids (the clock-row format, a dump restored into
+/// a new cluster) is brought above them by the setup.
+@Suite(.serialized, .timeLimit(.minutes(3)))
+struct SyncServerVersionTests {
+    let tmp = TemporaryDirectory()
+
+    /// A transaction holding an id from before a committed row keeps that row back until it ends;
+    /// its own rows, at lower versions, arrive then too: no commit is skipped.
+    @Test func aTransactionBegunEarlierAndCommittedLaterIsNotSkipped() throws {
+        let server = try syncServer(for: [SyncNote.self])
+        let store = try Store(
+            at: tmp.url.appendingPathComponent("a"), configuration: StoreConfiguration(durability: .noSync),
+            types: [SyncNote.self])
+        let sync = try startedClient(store, server)
+        defer { sync.stop() }
+        try sync.synchronize()
+
+        let older = try PostgresConnection(connectionString: server.connectionString)
+        defer { older.close() }
+        try older.execute("BEGIN")
+        try older.execute(
+            "INSERT INTO lode.\"Note\" (key, data) VALUES ('1', '{\"id\":1,\"title\":\"older\",\"owner\":\"x\",\"rank\":1,\"done\":false}')"
+        )
+        // A later transaction commits first.
+        try psql(
+            server,
+            "INSERT INTO lode.\"Note\" (key, data) VALUES ('2', '{\"id\":2,\"title\":\"newer\",\"owner\":\"x\",\"rank\":2,\"done\":false}')"
+        )
+        // The client waits for the older transaction: its sync does not end, and the newer row is
+        // not applied before the older one can be (its cursor would pass the older row's version).
+        let finished = Atomic<Bool>(false)
+        let waiter = Thread {
+            _ = try? sync.synchronize(timeout: .seconds(60))
+            finished.store(true, ordering: .sequentiallyConsistent)
+        }
+        waiter.start()
+        Thread.sleep(forTimeInterval: 0.5)
+        let endedEarly = finished.load(ordering: .sequentiallyConsistent)
+        #expect(!endedEarly)
+        #expect(try store.read { try $0.object(SyncNote.self, key: 2) } == nil)
+        try older.execute("COMMIT")
+        try eventually("the sync ends") { finished.load(ordering: .sequentiallyConsistent) }
+        #expect(
+            try store.read { try $0.objects(SyncNote.self).fetch().map(\.title).sorted() } == [
+                "newer", "older",
+            ])
+        // The older transaction's row has the lower version, the newer's the higher.
+        #expect(
+            try psql(server, "SELECT string_agg(key, ',' ORDER BY version) FROM lode.\"Note\"") == "1,2\n")
+    }
+
+    /// An older transaction overwriting a row a newer one wrote gives it a version above the newer
+    /// one's: the client that uploaded the newer value (and holds its version) downloads the
+    /// overwrite.
+    @Test func anOlderTransactionsOverwriteGetsAHigherVersion() throws {
+        let server = try syncServer(for: [SyncNote.self])
+        let store = try Store(
+            at: tmp.url.appendingPathComponent("a"), configuration: StoreConfiguration(durability: .noSync),
+            types: [SyncNote.self])
+        let sync = try startedClient(store, server)
+        defer { sync.stop() }
+        let older = try PostgresConnection(connectionString: server.connectionString)
+        defer { older.close() }
+        try older.execute("BEGIN")
+        // The older transaction takes its id before the client's upload takes one.
+        try older.execute("SELECT pg_current_xact_id()")
+        try store.write { tx in
+            try tx.insert(SyncNote(id: 7, title: "from the client", owner: "a", rank: 1, done: false))
+        }
+        try eventually("the client's upload reaches the server") {
+            try psql(server, "SELECT count(*) FROM lode.\"Note\"") == "1\n"
+        }
+        let uploaded = try psql(server, "SELECT version FROM lode.\"Note\" WHERE key = '7'")
+        try older.execute(
+            "UPDATE lode.\"Note\" SET data = jsonb_set(data, '{title}', '\"from an older transaction\"') WHERE key = '7'"
+        )
+        try older.execute("COMMIT")
+        let overwritten = try psql(server, "SELECT version FROM lode.\"Note\" WHERE key = '7'")
+        #expect(
+            Int64(overwritten.trimmingCharacters(in: .whitespacesAndNewlines))!
+                > Int64(uploaded.trimmingCharacters(in: .whitespacesAndNewlines))!)
+        try sync.synchronize()
+        #expect(try store.read { try $0.object(SyncNote.self, key: 7) }?.title == "from an older transaction")
+        // The same transaction writing a row twice keeps its one version.
+        try psql(
+            server,
+            "BEGIN; UPDATE lode.\"Note\" SET data = data WHERE key = '7'; "
+                + "UPDATE lode.\"Note\" SET data = data WHERE key = '7'; COMMIT")
+        #expect(
+            try psql(
+                server,
+                "SELECT (version - (SELECT version_base FROM lode.lode_server)) % 2 FROM lode.\"Note\" WHERE key = '7'"
+            )
+                == "0\n")
+    }
+
+    /// A schema whose rows carry versions above the transaction ids (the clock-row format, or a dump
+    /// restored into a new cluster): a client says to run the setup, and the setup bases the versions
+    /// above them, so new writes reach clients whose cursors are there.
+    @Test func versionsAboveTheTransactionIdsAreRebasedBySetUp() throws {
+        let server = try syncServer(for: [SyncNote.self])
+        let store = try Store(
+            at: tmp.url.appendingPathComponent("a"), configuration: StoreConfiguration(durability: .noSync),
+            types: [SyncNote.self])
+        let high: Int64 = 5_000_000_000
+        try psql(
+            server,
+            """
+            ALTER TABLE lode."Note" DISABLE TRIGGER lode_stamp;
+            INSERT INTO lode."Note" (key, data, version)
+              VALUES ('1', '{"id":1,"title":"restored","owner":"x","rank":1,"done":false}', \(high));
+            ALTER TABLE lode."Note" ENABLE TRIGGER lode_stamp;
+            DROP TABLE lode.lode_server;
+            CREATE TABLE lode.lode_clock (id integer PRIMARY KEY, version bigint NOT NULL);
+            INSERT INTO lode.lode_clock VALUES (1, \(high));
+            """)
+        // A client that does not set the server up is told what to do.
+        var options = testSyncOptions
+        options.setsUpServer = false
+        let refused = try SyncClient(
+            store: store, server: server, types: [.type(SyncNote.self)], options: options)
+        refused.start()
+        try eventually("the client reports the old format") {
+            refused.status.lastError?.description.contains("format 1") ?? false
+        }
+        refused.stop()
+        try server.setUp(for: [SyncNote.self])
+        #expect(try psql(server, "SELECT count(*) FROM pg_tables WHERE tablename = 'lode_clock'") == "0\n")
+        let sync = try startedClient(store, server)
+        defer { sync.stop() }
+        try sync.synchronize()
+        #expect(try store.read { try $0.object(SyncNote.self, key: 1) }?.title == "restored")
+        try psql(
+            server,
+            "INSERT INTO lode.\"Note\" (key, data) VALUES ('2', '{\"id\":2,\"title\":\"new\",\"owner\":\"x\",\"rank\":2,\"done\":false}')"
+        )
+        #expect(
+            Int64(
+                try psql(server, "SELECT version FROM lode.\"Note\" WHERE key = '2'").trimmingCharacters(
+                    in: .whitespacesAndNewlines))! > high)
+        try sync.synchronize()
+        #expect(try store.read { try $0.object(SyncNote.self, key: 2) }?.title == "new")
+        // Setting up again keeps the base.
+        let base = try psql(server, "SELECT version_base FROM lode.lode_server")
+        try server.setUp(for: [SyncNote.self])
+        #expect(try psql(server, "SELECT version_base FROM lode.lode_server") == base)
+    }
+}
