@@ -36,14 +36,30 @@ extension Workloads {
         let cluster = try PostgresTestCluster()
         defer { try? cluster.stop(mode: "immediate") }
         var figures: [Figure] = []
-        figures.append(try syncLatency(settings, cluster))
-        figures.append(try firstDownload(settings, cluster))
-        figures.append(try largeDownload(settings, cluster))
-        figures.append(try offlineUpload(settings, cluster))
-        figures.append(try queuedUpload(settings, cluster))
-        figures += try manyClients(settings, cluster)
-        figures.append(try partialDownload(settings, cluster))
+        for (_, part) in syncParts { figures += try part(settings, cluster) }
         return figures
+    }
+
+    /// The parts of ``sync(_:)``, each also a workload of its own (`--only sync-many`), run only when
+    /// named.
+    static let syncParts: [(String, @Sendable (Settings, PostgresTestCluster) throws -> [Figure])] = [
+        ("sync-latency", { [try syncLatency($0, $1)] }),
+        ("sync-download", { [try firstDownload($0, $1), try largeDownload($0, $1)] }),
+        ("sync-upload", { [try offlineUpload($0, $1), try queuedUpload($0, $1)] }),
+        ("sync-many", { try manyClients($0, $1) }),
+        ("sync-partial", { [try partialDownload($0, $1)] }),
+    ]
+
+    /// ``syncParts`` as workloads, each on a cluster of its own.
+    static let namedParts: [(String, @Sendable (Settings) throws -> [Figure])] = syncParts.map { name, part in
+        (
+            name,
+            { settings in
+                let cluster = try PostgresTestCluster()
+                defer { try? cluster.stop(mode: "immediate") }
+                return try part(settings, cluster)
+            }
+        )
     }
 
     static func seconds(_ duration: Duration) -> Double {

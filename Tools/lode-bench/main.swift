@@ -70,6 +70,7 @@ while !arguments.isEmpty {
 if list {
     // After every argument, so `--list --instructions` and `--instructions --list` agree.
     for name in instructions ? Instructions.all.map(\.name) : Workloads.all.map(\.0) { print(name) }
+    if !instructions { for (name, _) in Workloads.namedParts { print(name + " (a part of sync)") } }
     exit(0)
 }
 if instructions {
@@ -93,12 +94,14 @@ if instructions {
     exit(0)
 }
 if let only {
-    let known = Set(Workloads.all.map(\.0))
+    let known = Set(Workloads.all.map(\.0) + Workloads.namedParts.map(\.0))
     if let unknown = only.subtracting(known).first { fail("unknown workload \(unknown) (see --list)") }
 }
 
 var figures: [Figure] = []
-for (name, run) in Workloads.all where only?.contains(name) ?? true {
+// The parts of a workload run when named, not again in a run of everything.
+let parts = only == nil ? [] : Workloads.namedParts
+for (name, run) in Workloads.all + parts where only?.contains(name) ?? true {
     do {
         let results = try run(settings)
         figures += results
