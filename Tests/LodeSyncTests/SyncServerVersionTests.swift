@@ -155,4 +155,95 @@ struct SyncServerVersionTests {
         try server.setUp(for: [SyncNote.self])
         #expect(try psql(server, "SELECT version_base FROM lode.lode_server") == base)
     }
+
+    /// New objects go up by COPY, in one version; a batch of "new" objects one of whose keys the
+    /// server has (another client made it, or deleted it) goes the general way instead: nothing is
+    /// half-copied, the rest arrive, and the existing key takes this client's object.
+    @Test func newObjectsWhoseKeyTheServerHasGoUpTheGeneralWay() throws {
+        let server = try syncServer(for: [SyncNote.self])
+        let store = try Store(
+            at: tmp.url.appendingPathComponent("a"), configuration: StoreConfiguration(durability: .noSync),
+            types: [SyncNote.self])
+        try store.write { tx in
+            for id in 1...3 {
+                try tx.insert(SyncNote(id: id, title: "new \(id)", owner: "a", rank: id, done: false))
+            }
+        }
+        do {
+            let sync = try startedClient(store, server)
+            try sync.synchronize()
+            sync.stop()
+        }
+        #expect(try psql(server, "SELECT count(DISTINCT version) FROM lode.\"Note\"") == "1\n")
+        // Offline, the client makes three more; meanwhile the server gets one of those keys from
+        // elsewhere, and a tombstone for another.
+        try store.write { tx in
+            for id in 4...6 {
+                try tx.insert(SyncNote(id: id, title: "offline \(id)", owner: "a", rank: id, done: false))
+            }
+        }
+        try psql(
+            server,
+            """
+            INSERT INTO lode."Note" (key, data) VALUES
+              ('5', '{"id":5,"title":"from elsewhere","owner":"b","rank":5,"done":false}'),
+              ('6', '{"id":6,"title":"deleted elsewhere","owner":"b","rank":6,"done":false}');
+            DELETE FROM lode."Note" WHERE key = '6';
+            """)
+        let sync = try startedClient(store, server)
+        defer { sync.stop() }
+        try sync.synchronize()
+        try sync.synchronize()
+        #expect(
+            try psql(
+                server,
+                "SELECT string_agg(key || ':' || (data->>'title') || ':' || deleted, ',' ORDER BY key) FROM lode.\"Note\""
+            )
+                == "1:new 1:false,2:new 2:false,3:new 3:false,4:offline 4:false,5:offline 5:false,6:offline 6:false\n"
+        )
+        #expect(try store.read { try $0.count(SyncNote.self) } == 6)
+        #expect(sync.status.pendingUploads == 0)
+        #expect(sync.status.lastError == nil)
+    }
+
+    /// A backlog larger than a batch goes up in several; an object a batch uploaded that changes
+    /// before the last batch (below where the batches have got to) goes up again, and one deleted
+    /// goes as a deletion.
+    @Test func aBacklogOfSeveralBatchesMissesNoChangeMadeMeanwhile() throws {
+        let server = try syncServer(for: [SyncNote.self])
+        let store = try Store(
+            at: tmp.url.appendingPathComponent("a"), configuration: StoreConfiguration(durability: .noSync),
+            types: [SyncNote.self])
+        try store.write { tx in
+            for id in 1...60 {
+                try tx.insert(SyncNote(id: id, title: "first \(id)", owner: "a", rank: id, done: false))
+            }
+        }
+        var options = testSyncOptions
+        options.uploadBatchSize = 7
+        let sync = try SyncClient(
+            store: store, server: server, types: [.type(SyncNote.self)], options: options)
+        // After the server commits the second batch, the app changes an object the first uploaded
+        // and deletes another (the engine's thread waits for this write: the next batch sees it).
+        sync.engine.hooks.onServerCommit { batch in
+            guard batch == 2 else { return }
+            try store.write { tx in
+                try tx.update(SyncNote.self, key: 3) { $0.title = "changed meanwhile" }
+                _ = try tx.delete(SyncNote.self, key: 5)
+            }
+        }
+        sync.start()
+        defer { sync.stop() }
+        try sync.synchronize()
+        try sync.synchronize()
+        #expect(try psql(server, "SELECT count(*) FROM lode.\"Note\" WHERE NOT deleted") == "59\n")
+        #expect(
+            try psql(server, "SELECT data->>'title' FROM lode.\"Note\" WHERE key = '3'")
+                == "changed meanwhile\n")
+        #expect(try psql(server, "SELECT deleted FROM lode.\"Note\" WHERE key = '5'") == "t\n")
+        #expect(
+            try psql(server, "SELECT count(*) FROM lode.lode_clients WHERE batch >= 9") == "1\n",
+            "sixty objects in batches of seven, and the change")
+        #expect(sync.status.pendingUploads == 0)
+    }
 }

@@ -85,7 +85,12 @@ import Testing
             syncB.stop()
         }
         let evil = "'); DELETE FROM lode.lode_clients; --"
-        try a.write { tx in try tx.insert(SyncHostile(key: evil, value: "\"quoted\" \\ value")) }
+        // COPY's text format's own characters (uploads go through COPY): tab, newline, backslash, \N, \.
+        let copyKey = "a\tb\nc\\N\r\\."
+        try a.write { tx in
+            try tx.insert(SyncHostile(key: evil, value: "\"quoted\" \\ value"))
+            try tx.insert(SyncHostile(key: copyKey, value: "\\.\n\t\\N\u{7F}é"))
+        }
         try b.write { tx in
             try tx.insert(SyncHostile(key: "plain", value: "'; TRUNCATE lode.lode_clients; --"))
         }
@@ -96,6 +101,7 @@ import Testing
             try a.read { try $0.object(SyncHostile.self, key: "plain") }?.value
                 == "'; TRUNCATE lode.lode_clients; --")
         #expect(try b.read { try $0.object(SyncHostile.self, key: evil) }?.value == "\"quoted\" \\ value")
+        #expect(try b.read { try $0.object(SyncHostile.self, key: copyKey) }?.value == "\\.\n\t\\N\u{7F}é")
         #expect(try psql(server, "SELECT count(*) FROM lode.lode_server") == "1\n")
         #expect(try psql(server, "SELECT count(*) FROM lode.lode_clients") == "2\n")
         #expect(

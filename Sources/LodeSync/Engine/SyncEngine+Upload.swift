@@ -79,6 +79,21 @@ extension SyncEngine {
         }
     }
 
+    /// Where a batch that could not hold every dirty object ended: at local version `snapshot`, every
+    /// candidate up to the object `key` of the type at `type` was uploaded or clean. The next batch
+    /// passes over those that have not changed since (so the batches of a large backlog do not each
+    /// read again the objects the ones before uploaded).
+    struct UploadProgress {
+        var snapshot: Int
+        var type: Int
+        var key: [UInt8]
+
+        /// Whether the object `key` of the type at `type` comes at or before this position.
+        func covers(type: Int, key: [UInt8]) -> Bool {
+            type < self.type || (type == self.type && !self.key.lexicographicallyPrecedes(key))
+        }
+    }
+
     /// The outbox at `tx`'s version: the objects the change log after the upload cursor names (every
     /// object when there is no cursor or the log was pruned past it) whose record differs from what
     /// the server was last given.
@@ -114,12 +129,38 @@ extension SyncEngine {
                 candidates[type].insert(entry.key)
             }
         }
+        // The objects changed since the last incomplete batch, when the log has all of them: the
+        // others up to where it ended need no second look.
+        var changedSince: [Set<[UInt8]>]?
+        if let progress = uploadProgress, progress.snapshot <= tx.version {
+            let recent = try tx.commits(after: progress.snapshot)
+            if recent.isComplete {
+                var changed = [Set<[UInt8]>](repeating: [], count: types.count)
+                let index = Dictionary(uniqueKeysWithValues: types.enumerated().map { ($1.name, $0) })
+                var whole = false
+                for commit in recent.commits {
+                    for change in commit.changes {
+                        guard let type = index[change.type] else { continue }
+                        switch change.kind {
+                        case .insert, .update, .delete: changed[type].insert(change.key)
+                        case .clear, .bulk: whole = true
+                        }
+                    }
+                }
+                if !whole { changedSince = changed }
+            }
+        }
         var entries: [UploadBatch.Entry] = []
         var complete = true
         var dirty = 0
         for type in types.indices {
             let operations = types[type].operations
             for key in candidates[type].sorted(by: { $0.lexicographicallyPrecedes($1) }) {
+                if let changedSince, let progress = uploadProgress, progress.covers(type: type, key: key),
+                    !changedSince[type].contains(key)
+                {
+                    continue
+                }
                 // Past the batch's size the candidates are counted, not read: each is uploaded in a
                 // later batch, and reading them all for every batch would make a large upload
                 // quadratic. (A candidate whose record is what the server has is counted until then.)
@@ -175,11 +216,20 @@ extension SyncEngine {
                         result.integer(row, 1) ?? 0
                 }
             }
+            if batch.entries.allSatisfy({ $0.base == 0 && $0.json != nil }),
+                let version = try copyNewRows(batch, on: connection)
+            {
+                return try applied(batch, floor: version, versions: [:], on: connection)
+            }
+            // The batch goes to the connection's staging table in one COPY (each JSON parsed once),
+            // and from there into each type's table.
+            try connection.copyIn(
+                "COPY pg_temp.lode_upload (type, key, data, deleted, base) FROM STDIN",
+                rows: [Self.copyRows(batch.entries, staged: true)])
             for type in types.indices {
-                let entries = batch.entries.filter { $0.type == type }
-                guard !entries.isEmpty else { continue }
+                let count = batch.entries.reduce(0) { $0 + ($1.type == type ? 1 : 0) }
+                guard count > 0 else { continue }
                 let table = "\(schema).\(PostgresConnection.quoted(types[type].name))"
-                let rows = Self.recordset(entries)
                 // The row's fields this version does not know stay the server's (another version wrote
                 // them last): what is sent replaces the rest.
                 // (A batch kept from before the app's list of synced types changed may list fewer.)
@@ -192,8 +242,7 @@ extension SyncEngine {
                 if types[type].operations.checksConflicts {
                     let changed = try connection.execute(
                         """
-                        WITH x AS (SELECT * FROM jsonb_to_recordset($1::jsonb)
-                                     AS x(key text, data jsonb, deleted boolean, base bigint)),
+                        WITH x AS (SELECT * FROM pg_temp.lode_upload WHERE type = $1::int4),
                              inserted AS (INSERT INTO \(table) AS t (key, data, deleted)
                                           SELECT key, data, deleted FROM x WHERE base = 0
                                           ON CONFLICT (key) DO NOTHING RETURNING key, version),
@@ -202,8 +251,8 @@ extension SyncEngine {
                                          FROM x WHERE x.base > 0 AND t.key = x.key AND t.version = x.base
                                          RETURNING t.key, t.version)
                         SELECT key, version FROM inserted UNION ALL SELECT key, version FROM updated
-                        """, [rows, known])
-                    guard changed.rowCount == entries.count else {
+                        """, ["\(type)", known])
+                    guard changed.rowCount == count else {
                         try connection.execute("ROLLBACK")
                         return .conflict
                     }
@@ -212,26 +261,60 @@ extension SyncEngine {
                     let written = try connection.execute(
                         """
                         INSERT INTO \(table) AS t (key, data, deleted)
-                        SELECT key, data, deleted FROM jsonb_to_recordset($1::jsonb)
-                            AS x(key text, data jsonb, deleted boolean)
+                        SELECT key, data, deleted FROM pg_temp.lode_upload WHERE type = $1::int4
                         ON CONFLICT (key) DO UPDATE
                             SET data = \(merged.replacingOccurrences(of: "x.data", with: "excluded.data")),
                                 deleted = excluded.deleted
                         RETURNING key, version
-                        """, [rows, known])
+                        """, ["\(type)", known])
                     note(written, type: type)
                 }
             }
-            let floor = versions.values.min() ?? 0
-            try connection.execute(
-                "UPDATE \(schema).lode_clients SET batch = $2, version = $3, seen = now() WHERE client_id = $1",
-                [clientID, "\(batch.number)", "\(floor)"])
-            try connection.execute("COMMIT")
-            try hooks.serverCommitted(batch.number)
-            return .applied(floor: floor, versions: versions)
+            return try applied(batch, floor: versions.values.min() ?? 0, versions: versions, on: connection)
         } catch {
             if connection.isOpen { _ = try? connection.execute("ROLLBACK") }
             throw error
+        }
+    }
+
+    /// Records the batch as the client's last and commits.
+    private func applied(
+        _ batch: UploadBatch, floor: Int64, versions: [UploadedRow: Int64], on connection: PostgresConnection
+    ) throws -> Outcome {
+        try connection.execute(
+            "UPDATE \(PostgresConnection.quoted(server.schema)).lode_clients SET batch = $2, version = $3, "
+                + "seen = now() WHERE client_id = $1",
+            [clientID, "\(batch.number)", "\(floor)"])
+        try connection.execute("COMMIT")
+        try hooks.serverCommitted(batch.number)
+        return .applied(floor: floor, versions: versions)
+    }
+
+    /// Objects the server never had from this client (no version known: new objects, the common
+    /// case of work done offline) go straight into their tables with `COPY`, and get the
+    /// transaction's version (an insert is never moved past another row's). Nil when a key is on
+    /// the server already (another client made the same key, or deleted it): nothing of the copy
+    /// stays, and the batch takes the general path, which merges.
+    private func copyNewRows(_ batch: UploadBatch, on connection: PostgresConnection) throws -> Int64? {
+        let schema = PostgresConnection.quoted(server.schema)
+        try connection.execute("SAVEPOINT lode_new_rows")
+        do {
+            for type in types.indices {
+                let entries = batch.entries.filter { $0.type == type }
+                guard !entries.isEmpty else { continue }
+                try connection.copyIn(
+                    "COPY \(schema).\(PostgresConnection.quoted(types[type].name)) (key, data) FROM STDIN",
+                    rows: [Self.copyRows(entries, staged: false)])
+            }
+            let first = batch.entries[0]
+            let found = try connection.execute(
+                "SELECT version FROM \(schema).\(PostgresConnection.quoted(types[first.type].name)) WHERE key = $1",
+                [first.keyText])
+            try connection.execute("RELEASE SAVEPOINT lode_new_rows")
+            return found.integer(0, 0)
+        } catch SyncError.server(let state, _) where state == "23505" {
+            try connection.execute("ROLLBACK TO SAVEPOINT lode_new_rows")
+            return nil
         }
     }
 
@@ -241,20 +324,39 @@ extension SyncEngine {
         var keyText: String
     }
 
-    /// The batch's entries of one type as the JSON array `jsonb_to_recordset` reads.
-    static func recordset(_ entries: [UploadBatch.Entry]) -> String {
-        var json = "["
-        for (position, entry) in entries.enumerated() {
-            if position > 0 { json += "," }
-            json += "{\"key\":" + SyncJSON.quoted(entry.keyText)
-            if let data = entry.json {
-                json += ",\"data\":" + data + ",\"deleted\":false"
-            } else {
-                json += ",\"deleted\":true"
+    /// The statement that makes a connection's staging table for uploads (its rows go at the end of
+    /// each transaction).
+    static let stagingTable = """
+        CREATE TEMPORARY TABLE lode_upload (
+            type int4 NOT NULL, key text NOT NULL, data jsonb, deleted boolean NOT NULL, base bigint NOT NULL)
+        ON COMMIT DELETE ROWS
+        """
+
+    /// The batch's entries as rows of `COPY`'s text format: for the staging table (`staged`) type,
+    /// key, data (`\N` for a deletion), deleted and base; for a type's table key and data.
+    static func copyRows(_ entries: [UploadBatch.Entry], staged: Bool) -> [UInt8] {
+        var rows: [UInt8] = []
+        rows.reserveCapacity(
+            entries.reduce(0) { $0 + ($1.json?.utf8.count ?? 0) + $1.keyText.utf8.count + 32 })
+        func field(_ text: String) {
+            for byte in text.utf8 {
+                switch byte {
+                case UInt8(ascii: "\\"): rows += [UInt8(ascii: "\\"), UInt8(ascii: "\\")]
+                case UInt8(ascii: "\n"): rows += [UInt8(ascii: "\\"), UInt8(ascii: "n")]
+                case UInt8(ascii: "\r"): rows += [UInt8(ascii: "\\"), UInt8(ascii: "r")]
+                case UInt8(ascii: "\t"): rows += [UInt8(ascii: "\\"), UInt8(ascii: "t")]
+                default: rows.append(byte)
+                }
             }
-            json += ",\"base\":\(entry.base)}"
         }
-        return json + "]"
+        for entry in entries {
+            if staged { rows += Array("\(entry.type)\t".utf8) }
+            field(entry.keyText)
+            rows.append(UInt8(ascii: "\t"))
+            if let json = entry.json { field(json) } else { rows += Array("\\N".utf8) }
+            rows += Array((staged ? "\t\(entry.json == nil ? "t" : "f")\t\(entry.base)\n" : "\n").utf8)
+        }
+        return rows
     }
 
     /// Records the server's answer: on success each object's shadow becomes what was uploaded (so it
@@ -286,6 +388,11 @@ extension SyncEngine {
                     type: entry.type, key: entry.key, in: tx)
             }
             if batch.complete { try state.setUploadCursor(batch.snapshot, in: tx) }
+        }
+        if case .applied = outcome, let last = batch.entries.last {
+            uploadProgress =
+                batch.complete
+                ? nil : UploadProgress(snapshot: batch.snapshot, type: last.type, key: last.key)
         }
         if case .applied = outcome {
             board.update { $0.pendingUploads = max(0, $0.pendingUploads - batch.entries.count) }

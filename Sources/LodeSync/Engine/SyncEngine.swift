@@ -43,6 +43,9 @@ final class SyncEngine: @unchecked Sendable {
     private var retried = false
     /// The error of the last row skipped, reported while rows stay skipped.
     private var lastSkipped: SyncError?
+    /// Where the last upload batch that could not hold every dirty object ended (see
+    /// ``UploadProgress``).
+    var uploadProgress: UploadProgress?
 
     init(store: Store, server: SyncServer, types: [SyncedType], options: SyncOptions) throws {
         try ServerSchema.validate(schema: server.schema)
@@ -255,6 +258,7 @@ final class SyncEngine: @unchecked Sendable {
             try ServerSchema.setUp(made, schema: server.schema, types: names)
         }
         try made.execute("LISTEN " + PostgresConnection.quoted(ServerSchema.channel(server.schema)))
+        try made.execute(Self.stagingTable)
         connection = made
         board.update { $0.isConnected = true }
     }

@@ -96,17 +96,23 @@ package final class PostgresConnection {
         case PGRES_COMMAND_OK, PGRES_TUPLES_OK, PGRES_EMPTY_QUERY:
             return PostgresResult(result)
         default:
-            let state = PQresultErrorField(result, clibpq_diag_sqlstate).map { String(cString: $0) } ?? ""
-            let primary =
-                PQresultErrorField(result, clibpq_diag_message_primary).map { String(cString: $0) }
-                ?? Self.message(of: connection)
-            let detail = PQresultErrorField(result, clibpq_diag_message_detail).map { String(cString: $0) }
+            let error = Self.error(of: result, on: connection)
             PQclear(result)
-            if PQstatus(connection) != CONNECTION_OK || state.isEmpty {
-                throw SyncError.connectionLost(primary)
-            }
-            throw SyncError.server(state: state, message: detail.map { "\(primary) (\($0))" } ?? primary)
+            throw error
         }
+    }
+
+    /// The error a failed result reports: the server's (with its SQLSTATE), or a lost connection.
+    private static func error(of result: OpaquePointer, on connection: OpaquePointer) -> SyncError {
+        let state = PQresultErrorField(result, clibpq_diag_sqlstate).map { String(cString: $0) } ?? ""
+        let primary =
+            PQresultErrorField(result, clibpq_diag_message_primary).map { String(cString: $0) }
+            ?? message(of: connection)
+        let detail = PQresultErrorField(result, clibpq_diag_message_detail).map { String(cString: $0) }
+        if PQstatus(connection) != CONNECTION_OK || state.isEmpty {
+            return SyncError.connectionLost(primary)
+        }
+        return SyncError.server(state: state, message: detail.map { "\(primary) (\($0))" } ?? primary)
     }
 
     /// Runs `COPY … TO STDOUT` and hands each row's bytes to `body` as they arrive; returns how many
@@ -118,11 +124,12 @@ package final class PostgresConnection {
         guard let started = PQexec(connection, sql) else {
             throw SyncError.connectionLost(Self.message(of: connection))
         }
-        let status = PQresultStatus(started)
-        PQclear(started)
-        guard status == PGRES_COPY_OUT else {
-            throw SyncError.server(state: "", message: "COPY did not start: \(Self.message(of: connection))")
+        guard PQresultStatus(started) == PGRES_COPY_OUT else {
+            let error = Self.error(of: started, on: connection)
+            PQclear(started)
+            throw error
         }
+        PQclear(started)
         var rows = 0
         var buffer: UnsafeMutablePointer<CChar>?
         while true {
@@ -134,11 +141,14 @@ package final class PostgresConnection {
             }
             rows += 1
         }
+        var failure: SyncError?
         while let result = PQgetResult(connection) {
-            let failed = PQresultStatus(result) != PGRES_COMMAND_OK
+            if PQresultStatus(result) != PGRES_COMMAND_OK {
+                failure = failure ?? Self.error(of: result, on: connection)
+            }
             PQclear(result)
-            if failed { throw SyncError.server(state: "", message: Self.message(of: connection)) }
         }
+        if let failure { throw failure }
         return rows
     }
 
@@ -151,11 +161,12 @@ package final class PostgresConnection {
         guard let started = PQexec(connection, sql) else {
             throw SyncError.connectionLost(Self.message(of: connection))
         }
-        let status = PQresultStatus(started)
-        PQclear(started)
-        guard status == PGRES_COPY_IN else {
-            throw SyncError.server(state: "", message: "COPY did not start: \(Self.message(of: connection))")
+        guard PQresultStatus(started) == PGRES_COPY_IN else {
+            let error = Self.error(of: started, on: connection)
+            PQclear(started)
+            throw error
         }
+        PQclear(started)
         for row in rows {
             let sent = row.withUnsafeBytes {
                 PQputCopyData(
@@ -167,12 +178,16 @@ package final class PostgresConnection {
             throw SyncError.connectionLost(Self.message(of: connection))
         }
         var taken = 0
+        var failure: SyncError?
         while let result = PQgetResult(connection) {
-            let failed = PQresultStatus(result) != PGRES_COMMAND_OK
-            if !failed { taken = Int(String(cString: PQcmdTuples(result))) ?? 0 }
+            if PQresultStatus(result) == PGRES_COMMAND_OK {
+                taken = Int(String(cString: PQcmdTuples(result))) ?? 0
+            } else {
+                failure = failure ?? Self.error(of: result, on: connection)
+            }
             PQclear(result)
-            if failed { throw SyncError.server(state: "", message: Self.message(of: connection)) }
         }
+        if let failure { throw failure }
         return taken
     }
 

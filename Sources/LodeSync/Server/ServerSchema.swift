@@ -72,6 +72,13 @@ package enum ServerSchema {
         ]
     }
 
+    /// The transaction-local setting that says a transaction has notified the schema's channel: named
+    /// after a hash of the schema, so that a transaction writing to two sync schemas notifies both.
+    static func notifiedSetting(_ schema: String) -> String {
+        let hex = String(IndexKeyLimit.fnv1a64(Array(schema.utf8)), radix: 16)
+        return "lode.n" + String(repeating: "0", count: 16 - hex.count) + hex
+    }
+
     /// The statements that create (or bring up to date) the functions and the tables of `types`, with
     /// versions from transaction ids plus `base` (see ``versionBase(_:schema:)``). Idempotent: running
     /// them again with the same base changes nothing.
@@ -89,7 +96,7 @@ package enum ServerSchema {
             -- Lode sync server format \(format): versions from transaction ids.
             DECLARE
                 stamped bigint := 2 * pg_current_xact_id()::text::bigint + \(base);
-                setting text := 'lode.n' || md5(TG_TABLE_SCHEMA);
+                setting text := '\(notifiedSetting(schema))';
             BEGIN
                 IF current_setting(setting, true) IS DISTINCT FROM stamped::text THEN
                     PERFORM set_config(setting, stamped::text, true);
