@@ -155,12 +155,13 @@ extension SyncEngine {
         var dirty = 0
         for type in types.indices {
             let operations = types[type].operations
-            for key in candidates[type].sorted(by: { $0.lexicographicallyPrecedes($1) }) {
-                if let changedSince, let progress = uploadProgress, progress.covers(type: type, key: key),
-                    !changedSince[type].contains(key)
-                {
-                    continue
+            var keys = candidates[type]
+            if let changedSince, let progress = uploadProgress {
+                keys = keys.filter {
+                    !progress.covers(type: type, key: $0) || changedSince[type].contains($0)
                 }
+            }
+            for key in keys.sorted(by: { $0.lexicographicallyPrecedes($1) }) {
                 // Past the batch's size the candidates are counted, not read: each is uploaded in a
                 // later batch, and reading them all for every batch would make a large upload
                 // quadratic. (A candidate whose record is what the server has is counted until then.)
