@@ -125,61 +125,72 @@ package struct PendingChanges {
 
     /// What the entry lists: each object's net change, except that a type with more than
     /// `bulkThreshold` changed objects is one `bulk` change (with the count) where its first change was.
-    private func listed(bulkThreshold: Int) -> [(net: Net, op: ChangeLogEntry.Operation, count: Int?)] {
+    /// Returns how many there are; `body` gets each in order: the position of its change in `nets`
+    /// (for a `bulk` change, the type's first), the operation, and the count of a `bulk` change. The
+    /// changes are read in place, not copied (a bulk load lists a million).
+    @discardableResult
+    private func visitListed(
+        bulkThreshold: Int, _ body: (_ position: Int, _ op: ChangeLogEntry.Operation, _ count: Int?) -> Void
+    ) -> Int {
         var counts = Array(repeating: 0, count: types.count)
         for position in nets.indices where !nets[position].cleared && Self.operation(nets[position]) != nil {
             counts[nets[position].typeIndex] += 1
         }
-        var listed: [(net: Net, op: ChangeLogEntry.Operation, count: Int?)] = []
+        var listed = 0
         var bulkWritten = Array(repeating: false, count: types.count)
-        for net in nets {
-            guard let op = Self.operation(net) else { continue }
-            let count = counts[net.typeIndex]
-            if op != .clear, count > bulkThreshold {
-                if !bulkWritten[net.typeIndex] {
-                    bulkWritten[net.typeIndex] = true
-                    listed.append(
-                        (
-                            Net(
-                                type: net.type, typeIndex: net.typeIndex, key: [], existedBefore: true,
-                                existsAfter: true), .bulk, count
-                        ))
+        for position in nets.indices {
+            guard let op = Self.operation(nets[position]) else { continue }
+            let type = nets[position].typeIndex
+            if op != .clear, counts[type] > bulkThreshold {
+                if !bulkWritten[type] {
+                    bulkWritten[type] = true
+                    listed += 1
+                    body(position, .bulk, counts[type])
                 }
                 continue
             }
-            listed.append((net, op, nil))
+            listed += 1
+            body(position, op, nil)
         }
         return listed
     }
 
     /// The entry to store.
     func entry(bulkThreshold: Int = .max) -> ChangeLogEntry {
-        ChangeLogEntry(
-            time: Date(),
-            changes: listed(bulkThreshold: bulkThreshold).map { net, op, count in
-                let fields = op == .update ? net.fields.map { $0.sorted() } : nil
-                return .init(type: net.type, key: Data(net.key), op: op, fields: fields, count: count)
-            })
+        var changes: [ChangeLogEntry.Change] = []
+        visitListed(bulkThreshold: bulkThreshold) { position, op, count in
+            let net = nets[position]
+            let fields = op == .update ? net.fields.map { $0.sorted() } : nil
+            changes.append(
+                .init(
+                    type: net.type, key: Data(op == .bulk ? [] : net.key), op: op, fields: fields,
+                    count: count))
+        }
+        return ChangeLogEntry(time: Date(), changes: changes)
     }
 
     /// The entry's CBOR, written directly (a bulk write can log a million changes): the same bytes
     /// the `Codable` form of ``ChangeLogEntry`` has, `time` first so pruning reads only that.
     func encodedEntry(bulkThreshold: Int) -> [UInt8]? {
-        let changes = listed(bulkThreshold: bulkThreshold)
-        guard !changes.isEmpty else { return nil }
-        var writer = CBORWriter(capacity: 64 + changes.count * 48)
+        let listed = visitListed(bulkThreshold: bulkThreshold) { _, _, _ in }
+        guard listed > 0 else { return nil }
+        var writer = CBORWriter(capacity: 64 + listed * 48)
         writer.head(5, 2)
         writer.text("time")
         writer.date(Date())
         writer.text("changes")
-        writer.head(4, UInt64(changes.count))
-        for (net, op, count) in changes {
-            let fields = op == .update ? net.fields.map { $0.sorted() } : nil
+        writer.head(4, UInt64(listed))
+        visitListed(bulkThreshold: bulkThreshold) { position, op, count in
+            let fields = op == .update ? nets[position].fields.map { $0.sorted() } : nil
             writer.head(5, fields == nil && count == nil ? 3 : 4)
             writer.text("type")
-            writer.text(net.type)
+            writer.text(nets[position].type)
             writer.text("key")
-            net.key.withUnsafeBytes { writer.byteString($0) }
+            if op == .bulk {
+                writer.head(2, 0)
+            } else {
+                nets[position].key.withUnsafeBytes { writer.byteString($0) }
+            }
             writer.text("op")
             writer.text(op.rawValue)
             if let fields {

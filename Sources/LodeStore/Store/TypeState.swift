@@ -131,7 +131,11 @@ package final class TypeState<T: Persistable>: Sendable, PendingWriteState {
     /// True when `name` is a field of the type: one its generated codec writes, or one its
     /// `Decodable` conformance was seen to read.
     func knowsField(_ name: String) -> Bool {
-        if latestEntry.removedFields?.contains(name) == true { return true }
+        // Read in place: a copy of the whole entry per field would cost more than the answer.
+        let removed = catalog.withLock { state in
+            (state.pending.map { $0.removedFields } ?? state.entry.removedFields)?.contains(name) == true
+        }
+        if removed { return true }
         if let fields = schema.storage.recordFields { return fields.names.contains(name) }
         return fieldsRead.withLock { $0.read.contains(name) }
     }
