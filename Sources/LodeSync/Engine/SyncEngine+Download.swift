@@ -16,6 +16,8 @@ extension SyncEngine {
         /// not: rows above the horizon (a transaction that started before them is still running)
         /// are read by a later download.
         var visible: Int64
+        /// The horizon: every version up to it that will ever be visible was.
+        var horizon: Int64
     }
 
     /// Downloads what the server has after the cursor, up to the horizon.
@@ -31,16 +33,17 @@ extension SyncEngine {
             // versions above them).
             let tables = types.map { "\(schema).\(PostgresConnection.quoted($0.name))" }
             let highest = try connection.execute(
-                "WITH h AS (SELECT \(schema).lode_horizon() AS h) SELECT greatest("
+                "WITH h AS (SELECT \(schema).lode_horizon() AS h) SELECT (SELECT h FROM h), greatest("
                     + tables.map { "(SELECT max(version) FROM \($0), h WHERE version <= h.h)" }.joined(
                         separator: ", ")
                     + "), greatest("
                     + tables.map { "(SELECT max(version) FROM \($0))" }.joined(separator: ", ")
                     + ")")
-            let visible = highest.integer(0, 1) ?? 0
-            guard let last = highest.integer(0, 0), last > cursor else {
+            let horizon = highest.integer(0, 0) ?? 0
+            let visible = highest.integer(0, 2) ?? 0
+            guard let last = highest.integer(0, 1), last > cursor else {
                 try connection.execute("COMMIT")
-                return Downloaded(applied: false, visible: visible)
+                return Downloaded(applied: false, visible: visible, horizon: horizon)
             }
             // A type the store holds nothing of yet needs only the rows inside its filter: through
             // the filter's index, in time proportional to them.
@@ -99,7 +102,7 @@ extension SyncEngine {
                 $0.download = nil
                 $0.lastServerVersion = last
             }
-            return Downloaded(applied: true, visible: visible)
+            return Downloaded(applied: true, visible: visible, horizon: horizon)
         } catch {
             if connection.isOpen { _ = try? connection.execute("ROLLBACK") }
             board.update { $0.download = nil }
@@ -187,12 +190,11 @@ extension SyncEngine {
                     continue
                 }
                 let shadow = try state.shadow(type: row.type, key: key, in: tx.lmdb)
-                // Seen already — except a filtered type's row at the version this client wrote: the
-                // filter has not been asked about it yet.
-                if let shadow,
-                    shadow.version > row.version
-                        || (shadow.version == row.version && types[row.type].filter == nil)
-                {
+                // Seen already: the version this client wrote or read (no two transactions write a
+                // row at one version) — except for a filtered type, whose filter has not been asked
+                // about this client's own write yet. A lower version than the one known is a later
+                // write all the same: an older transaction overwrote the row after a newer one did.
+                if let shadow, shadow.version == row.version, types[row.type].filter == nil {
                     continue
                 }
                 if let problem = try operations.apply(

@@ -285,10 +285,8 @@ final class SyncEngine: @unchecked Sendable {
             rounds += 1
             if !downloaded.applied && !uploaded {
                 // Rows committed before the round began that the horizon keeps back (a transaction
-                // that started before them still runs): read once it ends.
-                guard let target, try store.read({ try state.downloadCursor(in: $0.lmdb) }) < target else {
-                    break
-                }
+                // that started before them still runs): read once it has passed them.
+                guard let target, downloaded.horizon < target else { break }
                 sleepUnlessWoken(.milliseconds(min(100, 1 << min(waits, 7))))
                 waits += 1
                 continue

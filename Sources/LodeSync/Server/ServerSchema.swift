@@ -4,9 +4,10 @@ import LodeCodec
 /// the server but these tables, functions and triggers.
 ///
 /// - Versions come from the transaction ids PostgreSQL already hands out: a row written by a
-///   transaction gets its id (plus the schema's `version_base`), or — when the row's version was
-///   higher already (an older, longer transaction overwrote a row a newer one wrote) — one more than
-///   that, so an object's versions only grow. No row is shared by writers.
+///   transaction gets twice its id plus the schema's `version_base`. No row is shared by writers.
+///   An older transaction that overwrites a row a newer one wrote gives it a lower version than the
+///   newer one's: a client reading up to the horizon never saw the newer one's (it was above the
+///   horizon while the older ran), and one that wrote it knows it by its exact version.
 /// - `lode_horizon()`: the highest version a reader may take as complete: one below the oldest
 ///   transaction id still running when its snapshot was taken. Every transaction with a smaller id
 ///   has ended, so a reader that reads every row up to the horizon has seen all of them, and a
@@ -83,11 +84,10 @@ package enum ServerSchema {
     /// versions from transaction ids plus `base` (see ``versionBase(_:schema:)``). Idempotent: running
     /// them again with the same base changes nothing.
     ///
-    /// A transaction's rows get `2 × its id + base`, an even number no other transaction has; a row
-    /// whose version is above that already (an older transaction overwriting a newer one's row) gets
-    /// the next odd number above its version. So versions grow per row, a row's two versions written
-    /// by different transactions always differ, and a running transaction's versions are above
-    /// `2 × oldest running id + base − 1`, the horizon readers take.
+    /// A transaction's rows get `2 × its id + base`: a number no other transaction's rows have, so a
+    /// row's two versions written by different transactions always differ, and a running
+    /// transaction's versions are above `2 × oldest running id + base − 1`, the horizon readers take.
+    /// (Twice the id leaves the odd numbers free, should a later format need versions between.)
     static func setUpStatements(schema: String, types: [String], base: Int64) -> [String] {
         let s = PostgresConnection.quoted(schema)
         var statements = [
@@ -101,9 +101,6 @@ package enum ServerSchema {
                 IF current_setting(setting, true) IS DISTINCT FROM stamped::text THEN
                     PERFORM set_config(setting, stamped::text, true);
                     PERFORM pg_notify(TG_TABLE_SCHEMA || '.lode', '');
-                END IF;
-                IF TG_OP = 'UPDATE' AND OLD.version > stamped THEN
-                    stamped := OLD.version + 2 - (OLD.version + 1 - \(base)) % 2;
                 END IF;
                 NEW.version := stamped;
                 NEW.modified := now();
