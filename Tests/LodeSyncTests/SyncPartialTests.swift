@@ -30,20 +30,27 @@ import Testing
         let filter = SyncFilter.field("owner", equals: "owner7")
         let types: [SyncedType] = [.type(SyncNote.self, filter: filter)]
 
-        // The plan of a first download: the filter index, never a scan of the whole table.
-        let (query, parameters) = SyncEngine.downloadQuery(
-            types: types, schema: "lode", after: 0, upTo: Int64.max, fresh: [true])
+        // The plan of a first download's cursor, planned as the download plans it: the filter
+        // index, never a scan of the whole table (nor the version index, in order, which a cursor
+        // planned for its first rows would choose).
         let connection = try PostgresConnection(connectionString: server.connectionString)
         defer { connection.close() }
-        let plan = try connection.execute("EXPLAIN " + query, parameters)
-        let text = (0..<plan.rowCount).compactMap { plan.text($0, 0) }.joined(separator: "\n")
+        func cursorPlan(_ query: String, _ parameters: [String?]) throws -> String {
+            try connection.execute("BEGIN")
+            defer { _ = try? connection.execute("ROLLBACK") }
+            try connection.execute(SyncEngine.cursorPlanning)
+            let plan = try connection.execute("EXPLAIN " + SyncEngine.declareCursor(query), parameters)
+            return (0..<plan.rowCount).compactMap { plan.text($0, 0) }.joined(separator: "\n")
+        }
+        let (query, parameters) = SyncEngine.downloadQuery(
+            types: types, schema: "lode", after: 0, upTo: Int64.max, fresh: [true])
+        let text = try cursorPlan(query, parameters)
         #expect(text.contains("lode_filter_"), "\(text)")
         #expect(!text.contains("Seq Scan"), "\(text)")
         // A later download reads by version, through the version index.
         let (later, laterParameters) = SyncEngine.downloadQuery(
             types: types, schema: "lode", after: 20_000, upTo: Int64.max, fresh: [false])
-        let laterPlan = try connection.execute("EXPLAIN " + later, laterParameters)
-        let laterText = (0..<laterPlan.rowCount).compactMap { laterPlan.text($0, 0) }.joined(separator: "\n")
+        let laterText = try cursorPlan(later, laterParameters)
         #expect(laterText.contains("lode_version_"), "\(laterText)")
         #expect(!laterText.contains("Seq Scan"), "\(laterText)")
 

@@ -67,10 +67,8 @@ extension SyncEngine {
             let page = max(100, min(options.downloadChunkSize, 5000))
             let (query, parameters) = Self.downloadQuery(
                 types: types, schema: server.schema, after: cursor, upTo: last, fresh: fresh)
-            // Every row is fetched: planned for all of them, not for the first tenth a cursor is
-            // planned for by default (which prefers the version index, sorted, to a filter's index).
-            try connection.execute("SET LOCAL cursor_tuple_fraction = 1.0")
-            try connection.execute("DECLARE lode_download NO SCROLL CURSOR FOR " + query, parameters)
+            try connection.execute(Self.cursorPlanning)
+            try connection.execute(Self.declareCursor(query), parameters)
             while true {
                 let rows = try fetch(page, on: connection)
                 buffer += rows
@@ -108,6 +106,16 @@ extension SyncEngine {
             board.update { $0.download = nil }
             throw error
         }
+    }
+
+    /// The setting a download's cursor is planned with: every row is fetched, so it is planned for
+    /// all of them, not for the first tenth a cursor is planned for by default (which prefers the
+    /// version index, already sorted, to a filter's index that reads a hundredth of the rows).
+    static let cursorPlanning = "SET LOCAL cursor_tuple_fraction = 1.0"
+
+    /// The statement that opens the download's cursor over `query`.
+    static func declareCursor(_ query: String) -> String {
+        "DECLARE lode_download NO SCROLL CURSOR FOR " + query
     }
 
     /// The download's query: the rows of every synced type after version `after` up to `last`, in
