@@ -8,9 +8,9 @@ import LodeStore
 extension SyncEngine {
     /// What the server said about a batch.
     enum Outcome {
-        /// Applied (now or before): the version each row got (keyed by type and key text), and the
-        /// lowest of them — all a batch sent again learns (its rows' versions are at least that).
-        case applied(floor: Int64, versions: [UploadedRow: Int64])
+        /// Applied (now or before) at this server version: the one every row of the batch's
+        /// transaction got.
+        case applied(Int64)
         /// An object of a type with a merge function changed on the server since the batch was read:
         /// nothing was applied.
         case conflict
@@ -208,19 +208,14 @@ extension SyncEngine {
                 // A batch sent again that the server applied: its answer was lost. A new batch the
                 // server counts as applied: this store is behind the server's record of it.
                 return resending && applied == batch.number
-                    ? .applied(floor: client.integer(0, 1) ?? 0, versions: [:]) : .renumber(last: applied)
+                    ? .applied(client.integer(0, 1) ?? 0) : .renumber(last: applied)
             }
-            var versions: [UploadedRow: Int64] = [:]
-            func note(_ result: PostgresResult, type: Int) {
-                for row in 0..<result.rowCount {
-                    versions[UploadedRow(type: type, keyText: result.text(row, 0) ?? "")] =
-                        result.integer(row, 1) ?? 0
-                }
-            }
+            // The version the transaction's rows got (one for all: twice its id plus the base).
+            var version: Int64?
             if batch.entries.allSatisfy({ $0.base == 0 && $0.json != nil }),
                 let version = try copyNewRows(batch, on: connection)
             {
-                return try applied(batch, floor: version, versions: [:], on: connection)
+                return try applied(batch, version: version, on: connection)
             }
             // The batch goes to the connection's staging table in one COPY (each JSON parsed once),
             // and from there into each type's table.
@@ -257,7 +252,7 @@ extension SyncEngine {
                         try connection.execute("ROLLBACK")
                         return .conflict
                     }
-                    note(changed, type: type)
+                    version = version ?? changed.integer(0, 1)
                 } else {
                     let written = try connection.execute(
                         """
@@ -266,34 +261,34 @@ extension SyncEngine {
                         ON CONFLICT (key) DO UPDATE
                             SET data = \(merged.replacingOccurrences(of: "x.data", with: "excluded.data")),
                                 deleted = excluded.deleted
-                        RETURNING key, version
+                        RETURNING version
                         """, ["\(type)", known])
-                    note(written, type: type)
+                    version = version ?? written.integer(0, 0)
                 }
             }
-            return try applied(batch, floor: versions.values.min() ?? 0, versions: versions, on: connection)
+            return try applied(batch, version: version ?? 0, on: connection)
         } catch {
             if connection.isOpen { _ = try? connection.execute("ROLLBACK") }
             throw error
         }
     }
 
-    /// Records the batch as the client's last and commits.
-    private func applied(
-        _ batch: UploadBatch, floor: Int64, versions: [UploadedRow: Int64], on connection: PostgresConnection
-    ) throws -> Outcome {
+    /// Records the batch as the client's last, with the version its rows got, and commits.
+    private func applied(_ batch: UploadBatch, version: Int64, on connection: PostgresConnection) throws
+        -> Outcome
+    {
         try connection.execute(
             "UPDATE \(PostgresConnection.quoted(server.schema)).lode_clients SET batch = $2, version = $3, "
                 + "seen = now() WHERE client_id = $1",
-            [clientID, "\(batch.number)", "\(floor)"])
+            [clientID, "\(batch.number)", "\(version)"])
         try connection.execute("COMMIT")
         try hooks.serverCommitted(batch.number)
-        return .applied(floor: floor, versions: versions)
+        return .applied(version)
     }
 
     /// Objects the server never had from this client (no version known: new objects, the common
-    /// case of work done offline) go straight into their tables with `COPY`, and get the
-    /// transaction's version (an insert is never moved past another row's). Nil when a key is on
+    /// case of work done offline) go straight into their tables with `COPY`; returns the version the
+    /// transaction gave them (read back from one of them), or nil when a key is on
     /// the server already (another client made the same key, or deleted it): nothing of the copy
     /// stays, and the batch takes the general path, which merges.
     private func copyNewRows(_ batch: UploadBatch, on connection: PostgresConnection) throws -> Int64? {
@@ -317,12 +312,6 @@ extension SyncEngine {
             try connection.execute("ROLLBACK TO SAVEPOINT lode_new_rows")
             return nil
         }
-    }
-
-    /// A row of an upload: its type's position and its key text.
-    struct UploadedRow: Hashable {
-        var type: Int
-        var keyText: String
     }
 
     /// The statement that makes a connection's staging table for uploads (its rows go at the end of
@@ -378,12 +367,9 @@ extension SyncEngine {
         }
         try store.write { tx in
             try state.setInflight(nil, in: tx)
-            guard case .applied(let floor, let versions) = outcome else { return }
+            guard case .applied(let version) = outcome else { return }
             for entry in batch.entries {
                 let keeps = entry.json != nil || types[entry.type].operations.checksConflicts
-                // A batch sent again knows only the lowest version its rows got: a shadow at or below
-                // the row's version has the next download read the row (the same record) for its own.
-                let version = versions[UploadedRow(type: entry.type, keyText: entry.keyText)] ?? floor
                 try state.setShadow(
                     keeps ? Shadow(version: version, digest: entry.digest, keyText: entry.keyText) : nil,
                     type: entry.type, key: entry.key, in: tx)

@@ -15,7 +15,7 @@ import LodeCodec
 /// - `lode_server`: the format, and the `version_base` added to transaction ids — raised by the
 ///   setup when a table holds versions above the transaction ids (a server restored from a dump into
 ///   a new cluster, or one set up by the clock-row format before it).
-/// - `lode_clients`: per client, the last upload batch applied and the lowest version it got, so
+/// - `lode_clients`: per client, the last upload batch applied and the version it got, so
 ///   that a batch sent again (after a crash or a lost answer) is not applied twice.
 /// - one table per synced type: `key text primary key, data jsonb, version bigint, deleted boolean,
 ///   modified timestamptz`. Triggers stamp every insert and update with its version, turn a
