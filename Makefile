@@ -2,7 +2,8 @@
 
 SWIFT ?= swift
 SHELL := /bin/bash
-APT_PACKAGES := liblmdb-dev lmdb-utils libsqlite3-dev pkg-config
+# libsodium for encryption at rest (sealed records, Argon2id key derivation).
+APT_PACKAGES := liblmdb-dev lmdb-utils libsqlite3-dev libsodium-dev pkg-config
 # PostgreSQL for the sync layer's tests: the client library (libpq-dev) and a server the tests start
 # in a temporary directory of their own (postgresql; its default cluster is not used); iproute2 for
 # the network namespace of the convergence test's cut-off client.
@@ -42,9 +43,10 @@ all: build
 # when they are missing. Needs root or sudo.
 deps:
 	@if pkg-config --exists lmdb 2>/dev/null && pkg-config --exists sqlite3 2>/dev/null \
+		&& pkg-config --exists libsodium 2>/dev/null \
 		&& command -v mdb_dump >/dev/null 2>&1 \
 		&& command -v mdb_load >/dev/null 2>&1 && command -v mdb_stat >/dev/null 2>&1; then \
-		echo "deps: liblmdb-dev and lmdb-utils present"; \
+		echo "deps: liblmdb-dev, lmdb-utils, libsqlite3-dev and libsodium-dev present"; \
 	else \
 		echo "deps: installing $(APT_PACKAGES)"; \
 		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get update -q && \

@@ -56,6 +56,12 @@ let package = Package(
         ),
         .systemLibrary(name: "CMalloc", path: "Sources/CMalloc"),
         .systemLibrary(
+            name: "CSodium",
+            path: "Sources/CSodium",
+            pkgConfig: "libsodium",
+            providers: [.apt(["libsodium-dev"])]
+        ),
+        .systemLibrary(
             name: "CLibPQ",
             path: "Sources/CLibPQ",
             pkgConfig: "libpq",
@@ -72,7 +78,8 @@ let package = Package(
         // Lode's layers, bottom to top: each target imports only the ones below it (see the
         // Architecture article). `Lode` re-exports them for apps; `LodeInspection` is for tools.
         .target(name: "LodeCodec", path: "Sources/LodeCodec"),
-        .target(name: "LodeStore", dependencies: ["LMDB", "LodeCodec"], path: "Sources/LodeStore"),
+        .target(
+            name: "LodeStore", dependencies: ["CSodium", "LMDB", "LodeCodec"], path: "Sources/LodeStore"),
         .target(
             name: "LodeQuery", dependencies: ["LMDB", "LodeCodec", "LodeStore"], path: "Sources/LodeQuery"),
         .target(

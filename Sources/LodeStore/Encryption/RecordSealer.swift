@@ -1,0 +1,153 @@
+import CSodium
+
+/// Seals and opens the values of an encrypted store with keys derived from its ``StoreKey``:
+/// XChaCha20-Poly1305 (IETF) under a fresh random 24-byte nonce per value, bound to associated data
+/// (the store binds a record to its type and primary key, so a sealed value moved to another key or
+/// type does not open); a keyed BLAKE2b hash for the keys LMDB sorts; and a key check kept in the
+/// store, so the wrong key is refused at open before anything is read.
+///
+/// A sealed value is one byte of format (1), the nonce, the ciphertext and the 16-byte tag.
+package final class RecordSealer: @unchecked Sendable {
+    /// The first byte of a value sealed by this format.
+    package static let format: UInt8 = 1
+    static let nonceLength = Int(crypto_aead_xchacha20poly1305_ietf_NPUBBYTES)
+    static let tagLength = Int(crypto_aead_xchacha20poly1305_ietf_ABYTES)
+    /// The bytes a sealed value has beyond its plaintext.
+    package static let overhead = 1 + nonceLength + tagLength
+
+    // Unchecked Sendable: the subkeys are written once, in `init`, and only read after.
+    private let sealingKey: UnsafeMutableRawPointer
+    private let hashingKey: UnsafeMutableRawPointer
+    private let checkingKey: UnsafeMutableRawPointer
+
+    /// Derives the sealer's keys from `key` (each a subkey of its own: libsodium's `crypto_kdf`).
+    package init(key: StoreKey) throws(EncryptionError) {
+        try Sodium.ready()
+        func subkey(_ id: UInt64) throws(EncryptionError) -> UnsafeMutableRawPointer {
+            guard let memory = sodium_malloc(32) else {
+                throw .unavailable("no memory for a key (sodium_malloc)")
+            }
+            let status = key.withBytes { master in
+                crypto_kdf_derive_from_key(
+                    memory.assumingMemoryBound(to: UInt8.self), 32, id, "LodeSeal",
+                    master.baseAddress!.assumingMemoryBound(to: UInt8.self))
+            }
+            guard status == 0 else {
+                sodium_free(memory)
+                throw .unavailable("key derivation failed (crypto_kdf)")
+            }
+            sodium_mprotect_readonly(memory)
+            return memory
+        }
+        let sealing = try subkey(1)
+        let hashing: UnsafeMutableRawPointer
+        do { hashing = try subkey(2) } catch {
+            sodium_free(sealing)
+            throw error
+        }
+        do { checkingKey = try subkey(3) } catch {
+            sodium_free(sealing)
+            sodium_free(hashing)
+            throw error
+        }
+        sealingKey = sealing
+        hashingKey = hashing
+    }
+
+    deinit {
+        // sodium_free zeroes the bytes before it frees them.
+        sodium_free(sealingKey)
+        sodium_free(hashingKey)
+        sodium_free(checkingKey)
+    }
+
+    /// `plaintext` sealed under a fresh nonce, bound to `context` (which is not stored: opening
+    /// needs the same).
+    package func seal(_ plaintext: UnsafeRawBufferPointer, boundTo context: UnsafeRawBufferPointer) -> [UInt8]
+    {
+        var sealed = [UInt8](repeating: 0, count: Self.overhead + plaintext.count)
+        sealed.withUnsafeMutableBytes { out in
+            out[0] = Self.format
+            let nonce = out.baseAddress! + 1
+            randombytes_buf(nonce, Self.nonceLength)
+            var written: UInt64 = 0
+            _ = crypto_aead_xchacha20poly1305_ietf_encrypt(
+                (nonce + Self.nonceLength).assumingMemoryBound(to: UInt8.self), &written,
+                plaintext.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt64(plaintext.count),
+                context.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt64(context.count), nil,
+                UnsafeRawPointer(nonce).assumingMemoryBound(to: UInt8.self),
+                UnsafeRawPointer(sealingKey).assumingMemoryBound(to: UInt8.self))
+        }
+        return sealed
+    }
+
+    /// The plaintext of `sealed`, which must have been sealed by this key bound to `context`.
+    ///
+    /// - Throws: ``EncryptionError/sealBroken(_:)`` when it does not open: another key, another
+    ///   context, a changed byte, a value cut short, or a format this version does not know.
+    package func open(_ sealed: UnsafeRawBufferPointer, boundTo context: UnsafeRawBufferPointer)
+        throws(EncryptionError) -> [UInt8]
+    {
+        guard sealed.count >= Self.overhead else {
+            throw .sealBroken("\(sealed.count) bytes, shorter than a sealed value (\(Self.overhead))")
+        }
+        guard sealed[0] == Self.format else {
+            throw .sealBroken("sealed by format \(sealed[0]), which this version does not know")
+        }
+        var plaintext = [UInt8](repeating: 0, count: sealed.count - Self.overhead)
+        let nonce = sealed.baseAddress! + 1
+        let ciphertext = nonce + Self.nonceLength
+        let status = plaintext.withUnsafeMutableBytes { out in
+            var written: UInt64 = 0
+            return crypto_aead_xchacha20poly1305_ietf_decrypt(
+                out.baseAddress?.assumingMemoryBound(to: UInt8.self), &written, nil,
+                ciphertext.assumingMemoryBound(to: UInt8.self), UInt64(sealed.count - 1 - Self.nonceLength),
+                context.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt64(context.count),
+                nonce.assumingMemoryBound(to: UInt8.self),
+                UnsafeRawPointer(sealingKey).assumingMemoryBound(to: UInt8.self))
+        }
+        guard status == 0 else {
+            throw .sealBroken("authentication failed (another key, another place, or a damaged byte)")
+        }
+        return plaintext
+    }
+
+    /// A keyed hash of `bytes` (BLAKE2b under the store's hashing key), `length` bytes long (16 to
+    /// 64): what stands for a key LMDB sorts, equal for equal keys and meaningless without the key.
+    package func keyedHash(_ bytes: UnsafeRawBufferPointer, length: Int = 16) -> [UInt8] {
+        precondition(length >= 16 && length <= 64, "a keyed hash is 16 to 64 bytes")
+        var hash = [UInt8](repeating: 0, count: length)
+        hash.withUnsafeMutableBytes { out in
+            _ = crypto_generichash(
+                out.baseAddress!.assumingMemoryBound(to: UInt8.self), length,
+                bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt64(bytes.count),
+                UnsafeRawPointer(hashingKey).assumingMemoryBound(to: UInt8.self), 32)
+        }
+        return hash
+    }
+
+    /// The value a store keeps to recognize its key: a keyed hash of a fixed text under a key of its
+    /// own (it says nothing of the sealing or hashing keys).
+    package var keyCheck: [UInt8] {
+        var check = [UInt8](repeating: 0, count: 32)
+        let text = Array("Lode store key check, format 1".utf8)
+        check.withUnsafeMutableBytes { out in
+            text.withUnsafeBytes { input in
+                _ = crypto_generichash(
+                    out.baseAddress!.assumingMemoryBound(to: UInt8.self), 32,
+                    input.baseAddress!.assumingMemoryBound(to: UInt8.self), UInt64(input.count),
+                    UnsafeRawPointer(checkingKey).assumingMemoryBound(to: UInt8.self), 32)
+            }
+        }
+        return check
+    }
+
+    /// Whether `stored` is this key's check value (compared in constant time).
+    package func recognizes(_ stored: [UInt8]) -> Bool {
+        let mine = keyCheck
+        guard stored.count == mine.count else { return false }
+        return stored.withUnsafeBytes { a in
+            mine.withUnsafeBytes { b in sodium_memcmp(a.baseAddress!, b.baseAddress!, mine.count) == 0 }
+        }
+    }
+}

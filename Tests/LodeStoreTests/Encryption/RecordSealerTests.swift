@@ -1,0 +1,106 @@
+import Foundation
+import Testing
+
+@testable import LodeStore
+
+/// The sealing the store's encryption rests on: a value opens only with its key and in its place,
+/// any changed byte is caught, and no two seals of one value look alike.
+@Suite struct RecordSealerTests {
+    let key = try! StoreKey.random()
+
+    func sealed(_ text: String, _ sealer: RecordSealer, context: String) -> [UInt8] {
+        Array(text.utf8).withUnsafeBytes { plain in
+            Array(context.utf8).withUnsafeBytes { sealer.seal(plain, boundTo: $0) }
+        }
+    }
+
+    func opened(_ sealed: [UInt8], _ sealer: RecordSealer, context: String) throws -> String {
+        let plain = try sealed.withUnsafeBytes { value in
+            try Array(context.utf8).withUnsafeBytes { try sealer.open(value, boundTo: $0) }
+        }
+        return String(decoding: plain, as: UTF8.self)
+    }
+
+    @Test func aSealedValueOpensWithItsKeyInItsPlace() throws {
+        let sealer = try RecordSealer(key: key)
+        let value = sealed("meet Ada at noon", sealer, context: "Note/7")
+        #expect(try opened(value, sealer, context: "Note/7") == "meet Ada at noon")
+        #expect(value.count == "meet Ada at noon".utf8.count + RecordSealer.overhead)
+        // Nothing of the plaintext shows.
+        #expect(!String(decoding: value, as: UTF8.self).contains("Ada"))
+        // The empty value seals and opens too.
+        #expect(try opened(sealed("", sealer, context: "Note/8"), sealer, context: "Note/8") == "")
+    }
+
+    @Test func twoSealsOfOneValueDiffer() throws {
+        let sealer = try RecordSealer(key: key)
+        let first = sealed("same", sealer, context: "Note/1")
+        let second = sealed("same", sealer, context: "Note/1")
+        #expect(first != second)
+        #expect(first[1..<25] != second[1..<25], "a fresh nonce each time")
+    }
+
+    @Test func aValueMovedToAnotherPlaceDoesNotOpen() throws {
+        let sealer = try RecordSealer(key: key)
+        let value = sealed("balance 100", sealer, context: "Account/1")
+        #expect(throws: EncryptionError.self) { try opened(value, sealer, context: "Account/2") }
+        #expect(throws: EncryptionError.self) { try opened(value, sealer, context: "Note/1") }
+    }
+
+    @Test func everyChangedByteIsCaught() throws {
+        let sealer = try RecordSealer(key: key)
+        let value = sealed("a record of some length", sealer, context: "Note/1")
+        for position in value.indices {
+            var damaged = value
+            damaged[position] ^= 0x40
+            #expect(throws: EncryptionError.self, "byte \(position)") {
+                try opened(damaged, sealer, context: "Note/1")
+            }
+        }
+        #expect(throws: EncryptionError.self) {
+            try opened(Array(value.dropLast()), sealer, context: "Note/1")
+        }
+        #expect(throws: EncryptionError.self) {
+            try opened(Array(value.prefix(10)), sealer, context: "Note/1")
+        }
+    }
+
+    @Test func anotherKeyOpensNothingAndIsNotRecognized() throws {
+        let sealer = try RecordSealer(key: key)
+        let other = try RecordSealer(key: try StoreKey.random())
+        let value = sealed("secret", sealer, context: "Note/1")
+        #expect(throws: EncryptionError.self) { try opened(value, other, context: "Note/1") }
+        #expect(sealer.recognizes(sealer.keyCheck))
+        #expect(!other.recognizes(sealer.keyCheck))
+        #expect(!sealer.recognizes(Array(sealer.keyCheck.dropLast())))
+        // The same key bytes make the same sealer.
+        let bytes = [UInt8](repeating: 7, count: 32)
+        let again = try RecordSealer(key: try StoreKey(bytes: bytes))
+        let value2 = sealed("secret", try RecordSealer(key: try StoreKey(bytes: bytes)), context: "Note/1")
+        #expect(try opened(value2, again, context: "Note/1") == "secret")
+    }
+
+    @Test func aFormatThisVersionDoesNotKnowIsRefusedByName() throws {
+        let sealer = try RecordSealer(key: key)
+        var value = sealed("x", sealer, context: "c")
+        value[0] = 2
+        #expect(throws: EncryptionError.self) { try opened(value, sealer, context: "c") }
+        do {
+            _ = try opened(value, sealer, context: "c")
+        } catch {
+            #expect("\(error)".contains("format 2"))
+        }
+    }
+
+    @Test func keyedHashesAreEqualForEqualKeysAndDependOnTheKey() throws {
+        let sealer = try RecordSealer(key: key)
+        let other = try RecordSealer(key: try StoreKey.random())
+        func hash(_ text: String, _ sealer: RecordSealer) -> [UInt8] {
+            Array(text.utf8).withUnsafeBytes { sealer.keyedHash($0) }
+        }
+        #expect(hash("ada@example.com", sealer) == hash("ada@example.com", sealer))
+        #expect(hash("ada@example.com", sealer) != hash("ada@example.org", sealer))
+        #expect(hash("ada@example.com", sealer) != hash("ada@example.com", other))
+        #expect(hash("", sealer).count == 16)
+    }
+}
