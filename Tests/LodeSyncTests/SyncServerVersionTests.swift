@@ -159,6 +159,34 @@ struct SyncServerVersionTests {
                     in: .whitespacesAndNewlines))! > high)
         try sync.synchronize()
         #expect(try store.read { try $0.object(SyncNote.self, key: 2) }?.title == "new")
+        // The setup of an older Lode puts back a clock row and its stamp: this client says so
+        // rather than read versions of another kind, and this version's setup undoes it.
+        try psql(
+            server,
+            """
+            CREATE TABLE lode.lode_clock (id integer PRIMARY KEY, version bigint NOT NULL);
+            INSERT INTO lode.lode_clock VALUES (1, 0);
+            CREATE OR REPLACE FUNCTION lode.lode_stamp() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN
+                UPDATE lode.lode_clock SET version = version + 1 WHERE id = 1 RETURNING version INTO NEW.version;
+                RETURN NEW;
+            END $$;
+            """)
+        sync.stop()
+        let stale = try startedClient(store, server)
+        try eventually("the client reports triggers of an older format") {
+            stale.status.lastError?.description.contains("older one") ?? false
+        }
+        stale.stop()
+        try server.setUp(for: [SyncNote.self])
+        let again = try startedClient(store, server)
+        defer { again.stop() }
+        try psql(
+            server,
+            "INSERT INTO lode.\"Note\" (key, data) VALUES ('3', '{\"id\":3,\"title\":\"after\",\"owner\":\"x\",\"rank\":3,\"done\":false}')"
+        )
+        try again.synchronize()
+        #expect(try store.read { try $0.object(SyncNote.self, key: 3) }?.title == "after")
         // Setting up again keeps the base.
         let base = try psql(server, "SELECT version_base FROM lode.lode_server")
         try server.setUp(for: [SyncNote.self])

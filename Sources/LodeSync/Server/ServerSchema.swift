@@ -55,6 +55,9 @@ package enum ServerSchema {
     /// row, `lode_clock`, that every writing transaction held until it committed).
     static let format = 2
 
+    /// The comment the stamp function of this format carries, which the check looks for.
+    static let formatMarker = "Lode sync server format \(format)"
+
     /// The statements that create the schema and the server's own tables (idempotent).
     static func serverTableStatements(schema: String) -> [String] {
         let s = PostgresConnection.quoted(schema)
@@ -93,7 +96,7 @@ package enum ServerSchema {
         var statements = [
             """
             CREATE OR REPLACE FUNCTION \(s).lode_stamp() RETURNS trigger LANGUAGE plpgsql AS $lode$
-            -- Lode sync server format \(format): versions from transaction ids.
+            -- \(formatMarker): versions from transaction ids.
             DECLARE
                 stamped bigint := 2 * pg_current_xact_id()::text::bigint + \(base);
                 setting text := '\(notifiedSetting(schema))';
@@ -278,6 +281,23 @@ package enum ServerSchema {
                         + "update the app"
                     : "schema \"\(schema)\" has sync server format \(format): run the setup to bring it to "
                         + "format \(Self.format)")
+        }
+        // The functions must be this format's too: the setup of an older Lode (a client of an older
+        // app that sets the server up) puts back a clock row and its stamp.
+        let functions = try connection.execute(
+            """
+            SELECT p.proname, p.prosrc FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+            WHERE n.nspname = $1 AND p.proname IN ('lode_stamp', 'lode_horizon')
+            """, [schema])
+        let sources = Dictionary(
+            (0..<functions.rowCount).map { (functions.text($0, 0) ?? "", functions.text($0, 1) ?? "") },
+            uniquingKeysWith: { first, _ in first })
+        guard sources["lode_horizon"] != nil, sources["lode_stamp"]?.contains(formatMarker) == true,
+            tables["lode_clock"] == nil
+        else {
+            throw SyncError.serverNotSetUp(
+                "schema \"\(schema)\" says format \(Self.format) but its triggers are of an older one (the setup of "
+                    + "an older Lode ran since): run this version's setup, and update every client")
         }
         for type in types {
             guard let table = tables[type] else {
