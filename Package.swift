@@ -180,7 +180,8 @@ let package = Package(
         .testTarget(
             name: "LodeStoreTests",
             dependencies: [
-                "LMDB", "LodeCodec", "LodeStore", "LodeTestSupport", "LodeTestModels", "lode-test-helper",
+                "CSodium", "LMDB", "LodeCodec", "LodeStore", "LodeTestSupport", "LodeTestModels",
+                "lode-test-helper",
                 "lode-dump",
             ],
             path: "Tests/LodeStoreTests"),
