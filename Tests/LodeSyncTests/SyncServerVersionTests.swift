@@ -14,13 +14,18 @@ import Testing
 struct SyncServerVersionTests {
     let tmp = TemporaryDirectory()
 
+    /// A store of notes named `name` in the test's directory.
+    func makeStore(_ name: String) throws -> Store {
+        try Store(
+            at: tmp.url.appendingPathComponent(name), configuration: StoreConfiguration(durability: .noSync),
+            types: [SyncNote.self])
+    }
+
     /// A transaction holding an id from before a committed row keeps that row back until it ends;
     /// its own rows, at lower versions, arrive then too: no commit is skipped.
     @Test func aTransactionBegunEarlierAndCommittedLaterIsNotSkipped() throws {
         let server = try syncServer(for: [SyncNote.self])
-        let store = try Store(
-            at: tmp.url.appendingPathComponent("a"), configuration: StoreConfiguration(durability: .noSync),
-            types: [SyncNote.self])
+        let store = try makeStore("a")
         let sync = try startedClient(store, server)
         defer { sync.stop() }
         try sync.synchronize()
@@ -65,12 +70,8 @@ struct SyncServerVersionTests {
     /// the horizon while the older transaction ran), downloads it too.
     @Test func anOlderTransactionsOverwriteReachesEveryClient() throws {
         let server = try syncServer(for: [SyncNote.self])
-        let store = try Store(
-            at: tmp.url.appendingPathComponent("a"), configuration: StoreConfiguration(durability: .noSync),
-            types: [SyncNote.self])
-        let other = try Store(
-            at: tmp.url.appendingPathComponent("b"), configuration: StoreConfiguration(durability: .noSync),
-            types: [SyncNote.self])
+        let store = try makeStore("a")
+        let other = try makeStore("b")
         let sync = try startedClient(store, server)
         let otherSync = try startedClient(other, server)
         defer {
@@ -118,9 +119,7 @@ struct SyncServerVersionTests {
     /// above them, so new writes reach clients whose cursors are there.
     @Test func versionsAboveTheTransactionIdsAreRebasedBySetUp() throws {
         let server = try syncServer(for: [SyncNote.self])
-        let store = try Store(
-            at: tmp.url.appendingPathComponent("a"), configuration: StoreConfiguration(durability: .noSync),
-            types: [SyncNote.self])
+        let store = try makeStore("a")
         let high: Int64 = 5_000_000_000
         try psql(
             server,
@@ -198,9 +197,7 @@ struct SyncServerVersionTests {
     /// half-copied, the rest arrive, and the existing key takes this client's object.
     @Test func newObjectsWhoseKeyTheServerHasGoUpTheGeneralWay() throws {
         let server = try syncServer(for: [SyncNote.self])
-        let store = try Store(
-            at: tmp.url.appendingPathComponent("a"), configuration: StoreConfiguration(durability: .noSync),
-            types: [SyncNote.self])
+        let store = try makeStore("a")
         try store.write { tx in
             for id in 1...3 {
                 try tx.insert(SyncNote(id: id, title: "new \(id)", owner: "a", rank: id, done: false))
@@ -248,9 +245,7 @@ struct SyncServerVersionTests {
     /// goes as a deletion.
     @Test func aBacklogOfSeveralBatchesMissesNoChangeMadeMeanwhile() throws {
         let server = try syncServer(for: [SyncNote.self])
-        let store = try Store(
-            at: tmp.url.appendingPathComponent("a"), configuration: StoreConfiguration(durability: .noSync),
-            types: [SyncNote.self])
+        let store = try makeStore("a")
         try store.write { tx in
             for id in 1...60 {
                 try tx.insert(SyncNote(id: id, title: "first \(id)", owner: "a", rank: id, done: false))

@@ -85,8 +85,8 @@ package final class StoreKey: @unchecked Sendable {
 }
 
 /// The cost of deriving a key from a passphrase with Argon2id: passes over memory and the memory
-/// used. Kept in the store beside the salt, so that the same passphrase opens it on any machine.
-package struct KeyDerivation: Equatable, Sendable, Codable {
+/// used. To be kept in the store beside the salt, so that the same passphrase opens it anywhere.
+package struct KeyDerivation: Equatable, Sendable {
     /// Passes over the memory (libsodium's `opslimit`).
     package var operations: UInt64
     /// Bytes of memory the derivation uses (libsodium's `memlimit`).

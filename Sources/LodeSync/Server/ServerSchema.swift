@@ -79,8 +79,14 @@ package enum ServerSchema {
     /// The transaction-local setting that says a transaction has notified the schema's channel: named
     /// after a hash of the schema, so that a transaction writing to two sync schemas notifies both.
     static func notifiedSetting(_ schema: String) -> String {
-        let hex = String(IndexKeyLimit.fnv1a64(Array(schema.utf8)), radix: 16)
-        return "lode.n" + String(repeating: "0", count: 16 - hex.count) + hex
+        "lode.n" + hashed(schema)
+    }
+
+    /// A name's FNV-1a hash as 16 hex digits: a stand-in for a name that may be too long, or not an
+    /// identifier, where PostgreSQL needs one.
+    static func hashed(_ name: String) -> String {
+        let hex = String(IndexKeyLimit.fnv1a64(Array(name.utf8)), radix: 16)
+        return String(repeating: "0", count: 16 - hex.count) + hex
     }
 
     /// The statements that create (or bring up to date) the functions and the tables of `types`, with
@@ -158,10 +164,7 @@ package enum ServerSchema {
 
     /// The statement that makes the index of `index` (idempotent).
     static func filterIndexStatement(schema: String, _ index: SyncServer.FilterIndex) -> String {
-        let hash = IndexKeyLimit.fnv1a64(
-            Array((index.type + "\u{1F}" + index.path.joined(separator: "\u{1F}")).utf8))
-        let hex = String(hash, radix: 16)
-        let name = "lode_filter_" + String(repeating: "0", count: 16 - hex.count) + hex
+        let name = "lode_filter_" + hashed(index.type + "\u{1F}" + index.path.joined(separator: "\u{1F}"))
         return "CREATE INDEX IF NOT EXISTS \(PostgresConnection.quoted(name)) ON "
             + "\(PostgresConnection.quoted(schema)).\(PostgresConnection.quoted(index.type)) "
             + "(\(FilterSQL.fieldExpression(index.path)))"
@@ -170,9 +173,7 @@ package enum ServerSchema {
     /// The name of a type's version index: `lode_version_` and a hash of the type's name (the
     /// type's name itself could make it longer than an identifier may be).
     static func versionIndexName(_ type: String) -> String {
-        let hash = IndexKeyLimit.fnv1a64(Array(type.utf8))
-        let hex = String(hash, radix: 16)
-        return "lode_version_" + String(repeating: "0", count: 16 - hex.count) + hex
+        "lode_version_" + hashed(type)
     }
 
     /// Runs the setup in one transaction, serialized with any other setup of the schema.
