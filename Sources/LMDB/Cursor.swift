@@ -43,6 +43,8 @@ public class Cursor {
 
     /// Whether the cursor keeps its position's key (a write transaction's cursor).
     let tracksPosition: Bool
+    /// The current entry of a sealed database, opened.
+    lazy var opened = OpenedBuffer()
 
     func closeHandle() {
         if let handle { mdb_cursor_close(handle) }
@@ -65,9 +67,65 @@ public class Cursor {
         return handle
     }
 
-    /// Runs one `mdb_cursor_get`; returns the raw key and value the cursor is on afterwards, or `nil`
-    /// on `MDB_NOTFOUND`.
+    /// Runs one `mdb_cursor_get`; returns the key and value the cursor is on afterwards, or `nil` on
+    /// `MDB_NOTFOUND`. In a sealed database `key` and `value` are given as the caller knows them and
+    /// the entry comes back opened, valid until the cursor's next move.
     func rawMove(
+        _ op: MDB_cursor_op, key: UnsafeRawBufferPointer? = nil, value: UnsafeRawBufferPointer? = nil
+    ) throws(LMDBError) -> (MDB_val, MDB_val)? {
+        guard let sealing = database.sealing else { return try storedMove(op, key: key, value: value) }
+        return try sealedMove(op, key: key, value: value, sealing: sealing)
+    }
+
+    /// `rawMove` in a sealed database.
+    private func sealedMove(
+        _ op: MDB_cursor_op, key: UnsafeRawBufferPointer?, value: UnsafeRawBufferPointer?,
+        sealing: DatabaseSealing
+    ) throws(LMDBError) -> (MDB_val, MDB_val)? {
+        let operation = "mdb_cursor_get in \(database)"
+        if op == MDB_SET_RANGE && sealing.hashesKeys { throw sealing.unordered(operation) }
+        if op == MDB_GET_BOTH_RANGE || (op == MDB_GET_BOTH && !database.allowsDuplicates) {
+            throw sealing.unordered(operation)
+        }
+        var found: (MDB_val, MDB_val)?
+        if let key {
+            let storedKey = sealing.storedKey(key)
+            found = try onlyLMDBErrors {
+                try storedKey.withUnsafeBytes { storedKey in
+                    guard let value else { return try storedMove(op, key: storedKey) }
+                    let sealed = sealing.sealer.seal(
+                        value, embeddedKey: nil, storedKey: storedKey, database: sealing.name,
+                        deterministic: true)
+                    return try sealed.withUnsafeBytes { try storedMove(op, key: storedKey, value: $0) }
+                }
+            }
+        } else {
+            found = try storedMove(op)
+        }
+        guard let (k, v) = found else { return nil }
+        let storedKey = UnsafeRawBufferPointer(start: k.mv_data, count: k.mv_size)
+        let sealed = UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size)
+        let buffer = opened.reserve(sealing.sealer.openedCapacity(sealedCount: sealed.count))
+        let entry = try sealing.open(
+            storedKey: storedKey, sealed: sealed, deterministic: database.allowsDuplicates, into: buffer,
+            operation)
+        return (MDB_val(entry.key), MDB_val(entry.value))
+    }
+
+    /// Runs `body`, which throws only ``LMDBError``s (through closures that rethrow untyped).
+    private func onlyLMDBErrors<R>(_ body: () throws -> R) throws(LMDBError) -> R {
+        do {
+            return try body()
+        } catch let error as LMDBError {
+            throw error
+        } catch {
+            throw LMDBError(.invalidArgument, operation: "mdb_cursor_get in \(database)", message: "\(error)")
+        }
+    }
+
+    /// Runs one `mdb_cursor_get` with keys and values as LMDB stores them; returns the stored key and
+    /// value the cursor is on afterwards, or `nil` on `MDB_NOTFOUND`.
+    func storedMove(
         _ op: MDB_cursor_op, key: UnsafeRawBufferPointer? = nil, value: UnsafeRawBufferPointer? = nil
     ) throws(LMDBError) -> (MDB_val, MDB_val)? {
         let cursor = try activeHandle("mdb_cursor_get in \(database)")
@@ -125,7 +183,7 @@ public class Cursor {
         let op = step == .next ? MDB_NEXT : MDB_GET_CURRENT
         // A read transaction's step, the walk of a scan: one call into LMDB (nothing to track, the
         // same checks as `rawMove`).
-        guard !tracksPosition, let cursor = handle, transaction.handle != nil else {
+        guard !tracksPosition, database.sealing == nil, let cursor = handle, transaction.handle != nil else {
             guard let (k, v) = try rawMove(op) else { return nil }
             return (
                 UnsafeRawBufferPointer(start: k.mv_data, count: k.mv_size),

@@ -49,6 +49,9 @@ public final class Environment: @unchecked Sendable {
     let dbiLock = Lock()
     private let registryKey: EnvironmentRegistry.Key
     private var databases: [String: Database] = [:]  // dbiLock
+    /// Seals the entries of an encrypted environment (installed by its opener before it opens any
+    /// database but the main one and the clear ones).
+    private var sealer: (any EntrySealer)?  // dbiLock
     private var generation = 0  // dbiLock
     private var pooledReadHandles: [OpaquePointer] = []  // poolLock
     private let poolLock = Lock()
@@ -493,6 +496,47 @@ public final class Environment: @unchecked Sendable {
         return known
     }
 
+    /// Installs the sealer of an encrypted environment: databases opened from now on (and those
+    /// already opened) are sealed as it says. When one is installed already, `sealer` must seal with
+    /// the same key (`sameKey`).
+    ///
+    /// - Throws: ``LMDBError/Code/incompatibleOptions`` when another key's sealer is installed, or a
+    ///   database already open would be sealed differently.
+    package func install(sealer new: any EntrySealer, sameKey: (any EntrySealer) -> Bool) throws {
+        try dbiLock.withLock {
+            if let installed = sealer {
+                guard sameKey(installed) else {
+                    throw LMDBError(
+                        .incompatibleOptions, operation: "open \(path)",
+                        message: "the store is open in this process with another key")
+                }
+                return
+            }
+            for (name, database) in databases where new.mode(ofDatabase: name) != .clear {
+                throw LMDBError(
+                    .incompatibleOptions, operation: "open \(path)",
+                    message: "\(database) was opened before the store's key was given")
+            }
+            sealer = new
+        }
+    }
+
+    /// The installed sealer, if any.
+    package var installedSealer: (any EntrySealer)? { dbiLock.withLock { sealer } }
+
+    /// The sealing of the database `name` of `kind` under the installed sealer (dbiLock held).
+    private func sealing(ofDatabase name: String, kind: Database.Kind) throws(LMDBError) -> DatabaseSealing? {
+        guard let sealer else { return nil }
+        let mode = sealer.mode(ofDatabase: name)
+        if mode == .clear { return nil }
+        if case .fixedDuplicates = kind {
+            throw LMDBError(
+                .incompatible, operation: "open database",
+                message: "database \"\(name)\" is dup-fixed, which an encrypted store cannot seal")
+        }
+        return DatabaseSealing(sealer: sealer, mode: mode, name: Array(name.utf8))
+    }
+
     func forgetDatabase(named name: String) {
         databases[name] = nil  // dbiLock held by the caller
     }
@@ -534,7 +578,8 @@ public final class Environment: @unchecked Sendable {
         } else {
             kind = .plain
         }
-        let database = Database(name: name, kind: kind, handle: dbi)
+        let database = Database(
+            name: name, kind: kind, handle: dbi, sealing: try sealing(ofDatabase: name, kind: kind))
         if let requested, requested != kind {
             throw LMDBError(
                 .incompatible, operation: "open database",

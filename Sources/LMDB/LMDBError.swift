@@ -94,6 +94,12 @@ public struct LMDBError: Error, Equatable, CustomStringConvertible, Sendable {
         /// The file system holding the environment has no room left: a commit could not write its
         /// pages (LMDB reports it as `EIO`). Nothing of the commit is visible.
         case diskFull
+        /// A sealed entry of an encrypted environment does not open with its key: the bytes were
+        /// damaged, moved to another key or database, or written with another key.
+        case sealBroken
+        /// An ordered operation (a range, a seek to the nearest key) on a database whose keys are
+        /// stored hashed, where only exact keys can be found.
+        case unordered
     }
 
     /// What kind of failure this is.

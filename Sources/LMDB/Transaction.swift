@@ -13,6 +13,16 @@ public class Transaction {
     public let environment: Environment
     var handle: OpaquePointer?
     var cursors: [ObjectIdentifier: Cursor] = [:]
+    /// Values of sealed databases opened by point reads, valid until the transaction ends (as bytes
+    /// of the map are).
+    private var openedArena: OpenedArena?
+
+    var openedValues: OpenedArena {
+        if let openedArena { return openedArena }
+        let arena = OpenedArena()
+        openedArena = arena
+        return arena
+    }
 
     package init(environment: Environment, handle: OpaquePointer) {
         self.environment = environment
@@ -37,6 +47,7 @@ public class Transaction {
     func closeCursors() {
         for cursor in cursors.values { cursor.closeHandle() }
         cursors.removeAll()
+        openedArena?.release()
     }
 
     /// The snapshot this transaction reads (for a write transaction: the id its commit will have).
@@ -105,12 +116,38 @@ public class Transaction {
         let txn = try activeHandle("mdb_get in \(database)")
         var value = MDB_val()
         try environment.checkKey(keyBytes.count, "mdb_get in \(database)")
+        if let sealing = database.sealing {
+            return try sealedValue(forKey: keyBytes, in: database, sealing: sealing, txn: txn)
+        }
         var keyValue = MDB_val(
             mv_size: keyBytes.count, mv_data: UnsafeMutableRawPointer(mutating: keyBytes.baseAddress))
         let rc = mdb_get(txn, database.handle, &keyValue, &value)
         if rc == MDB_NOTFOUND { return nil }
         try check(rc, "mdb_get in \(database)")
         return UnsafeRawBufferPointer(start: value.mv_data, count: value.mv_size)
+    }
+
+    /// `valueInPlace` in a sealed database: the value opened into memory that lives as long as the
+    /// transaction.
+    private func sealedValue(
+        forKey keyBytes: UnsafeRawBufferPointer, in database: Database, sealing: DatabaseSealing,
+        txn: OpaquePointer
+    ) throws -> UnsafeRawBufferPointer? {
+        let stored = sealing.storedKey(keyBytes)
+        return try stored.withUnsafeBytes { storedKey -> UnsafeRawBufferPointer? in
+            var keyValue = MDB_val(
+                mv_size: storedKey.count, mv_data: UnsafeMutableRawPointer(mutating: storedKey.baseAddress))
+            var value = MDB_val()
+            let rc = mdb_get(txn, database.handle, &keyValue, &value)
+            if rc == MDB_NOTFOUND { return nil }
+            try check(rc, "mdb_get in \(database)")
+            let sealed = UnsafeRawBufferPointer(start: value.mv_data, count: value.mv_size)
+            let buffer = openedValues.allocate(sealing.sealer.openedCapacity(sealedCount: sealed.count))
+            return try sealing.open(
+                storedKey: storedKey, sealed: sealed, deterministic: database.allowsDuplicates, into: buffer,
+                "mdb_get in \(database)"
+            ).value
+        }
     }
 
     /// True when `key` is present.

@@ -118,7 +118,38 @@ public final class WriteTransaction: Transaction {
     ) throws {
         func operation() -> String { "mdb_put in \(database)" }
         try environment.checkKey(keyBytes.count, operation())
-        try environment.checkValue(valueBytes.count, in: database, operation())
+        guard let sealing = database.sealing else {
+            try environment.checkValue(valueBytes.count, in: database, operation())
+            try putStored(valueBytes, forKey: keyBytes, in: database, flags: flags)
+            return
+        }
+        try withSealed(valueBytes, forKey: keyBytes, in: database, sealing: sealing) { value, key in
+            try environment.checkValue(value.count, in: database, operation())
+            try putStored(value, forKey: key, in: database, flags: sealing.storableFlags(flags, in: database))
+        }
+    }
+
+    /// Calls `body` with the bytes LMDB stores for `valueBytes` under `keyBytes` in a sealed
+    /// database: the value sealed (carrying the key when the key is hashed), and the stored key.
+    func withSealed<R>(
+        _ valueBytes: UnsafeRawBufferPointer, forKey keyBytes: UnsafeRawBufferPointer, in database: Database,
+        sealing: DatabaseSealing, _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> R
+    ) throws -> R {
+        let storedKey = sealing.storedKey(keyBytes)
+        return try storedKey.withUnsafeBytes { stored in
+            let sealed = sealing.sealer.seal(
+                valueBytes, embeddedKey: sealing.hashesKeys && !database.allowsDuplicates ? keyBytes : nil,
+                storedKey: stored, database: sealing.name, deterministic: database.allowsDuplicates)
+            return try sealed.withUnsafeBytes { try body($0, stored) }
+        }
+    }
+
+    /// Puts bytes as LMDB stores them (already sealed, in a sealed database).
+    func putStored(
+        _ valueBytes: UnsafeRawBufferPointer, forKey keyBytes: UnsafeRawBufferPointer, in database: Database,
+        flags: PutFlags
+    ) throws {
+        func operation() -> String { "mdb_put in \(database)" }
         let rc = try perform(operation()) { txn in
             var keyValue = MDB_val(keyBytes)
             var dataValue = MDB_val(valueBytes)
@@ -155,6 +186,17 @@ public final class WriteTransaction: Transaction {
     private func delete(keyBytes: UnsafeRawBufferPointer, in database: Database) throws -> Bool {
         func operation() -> String { "mdb_del in \(database)" }
         try environment.checkKey(keyBytes.count, operation())
+        if let sealing = database.sealing, sealing.hashesKeys {
+            return try sealing.storedKey(keyBytes).withUnsafeBytes {
+                try deleteStored(keyBytes: $0, in: database)
+            }
+        }
+        return try deleteStored(keyBytes: keyBytes, in: database)
+    }
+
+    /// Deletes a key as LMDB stores it.
+    func deleteStored(keyBytes: UnsafeRawBufferPointer, in database: Database) throws -> Bool {
+        func operation() -> String { "mdb_del in \(database)" }
         let rc = try perform(operation()) { txn in
             var keyValue = MDB_val(keyBytes)
             return mdb_del(txn, database.handle, &keyValue, nil)
@@ -199,6 +241,26 @@ public final class WriteTransaction: Transaction {
     ) throws -> Bool {
         func operation() -> String { "mdb_del in \(database)" }
         try environment.checkKey(keyBytes.count, operation())
+        guard let sealing = database.sealing else {
+            return try deleteStored(keyBytes, value: valueBytes, in: database)
+        }
+        guard database.allowsDuplicates else {
+            // A plain database: the pair is there when the key's value opens to `valueBytes`.
+            guard let stored = try valueInPlace(forKey: keyBytes, in: database),
+                stored.elementsEqual(valueBytes)
+            else { return false }
+            return try delete(keyBytes: keyBytes, in: database)
+        }
+        return try withSealed(valueBytes, forKey: keyBytes, in: database, sealing: sealing) { value, key in
+            try deleteStored(key, value: value, in: database)
+        }
+    }
+
+    /// Deletes a key/value pair as LMDB stores them.
+    func deleteStored(
+        _ keyBytes: UnsafeRawBufferPointer, value valueBytes: UnsafeRawBufferPointer, in database: Database
+    ) throws -> Bool {
+        func operation() -> String { "mdb_del in \(database)" }
         let rc = try perform(operation()) { txn in
             var keyValue = MDB_val(keyBytes)
             var dataValue = MDB_val(valueBytes)
@@ -489,10 +551,10 @@ extension Cursor {
         try key.withUnsafeBytes { (keyBytes) in
             if let value = trackedValue {
                 try value.withUnsafeBytes { (valueBytes) in
-                    _ = try rawMove(MDB_GET_BOTH, key: keyBytes, value: valueBytes)
+                    _ = try storedMove(MDB_GET_BOTH, key: keyBytes, value: valueBytes)
                 }
             } else {
-                _ = try rawMove(MDB_SET, key: keyBytes)
+                _ = try storedMove(MDB_SET, key: keyBytes)
             }
         }
     }

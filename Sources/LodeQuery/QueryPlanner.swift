@@ -47,6 +47,9 @@ package enum QueryPlanner {
         var access: QueryPlan.Access
         var coveredConditions: Int
         var exact: Bool
+        /// True when every range is one whole key (equalities, or a membership, on every component):
+        /// what a database whose keys are stored hashed can answer.
+        var wholeKeys = false
     }
 
     /// Builds the ranges for a key made of `components` (key paths with their value types), using
@@ -88,6 +91,11 @@ package enum QueryPlanner {
                 score = 40 * equalities + 30
                 used += 1
                 if mine.count > 1 || !equalityIsExact(type) { exact = false }
+                if equalities == components.count - 1 {
+                    return Candidate(
+                        score: score, ranges: ranges, access: access, coveredConditions: used, exact: exact,
+                        wholeKeys: true)
+                }
             } else if let prefixCondition = mine.first(where: {
                 if case .prefix = $0 { return true } else { return false }
             }),
@@ -144,7 +152,7 @@ package enum QueryPlanner {
             name.map { .indexLookup(index: $0, count: 1) } ?? .primaryKeyLookup(count: 1)
         return Candidate(
             score: 40 * equalities + (full ? 100 : 0), ranges: [KeyRange(prefix: prefix)],
-            access: access, coveredConditions: used, exact: exact)
+            access: access, coveredConditions: used, exact: exact, wholeKeys: true)
     }
 
     package static func plan<T: Persistable>(
@@ -155,9 +163,13 @@ package enum QueryPlanner {
         let opaque = conditions.count - analysable.count
         let pkPath = schema.primaryKeyPath as AnyKeyPath
 
+        // In an encrypted store the keys of records and indexes are stored hashed: only whole keys
+        // are found, and nothing comes in key order (results in primary-key order are sorted).
+        let recordsOrdered = state.records?.isOrdered ?? true
         var best: (Candidate, Database?, String?)?
         if let pk = try candidate(
-            components: [(pkPath, schema.primaryKeyType)], conditions: analysable, name: nil, unique: true)
+            components: [(pkPath, schema.primaryKeyType)], conditions: analysable, name: nil, unique: true),
+            recordsOrdered || pk.wholeKeys
         {
             best = (pk, nil, nil)
         }
@@ -169,7 +181,8 @@ package enum QueryPlanner {
             guard
                 let found = try candidate(
                     components: components, conditions: analysable, name: definition.name,
-                    unique: definition.isUnique)
+                    unique: definition.isUnique),
+                index.database.isOrdered || found.wholeKeys
             else { continue }
             if best == nil || found.score > best!.0.score {
                 best = (found, index.database, definition.name)
@@ -187,7 +200,7 @@ package enum QueryPlanner {
             if sortPath as AnyKeyPath == pkPath, keyOrderMatchesComparable(schema.primaryKeyType) {
                 ordering = .primaryKey(reversed: sortReversed)
             } else if let index = state.indexes.first(where: {
-                $0.definition.keyPaths.count == 1
+                $0.database.isOrdered && $0.definition.keyPaths.count == 1
                     && $0.definition.keyPaths[0] as AnyKeyPath == sortPath as AnyKeyPath
                     && $0.definition.orderMatchesComparable[0]
             }) {

@@ -320,7 +320,7 @@ public struct Results<Element: Persistable>: @unchecked Sendable {
                 // Nothing to check: the walk is the results when they are in key order and whole.
                 let visitor =
                     execution.plan.ordering == .primaryKey(reversed: false) && linkedSort == nil
-                        && offsetCount == 0 && limitCount == nil ? visitor : nil
+                        && offsetCount == 0 && limitCount == nil && records.isOrdered ? visitor : nil
                 let visit = visitor?.0
                 if normalized.count == 1, normalized[0].range.isWhole {
                     // Every record: room for all of them at once, instead of growing by copies.
@@ -328,7 +328,10 @@ public struct Results<Element: Persistable>: @unchecked Sendable {
                     candidates.reserve(entries)
                     visitor?.1(entries)
                 }
-                var walked: [UnsafeRawBufferPointer]? = sortsRecords ? [] : nil
+                // A sealed record opens into the cursor's buffer, valid until its next step: those
+                // are read again by key (into memory that lasts) for the sorted window.
+                var walked: [UnsafeRawBufferPointer]? =
+                    sortsRecords && records.sealingMode == .clear ? [] : nil
                 for (range, _) in normalized {
                     try scan(lmdb, records, range) { key, value in
                         candidates.append(key)
@@ -409,7 +412,10 @@ public struct Results<Element: Persistable>: @unchecked Sendable {
         if case .index = ordering, lossy { ordering = .inMemory }
         switch ordering {
         case .primaryKey(let reversed):
-            if case .records = execution.source {} else { (keys, objects) = sortedByKey(keys, objects) }
+            if case .records = execution.source, records.isOrdered {
+            } else {
+                (keys, objects) = sortedByKey(keys, objects)
+            }
             if reversed { (keys, objects) = reverse(keys, objects, groups: nil) }
         case .index(_, let reversed):
             if reversed { (keys, objects) = reverse(keys, objects, groups: groupStarts) }
@@ -534,6 +540,20 @@ public struct Results<Element: Persistable>: @unchecked Sendable {
         _ visit: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool
     ) throws {
         try lmdb.withCursor(in: database) { cursor in
+            if !database.isOrdered && !range.isWhole {
+                // Keys stored hashed: the planner asks only for whole keys, found exactly.
+                guard range.lower == nil, range.upper == nil, try cursor.seek(to: range.prefix) != nil else {
+                    return
+                }
+                try range.prefix.withUnsafeBytes { key in
+                    var value = try cursor.entryInPlace(.current)?.value
+                    while let current = value, try visit(key, current), database.allowsDuplicates {
+                        value =
+                            try cursor.nextDuplicate() == nil ? nil : try cursor.entryInPlace(.current)?.value
+                    }
+                }
+                return
+            }
             // Entries are read in place (a scan may pass a million of them).
             guard (range.start.isEmpty ? try cursor.first() : try cursor.seek(atLeast: range.start)) != nil
             else { return }

@@ -54,7 +54,8 @@ extension Transaction {
             if keys.isEmpty { return }
             throw missing(0)
         }
-        guard ascending else {
+        // Records stored under hashed keys (an encrypted store) are not next to each other.
+        guard ascending, records.isOrdered else {
             for index in 0..<keys.count {
                 let key = keys[index]
                 let found: Void? = try lmdb.withValue(forKey: Array(key), in: records) { try body(key, $0) }

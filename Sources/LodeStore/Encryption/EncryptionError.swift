@@ -1,5 +1,6 @@
-/// What goes wrong with a store's encryption keys and sealed records.
-package enum EncryptionError: Error, Equatable, Sendable, CustomStringConvertible {
+/// What goes wrong with a store's encryption: its key, the record of it the store keeps, and
+/// sealed entries.
+public enum EncryptionError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The cryptographic library cannot be used on this system.
     case unavailable(String)
     /// Key material of the wrong size, or derivation parameters out of range.
@@ -7,13 +8,33 @@ package enum EncryptionError: Error, Equatable, Sendable, CustomStringConvertibl
     /// A sealed value failed authentication: the wrong key, a damaged byte, or a value moved from
     /// where it was sealed (another key or type).
     case sealBroken(String)
+    /// The store is encrypted and no key was given.
+    case keyMissing
+    /// The key given is not the store's (or the passphrase is not).
+    case wrongKey
+    /// A key was given for a store that is not encrypted.
+    case notEncrypted
+    /// The store was encrypted by a newer version of Lode, whose format this one does not know.
+    case newerFormat(Int)
+    /// The store's record of its encryption (in `@meta`) is damaged: a salt cut short, a missing key
+    /// check.
+    case damagedKeyRecord(String)
 
     /// What went wrong, in words.
-    package var description: String {
+    public var description: String {
         switch self {
         case .unavailable(let reason): return "encryption is unavailable: \(reason)"
         case .invalidKey(let reason): return "invalid encryption key: \(reason)"
         case .sealBroken(let reason): return "a sealed value does not open: \(reason)"
+        case .keyMissing: return "the store is encrypted: give its key (StoreConfiguration.encryption)"
+        case .wrongKey: return "the key given does not open the store (a wrong key or passphrase)"
+        case .notEncrypted:
+            return
+                "the store is not encrypted, and a key was given (encrypt it with Store.encrypt, or open it without a key)"
+        case .newerFormat(let format):
+            return "the store is encrypted in format \(format), newer than this version of Lode knows (1)"
+        case .damagedKeyRecord(let reason):
+            return "the store's record of its encryption is damaged: \(reason)"
         }
     }
 }

@@ -19,6 +19,8 @@ package final class RecordSealer: @unchecked Sendable {
     private let sealingKey: UnsafeMutableRawPointer
     private let hashingKey: UnsafeMutableRawPointer
     private let checkingKey: UnsafeMutableRawPointer
+    /// The key of the synthetic nonces of deterministic seals.
+    private let nonceKey: UnsafeMutableRawPointer
 
     /// Derives the sealer's keys from `key` (each a subkey of its own: libsodium's `crypto_kdf`).
     package init(key: StoreKey) throws(EncryptionError) {
@@ -45,11 +47,19 @@ package final class RecordSealer: @unchecked Sendable {
             sodium_free(sealing)
             throw error
         }
-        do { checkingKey = try subkey(3) } catch {
+        let checking: UnsafeMutableRawPointer
+        do { checking = try subkey(3) } catch {
             sodium_free(sealing)
             sodium_free(hashing)
             throw error
         }
+        do { nonceKey = try subkey(4) } catch {
+            sodium_free(sealing)
+            sodium_free(hashing)
+            sodium_free(checking)
+            throw error
+        }
+        checkingKey = checking
         sealingKey = sealing
         hashingKey = hashing
     }
@@ -59,6 +69,7 @@ package final class RecordSealer: @unchecked Sendable {
         sodium_free(sealingKey)
         sodium_free(hashingKey)
         sodium_free(checkingKey)
+        sodium_free(nonceKey)
     }
 
     /// `plaintext` sealed under a fresh nonce, bound to `context` (which is not stored: opening
@@ -79,6 +90,70 @@ package final class RecordSealer: @unchecked Sendable {
                 UnsafeRawPointer(sealingKey).assumingMemoryBound(to: UInt8.self))
         }
         return sealed
+    }
+
+    /// Seals the concatenation of `parts` bound to `context` into `out` (``overhead`` bytes more
+    /// than the parts). With `deterministic` the nonce is a keyed hash of the context and the parts
+    /// (a synthetic nonce, as SIV modes make): equal inputs seal to equal bytes, which reveals only
+    /// that two sealed values are equal.
+    package func seal(
+        _ parts: [UnsafeRawBufferPointer], boundTo context: UnsafeRawBufferPointer, deterministic: Bool,
+        into out: UnsafeMutableRawBufferPointer
+    ) {
+        let length = parts.reduce(0) { $0 + $1.count }
+        precondition(out.count == Self.overhead + length, "the output of a seal is overhead + plaintext")
+        out[0] = Self.format
+        let nonce = out.baseAddress! + 1
+        let body = nonce + Self.nonceLength
+        // The plaintext is gathered in place, then encrypted over itself (libsodium allows it).
+        var offset = 0
+        for part in parts where part.count > 0 {
+            (body + offset).copyMemory(from: part.baseAddress!, byteCount: part.count)
+            offset += part.count
+        }
+        if deterministic {
+            // The state is an opaque, 64-byte-aligned structure of libsodium's.
+            let memory = UnsafeMutableRawPointer.allocate(
+                byteCount: crypto_generichash_statebytes(), alignment: 64)
+            defer { memory.deallocate() }
+            let state = OpaquePointer(memory)
+            _ = crypto_generichash_init(
+                state, UnsafeRawPointer(nonceKey).assumingMemoryBound(to: UInt8.self), 32, Self.nonceLength)
+            _ = crypto_generichash_update(
+                state, context.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt64(context.count))
+            _ = crypto_generichash_update(state, body.assumingMemoryBound(to: UInt8.self), UInt64(length))
+            _ = crypto_generichash_final(state, nonce.assumingMemoryBound(to: UInt8.self), Self.nonceLength)
+        } else {
+            randombytes_buf(nonce, Self.nonceLength)
+        }
+        var written: UInt64 = 0
+        _ = crypto_aead_xchacha20poly1305_ietf_encrypt(
+            body.assumingMemoryBound(to: UInt8.self), &written, body.assumingMemoryBound(to: UInt8.self),
+            UInt64(length), context.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt64(context.count),
+            nil,
+            UnsafeRawPointer(nonce).assumingMemoryBound(to: UInt8.self),
+            UnsafeRawPointer(sealingKey).assumingMemoryBound(to: UInt8.self))
+    }
+
+    /// Opens `sealed` (bound to `context`) into `out`, which holds at least `sealed.count - overhead`
+    /// bytes; returns the plaintext's length, or nil when it does not open.
+    package func open(
+        _ sealed: UnsafeRawBufferPointer, boundTo context: UnsafeRawBufferPointer,
+        into out: UnsafeMutableRawBufferPointer
+    ) -> Int? {
+        guard sealed.count >= Self.overhead, sealed[0] == Self.format else { return nil }
+        let length = sealed.count - Self.overhead
+        guard out.count >= length else { return nil }
+        let nonce = sealed.baseAddress! + 1
+        let ciphertext = nonce + Self.nonceLength
+        var written: UInt64 = 0
+        let status = crypto_aead_xchacha20poly1305_ietf_decrypt(
+            out.baseAddress?.assumingMemoryBound(to: UInt8.self), &written, nil,
+            ciphertext.assumingMemoryBound(to: UInt8.self), UInt64(sealed.count - 1 - Self.nonceLength),
+            context.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt64(context.count),
+            nonce.assumingMemoryBound(to: UInt8.self),
+            UnsafeRawPointer(sealingKey).assumingMemoryBound(to: UInt8.self))
+        return status == 0 ? length : nil
     }
 
     /// The plaintext of `sealed`, which must have been sealed by this key bound to `context`.

@@ -3,9 +3,9 @@ import CSodium
 /// The key of an encrypted store: 32 bytes, kept in memory libsodium guards (locked out of swap
 /// where the system allows, and zeroed when the key is released). Make one at random and keep it
 /// in the platform's key store, or derive one from a passphrase.
-package final class StoreKey: @unchecked Sendable {
+public final class StoreKey: @unchecked Sendable, Equatable {
     /// The key's length in bytes.
-    package static let length = 32
+    public static let length = 32
 
     // Unchecked Sendable: the bytes are written once, in `init`, and only read after.
     private let bytes: UnsafeMutableRawPointer
@@ -32,15 +32,19 @@ package final class StoreKey: @unchecked Sendable {
         sodium_free(bytes)
     }
 
+    /// Keys are equal when they are the same object (their bytes are never compared outside
+    /// libsodium).
+    public static func == (lhs: StoreKey, rhs: StoreKey) -> Bool { lhs === rhs }
+
     /// A new key of 32 random bytes from the system's generator.
-    package static func random() throws(EncryptionError) -> StoreKey {
+    public static func random() throws(EncryptionError) -> StoreKey {
         try StoreKey { buffer throws(EncryptionError) in randombytes_buf(buffer.baseAddress!, buffer.count) }
     }
 
     /// A key of these 32 bytes (copied; the caller's copy is the caller's to wipe).
     ///
     /// - Throws: ``EncryptionError/invalidKey(_:)`` unless there are exactly 32 bytes.
-    package convenience init(bytes source: some Collection<UInt8>) throws(EncryptionError) {
+    public convenience init(bytes source: some Collection<UInt8>) throws(EncryptionError) {
         guard source.count == Self.length else {
             throw .invalidKey("a store key is \(Self.length) bytes, not \(source.count)")
         }
@@ -54,7 +58,7 @@ package final class StoreKey: @unchecked Sendable {
     ///
     /// - Throws: ``EncryptionError/invalidKey(_:)`` for a salt that is not 16 bytes or parameters
     ///   libsodium refuses, ``EncryptionError/unavailable(_:)`` when the derivation runs out of memory.
-    package convenience init(passphrase: String, salt: [UInt8], parameters: KeyDerivation)
+    public convenience init(passphrase: String, salt: [UInt8], parameters: KeyDerivation)
         throws(EncryptionError)
     {
         guard salt.count == Int(crypto_pwhash_SALTBYTES) else {
@@ -86,28 +90,28 @@ package final class StoreKey: @unchecked Sendable {
 
 /// The cost of deriving a key from a passphrase with Argon2id: passes over memory and the memory
 /// used. To be kept in the store beside the salt, so that the same passphrase opens it anywhere.
-package struct KeyDerivation: Equatable, Sendable {
+public struct KeyDerivation: Equatable, Sendable {
     /// Passes over the memory (libsodium's `opslimit`).
-    package var operations: UInt64
+    public var operations: UInt64
     /// Bytes of memory the derivation uses (libsodium's `memlimit`).
-    package var memory: UInt64
+    public var memory: UInt64
 
     /// Makes parameters.
-    package init(operations: UInt64, memory: UInt64) {
+    public init(operations: UInt64, memory: UInt64) {
         self.operations = operations
         self.memory = memory
     }
 
     /// libsodium's interactive level: 2 passes over 64 MiB (well under a second here).
-    package static let interactive = KeyDerivation(
+    public static let interactive = KeyDerivation(
         operations: UInt64(crypto_pwhash_OPSLIMIT_INTERACTIVE),
         memory: UInt64(crypto_pwhash_MEMLIMIT_INTERACTIVE))
     /// libsodium's moderate level: 3 passes over 256 MiB.
-    package static let moderate = KeyDerivation(
+    public static let moderate = KeyDerivation(
         operations: UInt64(crypto_pwhash_OPSLIMIT_MODERATE), memory: UInt64(crypto_pwhash_MEMLIMIT_MODERATE))
 
     /// A 16-byte random salt for a new store.
-    package static func newSalt() throws(EncryptionError) -> [UInt8] {
+    public static func newSalt() throws(EncryptionError) -> [UInt8] {
         try Sodium.randomBytes(Int(crypto_pwhash_SALTBYTES))
     }
 

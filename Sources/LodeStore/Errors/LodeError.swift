@@ -82,6 +82,12 @@ public enum LodeError: Error, Equatable, CustomStringConvertible, Sendable {
     /// A full-text index's stored entries do not read (a damaged store): `lode-dump check` tells
     /// more; declaring the index again after a migration that drops it rebuilds it.
     case textIndexDamaged(type: String, index: String, reason: String)
+    /// The store at `path` cannot be opened with the key given (or without one): see the
+    /// ``EncryptionError``. Nothing was read.
+    case encryption(path: String, EncryptionError)
+    /// A sealed record of an encrypted store does not open: its bytes were damaged, or moved from
+    /// another key or type (tampering).
+    case recordSealBroken(type: String, key: String)
 
     /// Another process committed while a write grew the map: nothing was written, the write may run
     /// again.
@@ -171,6 +177,10 @@ public enum LodeError: Error, Equatable, CustomStringConvertible, Sendable {
             return "\(type) cannot be searched with full-text index \"\(index)\": \(q(reason))"
         case .textIndexDamaged(let type, let index, let reason):
             return "the full-text index \"\(index)\" of \(type) is damaged: \(q(reason))"
+        case .encryption(let path, let error): return "cannot open \(path): \(error)"
+        case .recordSealBroken(let type, let key):
+            return
+                "\(type) \(q(key)): the sealed record does not open with the store's key (damaged, or moved from another key or type)"
         case .versionHeldTooLong(let held, let limit):
             return
                 "write refused: \(held), more than the limit of \(limit) (release or refresh what holds it; the file cannot reuse pages while it is held)"

@@ -28,6 +28,9 @@ public struct StorageFailure: Error, Equatable, Sendable, CustomStringConvertibl
         /// The store is already open in this process in a way that cannot be shared (read-only and
         /// writable at once).
         case incompatibleOpen
+        /// An entry of an encrypted store does not open with the store's key: its bytes were damaged
+        /// or tampered with (moved to another key, or written with another key).
+        case sealBroken
         /// A system error (`errno`: permissions, disk space…).
         case system(Int32)
         /// Any other failure of the storage layer (its text says which).
@@ -64,6 +67,7 @@ public struct StorageFailure: Error, Equatable, Sendable, CustomStringConvertibl
         case .transactionFull: reason = .transactionTooLarge
         case .writeConflictDuringGrowth: reason = .writeConflictDuringGrowth
         case .incompatibleOptions: reason = .incompatibleOpen
+        case .sealBroken: reason = .sealBroken
         case .system(let errno): reason = .system(errno)
         default: reason = .other
         }

@@ -72,7 +72,7 @@ extension Transaction {
                 var expected: [[UInt8]: Set<[UInt8]>] = [:]
                 for (key, record) in records {
                     do {
-                        expected[try record.indexKey(index), default: []].insert(key)
+                        expected[database.walkedKey(try record.indexKey(index)), default: []].insert(key)
                     } catch {
                         report.problems.append(
                             "\(type.name) \(KeyDescription.describe(key)): its \(index.name) value does not encode: \(error.reason)"
@@ -299,7 +299,7 @@ extension Transaction {
                 continue
             }
             for target in linked {
-                expected[target, default: []].insert(key)
+                expected[database.walkedKey(target), default: []].insert(key)
                 if try targets.map({ try !lmdb.contains(target, in: $0) }) ?? true {
                     report.problems.append(
                         "\(label): link \"\(link.field)\" points at \(link.targetTypeName) \(KeyDescription.describe(target)), which does not exist"

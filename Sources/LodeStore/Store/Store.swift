@@ -103,7 +103,8 @@ public final class Store: @unchecked Sendable {
         let afterSystemCrash = environment.sawSystemCrashWhileUnsynced
         if configuration.checksPagesAtOpen || afterSystemCrash { try Store.refuseDamagedPages(environment) }
         let (meta, catalog, changeLog) = try Store.prepare(
-            environment, path: url.path, readOnly: configuration.readOnly)
+            environment, path: url.path, readOnly: configuration.readOnly,
+            encryption: configuration.encryption)
         self.meta = meta
         self.catalog = catalog
         self.changeLog = changeLog
@@ -136,20 +137,38 @@ public final class Store: @unchecked Sendable {
     }
 
     /// Checks (or, for a new store, writes) `@meta` and `@catalog`.
+    /// With `encryption`, checks the key against the store's record of it (or, for a new store,
+    /// writes one) and installs the sealer before any sealed database is opened.
     private static func prepare(
-        _ environment: Environment, path: String, readOnly: Bool
+        _ environment: Environment, path: String, readOnly: Bool, encryption: StoreEncryption?
     ) throws -> (Database, Database, Database?) {
         do {
             let names = try environment.read { txn in
                 try txn.entries(in: environment.mainDatabase).map { String(decoding: $0.key, as: UTF8.self) }
             }
             if names.isEmpty && !readOnly {
+                var record: EncryptionRecord?
+                if let encryption {
+                    do {
+                        let (key, made) = try encryption.newKey()
+                        try install(
+                            StoreSealer(sealer: try RecordSealer(key: key)), on: environment, path: path)
+                        record = made
+                    } catch let error as EncryptionError {
+                        throw LodeError.encryption(path: path, error)
+                    }
+                }
                 return try environment.write { txn in
                     let meta = try txn.database(named: StoreLayout.meta)
                     let catalog = try txn.database(named: StoreLayout.catalog)
                     let encoder = CBOREncoder()
+                    if let record {
+                        try txn.put(try encoder.encode(record), forKey: EncryptionRecord.metaKey, in: meta)
+                    }
                     try txn.put(
-                        try encoder.encode(StoreLayout.baseFormatVersion),
+                        try encoder.encode(
+                            record == nil ? StoreLayout.baseFormatVersion : StoreLayout.encryptedFormatVersion
+                        ),
                         forKey: Array(StoreLayout.formatVersionKey.utf8),
                         in: meta)
                     try txn.put(
@@ -165,6 +184,9 @@ public final class Store: @unchecked Sendable {
                         ? "the environment is empty" : "an LMDB environment without @meta and @catalog")
             }
             let meta = try environment.database(named: StoreLayout.meta, create: false)
+            if let sealer = try unlock(environment, meta: meta, encryption: encryption, path: path) {
+                try install(sealer, on: environment, path: path)
+            }
             let catalog = try environment.database(named: StoreLayout.catalog, create: false)
             let version = try environment.read { txn -> Int? in
                 guard let bytes = try txn.get(Array(StoreLayout.formatVersionKey.utf8), in: meta) else {

@@ -57,6 +57,9 @@ public struct StoreConfiguration: Sendable, Equatable {
     /// erase every record of that type (loudly, on standard error) instead of failing the open.
     public var erasesIncompatibleTypes: Bool
 
+    /// The key of an encrypted store (nil: a plain store). A new store is created encrypted with it;
+    /// an existing one opens only with its own key (``LodeError/encryption(path:_:)`` otherwise).
+    public var encryption: StoreEncryption?
     /// Makes a configuration; every parameter has a default.
     public init(
         durability: Store.Durability = .full, initialMapSize: Int = 256 << 20, readOnly: Bool = false,
@@ -64,8 +67,10 @@ public struct StoreConfiguration: Sendable, Equatable {
         notificationPollInterval: Duration = .milliseconds(50),
         changeLogRetention: Duration = .seconds(600), changeLogBulkThreshold: Int = 10_000,
         checksPagesAtOpen: Bool = false, versionLagWarning: Int = 1_000, maxVersionLag: Int? = nil,
-        checksTypesAtOpen: Bool = true, erasesIncompatibleTypes: Bool = false
+        checksTypesAtOpen: Bool = true, erasesIncompatibleTypes: Bool = false,
+        encryption: StoreEncryption? = nil
     ) {
+        self.encryption = encryption
         self.checksTypesAtOpen = checksTypesAtOpen
         self.erasesIncompatibleTypes = erasesIncompatibleTypes
         self.versionLagWarning = versionLagWarning

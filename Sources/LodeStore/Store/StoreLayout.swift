@@ -7,7 +7,7 @@ package enum StoreLayout {
     static let catalog = "@catalog"
     static let changes = "@changes"
     /// The newest format this code reads and writes.
-    static let formatVersion = 4
+    static let formatVersion = 5
     /// The format of a store without links: what a new store gets, and what an older store is
     /// upgraded to when opened for writing.
     static let baseFormatVersion = 2
@@ -17,6 +17,9 @@ package enum StoreLayout {
     /// The format a store gets when a type with full-text indexes is first written to its catalog: a
     /// Lode that does not know them must not write to it (it would leave their postings behind).
     static let textIndexesFormatVersion = 4
+    /// The format of an encrypted store, from its creation: a Lode that does not know encryption
+    /// must not open it (it would read sealed bytes and write plain ones).
+    static let encryptedFormatVersion = 5
     static let formatVersionKey = "format"
     static let createdKey = "created"
     /// The names of the migrations the store ran, in order (a CBOR array of text).

@@ -1,0 +1,164 @@
+import CLMDB
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
+/// How the entries of one database of an encrypted environment lie on disk.
+public enum SealingMode: Sendable, Hashable {
+    /// Keys and values as given (the main database, the store's catalog).
+    case clear
+    /// Keys as given (they keep their order); values sealed.
+    case values
+    /// Keys replaced by a keyed hash (only equality lookups find them; walks come in hash order) and
+    /// values sealed. In a plain database the sealed value carries the key, so walks return it; in a
+    /// dup-sort database walks return the stored (hashed) key.
+    case keysAndValues
+}
+
+/// Seals and opens the entries of an encrypted environment: implemented above LMDB (by the store,
+/// with its key), called by the wrapper on every read and write of a sealed database.
+///
+/// The wrapper owns the buffers: it asks how long an opened value is, gives a buffer of that size,
+/// and hands the opened bytes to its caller where it would have handed bytes of the map.
+package protocol EntrySealer: AnyObject, Sendable {
+    /// How the database named `name` is sealed.
+    func mode(ofDatabase name: String) -> SealingMode
+    /// The key stored for `key` in a database whose keys are hashed (`database`: its name's bytes).
+    func storedKey(_ key: UnsafeRawBufferPointer, database: [UInt8]) -> [UInt8]
+    /// `value` sealed under `storedKey`, carrying `embeddedKey` when given. With `deterministic` (the
+    /// values of a dup-sort database, which LMDB compares and finds by their bytes) the same input
+    /// always seals to the same bytes.
+    func seal(
+        _ value: UnsafeRawBufferPointer, embeddedKey: UnsafeRawBufferPointer?,
+        storedKey: UnsafeRawBufferPointer,
+        database: [UInt8], deterministic: Bool
+    ) -> [UInt8]
+    /// The length of the opened form of a sealed value of `count` bytes (an upper bound).
+    func openedCapacity(sealedCount count: Int) -> Int
+    /// Opens `sealed`, stored under `storedKey`, into `buffer`; returns where the embedded key (with
+    /// `embedsKey`) and the value lie in it, or nil when the bytes do not open with the key (damaged,
+    /// moved to another key or database, or sealed with another key).
+    func open(
+        _ sealed: UnsafeRawBufferPointer, storedKey: UnsafeRawBufferPointer, database: [UInt8],
+        embedsKey: Bool, into buffer: UnsafeMutableRawBufferPointer
+    ) -> (key: Range<Int>?, value: Range<Int>)?
+}
+
+/// The sealing of one database: its mode, the sealer, and its name (bound into every sealed entry).
+package struct DatabaseSealing: Sendable {
+    let sealer: any EntrySealer
+    /// `.values` or `.keysAndValues` (a clear database has no sealing).
+    package let mode: SealingMode
+    let name: [UInt8]
+
+    var hashesKeys: Bool { mode == .keysAndValues }
+
+    /// `flags` without the append flags where sealing breaks the order they promise.
+    func storableFlags(_ flags: PutFlags, in database: Database) -> PutFlags {
+        var flags = flags
+        if hashesKeys { flags.remove(.append) }
+        if database.allowsDuplicates { flags.remove(.appendDuplicate) }
+        return flags
+    }
+
+    /// The key LMDB holds for `key`.
+    func storedKey(_ key: UnsafeRawBufferPointer) -> [UInt8] {
+        hashesKeys ? sealer.storedKey(key, database: name) : Array(key)
+    }
+}
+
+/// Memory for opened values that must stay valid as bytes of the map do (until the transaction
+/// ends): chunks allocated as needed and freed, zeroed, together.
+final class OpenedArena {
+    private var chunks: [UnsafeMutableRawBufferPointer] = []
+    private var used = 0
+    private static let chunkSize = 64 << 10
+
+    /// A buffer of `count` bytes, valid until ``release()``.
+    func allocate(_ count: Int) -> UnsafeMutableRawBufferPointer {
+        if let last = chunks.last, last.count - used >= count {
+            defer { used += count }
+            return UnsafeMutableRawBufferPointer(rebasing: last[used..<used + count])
+        }
+        let chunk = UnsafeMutableRawBufferPointer.allocate(
+            byteCount: max(count, OpenedArena.chunkSize), alignment: 16)
+        chunks.append(chunk)
+        used = count
+        return UnsafeMutableRawBufferPointer(rebasing: chunk[0..<count])
+    }
+
+    /// Frees every buffer (zeroed first: they held plaintext).
+    func release() {
+        for chunk in chunks {
+            if let base = chunk.baseAddress { memset(base, 0, chunk.count) }
+            chunk.deallocate()
+        }
+        chunks.removeAll()
+        used = 0
+    }
+
+    deinit { release() }
+}
+
+/// One reusable buffer (a cursor's current entry, opened).
+final class OpenedBuffer {
+    private var buffer = UnsafeMutableRawBufferPointer(start: nil, count: 0)
+
+    /// The buffer, at least `count` bytes long; its earlier contents are gone.
+    func reserve(_ count: Int) -> UnsafeMutableRawBufferPointer {
+        if buffer.count < count {
+            clear()
+            buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: max(count, 1024), alignment: 16)
+        }
+        return buffer
+    }
+
+    private func clear() {
+        if let base = buffer.baseAddress {
+            memset(base, 0, buffer.count)
+            buffer.deallocate()
+        }
+        buffer = UnsafeMutableRawBufferPointer(start: nil, count: 0)
+    }
+
+    deinit { clear() }
+}
+
+extension DatabaseSealing {
+    /// The error for a sealed entry that does not open.
+    func broken(_ operation: @autoclosure () -> String) -> LMDBError {
+        LMDBError(
+            .sealBroken, operation: operation(),
+            message:
+                "a sealed entry of database \"\(String(decoding: name, as: UTF8.self))\" does not open with "
+                + "the store's key: it was damaged, moved from another key, or written with another key")
+    }
+
+    /// The error for an ordered operation on a database whose keys are hashed.
+    func unordered(_ operation: String) -> LMDBError {
+        LMDBError(
+            .unordered, operation: operation,
+            message:
+                "database \"\(String(decoding: name, as: UTF8.self))\" is encrypted with hashed keys: only "
+                + "exact keys can be found, not ranges")
+    }
+
+    /// Opens the stored entry `storedKey`/`sealed` into `buffer`; returns the entry as the caller
+    /// sees it (the embedded key, or the stored key when none is embedded).
+    func open(
+        storedKey: UnsafeRawBufferPointer, sealed: UnsafeRawBufferPointer, deterministic: Bool,
+        into buffer: UnsafeMutableRawBufferPointer, _ operation: @autoclosure () -> String
+    ) throws(LMDBError) -> (key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) {
+        guard
+            let opened = sealer.open(
+                sealed, storedKey: storedKey, database: name, embedsKey: hashesKeys && !deterministic,
+                into: buffer)
+        else { throw broken(operation()) }
+        let base = UnsafeRawBufferPointer(buffer)
+        let key = opened.key.map { UnsafeRawBufferPointer(rebasing: base[$0]) } ?? storedKey
+        return (key, UnsafeRawBufferPointer(rebasing: base[opened.value]))
+    }
+}

@@ -1,0 +1,133 @@
+import Foundation
+import LMDB
+import LodeCodec
+
+/// How an encrypted store gets its key (``StoreConfiguration/encryption``).
+///
+/// Records, index entries, links, the change log and the sync layer's state are sealed; type, index
+/// and field names, counts and sizes stay visible. The threat model is in the Encryption article.
+public enum StoreEncryption: Sendable, Equatable {
+    /// A 32-byte key the app keeps (in the platform's key store); ``StoreKey/random()`` makes one.
+    case key(StoreKey)
+    /// A passphrase, stretched by Argon2id into the key. A new store keeps a random salt and
+    /// `derivation` in `@meta`; an existing store is opened with its own salt and parameters.
+    case passphrase(String, derivation: KeyDerivation = .moderate)
+}
+
+/// What an encrypted store keeps in `@meta` under `encryption`, in the clear: what opening needs to
+/// tell the right key from a wrong one before anything is read.
+struct EncryptionRecord: Codable, Equatable {
+    /// The format of the sealing (1: XChaCha20-Poly1305 values, BLAKE2b-keyed 16-byte stored keys).
+    var format: Int
+    /// The key's check value (``RecordSealer/keyCheck``).
+    var check: [UInt8]
+    /// For a key derived from a passphrase: its salt and Argon2id parameters.
+    var salt: [UInt8]?
+    var operations: UInt64?
+    var memory: UInt64?
+
+    /// The format this version writes and reads.
+    static let currentFormat = 1
+    /// The key of the record in `@meta`.
+    static let metaKey = Array("encryption".utf8)
+
+    /// The derivation the record names, if the key comes from a passphrase.
+    func derivation() throws(EncryptionError) -> (salt: [UInt8], parameters: KeyDerivation)? {
+        guard let salt else {
+            if operations != nil || memory != nil {
+                throw .damagedKeyRecord("Argon2id parameters without a salt")
+            }
+            return nil
+        }
+        guard let operations, let memory else {
+            throw .damagedKeyRecord("a salt without Argon2id parameters")
+        }
+        guard salt.count == 16 else { throw .damagedKeyRecord("the salt is \(salt.count) bytes, not 16") }
+        return (salt, KeyDerivation(operations: operations, memory: memory))
+    }
+}
+
+extension StoreEncryption {
+    /// The key for a new store, and the record it keeps of it.
+    func newKey() throws(EncryptionError) -> (StoreKey, EncryptionRecord) {
+        switch self {
+        case .key(let key):
+            let sealer = try RecordSealer(key: key)
+            return (key, EncryptionRecord(format: EncryptionRecord.currentFormat, check: sealer.keyCheck))
+        case .passphrase(let passphrase, let derivation):
+            let salt = try KeyDerivation.newSalt()
+            let key = try StoreKey(passphrase: passphrase, salt: salt, parameters: derivation)
+            let sealer = try RecordSealer(key: key)
+            return (
+                key,
+                EncryptionRecord(
+                    format: EncryptionRecord.currentFormat, check: sealer.keyCheck, salt: salt,
+                    operations: derivation.operations, memory: derivation.memory)
+            )
+        }
+    }
+
+    /// The key for a store that keeps `record`: the store's salt and parameters for a passphrase.
+    func key(for record: EncryptionRecord) throws(EncryptionError) -> StoreKey {
+        let derivation = try record.derivation()
+        switch self {
+        case .key(let key):
+            // A passphrase store opened with a raw key: a key check decides, as for any wrong key.
+            return key
+        case .passphrase(let passphrase, _):
+            guard let derivation else { throw .wrongKey }
+            return try StoreKey(
+                passphrase: passphrase, salt: derivation.salt, parameters: derivation.parameters)
+        }
+    }
+}
+
+extension Store {
+    /// Reads the encryption record of an existing store from `@meta` and checks `encryption`
+    /// against it: the sealer to install, or nil for a plain store opened without a key.
+    ///
+    /// - Throws: ``LodeError/encryption(path:_:)`` with what does not fit, before anything else is
+    ///   read.
+    static func unlock(
+        _ environment: Environment, meta: Database, encryption: StoreEncryption?, path: String
+    ) throws -> StoreSealer? {
+        let stored = try environment.read { txn in try txn.get(EncryptionRecord.metaKey, in: meta) }
+        func fail(_ error: EncryptionError) -> LodeError { .encryption(path: path, error) }
+        guard let stored else {
+            if encryption != nil { throw fail(.notEncrypted) }
+            return nil
+        }
+        let record: EncryptionRecord
+        do {
+            record = try CBORDecoder().decode(EncryptionRecord.self, from: stored)
+        } catch {
+            throw fail(.damagedKeyRecord("it does not decode (\(error))"))
+        }
+        guard record.format <= EncryptionRecord.currentFormat else { throw fail(.newerFormat(record.format)) }
+        guard record.format >= 1, record.check.count == 32 else {
+            throw fail(
+                .damagedKeyRecord("format \(record.format), a key check of \(record.check.count) bytes"))
+        }
+        guard let encryption else { throw fail(.keyMissing) }
+        do {
+            let sealer = try RecordSealer(key: try encryption.key(for: record))
+            guard sealer.recognizes(record.check) else { throw EncryptionError.wrongKey }
+            return StoreSealer(sealer: sealer)
+        } catch let error as EncryptionError {
+            throw fail(error)
+        }
+    }
+
+    /// Installs `sealer` on `environment`, which may be open in this process already (with the same
+    /// key, or refused).
+    static func install(_ sealer: StoreSealer, on environment: Environment, path: String) throws {
+        do {
+            try environment.install(sealer: sealer) { installed in
+                guard let installed = installed as? StoreSealer else { return false }
+                return installed.sealer.recognizes(sealer.sealer.keyCheck)
+            }
+        } catch let error as LMDBError {
+            throw LodeError.storage(StorageFailure(error))
+        }
+    }
+}

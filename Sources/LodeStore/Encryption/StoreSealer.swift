@@ -1,0 +1,93 @@
+import LMDB
+
+/// What an encrypted store puts between itself and LMDB: which databases are sealed and how, and
+/// the sealing of their entries with a ``RecordSealer``.
+///
+/// - `@meta` stays clear (it holds what opening needs before the key is checked: the format, the
+///   salt and parameters of a passphrase, the key check), and so does the main database (the names
+///   of the others: type, index and field names are visible, as in every encrypted store Lode
+///   compares with).
+/// - `@catalog` and `@changes` keep their keys (type names, transaction ids) and seal their values.
+/// - Every other database (records, indexes, links, the sync layer's) stores a keyed hash of each
+///   key and seals each value bound to the database's name and the stored key, so a value moved to
+///   another key or database does not open. A record carries its primary key inside the seal.
+package final class StoreSealer: EntrySealer {
+    package let sealer: RecordSealer
+
+    package init(sealer: RecordSealer) { self.sealer = sealer }
+
+    /// The sealing of database `name`.
+    package func mode(ofDatabase name: String) -> SealingMode {
+        switch name {
+        case StoreLayout.meta: .clear
+        case StoreLayout.catalog, StoreLayout.changes: .values
+        default: .keysAndValues
+        }
+    }
+
+    /// A stored key is 16 bytes: collisions are out of reach (2⁶⁴ keys for an even chance).
+    static let storedKeyLength = 16
+
+    package func storedKey(_ key: UnsafeRawBufferPointer, database: [UInt8]) -> [UInt8] {
+        // The database's name and a separator go first, so one key hashes differently per database.
+        var input = database
+        input.append(0)
+        input.append(contentsOf: key)
+        return input.withUnsafeBytes { sealer.keyedHash($0, length: Self.storedKeyLength) }
+    }
+
+    package func seal(
+        _ value: UnsafeRawBufferPointer, embeddedKey: UnsafeRawBufferPointer?,
+        storedKey: UnsafeRawBufferPointer,
+        database: [UInt8], deterministic: Bool
+    ) -> [UInt8] {
+        Self.withContext(database: database, storedKey: storedKey) { context in
+            var header: (UInt8, UInt8) = (0, 0)
+            let keyCount = embeddedKey?.count ?? 0
+            let headerCount = embeddedKey == nil ? 0 : 2
+            header = (UInt8(keyCount >> 8), UInt8(keyCount & 0xff))
+            let count = RecordSealer.overhead + headerCount + keyCount + value.count
+            return withUnsafeBytes(of: &header) { headerBytes in
+                [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
+                    var parts: [UnsafeRawBufferPointer] = []
+                    if let embeddedKey {
+                        parts.append(headerBytes)
+                        parts.append(embeddedKey)
+                    }
+                    parts.append(value)
+                    sealer.seal(
+                        parts, boundTo: context, deterministic: deterministic,
+                        into: UnsafeMutableRawBufferPointer(buffer))
+                    initialized = count
+                }
+            }
+        }
+    }
+
+    package func openedCapacity(sealedCount count: Int) -> Int { max(count - RecordSealer.overhead, 0) }
+
+    package func open(
+        _ sealed: UnsafeRawBufferPointer, storedKey: UnsafeRawBufferPointer, database: [UInt8],
+        embedsKey: Bool, into buffer: UnsafeMutableRawBufferPointer
+    ) -> (key: Range<Int>?, value: Range<Int>)? {
+        Self.withContext(database: database, storedKey: storedKey) { context in
+            guard let length = sealer.open(sealed, boundTo: context, into: buffer) else { return nil }
+            guard embedsKey else { return (nil, 0..<length) }
+            guard length >= 2 else { return nil }
+            let keyCount = Int(buffer[0]) << 8 | Int(buffer[1])
+            guard 2 + keyCount <= length else { return nil }
+            return (2..<2 + keyCount, 2 + keyCount..<length)
+        }
+    }
+
+    /// Calls `body` with the associated data of an entry: the database's name, a zero byte, and the
+    /// stored key.
+    private static func withContext<R>(
+        database: [UInt8], storedKey: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) -> R
+    ) -> R {
+        var context = database
+        context.append(0)
+        context.append(contentsOf: storedKey)
+        return context.withUnsafeBytes(body)
+    }
+}

@@ -1,0 +1,182 @@
+import Foundation
+import LMDB
+import LodeCodec
+import LodeTestSupport
+import Testing
+
+@testable import LodeStore
+
+/// A type whose every stored value is a marker the file must not show.
+struct Secret: Persistable, Equatable {
+    var id: String
+    var title: String
+    var tag: String
+    var rank: Int
+    static let schema = Schema<Secret>(primaryKey: \.id, indexes: [.on(\.tag), .unique(\.title)])
+}
+
+/// Encrypted stores: what is sealed, how opening tells keys apart, and what tampering does.
+@Suite struct EncryptedStoreTests {
+    let tmp = TemporaryDirectory("encrypted")
+    /// Cheap Argon2id parameters for tests (the minimum libsodium takes).
+    let cheap = KeyDerivation(operations: 1, memory: 8192)
+
+    func configuration(_ encryption: StoreEncryption?) -> StoreConfiguration {
+        StoreConfiguration(encryption: encryption)
+    }
+
+    func secret(_ n: Int) -> Secret {
+        Secret(id: "KEYMARK-\(n)", title: "TITLEMARK-\(n)", tag: "TAGMARK-\(n % 3)", rank: 1_000_003 * n)
+    }
+
+    /// Every file of the store's directory, byte by byte.
+    func files() throws -> [(String, [UInt8])] {
+        try FileManager.default.contentsOfDirectory(atPath: tmp.path).map { name in
+            (name, Array(try Data(contentsOf: tmp.url.appendingPathComponent(name))))
+        }
+    }
+
+    func contains(_ haystack: [UInt8], _ needle: String) -> Bool {
+        let needle = Array(needle.utf8)
+        guard haystack.count >= needle.count else { return false }
+        return haystack.withUnsafeBytes { bytes in
+            var start = bytes.baseAddress!
+            var left = bytes.count
+            while left >= needle.count, let found = memchr(start, Int32(needle[0]), left - needle.count + 1) {
+                if memcmp(found, needle, needle.count) == 0 { return true }
+                let skipped = UnsafeRawPointer(found) - start + 1
+                start += skipped
+                left -= skipped
+            }
+            return false
+        }
+    }
+
+    @Test func objectsRoundTripThroughAnEncryptedStore() throws {
+        let key = try StoreKey.random()
+        let store = try Store(at: tmp.url, configuration: configuration(.key(key)), types: [Secret.self])
+        try store.write { tx in for n in 0..<50 { try tx.insert(secret(n)) } }
+        #expect(try store.read { try $0.object(Secret.self, key: "KEYMARK-7") } == secret(7))
+        try store.write { tx in
+            _ = try tx.update(Secret.self, key: "KEYMARK-7") { $0.title = "renamed" }
+            _ = try tx.delete(Secret.self, key: "KEYMARK-8")
+        }
+        #expect(try store.read { try $0.object(Secret.self, key: "KEYMARK-7")?.title } == "renamed")
+        #expect(try store.read { try $0.object(Secret.self, key: "KEYMARK-8") } == nil)
+        #expect(try store.read { try $0.count(Secret.self) } == 49)
+        // A second title equal to a stored one is still refused by the (hashed) unique index.
+        #expect(throws: LodeError.self) {
+            try store.write { tx in
+                try tx.insert(Secret(id: "other", title: "TITLEMARK-9", tag: "x", rank: 1))
+            }
+        }
+        store.close()
+        let again = try Store(at: tmp.url, configuration: configuration(.key(key)), types: [Secret.self])
+        #expect(try again.read { try $0.object(Secret.self, key: "KEYMARK-9") } == secret(9))
+        let problems = try again.read { try $0.checkIntegrity().problems }
+        #expect(problems.isEmpty, "\(problems)")
+    }
+
+    @Test func noMarkerIsInAnyFileOfTheStore() throws {
+        let store = try Store(
+            at: tmp.url, configuration: configuration(.passphrase("open sesame", derivation: cheap)),
+            types: [Secret.self])
+        try store.write { tx in for n in 0..<200 { try tx.insert(secret(n)) } }
+        try store.write { tx in
+            for n in 0..<200 where n % 2 == 0 {
+                _ = try tx.update(Secret.self, key: "KEYMARK-\(n)") { $0.rank += 1 }
+            }
+            for n in 0..<200 where n % 5 == 0 { _ = try tx.delete(Secret.self, key: "KEYMARK-\(n)") }
+        }
+        store.close()
+        var checked = 0
+        for (name, bytes) in try files() {
+            for marker in ["KEYMARK", "TITLEMARK", "TAGMARK"] {
+                #expect(!contains(bytes, marker), "\(marker) is in \(name)")
+            }
+            checked += bytes.count
+        }
+        #expect(checked > 0)
+        // The same store unencrypted shows them: the search can find what it looks for.
+        let plain = TemporaryDirectory("plain")
+        let open = try Store(at: plain.url, types: [Secret.self])
+        try open.write { tx in try tx.insert(secret(1)) }
+        open.close()
+        let data = Array(try Data(contentsOf: plain.url.appendingPathComponent("data.mdb")))
+        #expect(contains(data, "KEYMARK") && contains(data, "TITLEMARK") && contains(data, "TAGMARK"))
+    }
+
+    func openError(_ encryption: StoreEncryption?) -> EncryptionError? {
+        do {
+            _ = try Store(at: tmp.url, configuration: configuration(encryption), types: [Secret.self])
+            return nil
+        } catch LodeError.encryption(_, let error) {
+            return error
+        } catch {
+            Issue.record("unexpected \(error)")
+            return nil
+        }
+    }
+
+    @Test func openingTellsKeysApartBeforeAnyRead() throws {
+        let key = try StoreKey.random()
+        let store = try Store(at: tmp.url, configuration: configuration(.key(key)), types: [Secret.self])
+        try store.write { tx in try tx.insert(secret(1)) }
+        store.close()
+        #expect(openError(nil) == .keyMissing)
+        #expect(openError(.key(try StoreKey.random())) == .wrongKey)
+        #expect(openError(.passphrase("guess", derivation: cheap)) == .wrongKey)
+        #expect(openError(.key(try StoreKey(bytes: key.withBytes { Array($0) }))) == nil)
+        // A key for a plain store.
+        let plain = TemporaryDirectory("plain")
+        _ = try Store(at: plain.url, types: [Secret.self])
+        #expect(throws: LodeError.encryption(path: plain.path, .notEncrypted)) {
+            _ = try Store(at: plain.url, configuration: configuration(.key(key)), types: [Secret.self])
+        }
+    }
+
+    @Test func aPassphraseOpensWithTheStoresOwnSaltAndParameters() throws {
+        let store = try Store(
+            at: tmp.url, configuration: configuration(.passphrase("open sesame", derivation: cheap)),
+            types: [Secret.self])
+        try store.write { tx in try tx.insert(secret(3)) }
+        store.close()
+        // Other parameters given now do not matter: the store's own are used.
+        let again = try Store(
+            at: tmp.url,
+            configuration: configuration(
+                .passphrase("open sesame", derivation: KeyDerivation(operations: 2, memory: 16384))),
+            types: [Secret.self])
+        #expect(try again.read { try $0.object(Secret.self, key: "KEYMARK-3") } == secret(3))
+        again.close()
+        #expect(openError(.passphrase("open sesame!", derivation: cheap)) == .wrongKey)
+    }
+
+    /// Rewrites the store's record of its encryption (as a damaged or future file would have it).
+    func rewriteRecord(_ change: (inout EncryptionRecord) -> Void) throws {
+        let environment = try Environment.open(at: tmp.path)
+        let meta = try environment.database(named: "@meta")
+        try environment.write { txn in
+            var record = try CBORDecoder().decode(
+                EncryptionRecord.self, from: try #require(try txn.get(EncryptionRecord.metaKey, in: meta)))
+            change(&record)
+            try txn.put(try CBOREncoder().encode(record), forKey: EncryptionRecord.metaKey, in: meta)
+        }
+    }
+
+    @Test func aDamagedOrNewerRecordOfTheKeyIsRefused() throws {
+        let passphrase = StoreEncryption.passphrase("open sesame", derivation: cheap)
+        _ = try Store(at: tmp.url, configuration: configuration(passphrase), types: [Secret.self]).close()
+        try rewriteRecord { $0.salt = Array($0.salt!.prefix(9)) }
+        #expect(openError(passphrase) == .damagedKeyRecord("the salt is 9 bytes, not 16"))
+        try rewriteRecord { $0.salt = Array(repeating: 7, count: 16) }
+        #expect(openError(passphrase) == .wrongKey)
+        try rewriteRecord { $0.format = 2 }
+        #expect(openError(passphrase) == .newerFormat(2))
+        try rewriteRecord {
+            $0.format = 1
+            $0.check = []
+        }
+        #expect(openError(passphrase) == .damagedKeyRecord("format 1, a key check of 0 bytes"))
+    }
+}
