@@ -108,7 +108,7 @@ public class Cursor {
         let buffer = opened.reserve(sealing.sealer.openedCapacity(sealedCount: sealed.count))
         let entry = try sealing.open(
             storedKey: storedKey, sealed: sealed, deterministic: database.allowsDuplicates, into: buffer,
-            operation)
+            givenKey: key, operation)
         return (MDB_val(entry.key), MDB_val(entry.value))
     }
 

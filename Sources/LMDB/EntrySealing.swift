@@ -129,12 +129,15 @@ final class OpenedBuffer {
 
 extension DatabaseSealing {
     /// The error for a sealed entry that does not open.
-    func broken(_ operation: @autoclosure () -> String) -> LMDBError {
-        LMDBError(
+    func broken(key: UnsafeRawBufferPointer, _ operation: @autoclosure () -> String) -> LMDBError {
+        var error = LMDBError(
             .sealBroken, operation: operation(),
             message:
                 "a sealed entry of database \"\(String(decoding: name, as: UTF8.self))\" does not open with "
                 + "the store's key: it was damaged, moved from another key, or written with another key")
+        error.sealedEntry = LMDBError.SealedEntry(
+            database: String(decoding: name, as: UTF8.self), key: Array(key))
+        return error
     }
 
     /// The error for an ordered operation on a database whose keys are hashed.
@@ -150,13 +153,14 @@ extension DatabaseSealing {
     /// sees it (the embedded key, or the stored key when none is embedded).
     func open(
         storedKey: UnsafeRawBufferPointer, sealed: UnsafeRawBufferPointer, deterministic: Bool,
-        into buffer: UnsafeMutableRawBufferPointer, _ operation: @autoclosure () -> String
+        into buffer: UnsafeMutableRawBufferPointer, givenKey: UnsafeRawBufferPointer? = nil,
+        _ operation: @autoclosure () -> String
     ) throws(LMDBError) -> (key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) {
         guard
             let opened = sealer.open(
                 sealed, storedKey: storedKey, database: name, embedsKey: hashesKeys && !deterministic,
                 into: buffer)
-        else { throw broken(operation()) }
+        else { throw broken(key: givenKey ?? storedKey, operation()) }
         let base = UnsafeRawBufferPointer(buffer)
         let key = opened.key.map { UnsafeRawBufferPointer(rebasing: base[$0]) } ?? storedKey
         return (key, UnsafeRawBufferPointer(rebasing: base[opened.value]))

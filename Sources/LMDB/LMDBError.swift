@@ -108,6 +108,17 @@ public struct LMDBError: Error, Equatable, CustomStringConvertible, Sendable {
     public let operation: String
     /// A human-readable explanation (for LMDB and system codes, `mdb_strerror`'s text).
     public let message: String
+    /// For ``Code/sealBroken``: the database and the key of the entry that did not open (the key as
+    /// the caller gave it, or the stored key when a walk met the entry).
+    package var sealedEntry: SealedEntry?
+
+    /// Where a sealed entry that did not open lies.
+    package struct SealedEntry: Equatable, Sendable {
+        /// The database's name.
+        package let database: String
+        /// The entry's key.
+        package let key: [UInt8]
+    }
 
     /// Makes an error with an explicit message.
     public init(_ code: Code, operation: String, message: String) {

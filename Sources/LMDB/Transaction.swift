@@ -145,7 +145,7 @@ public class Transaction {
             let buffer = openedValues.allocate(sealing.sealer.openedCapacity(sealedCount: sealed.count))
             return try sealing.open(
                 storedKey: storedKey, sealed: sealed, deterministic: database.allowsDuplicates, into: buffer,
-                "mdb_get in \(database)"
+                givenKey: keyBytes, "mdb_get in \(database)"
             ).value
         }
     }
@@ -283,6 +283,56 @@ public class Transaction {
         let cursor = try makeCursor(in: database)
         defer { cursor.close() }
         return try body(cursor)
+    }
+
+    /// Calls `body` with each entry of `database` (copies), in key order (or reverse order) from the
+    /// first key `>= start` (`<= start` in reverse), until it returns false. Unlike
+    /// ``entries(in:from:reverse:)``, an error stops the walk by throwing. In an encrypted store an
+    /// entry that does not open is passed to `broken` when given (with its error, which names its
+    /// stored key) and the walk goes on; without `broken` it throws.
+    ///
+    /// - Throws: ``LMDBError`` when LMDB fails or an entry does not open, and what `body` or `broken`
+    ///   throw.
+    package func forEachEntry(
+        in database: Database, from start: [UInt8]? = nil, reverse: Bool = false,
+        broken: ((LMDBError) throws -> Void)? = nil, _ body: (Cursor.Entry) throws -> Bool
+    ) throws {
+        try withCursor(in: database) { cursor in
+            var first = true
+            while true {
+                let entry: Cursor.Entry?
+                do {
+                    if first, let start {
+                        entry = reverse ? try cursor.seek(atMost: start) : try cursor.seek(atLeast: start)
+                    } else if first {
+                        entry = reverse ? try cursor.last() : try cursor.first()
+                    } else {
+                        entry = reverse ? try cursor.previous() : try cursor.next()
+                    }
+                } catch let error as LMDBError where error.code == .sealBroken && broken != nil {
+                    // The cursor stands on the entry that did not open: the walk goes on from it.
+                    first = false
+                    try broken!(error)
+                    continue
+                }
+                first = false
+                guard let entry, try body(entry) else { return }
+            }
+        }
+    }
+
+    /// Every entry of `database` from `start` (as ``forEachEntry(in:from:reverse:broken:_:)``
+    /// walks them), copied into an array: for small databases (the catalog, the names of the
+    /// databases). An error throws, never ends the list early.
+    ///
+    /// - Throws: ``LMDBError`` when LMDB fails or an entry does not open.
+    package func allEntries(in database: Database, from start: [UInt8]? = nil) throws -> [Cursor.Entry] {
+        var entries: [Cursor.Entry] = []
+        try forEachEntry(in: database, from: start) {
+            entries.append($0)
+            return true
+        }
+        return entries
     }
 
     /// The entries of `database` in key order (or reverse order), starting at the first key `>= start`

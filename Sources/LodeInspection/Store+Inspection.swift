@@ -49,7 +49,9 @@ extension Store {
         let environment = try environment()
         try mapStorageErrors {
             let names = try environment.read { txn in
-                try txn.entries(in: environment.mainDatabase).map { String(decoding: $0.key, as: UTF8.self) }
+                try txn.allEntries(in: environment.mainDatabase).map {
+                    String(decoding: $0.key, as: UTF8.self)
+                }
             }
             for name in names { _ = try? environment.database(named: name, create: false) }
         }
@@ -75,7 +77,7 @@ extension Transaction {
     ///   LMDB fails.
     public func databaseNames() throws -> [String] {
         try mapStorageErrors {
-            try lmdb.entries(in: lmdb.environment.mainDatabase).map {
+            try lmdb.allEntries(in: lmdb.environment.mainDatabase).map {
                 String(decoding: $0.key, as: UTF8.self)
             }
         }
@@ -110,7 +112,10 @@ extension Transaction {
     ) throws {
         let database = try rawDatabase(name)
         try mapStorageErrors {
-            for entry in try lmdb.entries(in: database) { try body(entry.key, entry.value) }
+            try lmdb.forEachEntry(in: database) {
+                try body($0.key, $0.value)
+                return true
+            }
         }
     }
 
@@ -121,7 +126,7 @@ extension Transaction {
     public func metaEntries() throws -> [String: [UInt8]] {
         try mapStorageErrors {
             var entries: [String: [UInt8]] = [:]
-            for entry in try lmdb.entries(in: store.meta) {
+            for entry in try lmdb.allEntries(in: store.meta) {
                 entries[String(decoding: entry.key, as: UTF8.self)] = entry.value
             }
             return entries
@@ -135,7 +140,7 @@ extension Transaction {
         } catch let error as LMDBError where error.code == .notFound {
             throw LodeError.typeNotFound(name)
         } catch let error as LMDBError {
-            throw LodeError.storage(StorageFailure(error))
+            throw LodeError(storage: error)
         }
     }
 }

@@ -127,7 +127,7 @@ extension Store {
                 return installed.sealer.recognizes(sealer.sealer.keyCheck)
             }
         } catch let error as LMDBError {
-            throw LodeError.storage(StorageFailure(error))
+            throw LodeError(storage: error)
         }
     }
 }

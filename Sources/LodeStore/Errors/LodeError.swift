@@ -101,8 +101,19 @@ public enum LodeError: Error, Equatable, CustomStringConvertible, Sendable {
     package init(_ error: any Error) {
         switch error {
         case let error as LodeError: self = error
-        case let error as LMDBError: self = .storage(StorageFailure(error))
+        case let error as LMDBError: self = .init(storage: error)
         default: self = .appCodeFailed(AppCodeError(error))
+        }
+    }
+
+    /// `error` of the storage layer in Lode's terms: a sealed record that does not open as
+    /// ``recordSealBroken(type:key:)`` (a records database is named after its type), anything else as
+    /// ``storage(_:)``.
+    package init(storage error: LMDBError) {
+        if let entry = error.sealedEntry, !entry.database.hasPrefix("@"), !entry.database.contains(".") {
+            self = .recordSealBroken(type: entry.database, key: KeyDescription.describe(entry.key))
+        } else {
+            self = .storage(StorageFailure(error))
         }
     }
 

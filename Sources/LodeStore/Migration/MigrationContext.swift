@@ -42,7 +42,7 @@ public final class MigrationContext {
     /// - Throws: ``LodeError/storeClosed(path:)`` after the store closed and ``LodeError/storage(_:)`` when
     ///   LMDB fails.
     public func typeNames() throws -> [String] {
-        try transaction.lmdb.entries(in: transaction.store.catalog).map {
+        try transaction.lmdb.allEntries(in: transaction.store.catalog).map {
             String(decoding: $0.key, as: UTF8.self)
         }
     }
@@ -262,7 +262,10 @@ public final class MigrationContext {
         let write = transaction.lmdbWrite
         let from = try recordsDatabase(old)
         let to = try write.database(named: new, kind: .plain)
-        for entry in try write.entries(in: from) { try write.put(entry.value, forKey: entry.key, in: to) }
+        try write.forEachEntry(in: from) { entry in
+            try write.put(entry.value, forKey: entry.key, in: to)
+            return true
+        }
         try write.drop(from)
         for index in entry.indexes {
             try write.drop(
@@ -555,7 +558,7 @@ public final class MigrationContext {
     }
 
     private func rawRecords(of type: String) throws -> [(key: [UInt8], value: [UInt8])] {
-        try transaction.lmdbWrite.entries(in: try recordsDatabase(type)).map { ($0.key, $0.value) }
+        try transaction.lmdbWrite.allEntries(in: try recordsDatabase(type)).map { ($0.key, $0.value) }
     }
 
     private func dynamicRecord(_ bytes: [UInt8], type: String, key: [UInt8]) throws -> DynamicRecord {

@@ -22,11 +22,12 @@ enum ChangeLogPruning {
     /// The oldest version any durable holder keeps the log from, if any.
     static func retained(in lmdb: LMDB.Transaction, meta: Database) throws -> Int? {
         var oldest: Int?
-        for entry in try lmdb.entries(in: meta, from: retainPrefix) {
-            guard entry.key.starts(with: retainPrefix) else { break }
-            guard entry.value.count == 8 else { continue }
+        try lmdb.forEachEntry(in: meta, from: retainPrefix) { entry in
+            guard entry.key.starts(with: retainPrefix) else { return false }
+            guard entry.value.count == 8 else { return true }
             let version = ChangeLogEntry.version(of: entry.value)
             oldest = min(oldest ?? version, version)
+            return true
         }
         return oldest
     }

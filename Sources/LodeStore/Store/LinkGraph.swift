@@ -30,7 +30,7 @@ struct LinkGraph: Sendable {
     /// - Throws: ``LodeError/recordDoesNotDecode(type:key:field:reason:)`` for an entry that does not
     ///   decode, and LMDB's errors.
     init(catalog database: Database, in transaction: LMDB.Transaction) throws {
-        for entry in try transaction.entries(in: database) {
+        for entry in try transaction.allEntries(in: database) {
             catalog.append((entry.key, entry.value))
             let name = String(decoding: entry.key, as: UTF8.self)
             // Most entries declare no link: a quick look for the field name before decoding.

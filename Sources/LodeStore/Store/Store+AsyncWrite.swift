@@ -147,7 +147,7 @@ extension Store {
                 } catch let error as LodeError where error.isGrowthConflict {
                     throw error
                 } catch let error as LMDBError {
-                    outcomes[position] = LodeError.storage(StorageFailure(error))
+                    outcomes[position] = LodeError(storage: error)
                 } catch {
                     outcomes[position] = error
                 }

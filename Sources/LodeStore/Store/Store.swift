@@ -95,7 +95,7 @@ public final class Store: @unchecked Sendable {
             if error.code == .notAnEnvironment {
                 throw LodeError.notAStore(path: url.path, reason: "the directory holds no store")
             }
-            throw LodeError.storage(StorageFailure(error))
+            throw LodeError(storage: error)
         }
         // After a system crash that interrupted a process writing without syncing, the file may be
         // damaged (the disk wrote its pages in any order): its pages are checked first, whatever the
@@ -144,7 +144,9 @@ public final class Store: @unchecked Sendable {
     ) throws -> (Database, Database, Database?) {
         do {
             let names = try environment.read { txn in
-                try txn.entries(in: environment.mainDatabase).map { String(decoding: $0.key, as: UTF8.self) }
+                try txn.allEntries(in: environment.mainDatabase).map {
+                    String(decoding: $0.key, as: UTF8.self)
+                }
             }
             if names.isEmpty && !readOnly {
                 var record: EncryptionRecord?
@@ -220,7 +222,7 @@ public final class Store: @unchecked Sendable {
             }
             return (meta, catalog, changes)
         } catch let error as LMDBError {
-            throw LodeError.storage(StorageFailure(error))
+            throw LodeError(storage: error)
         }
     }
 
@@ -617,7 +619,7 @@ public final class Store: @unchecked Sendable {
             let (version, entries) = try environment.read { txn in
                 (
                     txn.id,
-                    try txn.entries(in: catalog).map {
+                    try txn.allEntries(in: catalog).map {
                         try CatalogEntry.decoded(
                             from: $0.value, named: String(decoding: $0.key, as: UTF8.self))
                     }
@@ -658,7 +660,7 @@ private struct RollBackWrite: Error {}
 
 /// Rethrows LMDB errors as ``LodeError/storage(_:)``.
 package func mapStorageErrors<R>(_ body: () throws -> R) throws -> R {
-    do { return try body() } catch let error as LMDBError { throw LodeError.storage(StorageFailure(error)) }
+    do { return try body() } catch let error as LMDBError { throw LodeError(storage: error) }
 }
 
 extension Store {

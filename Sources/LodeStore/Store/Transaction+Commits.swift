@@ -15,7 +15,7 @@ extension Transaction {
             let floor = try ChangeLogPruning.floor(in: lmdb, meta: store.meta)
             var commits: [Commit] = []
             let decoder = CBORDecoder()
-            for entry in try lmdb.entries(in: log, from: ChangeLogEntry.key(for: max(version, -1) + 1))
+            for entry in try lmdb.logEntries(in: log, after: max(version, -1), through: self.version)
             where entry.key.count == 8 {
                 let committed = ChangeLogEntry.version(of: entry.key)
                 if committed > self.version { break }

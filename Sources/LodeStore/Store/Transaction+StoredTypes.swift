@@ -8,7 +8,7 @@ extension Transaction {
     /// - Throws: ``LodeError/storeClosed(path:)`` after the store closed and ``LodeError/storage(_:)`` when
     ///   LMDB fails, and ``LodeError/notAStore(path:reason:)`` for a catalog entry that does not decode.
     public func storedTypes() throws -> [StoredType] {
-        let names = try lmdb.entries(in: store.catalog).map { String(decoding: $0.key, as: UTF8.self) }
+        let names = try lmdb.allEntries(in: store.catalog).map { String(decoding: $0.key, as: UTF8.self) }
         return try names.map { try storedType(named: $0) }
     }
 
@@ -199,9 +199,10 @@ extension Transaction {
     ) throws -> [StoredRecord] {
         let records = try recordsDatabase(of: type)
         var result: [StoredRecord] = []
-        for item in try lmdb.entries(in: records, from: start, reverse: reverse) {
-            guard result.count < limit else { break }
+        guard limit > 0 else { return [] }
+        try lmdb.forEachEntry(in: records, from: start, reverse: reverse) { item in
             result.append(StoredRecord(key: item.key, bytes: item.value))
+            return result.count < limit
         }
         return result
     }

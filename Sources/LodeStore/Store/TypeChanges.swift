@@ -25,7 +25,7 @@ package struct TypeChanges {
             return result
         }
         let decoder = CBORDecoder()
-        for entry in try lmdb.entries(in: log, from: ChangeLogEntry.key(for: from + 1))
+        for entry in try lmdb.logEntries(in: log, after: from, through: to)
         where entry.key.count == 8 {
             let version = ChangeLogEntry.version(of: entry.key)
             if version > to { break }
@@ -66,5 +66,22 @@ package struct TypeChanges {
         guard let observed else { return true }
         if unknownFields.contains(key) { return true }
         return !(fields[key] ?? []).isDisjoint(with: observed)
+    }
+}
+
+extension LMDB.Transaction {
+    /// The change-log entries of the versions after `from` up to `through`, in order (copies; an
+    /// error throws rather than ending the list early).
+    ///
+    /// - Throws: LMDB's errors, and ``LMDBError/Code/sealBroken`` for an entry of an encrypted store
+    ///   that does not open.
+    func logEntries(in log: Database, after from: Int, through: Int) throws -> [Cursor.Entry] {
+        var entries: [Cursor.Entry] = []
+        try forEachEntry(in: log, from: ChangeLogEntry.key(for: from + 1)) { entry in
+            if entry.key.count == 8 && ChangeLogEntry.version(of: entry.key) > through { return false }
+            entries.append(entry)
+            return true
+        }
+        return entries
     }
 }

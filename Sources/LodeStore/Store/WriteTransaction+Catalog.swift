@@ -84,7 +84,7 @@ extension WriteTransaction {
         let (liveText, textToBuild) = try registerTextIndexes(of: schema, existing: existing)
         if !toBuild.isEmpty || !linksToBuild.isEmpty || !textToBuild.isEmpty {
             // Build from the records; a unique index that the data violates fails the registration.
-            for entry in try lmdb.entries(in: records) {
+            try lmdb.forEachEntry(in: records) { entry in
                 let object = try entry.value.withUnsafeBytes { try decode(T.self, from: $0, key: entry.key) }
                 for index in toBuild {
                     try putIndexEntry(
@@ -95,6 +95,7 @@ extension WriteTransaction {
                         link.database, targets: link.definition.targetKeys(object), primaryKey: entry.key)
                 }
                 for index in textToBuild { try indexText(index, key: entry.key, old: nil, new: object) }
+                return true
             }
             // Written now: a store registers its types in a transaction of its own at open.
             try flushPendingText()

@@ -78,8 +78,26 @@ extension WriteTransaction {
             let records = try lmdbWrite.database(named: wholeType, create: false)
             for link in graph.links(into: wholeType) {
                 let database = try linkDatabase(link)
-                for entry in try lmdb.entries(in: database) where try lmdb.contains(entry.key, in: records) {
-                    consider(link, source: entry.value, target: entry.key)
+                if database.isOrdered {
+                    try lmdb.forEachEntry(in: database) { entry in
+                        if try lmdb.contains(entry.key, in: records) {
+                            consider(link, source: entry.value, target: entry.key)
+                        }
+                        return true
+                    }
+                } else {
+                    // Targets stored hashed (an encrypted store): a walk of the link index gives no
+                    // target keys, so each object being deleted is looked up.
+                    var targets: [[UInt8]] = []
+                    try lmdb.forEachEntry(in: records) { entry in
+                        targets.append(entry.key)
+                        return true
+                    }
+                    for target in targets {
+                        for source in try lmdb.values(forKey: target, in: database) {
+                            consider(link, source: source, target: target)
+                        }
+                    }
                 }
             }
         }

@@ -123,10 +123,10 @@ extension SyncEngine {
         for type in scanAll {
             candidates[type] = []
             if let records = try types[type].operations.records(in: tx) {
-                for entry in try tx.lmdb.entries(in: records) { candidates[type].insert(entry.key) }
+                try tx.lmdb.forEachEntry(in: records) { candidates[type].insert($0.key).inserted || true }
             }
-            for entry in try tx.lmdb.entries(in: state.shadows[type]) {
-                candidates[type].insert(entry.key)
+            try tx.lmdb.forEachEntry(in: state.shadows[type]) {
+                candidates[type].insert($0.key).inserted || true
             }
         }
         // The objects changed since the last incomplete batch, when the log has all of them: the

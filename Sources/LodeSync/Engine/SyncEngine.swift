@@ -98,10 +98,11 @@ final class SyncEngine: @unchecked Sendable {
                 if stored != nil || fingerprint != "" {
                     restart = true
                     var reset: [([UInt8], Shadow)] = []
-                    for entry in try tx.lmdb.entries(in: state.shadows[index]) {
-                        guard var shadow = entry.value.withUnsafeBytes({ Shadow($0) }) else { continue }
+                    try tx.lmdb.forEachEntry(in: state.shadows[index]) { entry in
+                        guard var shadow = entry.value.withUnsafeBytes({ Shadow($0) }) else { return true }
                         shadow.version = 0
                         reset.append((entry.key, shadow))
+                        return true
                     }
                     for (key, shadow) in reset { try state.setShadow(shadow, type: index, key: key, in: tx) }
                 }

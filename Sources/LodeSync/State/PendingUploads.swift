@@ -39,9 +39,11 @@ enum PendingUploads {
         }
         for type in scanAll {
             if let database = records[type] {
-                for entry in try lmdb.entries(in: database) { candidates[type].insert(entry.key) }
+                try lmdb.forEachEntry(in: database) { candidates[type].insert($0.key).inserted || true }
             }
-            for entry in try lmdb.entries(in: state.shadows[type]) { candidates[type].insert(entry.key) }
+            try lmdb.forEachEntry(in: state.shadows[type]) {
+                candidates[type].insert($0.key).inserted || true
+            }
         }
         var pending = 0
         for type in types.indices {

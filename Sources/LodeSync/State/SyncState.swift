@@ -43,7 +43,7 @@ struct SyncState {
     static func syncedTypes(in store: Store) throws -> [String] {
         let environment = try store.environment()
         return try environment.read { txn in
-            try txn.entries(in: environment.mainDatabase).map { String(decoding: $0.key, as: UTF8.self) }
+            try txn.allEntries(in: environment.mainDatabase).map { String(decoding: $0.key, as: UTF8.self) }
                 .filter { $0.hasPrefix(databaseName + ".") }.map {
                     String($0.dropFirst(databaseName.count + 1))
                 }
@@ -130,7 +130,7 @@ struct SyncState {
     func rejected(in lmdb: LMDBTransaction) throws -> [(type: String, keyText: String)] {
         var found: [(type: String, keyText: String)] = []
         let prefix = Array(Self.rejectedPrefix.utf8)
-        for entry in try lmdb.entries(in: main, from: prefix) {
+        for entry in try lmdb.allEntries(in: main, from: prefix) {
             guard entry.key.starts(with: prefix) else { break }
             let rest = entry.key.dropFirst(prefix.count)
             guard let zero = rest.firstIndex(of: 0) else { continue }
