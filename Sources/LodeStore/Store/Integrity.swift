@@ -49,11 +49,11 @@ extension Transaction {
                         "\(type.name) stored under \(KeyDescription.describe(error.sealedEntry?.key ?? [])): "
                             + "the sealed record does not open with the store's key (damaged, or moved from another key or type)"
                     )
-                }
-            ) { entry in
-                stored.append(StoredRecord(key: entry.key, bytes: entry.value))
-                return true
-            }
+                },
+                { entry in
+                    stored.append(StoredRecord(key: entry.key, bytes: entry.value))
+                    return true
+                })
             for record in stored {
                 report.records += 1
                 let label = "\(type.name) \(KeyDescription.describe(record.key))"
