@@ -6,10 +6,10 @@ import Foundation
 /// never a directory, and writes a new data file's two meta pages without syncing them. The
 /// power-cut tests (docs/POWERCUT.md) found both: a store created and committed to with full
 /// durability could be gone after a power cut, or be a data file without a valid meta page.
-enum DurableNames {
+package enum DurableNames {
     /// `fsync` of the directory at `path`. A file system that cannot sync directories (EINVAL) has
     /// nothing to do.
-    static func syncDirectory(_ path: String, operation: String) throws {
+    package static func syncDirectory(_ path: String, operation: String) throws {
         let descriptor = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard descriptor >= 0 else {
             throw LMDBError(returnCode: errno, operation: operation + " (open \(path))")
@@ -18,6 +18,30 @@ enum DurableNames {
         if fsync(descriptor) != 0 && errno != EINVAL {
             throw LMDBError(returnCode: errno, operation: operation + " (fsync \(path))")
         }
+    }
+
+    /// Puts the data file of the environment in `source` in place of the one in `directory`, in
+    /// one rename that survives a power cut: the new file synced first, the directory after. Nothing
+    /// may have either environment open. `directory`'s lock file goes too (the next open makes a
+    /// new one: the old one described the old file).
+    ///
+    /// - Throws: ``LMDBError`` when a sync or the rename fails (then `directory` keeps its old file).
+    package static func replaceDataFile(in directory: String, with source: String) throws {
+        let operation = "replace \(directory)/data.mdb"
+        let file = source + "/data.mdb"
+        let descriptor = open(file, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            throw LMDBError(returnCode: errno, operation: operation + " (open \(file))")
+        }
+        let synced = fsync(descriptor)
+        let syncError = errno
+        close(descriptor)
+        if synced != 0 { throw LMDBError(returnCode: syncError, operation: operation + " (fsync \(file))") }
+        guard rename(file, directory + "/data.mdb") == 0 else {
+            throw LMDBError(returnCode: errno, operation: operation + " (rename)")
+        }
+        try syncDirectory(directory, operation: operation)
+        unlink(directory + "/lock.mdb")
     }
 
     /// Creates the directory `path` and its missing parents with `mode`, each name synced into its

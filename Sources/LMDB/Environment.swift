@@ -120,6 +120,34 @@ public final class Environment: @unchecked Sendable {
         }
     }
 
+    /// Who else has the environment in the directory at `path` open: this process (an environment
+    /// not yet closed), another process (the shared lock every open holds on `lock.mdb`), or nobody.
+    ///
+    /// - Throws: ``LMDBError`` when the directory or its lock file cannot be examined.
+    package static func openers(at path: String) throws -> (thisProcess: Bool, otherProcess: pid_t?) {
+        var info = stat()
+        guard stat(path, &info) == 0 else { throw LMDBError(returnCode: errno, operation: "stat \(path)") }
+        let key = EnvironmentRegistry.Key(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
+        let here = EnvironmentRegistry.shared.isOpen(key)
+        let fd = Glibc.open(path + "/lock.mdb", O_RDWR | O_CLOEXEC)
+        guard fd >= 0 else {
+            if errno == ENOENT { return (here, nil) }
+            throw LMDBError(returnCode: errno, operation: "open \(path)/lock.mdb")
+        }
+        defer { close(fd) }
+        // LMDB holds a read lock on the first byte of the lock file in every process that has the
+        // environment open; F_GETLK reports another process's lock (never this process's own).
+        var lock = flock()
+        lock.l_type = Int16(F_WRLCK)
+        lock.l_whence = Int16(SEEK_SET)
+        lock.l_start = 0
+        lock.l_len = 1
+        guard fcntl(fd, F_GETLK, &lock) == 0 else {
+            throw LMDBError(returnCode: errno, operation: "fcntl F_GETLK \(path)/lock.mdb")
+        }
+        return (here, lock.l_type == Int16(F_UNLCK) ? nil : lock.l_pid)
+    }
+
     private init(path: String, options: EnvironmentOptions, key: EnvironmentRegistry.Key) throws {
         let operation = "open \(path)"
         var env: OpaquePointer?

@@ -40,6 +40,13 @@ final class EnvironmentRegistry: @unchecked Sendable {
         return environment
     }
 
+    /// True when the environment of `key` is open (or closing) in this process.
+    func isOpen(_ key: Key) -> Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return entries[key] != nil
+    }
+
     /// Runs `close` and removes the entry, under the registry lock.
     func close(key: Key, _ close: () -> Void) {
         lock.lock()

@@ -19,6 +19,11 @@ public enum EncryptionError: Error, Equatable, Sendable, CustomStringConvertible
     /// The store's record of its encryption (in `@meta`) is damaged: a salt cut short, a missing key
     /// check.
     case damagedKeyRecord(String)
+    /// The store's key is being changed (``Store/changeEncryption(at:from:to:fileMode:progress:)``)
+    /// by a process still running.
+    case keyChangeInProgress
+    /// A change of the store's key needs the store closed everywhere; something (named) has it open.
+    case storeOpen(String)
 
     /// What went wrong, in words.
     public var description: String {
@@ -30,11 +35,16 @@ public enum EncryptionError: Error, Equatable, Sendable, CustomStringConvertible
         case .wrongKey: return "the key given does not open the store (a wrong key or passphrase)"
         case .notEncrypted:
             return
-                "the store is not encrypted, and a key was given (encrypt it with Store.encrypt, or open it without a key)"
+                "the store is not encrypted, and a key was given (encrypt it with Store.changeEncryption, or open it without a key)"
         case .newerFormat(let format):
             return "the store is encrypted in format \(format), newer than this version of Lode knows (1)"
         case .damagedKeyRecord(let reason):
             return "the store's record of its encryption is damaged: \(reason)"
+        case .keyChangeInProgress:
+            return "the store's key is being changed by a process still running; open it after"
+        case .storeOpen(let opener):
+            return
+                "the store's key cannot change while it is open (\(opener) has it open): close it everywhere first"
         }
     }
 }

@@ -67,6 +67,8 @@ public final class Store: @unchecked Sendable {
     let cachedLinkGraph = Locked<LinkGraph?>(nil, name: "the link graph")
 
     package let meta: Database
+    /// True when the store is encrypted (opened with its key: ``StoreConfiguration/encryption``).
+    public let isEncrypted: Bool
     let catalog: Database
     /// The change log, or nil in a read-only store made before it existed.
     let changeLog: Database?
@@ -97,6 +99,7 @@ public final class Store: @unchecked Sendable {
             }
             throw LodeError(storage: error)
         }
+        try KeyChange.checkAtOpen(url.path)
         // After a system crash that interrupted a process writing without syncing, the file may be
         // damaged (the disk wrote its pages in any order): its pages are checked first, whatever the
         // configuration says, and then the records against the indexes and the catalog.
@@ -106,6 +109,7 @@ public final class Store: @unchecked Sendable {
             environment, path: url.path, readOnly: configuration.readOnly,
             encryption: configuration.encryption)
         self.meta = meta
+        self.isEncrypted = environment.installedSealer != nil
         self.catalog = catalog
         self.changeLog = changeLog
         self.guarded = State(environment: environment)

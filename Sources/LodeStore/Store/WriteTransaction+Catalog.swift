@@ -132,6 +132,14 @@ extension WriteTransaction {
         -> (live: [TypeState<T>.LiveTextIndex], toBuild: [TypeState<T>.LiveTextIndex])
     {
         let name = schema.typeName
+        if let index = schema.textIndexes.first, store.isEncrypted {
+            // Its terms would be keys LMDB sorts, and a search walks them in order: hashed, they
+            // could not be found by prefix nor walked block by block.
+            throw LodeError.textIndexUnavailable(
+                type: name, index: index.name,
+                reason:
+                    "full-text indexes are not available in an encrypted store (their terms are sorted keys)")
+        }
         let stored = existing?.textIndexes ?? []
         var live: [TypeState<T>.LiveTextIndex] = []
         var toBuild: [TypeState<T>.LiveTextIndex] = []

@@ -291,6 +291,24 @@ func holdReader(_ path: String) throws {
     while true { sleep(60) }
 }
 
+/// The encryption a key file gives (32 bytes), or none for `-`.
+func encryption(keyFile: String) throws -> StoreEncryption? {
+    guard keyFile != "-" else { return nil }
+    return .key(try StoreKey(bytes: Array(try Data(contentsOf: URL(fileURLWithPath: keyFile)))))
+}
+
+/// Changes the store's encryption from one key file's key to another's (`-`: none), printing each
+/// progress report, then `done`.
+func changeKey(_ path: String, from old: String, to new: String) throws {
+    try Store.changeEncryption(
+        at: URL(fileURLWithPath: path), from: try encryption(keyFile: old), to: try encryption(keyFile: new)
+    ) { progress in
+        print("progress \(progress.copied) of \(progress.total)")
+        fflush(nil)
+    }
+    print("done")
+}
+
 let arguments = CommandLine.arguments
 do {
     if arguments.count == 5, arguments[1] == "write", let first = Int(arguments[3]),
@@ -339,12 +357,14 @@ do {
         try syncDump(arguments[2])
     } else if arguments.count == 3, arguments[1] == "hold-reader" {
         try holdReader(arguments[2])
+    } else if arguments.count == 5, arguments[1] == "change-key" {
+        try changeKey(arguments[2], from: arguments[3], to: arguments[4])
     } else if arguments.count == 3, arguments[1] == "starved-pool" {
         try starvedPool(arguments[2])
     } else {
         FileHandle.standardError.write(
             Data(
-                "usage: lode-test-helper write DIR FIRST COUNT | readme-observe | readme-first-use | readme-live | crash-writer DIR | read-all DIR [--no-page-check] | migration-seed DIR COUNT | migration-run DIR | temporary-store exit|crash | lag-and-exit DIR LAG | hold-reader DIR | powercut-writer WORKLOAD MODE DIR MARKS | powercut-check WORKLOAD MODE STATE… | powercut-source DIR | powercut-items DIR | sync-client STORE NAME SECONDS SEED LOG | sync-dump STORE | starved-pool DIR\n"
+                "usage: lode-test-helper write DIR FIRST COUNT | readme-observe | readme-first-use | readme-live | crash-writer DIR | read-all DIR [--no-page-check] | migration-seed DIR COUNT | migration-run DIR | temporary-store exit|crash | lag-and-exit DIR LAG | hold-reader DIR | powercut-writer WORKLOAD MODE DIR MARKS | powercut-check WORKLOAD MODE STATE… | powercut-source DIR | powercut-items DIR | sync-client STORE NAME SECONDS SEED LOG | sync-dump STORE | starved-pool DIR | change-key DIR OLDKEYFILE|- NEWKEYFILE|-\n"
                     .utf8
             ))
         exit(2)
