@@ -117,6 +117,11 @@ func powerCutWriter(_ workload: String, mode: Store.Durability, path: String, ma
             configuration: StoreConfiguration(durability: mode, initialMapSize: 64 << 10), types: [],
             migrations: [reshapeItems])
         marks.acknowledge("migrated")
+    case "key-change":
+        // The source store (`powercut-source`) encrypted in place.
+        try Store.changeEncryption(
+            at: URL(fileURLWithPath: path), from: nil, to: .key(try powerCutKey()), fileMode: 0o600)
+        marks.acknowledge("changed")
     default:
         throw PowerCutError("no workload \(workload)")
     }
@@ -259,6 +264,17 @@ func openCrashState(_ workload: String, mode: Store.Durability, directory: Strin
             )
         else { throw Wrong(description: "\(items.count) items, not all reshaped once") }
         return .consistent(ran.withLock { $0 } ? "migrated at reopen" : "migrated before")
+    case "key-change":
+        // Whole under the old key (none) or under the new one, never neither.
+        do {
+            try checkCopy(path, configuration: configuration)
+            return .consistent("old")
+        } catch LodeError.encryption(_, .keyMissing) {
+            var encrypted = configuration
+            encrypted.encryption = .key(try powerCutKey())
+            try checkCopy(path, configuration: encrypted)
+            return .consistent("new")
+        }
     case "load":
         // The store `lode-dump load` made: every task of the source.
         try checkCopy(path, configuration: configuration)
@@ -302,6 +318,9 @@ func powerCutItems(_ path: String) throws {
     }
     store.close()
 }
+
+/// The key the `key-change` workload encrypts its store with (a test's fixed key).
+func powerCutKey() throws -> StoreKey { try StoreKey(bytes: (0..<32).map { UInt8($0 * 7 + 3) }) }
 
 /// How many tasks the store that `load` and `compact` copy holds (`powercut-source`).
 let sourceTasks = 2_500

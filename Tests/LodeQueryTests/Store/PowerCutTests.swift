@@ -115,6 +115,15 @@ import Testing
         harness.report()
         #expect(harness.failures.isEmpty, "\(harness.failures.prefix(5).joined(separator: "\n"))")
     }
+
+    /// `Store.changeEncryption` encrypting a store in place: in every crash state the store opens
+    /// whole with the old key (none) or the new one, and with the new one once the change returned.
+    @Test func aKeyChangeIsAllOrNothing() throws {
+        let harness = try PowerCutHarness(tmp: tmp.url, mode: .full, seed: 0x6b_6579)
+        try harness.cut(workload: "key-change", cuts: Self.cutsPerMode * 3 / 10)
+        harness.report()
+        #expect(harness.failures.isEmpty, "\(harness.failures.prefix(5).joined(separator: "\n"))")
+    }
 }
 
 extension Store.Durability {
@@ -229,7 +238,7 @@ final class PowerCutHarness {
         case "migrate":
             let result = try shell("'\(Self.helper)' powercut-items '\(store)'")
             guard result.status == 0 else { throw PowerCutError("powercut-items: \(result.err)") }
-        case "compact":
+        case "compact", "key-change":
             let result = try shell("'\(Self.helper)' powercut-source '\(store)'")
             guard result.status == 0 else { throw PowerCutError("powercut-source: \(result.err)") }
         case "load":
@@ -426,6 +435,10 @@ final class PowerCutHarness {
                 return "the acknowledged migration was lost"
             }
             return nil
+        case "key-change":
+            guard kind == "opened" else { return "\(kind): \(detail)" }
+            return acknowledged.contains("changed") && detail != "new"
+                ? "the acknowledged change was lost" : nil
         default:  // load, compact
             if kind == "opened" { return nil }
             if kind == "absent" { return returned ? "the command returned, the store is not there" : nil }
