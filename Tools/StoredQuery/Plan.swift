@@ -153,6 +153,9 @@ package func plan(_ filter: WhereExpression?, type: StoredType, sampleKind: (Str
 /// plan report it).
 package func plan(_ filter: WhereExpression?, type: StoredType, in tx: Transaction) throws -> (Plan, String) {
     let sample = try tx.storedRecords(of: type.name, limit: 50).compactMap { try? $0.value(type: type.name) }
+    // An encrypted store's indexes keep hashed keys, which cannot be walked: its records are scanned.
+    var type = type
+    if tx.store.isEncrypted { type.indexes = [] }
     return try plan(filter, type: type) { field in
         sample.lazy.compactMap { $0.value(atPath: field) }.first { $0 != .null }.flatMap(keyKind)
     }

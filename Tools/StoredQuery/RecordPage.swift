@@ -154,7 +154,8 @@ package struct RecordQuery: Sendable {
                 descending: sort.first.map { !$0.ascending } ?? false,
                 limit: limit, budget: budget, gathering: gathering, tx)
         }
-        if sort.count == 1,
+        // An encrypted store's indexes keep hashed keys: they give no order.
+        if sort.count == 1, !tx.store.isEncrypted,
             let index = storedType.indexes.first(where: {
                 $0.fields == [sort[0].field] && $0.entryCount == storedType.objectCount
             })

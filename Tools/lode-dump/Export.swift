@@ -134,7 +134,7 @@ func loadExport(from lines: LineReader, into path: String, inPlace: Bool) throws
 ) {
     let store: Store
     do {
-        store = try Store(atPath: path)
+        store = try Store(atPath: path, configuration: StoreConfiguration(encryption: KeyFiles.encryption))
     } catch LodeError.notAStore(_, let reason) {
         throw DumpError(description: "\(path) is not a Lode store (\(reason)); an export loads into a store")
     }

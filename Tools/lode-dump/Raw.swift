@@ -85,7 +85,9 @@ func load(_ path: String, force: Bool) throws {
     }
     if existed, !((try? manager.contentsOfDirectory(atPath: target.path)) ?? []).isEmpty {
         let isEmptyStore =
-            (try? Store(atPath: target.path, configuration: StoreConfiguration(readOnly: true)))
+            (try? Store(
+                atPath: target.path,
+                configuration: StoreConfiguration(readOnly: true, encryption: KeyFiles.encryption)))
             .map { store in
                 defer { store.close() }
                 return (try? store.read { tx in try tx.storedTypes() })?.allSatisfy { $0.objectCount == 0 }

@@ -27,6 +27,14 @@ let usage = """
                                                      atomically (--force: into a non-empty one)
            lode-dump backup STORE DIR                a consistent copy (DIR new or empty)
            lode-dump compact STORE DIR               a compacting copy
+           lode-dump rekey STORE [--new-key-file F | --new-passphrase-file F | --decrypt]
+                                                     encrypt, change the key of, or decrypt a store in
+                                                     place (nothing may have it open)
+
+    An encrypted store is opened with --key-file FILE (its 32 bytes, or 64 hex digits) or
+    --passphrase-file FILE (its first line), before or after the command; never on the command
+    line. Copies and backups of an encrypted store stay encrypted; raw dumps show sealed bytes;
+    export writes the objects in the clear (keep that file as you would the key).
 
     EXPR: comparisons (== != < <= > >=) of a field with a number, "text", true, false or null;
           FIELD in [v, …]; FIELD hasPrefix "t"; FIELD contains "t"; and, or, not, parentheses.
@@ -77,12 +85,130 @@ struct Arguments {
     }
 }
 
-/// Opens the store read-only; unless `checkingPages` is off, its pages are checked first, so a
-/// damaged file is refused by name before LMDB reads it.
+/// Opens the store read-only (with the key of `--key-file` or `--passphrase-file`, if given);
+/// unless `checkingPages` is off, its pages are checked first, so a damaged file is refused by name
+/// before LMDB reads it.
 func openStore(_ path: String, checkingPages: Bool = true) throws -> Store {
     try requireDirectory(path)
     return try Store(
-        atPath: path, configuration: StoreConfiguration(readOnly: true, checksPagesAtOpen: checkingPages))
+        atPath: path,
+        configuration: StoreConfiguration(
+            readOnly: true, checksPagesAtOpen: checkingPages, encryption: KeyFiles.encryption))
+}
+
+/// The key files of the command line: read once, never echoed.
+enum KeyFiles {
+    /// The encryption `--key-file` or `--passphrase-file` gives, if any (set by `main` first).
+    nonisolated(unsafe) static var encryption: StoreEncryption?
+
+    /// Takes `--key-file F`, `--passphrase-file F` (the store's key) out of `arguments`, and, for
+    /// `rekey`, `--new-key-file F`, `--new-passphrase-file F` or `--decrypt` (the new one).
+    static func extract(_ arguments: inout [String]) throws -> (new: StoreEncryption?, decrypt: Bool) {
+        var new: StoreEncryption?
+        var decrypt = false
+        var index = 0
+        while index < arguments.count {
+            let argument = arguments[index]
+            switch argument {
+            case "--key-file", "--passphrase-file", "--new-key-file", "--new-passphrase-file":
+                guard index + 1 < arguments.count else {
+                    throw UsageError(description: "\(argument) needs a file")
+                }
+                let file = arguments[index + 1]
+                arguments.removeSubrange(index...(index + 1))
+                let read =
+                    argument.hasSuffix("passphrase-file") ? try passphrase(file) : try key(file)
+                if argument.hasPrefix("--new") {
+                    guard new == nil else { throw UsageError(description: "give one new key or passphrase") }
+                    new = read
+                } else {
+                    guard encryption == nil else {
+                        throw UsageError(description: "give one key or passphrase")
+                    }
+                    encryption = read
+                }
+            case "--decrypt":
+                decrypt = true
+                arguments.remove(at: index)
+            default:
+                index += 1
+            }
+        }
+        return (new, decrypt)
+    }
+
+    /// A key file: exactly 32 bytes, or 64 hex digits (a newline after them allowed).
+    static func key(_ file: String) throws -> StoreEncryption {
+        guard var data = FileManager.default.contents(atPath: file) else {
+            throw DumpError(description: "\(file): the key file cannot be read")
+        }
+        var bytes = Array(data)
+        // The copies of the key made here are wiped once the key is in libsodium's guarded memory.
+        defer {
+            data.resetBytes(in: 0..<data.count)
+            bytes.withUnsafeMutableBytes { if let base = $0.baseAddress { memset(base, 0, $0.count) } }
+        }
+        if bytes.count != 32 {
+            let text = String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+            guard text.count == 64, let decoded = hexBytes(text) else {
+                throw DumpError(
+                    description:
+                        "\(file): a key file holds the key's 32 bytes or 64 hex digits, not \(bytes.count) bytes"
+                )
+            }
+            bytes = decoded
+        }
+        return .key(try StoreKey(bytes: bytes))
+    }
+
+    /// A passphrase file: its first line.
+    static func passphrase(_ file: String) throws -> StoreEncryption {
+        guard let data = FileManager.default.contents(atPath: file) else {
+            throw DumpError(description: "\(file): the passphrase file cannot be read")
+        }
+        let line =
+            String(decoding: data, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
+            .first.map(String.init) ?? ""
+        guard !line.isEmpty else { throw DumpError(description: "\(file): the passphrase file is empty") }
+        return .passphrase(line)
+    }
+
+    private static func hexBytes(_ text: String) -> [UInt8]? {
+        var bytes: [UInt8] = []
+        var iterator = text.utf8.makeIterator()
+        while let high = iterator.next(), let low = iterator.next() {
+            guard let h = hexValue(high), let l = hexValue(low) else { return nil }
+            bytes.append(h << 4 | l)
+        }
+        return bytes
+    }
+
+    private static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+        default: nil
+        }
+    }
+}
+
+/// `rekey`: encrypts, changes the key of, or decrypts the store in place, with a progress line on a
+/// terminal.
+func rekey(_ path: String, to new: StoreEncryption?) throws {
+    try requireDirectory(path)
+    let terminal = isatty(2) == 1
+    try Store.changeEncryption(at: URL(fileURLWithPath: path), from: KeyFiles.encryption, to: new) {
+        progress in
+        if terminal {
+            FileHandle.standardError.write(Data("\r\(progress.copied) of \(progress.total) records".utf8))
+        }
+    }
+    if terminal { FileHandle.standardError.write(Data("\n".utf8)) }
+    print(
+        new == nil
+            ? "decrypted \(path)"
+            : KeyFiles.encryption == nil ? "encrypted \(path)" : "changed the key of \(path)")
 }
 
 /// Throws a one-line error unless `path` is an existing directory.
@@ -466,8 +592,9 @@ func isoTime(_ date: Date) -> String {
 }
 
 func main() -> Int32 {
-    let raw = Array(CommandLine.arguments.dropFirst())
+    var raw = Array(CommandLine.arguments.dropFirst())
     do {
+        let (newKey, decrypt) = try KeyFiles.extract(&raw)
         if raw.contains("--help") || raw.contains("-h") || raw.first == "help" {
             print(usage)
             return 0
@@ -475,7 +602,7 @@ func main() -> Int32 {
         guard let first = raw.first else { throw UsageError(description: "no store given") }
         let commands = [
             "schema", "dump", "get", "stats", "changes", "raw", "export", "load", "backup", "compact",
-            "watch", "check", "serve",
+            "watch", "check", "serve", "rekey",
         ]
         guard commands.contains(first) else {
             guard raw.count == 1 else { throw UsageError(description: "unexpected arguments after \(first)") }
@@ -557,6 +684,13 @@ func main() -> Int32 {
                     description: "load reads the dump from standard input: lode-dump load DIR < DUMP")
             }
             try load(positional[0], force: arguments.flags.contains("--force"))
+        case "rekey":
+            try expect(1, "STORE")
+            guard (newKey != nil) != decrypt else {
+                throw UsageError(
+                    description: "rekey takes --new-key-file, --new-passphrase-file or --decrypt")
+            }
+            try rekey(positional[0], to: newKey)
         case "backup", "compact":
             try expect(2, "STORE DIR")
             try copyStore(positional[0], to: positional[1], compacting: first == "compact")

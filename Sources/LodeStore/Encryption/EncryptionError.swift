@@ -24,6 +24,9 @@ public enum EncryptionError: Error, Equatable, Sendable, CustomStringConvertible
     case keyChangeInProgress
     /// A change of the store's key needs the store closed everywhere; something (named) has it open.
     case storeOpen(String)
+    /// An index of an encrypted store was asked for in key order: its keys are stored hashed, so
+    /// it finds whole values but cannot be walked.
+    case unorderedIndex(type: String, index: String)
 
     /// What went wrong, in words.
     public var description: String {
@@ -42,6 +45,9 @@ public enum EncryptionError: Error, Equatable, Sendable, CustomStringConvertible
             return "the store's record of its encryption is damaged: \(reason)"
         case .keyChangeInProgress:
             return "the store's key is being changed by a process still running; open it after"
+        case .unorderedIndex(let type, let index):
+            return
+                "index \(index) of \(type) keeps hashed keys in an encrypted store: it finds whole values, it cannot be walked in order"
         case .storeOpen(let opener):
             return
                 "the store's key cannot change while it is open (\(opener) has it open): close it everywhere first"

@@ -192,7 +192,7 @@ public struct StoredRecord: Sendable, Equatable {
 extension Transaction {
     /// The records of the type stored as `type`, in primary-key order, starting at the first key
     /// `>= start` — or, `reverse`, in descending order from the last key `<= start` — at most `limit`
-    /// of them.
+    /// of them. In an encrypted store (records under hashed keys) every record is read to find them.
     /// - Throws: ``LodeError/typeNotFound(_:)`` when the catalog has no such type.
     public func storedRecords(
         of type: String, from start: [UInt8]? = nil, reverse: Bool = false, limit: Int = .max
@@ -200,6 +200,25 @@ extension Transaction {
         let records = try recordsDatabase(of: type)
         var result: [StoredRecord] = []
         guard limit > 0 else { return [] }
+        if !records.isOrdered {
+            // Records stored under hashed keys (an encrypted store): every one is read, and those
+            // from `start` on are put in primary-key order.
+            try lmdb.forEachEntry(in: records) { item in
+                if let start,
+                    reverse
+                        ? start.lexicographicallyPrecedes(item.key)
+                        : item.key.lexicographicallyPrecedes(start)
+                {
+                    return true
+                }
+                result.append(StoredRecord(key: item.key, bytes: item.value))
+                return true
+            }
+            result.sort {
+                reverse ? $1.key.lexicographicallyPrecedes($0.key) : $0.key.lexicographicallyPrecedes($1.key)
+            }
+            return Array(result.prefix(limit))
+        }
         try lmdb.forEachEntry(in: records, from: start, reverse: reverse) { item in
             result.append(StoredRecord(key: item.key, bytes: item.value))
             return result.count < limit
@@ -229,7 +248,8 @@ extension Transaction {
     /// first index key `>= start` — or, `reverse`, in descending order (the primary keys of one index
     /// key too) from the last entry whose key is `<= start`: each index key (as stored) with the
     /// primary key it points at.
-    /// - Throws: ``LodeError/typeNotFound(_:)`` or ``LodeError/indexNotFound(type:index:)``.
+    /// - Throws: ``LodeError/typeNotFound(_:)`` or ``LodeError/indexNotFound(type:index:)``; in an
+    ///   encrypted store, whose indexes keep hashed keys, ``EncryptionError/unorderedIndex(type:index:)``.
     public func storedIndexEntries(
         of type: String, index: String, from start: [UInt8]? = nil, reverse: Bool = false
     ) throws -> some Sequence<(key: [UInt8], primaryKey: [UInt8])> {
@@ -240,6 +260,9 @@ extension Transaction {
         let database = try database(
             named: CatalogEntry.databaseName(type: type, index: index),
             kind: found.unique ? .plain : .duplicates)
+        guard database.isOrdered else {
+            throw LodeError.encryption(path: store.path, .unorderedIndex(type: type, index: index))
+        }
         return try lmdb.entries(in: database, from: start, reverse: reverse).lazy.map {
             (key: $0.key, primaryKey: $0.value)
         }
