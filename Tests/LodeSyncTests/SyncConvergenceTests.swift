@@ -46,6 +46,9 @@ import Testing
         defer { namespace?.remove() }
         // As root (CI runs so) the cut-off client is required, not skipped.
         #expect(namespace != nil || getuid() != 0, "no network namespace could be made as root")
+        // The first client's store is encrypted: sealing sits under the sync layer, which never sees it.
+        let keyFile = tmp.url.appendingPathComponent("client-0.key").path
+        try Data((0..<32).map { UInt8($0 ^ 0x5a) }).write(to: URL(fileURLWithPath: keyFile))
         var clients: [ClientProcess] = []
         for index in 0..<3 {
             let name = "client-\(index)"
@@ -68,7 +71,7 @@ import Testing
                 ClientProcess(
                     name: name, store: tmp.url.appendingPathComponent(name).path,
                     log: tmp.url.appendingPathComponent("\(name).log").path, connection: connection,
-                    prefix: prefix))
+                    prefix: prefix, keyFile: index == 0 ? keyFile : nil))
         }
         var rng = SeededGenerator(seed: 0xc0_4e7e)
         let seconds = 24.0
@@ -125,7 +128,8 @@ import Testing
             "SELECT key || ' ' || (data->>'token') FROM lode.\"Item\" WHERE NOT deleted ORDER BY key::int",
             database: database)
         for client in clients {
-            let dump = try shell("\(builtTool("lode-test-helper")) sync-dump \(client.store)")
+            let key = client.keyFile.map { "LODE_TEST_KEY_FILE='\($0)' " } ?? ""
+            let dump = try shell("\(key)\(builtTool("lode-test-helper")) sync-dump \(client.store)")
             #expect(dump.status == 0, "\(dump.err)")
             #expect(dump.out == serverRows, "\(client.name)'s store differs from the server")
         }
@@ -195,7 +199,13 @@ final class ClientProcess {
     let prefix: [String]
     private var process: Process?
 
-    init(name: String, store: String, log: String, connection: String, prefix: [String]) {
+    /// The key file of an encrypted client's store.
+    let keyFile: String?
+
+    init(
+        name: String, store: String, log: String, connection: String, prefix: [String], keyFile: String? = nil
+    ) {
+        self.keyFile = keyFile
         self.name = name
         self.store = store
         self.log = log
@@ -210,9 +220,9 @@ final class ClientProcess {
         process.executableURL = URL(fileURLWithPath: prefix.first ?? helper)
         process.arguments = Array(
             (prefix.isEmpty ? Array(arguments.dropFirst()) : Array(prefix.dropFirst()) + arguments))
-        process.environment = ProcessInfo.processInfo.environment.merging(["LODE_SYNC_SERVER": connection]) {
-            $1
-        }
+        process.environment = ProcessInfo.processInfo.environment.merging(
+            ["LODE_SYNC_SERVER": connection].merging(keyFile.map { ["LODE_TEST_KEY_FILE": $0] } ?? [:]) { $1 }
+        ) { $1 }
         process.standardError = FileHandle(forWritingAtPath: "/dev/stderr")
         try process.run()
         self.process = process

@@ -15,15 +15,19 @@ import Testing
 @Suite struct SyncTests {
     let tmp = TemporaryDirectory("sync")
 
-    func store(_ name: String, _ types: [any Persistable.Type] = [SyncNote.self]) throws -> Store {
+    func store(
+        _ name: String, _ types: [any Persistable.Type] = [SyncNote.self], encryption: StoreEncryption? = nil
+    ) throws -> Store {
         try Store(
-            at: tmp.url.appendingPathComponent(name), configuration: StoreConfiguration(durability: .noSync),
-            types: types)
+            at: tmp.url.appendingPathComponent(name),
+            configuration: StoreConfiguration(durability: .noSync, encryption: encryption), types: types)
     }
 
-    @Test func twoStoresConvergeThroughTheServer() throws {
+    /// With both stores plain, and with the first encrypted: the server gets the plain objects either
+    /// way (the sync article says so), and the encrypted store's files show none of them.
+    @Test(arguments: [false, true]) func twoStoresConvergeThroughTheServer(encrypted: Bool) throws {
         let server = try syncServer(for: [SyncNote.self])
-        let a = try store("a")
+        let a = try store("a", encryption: encrypted ? .key(try StoreKey.random()) : nil)
         let b = try store("b")
         let syncA = try startedClient(a, server)
         let syncB = try startedClient(b, server)
@@ -52,6 +56,14 @@ import Testing
         #expect(try psql(server, "SELECT deleted FROM lode.\"Note\" WHERE key = '4'") == "t\n")
         #expect(syncA.status.pendingUploads == 0)
         #expect(syncA.status.lastError == nil)
+        if encrypted {
+            let directory = tmp.url.appendingPathComponent("a")
+            for name in try FileManager.default.contentsOfDirectory(atPath: directory.path) {
+                let data = try Data(contentsOf: directory.appendingPathComponent(name))
+                #expect(data.range(of: Data("changed on b".utf8)) == nil, "\(name)")
+                #expect(data.range(of: Data("ann".utf8)) == nil, "\(name)")
+            }
+        }
     }
 
     @Test func aChangeMadeWithPsqlReachesTheStore() throws {

@@ -25,7 +25,9 @@ func syncClientProcess(_ path: String, name: String, seconds: Double, seed: UInt
         throw HelperError("LODE_SYNC_SERVER is not set")
     }
     let store = try Store(
-        atPath: path, configuration: StoreConfiguration(durability: .noSync), types: [SyncItem.self])
+        atPath: path,
+        configuration: StoreConfiguration(durability: .noSync, encryption: try testEncryption()),
+        types: [SyncItem.self])
     let client = try SyncClient(
         store: store, server: SyncServer(connectionString: connection), types: [.type(SyncItem.self)],
         options: SyncOptions(
@@ -99,9 +101,16 @@ func syncClientProcess(_ path: String, name: String, seconds: Double, seed: UInt
     }
 }
 
+/// The encryption of the key file `LODE_TEST_KEY_FILE` names, if set (a test's encrypted client).
+func testEncryption() throws -> StoreEncryption? {
+    try ProcessInfo.processInfo.environment["LODE_TEST_KEY_FILE"].flatMap { try encryption(keyFile: $0) }
+}
+
 /// `sync-dump STORE`: every item as `id token`, by id.
 func syncDump(_ path: String) throws {
-    let store = try Store(atPath: path, types: [SyncItem.self])
+    let store = try Store(
+        atPath: path, configuration: StoreConfiguration(encryption: try testEncryption()),
+        types: [SyncItem.self])
     for item in try store.objects(SyncItem.self).fetch().sorted(by: { $0.id < $1.id }) {
         print("\(item.id) \(item.token)")
     }
