@@ -297,7 +297,9 @@ public struct Results<Element: Persistable>: @unchecked Sendable {
         case .records(let ranges):
             let normalized = ranges.map { $0.normalized() }
             lossy = normalized.contains { $0.lossy }
-            if !execution.covered || lossy || !linkFilters.isEmpty {
+            // Records under hashed keys (an encrypted store) come in hash order and are sorted after:
+            // each is decoded where the walk finds it (opened once), not read again by key.
+            if !execution.covered || lossy || !linkFilters.isEmpty || !records.isOrdered {
                 // The per-object check decodes each record where the walk finds it (no second read by
                 // key), unless the record's fields already fail a condition.
                 let kept = ObjectCollector<Element>()

@@ -92,7 +92,7 @@ enum Workloads {
         ("differs", differs), ("live-memory", liveMemory), ("page-check", pageCheck),
         ("open-check", openCheck), ("commit-latency", commitLatency),
         ("same-class-durability", sameClassDurability), ("concurrent-writers", concurrentWriters),
-        ("links", links), ("sync", sync), ("studio", studio), ("text", text),
+        ("links", links), ("sync", sync), ("studio", studio), ("text", text), ("encryption", encryption),
     ]
 
     static func bulkInsert(_ settings: Settings) throws -> [Figure] {

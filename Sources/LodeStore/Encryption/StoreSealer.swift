@@ -30,10 +30,7 @@ package final class StoreSealer: EntrySealer {
 
     package func storedKey(_ key: UnsafeRawBufferPointer, database: [UInt8]) -> [UInt8] {
         // The database's name and a separator go first, so one key hashes differently per database.
-        var input = database
-        input.append(0)
-        input.append(contentsOf: key)
-        return input.withUnsafeBytes { sealer.keyedHash($0, length: Self.storedKeyLength) }
+        Self.withContext(database: database, storedKey: key) { sealer.keyedHash($0, length: Self.storedKeyLength) }
     }
 
     package func seal(
@@ -81,13 +78,18 @@ package final class StoreSealer: EntrySealer {
     }
 
     /// Calls `body` with the associated data of an entry: the database's name, a zero byte, and the
-    /// stored key.
+    /// stored key (gathered on the stack: this runs per entry read or written).
     private static func withContext<R>(
         database: [UInt8], storedKey: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) -> R
     ) -> R {
-        var context = database
-        context.append(0)
-        context.append(contentsOf: storedKey)
-        return context.withUnsafeBytes(body)
+        let count = database.count + 1 + storedKey.count
+        return withUnsafeTemporaryAllocation(byteCount: count, alignment: 1) { buffer in
+            database.withUnsafeBytes { buffer.baseAddress!.copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
+            buffer[database.count] = 0
+            if let key = storedKey.baseAddress {
+                (buffer.baseAddress! + database.count + 1).copyMemory(from: key, byteCount: storedKey.count)
+            }
+            return body(UnsafeRawBufferPointer(buffer))
+        }
     }
 }
