@@ -47,7 +47,10 @@ extension Workloads {
         }
         let points = try alternate(
             runs: settings.runs,
-            [reads(sealed), reads(plain), System(name: "SQLite") { sink.value &+= try sqlite.read(ids: ids) }])
+            [
+                reads(sealed), reads(plain),
+                System(name: "SQLite") { sink.value &+= try sqlite.read(ids: ids) },
+            ])
 
         var bulk = Scratch("encryption-bulk")
         func insert(_ encrypted: Bool) -> System {
@@ -73,16 +76,23 @@ extension Workloads {
 
         // Durable commits: the systems take turns slice by slice, as in `durable-commits`.
         let commitCount = settings.size(5_000)
-        let durable = (try open("sealed-durable", encrypted: true, durability: .full), try open(
-            "plain-durable", encrypted: false, durability: .full))
+        let durable = (
+            try open("sealed-durable", encrypted: true, durability: .full),
+            try open(
+                "plain-durable", encrypted: false, durability: .full)
+        )
         let durableSQLite = try SQLiteBaseline(path: scratch.path("durable.db"))
         let rounds = Swift.max(settings.runs, 5)
         let slice = Swift.max(commitCount / rounds, 1)
         var commits = [[Double](), [Double](), [Double]()]
         for round in 0..<rounds {
             let range = (round * slice)..<Swift.min((round + 1) * slice, rows.count)
-            commits[0] += try measure(runs: 1) { for row in rows[range] { try durable.0.write { try $0.upsert(row) } } }
-            commits[1] += try measure(runs: 1) { for row in rows[range] { try durable.1.write { try $0.upsert(row) } } }
+            commits[0] += try measure(runs: 1) {
+                for row in rows[range] { try durable.0.write { try $0.upsert(row) } }
+            }
+            commits[1] += try measure(runs: 1) {
+                for row in rows[range] { try durable.1.write { try $0.upsert(row) } }
+            }
             commits[2] += try measure(runs: 1) { for row in rows[range] { try durableSQLite.insert([row]) } }
         }
 
@@ -98,9 +108,14 @@ extension Workloads {
         }
         return [
             figure("encrypted store: full scan, every object decoded", scans, operations: count, target: 0.7),
-            figure("encrypted store: random point reads (decoded)", points, operations: ids.count, target: 0.7),
-            figure("encrypted store: bulk insert, one index, one transaction", inserts, operations: count, target: 0.7),
-            figure("encrypted store: single-object durable commits (fsync each)", commits, operations: slice, target: 0.9),
+            figure(
+                "encrypted store: random point reads (decoded)", points, operations: ids.count, target: 0.7),
+            figure(
+                "encrypted store: bulk insert, one index, one transaction", inserts, operations: count,
+                target: 0.7),
+            figure(
+                "encrypted store: single-object durable commits (fsync each)", commits, operations: slice,
+                target: 0.9),
         ]
     }
 }

@@ -30,7 +30,9 @@ package final class StoreSealer: EntrySealer {
 
     package func storedKey(_ key: UnsafeRawBufferPointer, database: [UInt8]) -> [UInt8] {
         // The database's name and a separator go first, so one key hashes differently per database.
-        Self.withContext(database: database, storedKey: key) { sealer.keyedHash($0, length: Self.storedKeyLength) }
+        Self.withContext(database: database, storedKey: key) {
+            sealer.keyedHash($0, length: Self.storedKeyLength)
+        }
     }
 
     package func seal(
@@ -84,7 +86,9 @@ package final class StoreSealer: EntrySealer {
     ) -> R {
         let count = database.count + 1 + storedKey.count
         return withUnsafeTemporaryAllocation(byteCount: count, alignment: 1) { buffer in
-            database.withUnsafeBytes { buffer.baseAddress!.copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
+            database.withUnsafeBytes {
+                buffer.baseAddress!.copyMemory(from: $0.baseAddress!, byteCount: $0.count)
+            }
             buffer[database.count] = 0
             if let key = storedKey.baseAddress {
                 (buffer.baseAddress! + database.count + 1).copyMemory(from: key, byteCount: storedKey.count)
