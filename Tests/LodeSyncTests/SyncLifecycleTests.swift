@@ -124,3 +124,30 @@ import Testing
         #expect(wrong.err.contains("unknown command \"frobnicate\""), "\(wrong.err)")
     }
 }
+
+/// The test servers' own hygiene: a PostgreSQL started for a test holds no descriptor of the test
+/// process. One did (every pipe open at the moment `pg_ctl` ran, inherited by the server for its
+/// life), and a test reading another tool's output to its end waited for ever: a CI run stalled.
+@Suite struct TestServerDescriptorTests {
+    @Test func aTestServerHoldsNoPipeOfTheTests() throws {
+        let pipe = Pipe()
+        defer {
+            try? pipe.fileHandleForReading.close()
+            try? pipe.fileHandleForWriting.close()
+        }
+        let cluster = try PostgresTestCluster()
+        let pidFile = cluster.directory.appendingPathComponent("data/postmaster.pid")
+        let pid = try String(contentsOf: pidFile, encoding: .utf8).split(separator: "\n").first.map(
+            String.init)
+        let server = try #require(pid)
+        let mine = Set(
+            [pipe.fileHandleForReading.fileDescriptor, pipe.fileHandleForWriting.fileDescriptor].compactMap {
+                try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\($0)")
+            })
+        #expect(mine.count == 1, "\(mine)")
+        let held = try FileManager.default.contentsOfDirectory(atPath: "/proc/\(server)/fd").compactMap {
+            try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(server)/fd/\($0)")
+        }
+        #expect(held.filter { mine.contains($0) }.isEmpty, "the server holds \(mine)")
+    }
+}

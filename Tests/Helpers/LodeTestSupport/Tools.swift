@@ -8,22 +8,30 @@ public func builtTool(_ name: String) -> String {
 }
 
 /// Runs `command` with `/bin/sh -c` to its end; returns its exit status, standard output and standard
-/// error (collected in a file, so neither pipe can fill up and stall the command).
+/// error (both collected in files: no pipe can fill up and stall the command, and none can be held
+/// open by a daemon another test starts meanwhile, which would make an end of file never come).
 public func shell(_ command: String) throws -> (status: Int32, out: String, err: String) {
-    let errorFile = FileManager.default.temporaryDirectory.appendingPathComponent("lode-shell-\(UUID())")
+    let base = FileManager.default.temporaryDirectory.appendingPathComponent("lode-shell-\(UUID())")
+    let outputFile = base.appendingPathExtension("out")
+    let errorFile = base.appendingPathExtension("err")
+    _ = FileManager.default.createFile(atPath: outputFile.path, contents: nil)
     _ = FileManager.default.createFile(atPath: errorFile.path, contents: nil)
-    defer { try? FileManager.default.removeItem(at: errorFile) }
+    defer {
+        try? FileManager.default.removeItem(at: outputFile)
+        try? FileManager.default.removeItem(at: errorFile)
+    }
     let process = Process()
     process.executableURL = URL(fileURLWithPath: "/bin/sh")
     process.arguments = ["-c", command]
-    let out = Pipe()
-    process.standardOutput = out
+    let outputHandle = try FileHandle(forWritingTo: outputFile)
+    defer { try? outputHandle.close() }
+    process.standardOutput = outputHandle
     let errorHandle = try FileHandle(forWritingTo: errorFile)
     defer { try? errorHandle.close() }
     process.standardError = errorHandle
     try process.run()
-    let output = out.fileHandleForReading.readDataToEndOfFile()
     process.waitUntilExit()
+    let output = try Data(contentsOf: outputFile)
     let error = try Data(contentsOf: errorFile)
     return (
         process.terminationStatus, String(decoding: output, as: UTF8.self),
