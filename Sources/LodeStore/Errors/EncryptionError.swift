@@ -34,11 +34,11 @@ public enum EncryptionError: Error, Equatable, Sendable, CustomStringConvertible
         case .unavailable(let reason): return "encryption is unavailable: \(reason)"
         case .invalidKey(let reason): return "invalid encryption key: \(reason)"
         case .sealBroken(let reason): return "a sealed value does not open: \(reason)"
-        case .keyMissing: return "the store is encrypted: give its key (StoreConfiguration.encryption)"
+        case .keyMissing: return "the store is encrypted: give its key (the configuration's encryption)"
         case .wrongKey: return "the key given does not open the store (a wrong key or passphrase)"
         case .notEncrypted:
             return
-                "the store is not encrypted, and a key was given (encrypt it with Store.changeEncryption, or open it without a key)"
+                "the store is not encrypted, and a key was given (encrypt it with changeEncryption(at:from:to:), or open it without a key)"
         case .newerFormat(let format):
             return "the store is encrypted in format \(format), newer than this version of Lode knows (1)"
         case .damagedKeyRecord(let reason):

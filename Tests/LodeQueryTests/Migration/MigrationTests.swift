@@ -68,6 +68,42 @@ import Testing
         try expectIndependentReading(of: url)
     }
 
+    /// The same chain over a store encrypted in place after version 1: the migrations rename a
+    /// field, change the primary key, add and drop indexes through sealed records and hashed keys.
+    @Test func aChainOfMigrationsReshapesAnEncryptedStore() throws {
+        let url = try versionOne()
+        let key = try StoreKey.random()
+        try Store.changeEncryption(at: url, from: nil, to: .key(key))
+        let configuration = StoreConfiguration(encryption: .key(key))
+        do {
+            let store = try Store(
+                at: url, configuration: configuration, types: [ContactV2.self, Memo.self],
+                migrations: [ContactMigrations.v2])
+            #expect(try store.read { try $0.objects(ContactV2.self).fetch() }.count == 30)
+            #expect(try store.read { try $0.checkIntegrity() }.problems == [])
+            store.close()
+        }
+        let store = try Store(
+            at: url, configuration: configuration, types: [ContactV3.self, Memo.self],
+            migrations: [ContactMigrations.v2, ContactMigrations.v3])
+        let contacts = try store.read { try $0.objects(ContactV3.self).fetch() }
+        #expect(contacts.map(\.email) == contacts.map(\.email).sorted(), "primary-key order")
+        #expect(contacts.count == 30)
+        #expect(try store.read { try $0.object(ContactV3.self, key: "c7@example.org") }?.fullName == "NAME 7")
+        let aged = try store.read {
+            try $0.objects(ContactV3.self).filter(#Predicate { $0.age == 27 }).fetch()
+        }
+        #expect(aged.map(\.email) == ["c7@example.org"])
+        #expect(
+            try store.read { try $0.storedType(named: "Contact") }.indexes.map(\.name) == ["priority", "age"])
+        #expect(try store.read { try $0.checkIntegrity() }.problems == [])
+        store.close()
+        // Without the key, nothing opens.
+        #expect(throws: LodeError.encryption(path: url.path, .keyMissing)) {
+            try Store(at: url, migrations: [ContactMigrations.v2, ContactMigrations.v3])
+        }
+    }
+
     /// Reads the migrated store with LMDB's own `mdb_dump` and Python's cbor2 — no Lode code — and
     /// checks every record against what the migrations should have made of version 1's data.
     func expectIndependentReading(of url: URL) throws {

@@ -61,6 +61,17 @@ import Testing
         #expect(ids == [3, 10, 17, 24, 31, 38])
         let check = try runDump(["check", tmp.path, "--key-file", raw])
         #expect(check.status == 0, "\(check.out) \(check.err)")
+        // A backup and a compacted copy stay encrypted: the same key opens them, nothing shows.
+        for (command, copy) in [("backup", tmp.path + "-backup"), ("compact", tmp.path + "-compact")] {
+            defer { try? FileManager.default.removeItem(atPath: copy) }
+            let made = try runDump([command, tmp.path, copy, "--key-file", raw])
+            #expect(made.status == 0, "\(made.err)")
+            let data = try Data(contentsOf: URL(fileURLWithPath: copy + "/data.mdb"))
+            #expect(data.range(of: Data("task 1".utf8)) == nil, "\(command)")
+            #expect(try runDump([copy]).status == 1)
+            let copied = try runDump(["dump", copy, "Task", "--key-file", raw])
+            #expect(copied.out.split(separator: "\n").count == 40, "\(command): \(copied.err)")
+        }
 
         let wrong = try keyFile("wrong", Array(repeating: 9, count: 32))
         defer { try? FileManager.default.removeItem(atPath: wrong) }
