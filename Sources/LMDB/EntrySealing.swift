@@ -73,31 +73,29 @@ package struct DatabaseSealing: Sendable {
 /// Memory for opened values that must stay valid as bytes of the map do (until the transaction
 /// ends): chunks allocated as needed and freed, zeroed, together.
 final class OpenedArena {
-    private var chunks: [UnsafeMutableRawBufferPointer] = []
-    private var used = 0
-    private static let chunkSize = 64 << 10
+    /// The chunks, each with the bytes of it handed out.
+    private var chunks: [(memory: UnsafeMutableRawBufferPointer, used: Int)] = []
+    private static let chunkSize = 16 << 10
 
     /// A buffer of `count` bytes, valid until ``release()``.
     func allocate(_ count: Int) -> UnsafeMutableRawBufferPointer {
-        if let last = chunks.last, last.count - used >= count {
-            defer { used += count }
-            return UnsafeMutableRawBufferPointer(rebasing: last[used..<used + count])
+        if let last = chunks.last, last.memory.count - last.used >= count {
+            chunks[chunks.count - 1].used += count
+            return UnsafeMutableRawBufferPointer(rebasing: last.memory[last.used..<last.used + count])
         }
         let chunk = UnsafeMutableRawBufferPointer.allocate(
             byteCount: max(count, OpenedArena.chunkSize), alignment: 16)
-        chunks.append(chunk)
-        used = count
+        chunks.append((chunk, count))
         return UnsafeMutableRawBufferPointer(rebasing: chunk[0..<count])
     }
 
-    /// Frees every buffer (zeroed first: they held plaintext).
+    /// Frees every buffer (the bytes handed out zeroed first: they held plaintext).
     func release() {
         for chunk in chunks {
-            if let base = chunk.baseAddress { memset(base, 0, chunk.count) }
-            chunk.deallocate()
+            if let base = chunk.memory.baseAddress, chunk.used > 0 { memset(base, 0, chunk.used) }
+            chunk.memory.deallocate()
         }
         chunks.removeAll()
-        used = 0
     }
 
     deinit { release() }
