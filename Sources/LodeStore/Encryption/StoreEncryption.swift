@@ -81,3 +81,20 @@ extension StoreEncryption {
         }
     }
 }
+
+extension StoreEncryption: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    /// Which kind of key, never the key or the passphrase.
+    public var description: String {
+        switch self {
+        case .key: "a 32-byte key (not shown)"
+        case .passphrase(_, let derivation):
+            "a passphrase (not shown), Argon2id \(derivation.operations) passes over \(derivation.memory) bytes"
+        }
+    }
+
+    /// As `description`: a configuration printed in a log shows no key material.
+    public var debugDescription: String { description }
+
+    /// No children: `dump` and reflection show the description only.
+    public var customMirror: Mirror { Mirror(self, children: [], displayStyle: .enum) }
+}

@@ -135,6 +135,17 @@ struct Secret: Persistable, Equatable {
         }
     }
 
+    /// A configuration printed, dumped or reflected (as a log would) shows no key material.
+    @Test func aConfigurationPrintsNoKeyMaterial() throws {
+        let configuration = StoreConfiguration(encryption: .passphrase("open sesame", derivation: cheap))
+        var dumped = ""
+        dump(configuration, to: &dumped)
+        for text in ["\(configuration)", String(reflecting: configuration), dumped] {
+            #expect(!text.contains("sesame"), "\(text)")
+            #expect(text.contains("a passphrase (not shown)"), "\(text)")
+        }
+    }
+
     @Test func aPassphraseOpensWithTheStoresOwnSaltAndParameters() throws {
         let store = try Store(
             at: tmp.url, configuration: configuration(.passphrase("open sesame", derivation: cheap)),
