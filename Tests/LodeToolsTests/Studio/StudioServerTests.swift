@@ -110,14 +110,17 @@ import Testing
         var port: UInt16 { server.access.port }
         var cookie: String { "Cookie: \(StudioAccess.cookieName)=\(server.access.token)" }
 
-        init(count: Int) throws {
+        init(count: Int, encryption: StoreEncryption? = nil) throws {
             directory = FileManager.default.temporaryDirectory.appendingPathComponent(
                 "studio-api-\(UUID().uuidString)")
-            writer = try Store(at: directory, types: [Task.self])
+            writer = try Store(
+                at: directory, configuration: StoreConfiguration(encryption: encryption), types: [Task.self])
             try writer.write { tx in
                 for id in 0..<count { try tx.insert(Task(id: id, title: "task \(id)")) }
             }
-            let store = try Store(atPath: directory.path, configuration: StoreConfiguration(readOnly: true))
+            let store = try Store(
+                atPath: directory.path,
+                configuration: StoreConfiguration(readOnly: true, encryption: encryption))
             server = try StudioServer(store: store, path: directory.path)
         }
 
@@ -184,6 +187,40 @@ import Testing
         let check = try served.get("/api/check")
         #expect((check.json["pages"] as? [String: Any])?["problems"] as? [String] == [])
         #expect((check.json["records"] as? [String: Any])?["records"] as? Int == 130)
+    }
+
+    /// An encrypted store served: pages in primary-key order, a filter its hashed index cannot walk
+    /// answered by a scan and sorted in memory, objects by key, the change log and the check.
+    @Test func anEncryptedStoreIsServedAsAPlainOneIs() throws {
+        let served = try Served(count: 130, encryption: .key(try StoreKey.random()))
+        let first = try served.get("/api/records?type=Task&limit=50")
+        #expect(first.status == 200)
+        #expect(first.json["plan"] as? String == "scan every Task record; in primary-key order")
+        let rows = try #require(first.json["rows"] as? [[String: Any]])
+        #expect(rows.map { $0["label"] as? String } == (0..<50).map { "\($0)" })
+        let next = try #require(first.json["next"] as? String)
+        let second = try served.get("/api/records?type=Task&limit=50&after=\(next)")
+        #expect((second.json["rows"] as? [[String: Any]])?.first?["label"] as? String == "50")
+        let query = "where=title%20hasPrefix%20%22task%2012%22&sort=-title"
+        let filtered = try served.get("/api/records?type=Task&\(query)")
+        #expect(
+            (filtered.json["plan"] as? String)?.hasPrefix("scan every Task record") == true,
+            "\(filtered.json)")
+        #expect(
+            (filtered.json["rows"] as? [[String: Any]])?.map { $0["label"] as? String }
+                == ["129", "128", "127", "126", "125", "124", "123", "122", "121", "120", "12"])
+        let key = try #require(rows[7]["key"] as? String)
+        let object = try served.get("/api/object?type=Task&key=\(key)")
+        #expect(
+            ((object.json["object"] as? [String: Any])?["value"] as? [String: Any])?["title"] as? String
+                == "task 7")
+        try served.writer.write { tx in try tx.update(Task.self, key: 3) { $0.title = "renamed" } }
+        let changes = try served.get("/api/changes?limit=5")
+        let change = ((changes.json["commits"] as? [[String: Any]])?.first?["changes"] as? [[String: Any]])?
+            .first
+        #expect(change?["label"] as? String == "3")
+        let check = try served.get("/api/check")
+        #expect((check.json["records"] as? [String: Any])?["records"] as? Int == 130, "\(check.json)")
     }
 
     @Test func hostileRequestsAreRefusedAndTheServerGoesOn() throws {
