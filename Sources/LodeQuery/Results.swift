@@ -541,21 +541,19 @@ public struct Results<Element: Persistable>: @unchecked Sendable {
         _ lmdb: LMDBTransaction, _ database: Database, _ range: KeyRange,
         _ visit: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool
     ) throws {
-        try lmdb.withCursor(in: database) { cursor in
-            if !database.isOrdered && !range.isWhole {
-                // Keys stored hashed: the planner asks only for whole keys, found exactly.
-                guard range.lower == nil, range.upper == nil, try cursor.seek(to: range.prefix) != nil else {
-                    return
+        if !database.isOrdered && !range.isWhole {
+            // Keys stored hashed: the planner asks only for whole keys, found exactly (each value
+            // opened once, where it lies).
+            guard range.lower == nil, range.upper == nil else { return }
+            try range.prefix.withUnsafeBytes { key in
+                var going = true
+                try lmdb.forEachValue(forKey: key, in: database) { value in
+                    if going { going = try visit(key, value) }
                 }
-                try range.prefix.withUnsafeBytes { key in
-                    var value = try cursor.entryInPlace(.current)?.value
-                    while let current = value, try visit(key, current), database.allowsDuplicates {
-                        value =
-                            try cursor.nextDuplicate() == nil ? nil : try cursor.entryInPlace(.current)?.value
-                    }
-                }
-                return
             }
+            return
+        }
+        try lmdb.withCursor(in: database) { cursor in
             // Entries are read in place (a scan may pass a million of them).
             guard (range.start.isEmpty ? try cursor.first() : try cursor.seek(atLeast: range.start)) != nil
             else { return }

@@ -181,33 +181,20 @@ enum KeyChange {
             }
             let links = try type.links.map { try database($0.databaseName(of: type.name), kind: .duplicates) }
             try lmdb.forEachEntry(in: records) { entry in
-                let record: UntypedRecord
                 do {
-                    record = try UntypedRecord(bytes: entry.value, type: type)
+                    let record = try UntypedRecord(bytes: entry.value, type: type)
+                    for (index, database) in zip(type.indexes, indexes) {
+                        try put(entry.key, forKey: try record.indexKey(index), in: database)
+                    }
+                    for (link, database) in zip(type.links, links) {
+                        for target in try record.linkTargets(link) {
+                            try put(entry.key, forKey: target, in: database)
+                        }
+                    }
                 } catch let problem as UntypedRecord.Problem {
                     throw LodeError.recordDoesNotDecode(
                         type: type.name, key: KeyDescription.describe(entry.key), field: problem.field,
                         reason: problem.reason)
-                }
-                for (index, database) in zip(type.indexes, indexes) {
-                    do {
-                        try put(entry.key, forKey: try record.indexKey(index), in: database)
-                    } catch let problem as UntypedRecord.Problem {
-                        throw LodeError.recordDoesNotDecode(
-                            type: type.name, key: KeyDescription.describe(entry.key), field: problem.field,
-                            reason: problem.reason)
-                    }
-                }
-                for (link, database) in zip(type.links, links) {
-                    do {
-                        for target in try record.linkTargets(link) {
-                            try put(entry.key, forKey: target, in: database)
-                        }
-                    } catch let problem as UntypedRecord.Problem {
-                        throw LodeError.recordDoesNotDecode(
-                            type: type.name, key: KeyDescription.describe(entry.key), field: problem.field,
-                            reason: problem.reason)
-                    }
                 }
                 return true
             }

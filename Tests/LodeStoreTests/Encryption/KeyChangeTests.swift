@@ -126,9 +126,15 @@ import Testing
         try expectContents(try open(nil), count: 20)
     }
 
+    /// Waits for `process` to end without blocking a thread of the cooperative pool.
+    func ended(_ process: ToolProcess) async throws {
+        while process.process.isRunning { try await _Concurrency.Task.sleep(for: .milliseconds(5)) }
+    }
+
     /// A change killed at random points: the store opens with the old key or the new one (never
-    /// both, never neither) and holds every task.
-    @Test func aChangeKilledAnywhereLeavesTheOldKeyOrTheNewOne() throws {
+    /// both, never neither) and holds every task. Waits sleep asynchronously (the test runs beside
+    /// others on the cooperative pool).
+    @Test func aChangeKilledAnywhereLeavesTheOldKeyOrTheNewOne() async throws {
         let count = 4_000
         try fill(count: count)
         var rng = SeededGenerator(seed: 0x6b65_7973)
@@ -140,8 +146,9 @@ import Testing
         try Data(firstKey.withBytes { Array($0) }).write(to: URL(fileURLWithPath: firstFile))
         defer { try? FileManager.default.removeItem(atPath: firstFile) }
         let started = Date()
-        let whole = try ToolProcess(["change-key", tmp.path, "-", firstFile], tool: "lode-test-helper")
-            .finish()
+        let calibration = try ToolProcess(["change-key", tmp.path, "-", firstFile], tool: "lode-test-helper")
+        try await ended(calibration)
+        let whole = calibration.finish()
         #expect(whole.status == 0, "\(whole.err)")
         let span = UInt32(min(max(Date().timeIntervalSince(started) * 1.5, 0.05), 5) * 1_000_000)
         current = (firstFile, .key(firstKey))
@@ -157,9 +164,13 @@ import Testing
                 ["change-key", tmp.path, current.file, next.file], tool: "lode-test-helper")
             // Early kills, kills anywhere, and now and then none (the change runs to its end).
             switch round % 4 {
-            case 0: usleep(UInt32.random(in: 0..<span / 5, using: &rng))
-            case 3: change.read(until: "done")
-            default: usleep(UInt32.random(in: 0..<span, using: &rng))
+            case 0:
+                try await _Concurrency.Task.sleep(
+                    for: .microseconds(UInt32.random(in: 0..<span / 5, using: &rng)))
+            case 3: try await ended(change)
+            default:
+                try await _Concurrency.Task.sleep(
+                    for: .microseconds(UInt32.random(in: 0..<span, using: &rng)))
             }
             kill(change.process.processIdentifier, SIGKILL)
             let result = change.finish()
