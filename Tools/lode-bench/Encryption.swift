@@ -119,3 +119,74 @@ extension Workloads {
         ]
     }
 }
+
+/// The encrypted and the unencrypted store of ``Workloads/encryption(_:)`` with the same rows, for
+/// `lode-bench --instructions` (`encrypted-scan`, `encrypted-point-reads`, `encrypted-insert`).
+struct EncryptionFixture {
+    let scratch = Scratch("encryption-instructions")
+    let key: StoreKey
+    let rows: [Row]
+    let sealed: Store
+    let plain: Store
+
+    init(count: Int) throws {
+        var rng = Generator(46)
+        rows = (0..<count).map { Row.make($0, &rng) }
+        let key = try StoreKey.random()
+        self.key = key
+        let directory = scratch.url
+        func open(_ name: String, encrypted: Bool) throws -> Store {
+            try Store(
+                at: directory.appendingPathComponent(name),
+                configuration: StoreConfiguration(
+                    durability: .noSync, initialMapSize: 1 << 30, encryption: encrypted ? .key(key) : nil),
+                types: [Row.self])
+        }
+        sealed = try open("sealed", encrypted: true)
+        plain = try open("plain", encrypted: false)
+        let rows = rows
+        for store in [sealed, plain] { try store.write { tx in for row in rows { try tx.insert(row) } } }
+    }
+
+    /// Both stores scanned, every object decoded.
+    func scans(sink: Sink) -> [System] {
+        [
+            System(name: "Lode encrypted") {
+                sink.value &+= try sealed.read { tx in try tx.objects(Row.self).fetch().count }
+            },
+            System(name: "Lode") {
+                sink.value &+= try plain.read { tx in try tx.objects(Row.self).fetch().count }
+            },
+        ]
+    }
+
+    /// Both stores read object by object at `ids`.
+    func pointReads(ids: [Int], sink: Sink) -> [System] {
+        [("Lode encrypted", sealed), ("Lode", plain)].map { name, store in
+            System(name: name) {
+                try store.read { tx in
+                    for id in ids { sink.value &+= try tx.object(Row.self, key: id)?.score ?? 0 }
+                }
+            }
+        }
+    }
+
+    /// A new store of each kind filled with the rows in one transaction.
+    func inserts() -> [System] {
+        var bulk = Scratch("encryption-instructions-bulk")
+        let (rows, key) = (rows, key)
+        return [("Lode encrypted", true), ("Lode", false)].map { name, encrypted in
+            System(
+                name: name, prepare: { bulk = Scratch("encryption-instructions-bulk") },
+                body: {
+                    let store = try Store(
+                        at: bulk.url.appendingPathComponent("lode"),
+                        configuration: StoreConfiguration(
+                            initialMapSize: 1 << 30, encryption: encrypted ? .key(key) : nil),
+                        types: [Row.self])
+                    try store.write { tx in for row in rows { try tx.insert(row) } }
+                })
+        }
+    }
+}
+

@@ -140,6 +140,26 @@ enum Instructions {
             let fixture = try LinkFixture(tasks: settings.size(1_000_000), projects: settings.size(1_000))
             return (LinkSystems.eager(fixture), LinkSystems.eagerWindow(fixture).count)
         },
+        InstructionWorkload(name: "encrypted-scan", title: "encrypted store: full scan, every object decoded") {
+            settings in
+            let fixture = try EncryptionFixture(count: settings.size(1_000_000))
+            return (fixture.scans(sink: Sink()), fixture.rows.count)
+        },
+        InstructionWorkload(name: "encrypted-point-reads", title: "encrypted store: random point reads") {
+            settings in
+            let fixture = try EncryptionFixture(count: settings.size(1_000_000))
+            var rng = Generator(2)
+            let ids = (0..<Swift.max(fixture.rows.count / 10, 10)).map { _ in
+                Int.random(in: 0..<fixture.rows.count, using: &rng)
+            }
+            return (fixture.pointReads(ids: ids, sink: Sink()), ids.count)
+        },
+        InstructionWorkload(
+            name: "encrypted-insert", title: "encrypted store: bulk insert, one index, one transaction"
+        ) { settings in
+            let fixture = try EncryptionFixture(count: settings.size(1_000_000))
+            return (fixture.inserts(), fixture.rows.count)
+        },
         InstructionWorkload(name: "bulk-insert", title: "bulk insert, one index, one transaction") {
             settings in
             let count = settings.size(1_000_000)
@@ -361,6 +381,7 @@ enum Instructions {
         case "links-inverse", "links-eager": return ["Lode", "SQLite"]
         case "text-build", "text-query": return ["Lode", "SQLite FTS5"]
         case "text-live": return ["Lode"]
+        case "encrypted-scan", "encrypted-point-reads", "encrypted-insert": return ["Lode encrypted", "Lode"]
         default: return ["Lode", "raw LMDB", "SQLite", "Lode (Codable)"]
         }
     }

@@ -7,6 +7,10 @@ import CSodium
 /// store, so the wrong key is refused at open before anything is read.
 ///
 /// A sealed value is one byte of format (1), the nonce, the ciphertext and the 16-byte tag.
+///
+/// The keyed hash of stored keys depends on the store's encryption format (``EncryptionRecord``):
+/// BLAKE2b in format 1, SipHash-2-4 with a 128-bit output (libsodium's `siphashx24`) from format 2
+/// on, a twentieth of the cost per lookup.
 package final class RecordSealer: @unchecked Sendable {
     /// The first byte of a value sealed by this format.
     package static let format: UInt8 = 1
@@ -21,10 +25,15 @@ package final class RecordSealer: @unchecked Sendable {
     private let checkingKey: UnsafeMutableRawPointer
     /// The key of the synthetic nonces of deterministic seals.
     private let nonceKey: UnsafeMutableRawPointer
+    /// The store's encryption format: which keyed hash stands for stored keys.
+    package let format: Int
+    private let nonces = NonceSource()
 
-    /// Derives the sealer's keys from `key` (each a subkey of its own: libsodium's `crypto_kdf`).
-    package init(key: StoreKey) throws(EncryptionError) {
+    /// Derives the sealer's keys from `key` (each a subkey of its own: libsodium's `crypto_kdf`) for
+    /// a store of encryption format `format` (``EncryptionRecord/currentFormat`` for a new one).
+    package init(key: StoreKey, format: Int = EncryptionRecord.currentFormat) throws(EncryptionError) {
         try Sodium.ready()
+        self.format = format
         func subkey(_ id: UInt64) throws(EncryptionError) -> UnsafeMutableRawPointer {
             guard let memory = sodium_malloc(32) else {
                 throw .unavailable("no memory for a key (sodium_malloc)")
@@ -80,7 +89,7 @@ package final class RecordSealer: @unchecked Sendable {
         sealed.withUnsafeMutableBytes { out in
             out[0] = Self.format
             let nonce = out.baseAddress! + 1
-            randombytes_buf(nonce, Self.nonceLength)
+            nonces.fill(nonce, count: Self.nonceLength)
             var written: UInt64 = 0
             _ = crypto_aead_xchacha20poly1305_ietf_encrypt(
                 (nonce + Self.nonceLength).assumingMemoryBound(to: UInt8.self), &written,
@@ -124,7 +133,7 @@ package final class RecordSealer: @unchecked Sendable {
             _ = crypto_generichash_update(state, body.assumingMemoryBound(to: UInt8.self), UInt64(length))
             _ = crypto_generichash_final(state, nonce.assumingMemoryBound(to: UInt8.self), Self.nonceLength)
         } else {
-            randombytes_buf(nonce, Self.nonceLength)
+            nonces.fill(nonce, count: Self.nonceLength)
         }
         var written: UInt64 = 0
         _ = crypto_aead_xchacha20poly1305_ietf_encrypt(
@@ -187,18 +196,23 @@ package final class RecordSealer: @unchecked Sendable {
         return plaintext
     }
 
-    /// A keyed hash of `bytes` (BLAKE2b under the store's hashing key), `length` bytes long (16 to
-    /// 64): what stands for a key LMDB sorts, equal for equal keys and meaningless without the key.
-    package func keyedHash(_ bytes: UnsafeRawBufferPointer, length: Int = 16) -> [UInt8] {
-        precondition(length >= 16 && length <= 64, "a keyed hash is 16 to 64 bytes")
-        var hash = [UInt8](repeating: 0, count: length)
-        hash.withUnsafeMutableBytes { out in
-            _ = crypto_generichash(
-                out.baseAddress!.assumingMemoryBound(to: UInt8.self), length,
-                bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt64(bytes.count),
-                UnsafeRawPointer(hashingKey).assumingMemoryBound(to: UInt8.self), 32)
+    /// The length of a keyed hash (``keyedHash(_:into:)``).
+    package static let keyedHashLength = 16
+
+    /// Writes a keyed hash of `bytes` (16 bytes) to `out`: what stands for a key LMDB sorts, equal
+    /// for equal keys and meaningless without the key. BLAKE2b under the store's hashing key in
+    /// format 1; SipHash-2-4-128 under its first 16 bytes from format 2 on (a pseudorandom function
+    /// as well: collisions among a billion keys have a chance near 2⁻⁶⁹).
+    package func keyedHash(_ bytes: UnsafeRawBufferPointer, into out: UnsafeMutableRawPointer) {
+        // An empty input may have no address: any valid one does, as none of it is read.
+        let input = (bytes.baseAddress ?? UnsafeRawPointer(out)).assumingMemoryBound(to: UInt8.self)
+        let key = UnsafeRawPointer(hashingKey).assumingMemoryBound(to: UInt8.self)
+        let output = out.assumingMemoryBound(to: UInt8.self)
+        if format >= 2 {
+            _ = crypto_shorthash_siphashx24(output, input, UInt64(bytes.count), key)
+        } else {
+            _ = crypto_generichash(output, Self.keyedHashLength, input, UInt64(bytes.count), key, 32)
         }
-        return hash
     }
 
     /// The value a store keeps to recognize its key: a keyed hash of a fixed text under a key of its

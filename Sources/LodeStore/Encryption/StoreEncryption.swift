@@ -17,7 +17,8 @@ public enum StoreEncryption: Sendable, Equatable {
 /// What an encrypted store keeps in `@meta` under `encryption`, in the clear: what opening needs to
 /// tell the right key from a wrong one before anything is read.
 struct EncryptionRecord: Codable, Equatable {
-    /// The format of the sealing (1: XChaCha20-Poly1305 values, BLAKE2b-keyed 16-byte stored keys).
+    /// The format of the sealing: XChaCha20-Poly1305 values and 16-byte keyed hashes for stored
+    /// keys, by BLAKE2b in format 1 and SipHash-2-4-128 in format 2.
     var format: Int
     /// The key's check value (``RecordSealer/keyCheck``).
     var check: [UInt8]
@@ -26,8 +27,8 @@ struct EncryptionRecord: Codable, Equatable {
     var operations: UInt64?
     var memory: UInt64?
 
-    /// The format this version writes and reads.
-    static let currentFormat = 1
+    /// The format this version writes (it reads every format up to it).
+    static let currentFormat = 2
     /// The key of the record in `@meta`.
     static let metaKey = Array("encryption".utf8)
 
@@ -48,20 +49,20 @@ struct EncryptionRecord: Codable, Equatable {
 }
 
 extension StoreEncryption {
-    /// The key for a new store, and the record it keeps of it.
-    func newKey() throws(EncryptionError) -> (StoreKey, EncryptionRecord) {
+    /// The key for a new store of encryption format `format`, and the record it keeps of it.
+    func newKey(format: Int = EncryptionRecord.currentFormat) throws(EncryptionError) -> (StoreKey, EncryptionRecord) {
         switch self {
         case .key(let key):
-            let sealer = try RecordSealer(key: key)
-            return (key, EncryptionRecord(format: EncryptionRecord.currentFormat, check: sealer.keyCheck))
+            let sealer = try RecordSealer(key: key, format: format)
+            return (key, EncryptionRecord(format: format, check: sealer.keyCheck))
         case .passphrase(let passphrase, let derivation):
             let salt = try KeyDerivation.newSalt()
             let key = try StoreKey(passphrase: passphrase, salt: salt, parameters: derivation)
-            let sealer = try RecordSealer(key: key)
+            let sealer = try RecordSealer(key: key, format: format)
             return (
                 key,
                 EncryptionRecord(
-                    format: EncryptionRecord.currentFormat, check: sealer.keyCheck, salt: salt,
+                    format: format, check: sealer.keyCheck, salt: salt,
                     operations: derivation.operations, memory: derivation.memory)
             )
         }

@@ -4,12 +4,14 @@ import LodeCodec
 
 extension Store {
     /// Reads the encryption record of an existing store from `@meta` and checks `encryption`
-    /// against it: the sealer to install, or nil for a plain store opened without a key.
+    /// against it: the sealer to install (keeping up to `decryptedCacheSize` bytes of opened
+    /// values), or nil for a plain store opened without a key.
     ///
     /// - Throws: ``LodeError/encryption(path:_:)`` with what does not fit, before anything else is
     ///   read.
     static func unlock(
-        _ environment: Environment, meta: Database, encryption: StoreEncryption?, path: String
+        _ environment: Environment, meta: Database, encryption: StoreEncryption?, decryptedCacheSize: Int = 0,
+        path: String
     ) throws -> StoreSealer? {
         let stored = try environment.read { txn in try txn.get(EncryptionRecord.metaKey, in: meta) }
         func fail(_ error: EncryptionError) -> LodeError { .encryption(path: path, error) }
@@ -30,9 +32,9 @@ extension Store {
         }
         guard let encryption else { throw fail(.keyMissing) }
         do {
-            let sealer = try RecordSealer(key: try encryption.key(for: record))
+            let sealer = try RecordSealer(key: try encryption.key(for: record), format: record.format)
             guard sealer.recognizes(record.check) else { throw EncryptionError.wrongKey }
-            return StoreSealer(sealer: sealer)
+            return StoreSealer(sealer: sealer, decryptedCacheSize: decryptedCacheSize)
         } catch let error as EncryptionError {
             throw fail(error)
         }

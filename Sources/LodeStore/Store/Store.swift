@@ -107,7 +107,8 @@ public final class Store: @unchecked Sendable {
         if configuration.checksPagesAtOpen || afterSystemCrash { try Store.refuseDamagedPages(environment) }
         let (meta, catalog, changeLog) = try Store.prepare(
             environment, path: url.path, readOnly: configuration.readOnly,
-            encryption: configuration.encryption)
+            encryption: configuration.encryption, decryptedCacheSize: configuration.decryptedCacheSize,
+            encryptionFormat: configuration.encryptionFormat)
         self.meta = meta
         self.isEncrypted = environment.installedSealer != nil
         self.catalog = catalog
@@ -144,7 +145,8 @@ public final class Store: @unchecked Sendable {
     /// With `encryption`, checks the key against the store's record of it (or, for a new store,
     /// writes one) and installs the sealer before any sealed database is opened.
     private static func prepare(
-        _ environment: Environment, path: String, readOnly: Bool, encryption: StoreEncryption?
+        _ environment: Environment, path: String, readOnly: Bool, encryption: StoreEncryption?,
+        decryptedCacheSize: Int, encryptionFormat: Int
     ) throws -> (Database, Database, Database?) {
         do {
             let names = try environment.read { txn in
@@ -156,9 +158,12 @@ public final class Store: @unchecked Sendable {
                 var record: EncryptionRecord?
                 if let encryption {
                     do {
-                        let (key, made) = try encryption.newKey()
+                        let (key, made) = try encryption.newKey(format: encryptionFormat)
                         try install(
-                            StoreSealer(sealer: try RecordSealer(key: key)), on: environment, path: path)
+                            StoreSealer(
+                                sealer: try RecordSealer(key: key, format: encryptionFormat),
+                                decryptedCacheSize: decryptedCacheSize),
+                            on: environment, path: path)
                         record = made
                     } catch let error as EncryptionError {
                         throw LodeError.encryption(path: path, error)
@@ -190,7 +195,10 @@ public final class Store: @unchecked Sendable {
                         ? "the environment is empty" : "an LMDB environment without @meta and @catalog")
             }
             let meta = try environment.database(named: StoreLayout.meta, create: false)
-            if let sealer = try unlock(environment, meta: meta, encryption: encryption, path: path) {
+            if let sealer = try unlock(
+                environment, meta: meta, encryption: encryption, decryptedCacheSize: decryptedCacheSize,
+                path: path)
+            {
                 try install(sealer, on: environment, path: path)
             }
             let catalog = try environment.database(named: StoreLayout.catalog, create: false)

@@ -60,6 +60,15 @@ public struct StoreConfiguration: Sendable, Equatable {
     /// The key of an encrypted store (nil: a plain store). A new store is created encrypted with it;
     /// an existing one opens only with its own key (``LodeError/encryption(path:_:)`` otherwise).
     public var encryption: StoreEncryption?
+    /// For an encrypted store: how many bytes of opened (decrypted) values this process keeps in
+    /// memory, so that a value read again is copied instead of decrypted (64 MiB; below 64 KiB, none).
+    /// The plaintext is zeroed when an entry is evicted and when the store's last handle closes; it
+    /// is what SQLCipher's page cache and Realm's decrypted pages hold too. See the article
+    /// "Encryption at rest".
+    public var decryptedCacheSize: Int
+    /// The encryption format a new encrypted store is written in (tests write older ones to check
+    /// that they still open).
+    package var encryptionFormat = EncryptionRecord.currentFormat
     /// Makes a configuration; every parameter has a default.
     public init(
         durability: Store.Durability = .full, initialMapSize: Int = 256 << 20, readOnly: Bool = false,
@@ -68,9 +77,10 @@ public struct StoreConfiguration: Sendable, Equatable {
         changeLogRetention: Duration = .seconds(600), changeLogBulkThreshold: Int = 10_000,
         checksPagesAtOpen: Bool = false, versionLagWarning: Int = 1_000, maxVersionLag: Int? = nil,
         checksTypesAtOpen: Bool = true, erasesIncompatibleTypes: Bool = false,
-        encryption: StoreEncryption? = nil
+        encryption: StoreEncryption? = nil, decryptedCacheSize: Int = 64 << 20
     ) {
         self.encryption = encryption
+        self.decryptedCacheSize = decryptedCacheSize
         self.checksTypesAtOpen = checksTypesAtOpen
         self.erasesIncompatibleTypes = erasesIncompatibleTypes
         self.versionLagWarning = versionLagWarning

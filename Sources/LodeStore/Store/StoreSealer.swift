@@ -11,10 +11,18 @@ import LMDB
 /// - Every other database (records, indexes, links, the sync layer's) stores a keyed hash of each
 ///   key and seals each value bound to the database's name and the stored key, so a value moved to
 ///   another key or database does not open. A record carries its primary key inside the seal.
+///
+/// Opened values are kept in a ``DecryptedCache`` (when given a budget) and copied from it when the
+/// same sealed bytes are read again.
 package final class StoreSealer: EntrySealer {
     package let sealer: RecordSealer
+    private let cache: DecryptedCache?
 
-    package init(sealer: RecordSealer) { self.sealer = sealer }
+    /// A sealer keeping up to `decryptedCacheSize` bytes of opened values (0: none).
+    package init(sealer: RecordSealer, decryptedCacheSize: Int = 0) {
+        self.sealer = sealer
+        cache = DecryptedCache(budget: decryptedCacheSize)
+    }
 
     /// The sealing of database `name`.
     package func mode(ofDatabase name: String) -> SealingMode {
@@ -25,13 +33,13 @@ package final class StoreSealer: EntrySealer {
         }
     }
 
-    /// A stored key is 16 bytes: collisions are out of reach (2⁶⁴ keys for an even chance).
-    static let storedKeyLength = 16
-
     package func storedKey(_ key: UnsafeRawBufferPointer, database: [UInt8]) -> [UInt8] {
         // The database's name and a separator go first, so one key hashes differently per database.
-        Self.withContext(database: database, storedKey: key) {
-            sealer.keyedHash($0, length: Self.storedKeyLength)
+        Self.withContext(database: database, storedKey: key) { input in
+            [UInt8](unsafeUninitializedCapacity: RecordSealer.keyedHashLength) { out, initialized in
+                sealer.keyedHash(input, into: out.baseAddress!)
+                initialized = RecordSealer.keyedHashLength
+            }
         }
     }
 
@@ -70,7 +78,14 @@ package final class StoreSealer: EntrySealer {
         embedsKey: Bool, into buffer: UnsafeMutableRawBufferPointer
     ) -> (key: Range<Int>?, value: Range<Int>)? {
         Self.withContext(database: database, storedKey: storedKey) { context in
-            guard let length = sealer.open(sealed, boundTo: context, into: buffer) else { return nil }
+            let length: Int
+            if let cache, let copied = cache.copy(sealed, context: context, into: buffer) {
+                length = copied
+            } else {
+                guard let opened = sealer.open(sealed, boundTo: context, into: buffer) else { return nil }
+                length = opened
+                cache?.keep(sealed, context: context, plain: UnsafeRawBufferPointer(rebasing: buffer[0..<length]))
+            }
             guard embedsKey else { return (nil, 0..<length) }
             guard length >= 2 else { return nil }
             let keyCount = Int(buffer[0]) << 8 | Int(buffer[1])

@@ -1,0 +1,175 @@
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
+/// Opened values of an encrypted store kept in memory, so that reading a value again copies its
+/// plaintext instead of decrypting it (what SQLCipher's page cache and Realm's decrypted pages do):
+/// an encrypted scan of a warm store costs about what a plain one does. Bounded by a byte budget
+/// (``StoreConfiguration/decryptedCacheSize``); the plaintext is zeroed when an entry is replaced
+/// or evicted and when the store's last handle goes.
+///
+/// An entry is found by the sealed value's tag (random for every seal) and used only when the sealed
+/// bytes and the associated data (database and stored key) are the same, byte for byte: a value
+/// damaged, replaced or moved since it was opened misses, and is opened (and checked) again.
+///
+/// Sixteen shards, each a direct-mapped table under a lock of its own: readers on several threads
+/// rarely meet. A slot's new entry replaces the old one; over budget, a clock hand frees entries not
+/// read since it last passed.
+final class DecryptedCache: Sendable {
+    /// An entry's header; the sealed bytes, the associated data and the plaintext follow it.
+    private struct Header {
+        var sealedCount: Int32
+        var contextCount: Int32
+        var plainCount: Int32
+        var referenced: Bool
+    }
+
+    // Unchecked Sendable: its memory is reached only under its lock.
+    private struct Shard: ~Copyable, @unchecked Sendable {
+        let slots: UnsafeMutablePointer<UnsafeMutableRawPointer?>
+        let slotCount: Int
+        var bytes = 0
+        var hand = 0
+
+        init(slotCount: Int) {
+            self.slotCount = slotCount
+            slots = .allocate(capacity: slotCount)
+            slots.initialize(repeating: nil, count: slotCount)
+        }
+
+        deinit {
+            for index in 0..<slotCount { if let entry = slots[index] { DecryptedCache.discard(entry) } }
+            slots.deallocate()
+        }
+    }
+
+    /// A shard under its own lock.
+    private final class Locked: Sendable {
+        let shard: Mutex<Shard>
+        init(slotCount: Int) { shard = Mutex(Shard(slotCount: slotCount)) }
+    }
+
+    private static let shardCount = 16
+    private static let headerSize = (MemoryLayout<Header>.size + 15) & ~15
+    /// The bytes an entry costs beyond its own (the allocator's).
+    private static let entryOverhead = 16
+
+    private let shards: [Locked]
+    /// The budget of each shard.
+    private let shardBudget: Int
+
+    /// A cache holding up to about `budget` bytes (headers and the allocator's share counted), or
+    /// nil for a budget too small to be worth it.
+    init?(budget: Int) {
+        guard budget >= 64 << 10 else { return nil }
+        shardBudget = budget / Self.shardCount
+        // A slot per 128 bytes of budget: room for small records without many collisions.
+        var slots = 64
+        while slots * 128 < shardBudget { slots <<= 1 }
+        shards = (0..<Self.shardCount).map { _ in Locked(slotCount: slots) }
+    }
+
+    /// The bytes the entries take now (each shard stays within its share of the budget).
+    var byteCount: Int { shards.reduce(0) { total, locked in total + locked.shard.withLock { $0.bytes } } }
+
+    /// The shard and slot of a sealed value: bits of its tag, its last 16 bytes.
+    private func place(_ sealed: UnsafeRawBufferPointer) -> (shard: Int, slot: Int) {
+        let word = sealed.loadUnaligned(fromByteOffset: sealed.count - 8, as: UInt64.self)
+        return (Int(word & 15), Int(truncatingIfNeeded: word >> 4))
+    }
+
+    /// Copies the plaintext of `sealed`, opened before with `context`, to `out` and returns its
+    /// length; nil when it is not here (or does not fit `out`).
+    func copy(
+        _ sealed: UnsafeRawBufferPointer, context: UnsafeRawBufferPointer, into out: UnsafeMutableRawBufferPointer
+    ) -> Int? {
+        guard sealed.count >= 16 else { return nil }
+        let (shard, slot) = place(sealed)
+        return shards[shard].shard.withLock { shard -> Int? in
+            guard let entry = shard.slots[slot & (shard.slotCount - 1)] else { return nil }
+            let header = entry.assumingMemoryBound(to: Header.self)
+            guard Int(header.pointee.sealedCount) == sealed.count,
+                Int(header.pointee.contextCount) == context.count,
+                Int(header.pointee.plainCount) <= out.count
+            else { return nil }
+            let body = entry + Self.headerSize
+            guard memcmp(body, sealed.baseAddress!, sealed.count) == 0,
+                context.count == 0 || memcmp(body + sealed.count, context.baseAddress!, context.count) == 0
+            else { return nil }
+            let plainCount = Int(header.pointee.plainCount)
+            if plainCount > 0 {
+                out.baseAddress!.copyMemory(from: body + sealed.count + context.count, byteCount: plainCount)
+            }
+            header.pointee.referenced = true
+            return plainCount
+        }
+    }
+
+    /// Keeps `plain`, the opened form of `sealed` under `context`.
+    func keep(_ sealed: UnsafeRawBufferPointer, context: UnsafeRawBufferPointer, plain: UnsafeRawBufferPointer) {
+        guard sealed.count >= 16 else { return }
+        let size = Self.headerSize + sealed.count + context.count + plain.count
+        // A value that would take a large share of a shard is read too rarely to be worth it.
+        guard size + Self.entryOverhead <= shardBudget / 16 else { return }
+        guard let entry = malloc(size) else { return }
+        entry.initializeMemory(
+            as: Header.self,
+            repeating: Header(
+                sealedCount: Int32(sealed.count), contextCount: Int32(context.count),
+                plainCount: Int32(plain.count), referenced: false), count: 1)
+        let body = entry + Self.headerSize
+        body.copyMemory(from: sealed.baseAddress!, byteCount: sealed.count)
+        if context.count > 0 { (body + sealed.count).copyMemory(from: context.baseAddress!, byteCount: context.count) }
+        if plain.count > 0 {
+            (body + sealed.count + context.count).copyMemory(from: plain.baseAddress!, byteCount: plain.count)
+        }
+        let (shard, slot) = place(sealed)
+        // Entries taken out are freed after the lock is let go.
+        var freed: [UnsafeMutableRawPointer] = []
+        shards[shard].shard.withLock { shard in
+            let index = slot & (shard.slotCount - 1)
+            if let old = shard.slots[index] {
+                shard.bytes -= Self.cost(old)
+                freed.append(old)
+            }
+            shard.slots[index] = entry
+            shard.bytes += size + Self.entryOverhead
+            // The clock: an entry read since the hand last passed gets another round.
+            var steps = 0
+            while shard.bytes > shardBudget && steps < 2 * shard.slotCount {
+                let position = shard.hand
+                shard.hand = (shard.hand + 1) & (shard.slotCount - 1)
+                steps += 1
+                guard position != index, let candidate = shard.slots[position] else { continue }
+                let header = candidate.assumingMemoryBound(to: Header.self)
+                if header.pointee.referenced {
+                    header.pointee.referenced = false
+                    continue
+                }
+                shard.bytes -= Self.cost(candidate)
+                shard.slots[position] = nil
+                freed.append(candidate)
+            }
+        }
+        for entry in freed { Self.discard(entry) }
+    }
+
+    /// The bytes `entry` counts for.
+    private static func cost(_ entry: UnsafeMutableRawPointer) -> Int {
+        let header = entry.assumingMemoryBound(to: Header.self).pointee
+        return headerSize + Int(header.sealedCount) + Int(header.contextCount) + Int(header.plainCount)
+            + entryOverhead
+    }
+
+    /// Zeroes `entry` (it holds plaintext) and frees it.
+    private static func discard(_ entry: UnsafeMutableRawPointer) {
+        let header = entry.assumingMemoryBound(to: Header.self).pointee
+        let plainStart = headerSize + Int(header.sealedCount) + Int(header.contextCount)
+        memset(entry + plainStart, 0, Int(header.plainCount))
+        free(entry)
+    }
+}
