@@ -89,14 +89,10 @@ public class Cursor {
         }
         var found: (MDB_val, MDB_val)?
         if let key {
-            let storedKey = sealing.storedKey(key)
-            found = try onlyLMDBErrors {
-                try storedKey.withUnsafeBytes { storedKey in
-                    guard let value else { return try storedMove(op, key: storedKey) }
-                    let sealed = sealing.sealer.seal(
-                        value, embeddedKey: nil, storedKey: storedKey, database: sealing.name,
-                        deterministic: true)
-                    return try sealed.withUnsafeBytes { try storedMove(op, key: storedKey, value: $0) }
+            found = try sealing.withStoredKey(key) { (storedKey) throws(LMDBError) in
+                guard let value else { return try storedMove(op, key: storedKey) }
+                return try sealing.withSealed(value, embeddedKey: nil, storedKey: storedKey, deterministic: true) {
+                    (sealed) throws(LMDBError) in try storedMove(op, key: storedKey, value: sealed)
                 }
             }
         } else {

@@ -26,16 +26,21 @@ public enum SealingMode: Sendable, Hashable {
 package protocol EntrySealer: AnyObject, Sendable {
     /// How the database named `name` is sealed.
     func mode(ofDatabase name: String) -> SealingMode
-    /// The key stored for `key` in a database whose keys are hashed (`database`: its name's bytes).
-    func storedKey(_ key: UnsafeRawBufferPointer, database: [UInt8]) -> [UInt8]
-    /// `value` sealed under `storedKey`, carrying `embeddedKey` when given. With `deterministic` (the
-    /// values of a dup-sort database, which LMDB compares and finds by their bytes) the same input
-    /// always seals to the same bytes.
+    /// The length of every stored key of a database whose keys are hashed.
+    var storedKeyLength: Int { get }
+    /// Writes the key stored for `key` in a database whose keys are hashed (`database`: its name's
+    /// bytes) to `out` (``storedKeyLength`` bytes).
+    func storedKey(_ key: UnsafeRawBufferPointer, database: [UInt8], into out: UnsafeMutableRawPointer)
+    /// The length of a value of `valueCount` bytes sealed (carrying a key of `embeddedKeyCount`).
+    func sealedCount(valueCount: Int, embeddedKeyCount: Int?) -> Int
+    /// Writes `value` sealed under `storedKey`, carrying `embeddedKey` when given, to `out` (of
+    /// ``sealedCount(valueCount:embeddedKeyCount:)`` bytes). With `deterministic` (the values of a
+    /// dup-sort database, which LMDB compares and finds by their bytes) the same input always seals
+    /// to the same bytes.
     func seal(
         _ value: UnsafeRawBufferPointer, embeddedKey: UnsafeRawBufferPointer?,
-        storedKey: UnsafeRawBufferPointer,
-        database: [UInt8], deterministic: Bool
-    ) -> [UInt8]
+        storedKey: UnsafeRawBufferPointer, database: [UInt8], deterministic: Bool,
+        into out: UnsafeMutableRawBufferPointer)
     /// The length of the opened form of a sealed value of `count` bytes (an upper bound).
     func openedCapacity(sealedCount count: Int) -> Int
     /// Opens `sealed`, stored under `storedKey`, into `buffer`; returns where the embedded key (with
@@ -65,8 +70,34 @@ package struct DatabaseSealing: Sendable {
     }
 
     /// The key LMDB holds for `key`.
-    func storedKey(_ key: UnsafeRawBufferPointer) -> [UInt8] {
-        hashesKeys ? sealer.storedKey(key, database: name) : Array(key)
+    func storedKey(_ key: UnsafeRawBufferPointer) -> [UInt8] { withStoredKey(key) { Array($0) } }
+
+    /// Calls `body` with the key LMDB holds for `key` (`key` itself where keys stay clear; a hash
+    /// on the stack where they are hashed: this runs per entry read or written).
+    func withStoredKey<R, E: Error>(
+        _ key: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) throws(E) -> R
+    ) throws(E) -> R {
+        guard hashesKeys else { return try body(key) }
+        return try withUnsafeTemporaryAllocation(byteCount: sealer.storedKeyLength, alignment: 8) {
+            (buffer) throws(E) -> R in
+            sealer.storedKey(key, database: name, into: buffer.baseAddress!)
+            return try body(UnsafeRawBufferPointer(buffer))
+        }
+    }
+
+    /// Calls `body` with `value` sealed under `storedKey` (carrying `embeddedKey` when given), on
+    /// the stack when it is small.
+    func withSealed<R, E: Error>(
+        _ value: UnsafeRawBufferPointer, embeddedKey: UnsafeRawBufferPointer?, storedKey: UnsafeRawBufferPointer,
+        deterministic: Bool, _ body: (UnsafeRawBufferPointer) throws(E) -> R
+    ) throws(E) -> R {
+        let count = sealer.sealedCount(valueCount: value.count, embeddedKeyCount: embeddedKey?.count)
+        return try withUnsafeTemporaryAllocation(byteCount: count, alignment: 8) { (buffer) throws(E) -> R in
+            sealer.seal(
+                value, embeddedKey: embeddedKey, storedKey: storedKey, database: name,
+                deterministic: deterministic, into: buffer)
+            return try body(UnsafeRawBufferPointer(buffer))
+        }
     }
 }
 

@@ -133,8 +133,7 @@ public class Transaction {
         forKey keyBytes: UnsafeRawBufferPointer, in database: Database, sealing: DatabaseSealing,
         txn: OpaquePointer
     ) throws -> UnsafeRawBufferPointer? {
-        let stored = sealing.storedKey(keyBytes)
-        return try stored.withUnsafeBytes { storedKey -> UnsafeRawBufferPointer? in
+        return try sealing.withStoredKey(keyBytes) { storedKey -> UnsafeRawBufferPointer? in
             var keyValue = MDB_val(
                 mv_size: storedKey.count, mv_data: UnsafeMutableRawPointer(mutating: storedKey.baseAddress))
             var value = MDB_val()

@@ -135,12 +135,11 @@ public final class WriteTransaction: Transaction {
         _ valueBytes: UnsafeRawBufferPointer, forKey keyBytes: UnsafeRawBufferPointer, in database: Database,
         sealing: DatabaseSealing, _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> R
     ) throws -> R {
-        let storedKey = sealing.storedKey(keyBytes)
-        return try storedKey.withUnsafeBytes { stored in
-            let sealed = sealing.sealer.seal(
+        try sealing.withStoredKey(keyBytes) { stored in
+            try sealing.withSealed(
                 valueBytes, embeddedKey: sealing.hashesKeys && !database.allowsDuplicates ? keyBytes : nil,
-                storedKey: stored, database: sealing.name, deterministic: database.allowsDuplicates)
-            return try sealed.withUnsafeBytes { try body($0, stored) }
+                storedKey: stored, deterministic: database.allowsDuplicates
+            ) { try body($0, stored) }
         }
     }
 
@@ -187,9 +186,7 @@ public final class WriteTransaction: Transaction {
         func operation() -> String { "mdb_del in \(database)" }
         try environment.checkKey(keyBytes.count, operation())
         if let sealing = database.sealing, sealing.hashesKeys {
-            return try sealing.storedKey(keyBytes).withUnsafeBytes {
-                try deleteStored(keyBytes: $0, in: database)
-            }
+            return try sealing.withStoredKey(keyBytes) { try deleteStored(keyBytes: $0, in: database) }
         }
         return try deleteStored(keyBytes: keyBytes, in: database)
     }

@@ -74,51 +74,58 @@ package struct KeyList: Sendable {
         return order != 0 ? order < 0 : aCount < bCount
     }
 
-    /// The positions of the keys in key order (ties, equal keys, in list order): each key's leading
-    /// word compared first, its bytes only when the words are equal.
+    /// The positions of the keys in key order (ties, equal keys, in list order): each key's first
+    /// two words (sixteen bytes: an integer key's nine, a UUID's) compared first, as integers, and
+    /// its bytes only when they are equal.
     func keyOrder() -> [Int] {
-        // Pairs of word and position sort as integers (a closure over the list per comparison cost
-        // a tenth of an encrypted scan); the keys of a run of equal words are compared after.
-        var pairs = (0..<count).map { (word: leadingWord($0), position: $0) }
-        pairs.sort { $0.word != $1.word ? $0.word < $1.word : $0.position < $1.position }
+        // Words and positions sort as integers (a closure over the list per comparison cost a tenth
+        // of an encrypted scan); the keys of a run of equal words are compared after.
+        var entries = (0..<count).map { (words: leadingWords($0), position: $0) }
+        entries.sort { a, b in
+            if a.words.0 != b.words.0 { return a.words.0 < b.words.0 }
+            if a.words.1 != b.words.1 { return a.words.1 < b.words.1 }
+            return a.position < b.position
+        }
         var start = 0
-        while start < pairs.count {
+        while start < entries.count {
             var end = start + 1
-            while end < pairs.count && pairs[end].word == pairs[start].word { end += 1 }
+            while end < entries.count && entries[end].words == entries[start].words { end += 1 }
             if end - start > 1 {
-                pairs[start..<end].sort { a, b in
+                entries[start..<end].sort { a, b in
                     if precedes(a.position, b.position) { return true }
                     return !precedes(b.position, a.position) && a.position < b.position
                 }
             }
             start = end
         }
-        return pairs.map(\.position)
+        return entries.map(\.position)
     }
 
-    /// The first eight bytes of the key at `index` as a big-endian word, zeros after a shorter key:
-    /// keys whose words differ are in the words' order (equal words say nothing: ask
+    /// The first sixteen bytes of the key at `index` as two big-endian words, zeros after a shorter
+    /// key: keys whose words differ are in the words' order (equal words say nothing: ask
     /// ``precedes(_:_:)``).
-    private func leadingWord(_ index: Int) -> UInt64 {
-        if readsRows {
+    private func leadingWords(_ index: Int) -> (UInt64, UInt64) {
+        func word(_ bytes: some Collection<UInt8>) -> UInt64 {
             var word: UInt64 = 0
-            for (position, byte) in self[index].prefix(8).enumerated() {
-                word |= UInt64(byte) << UInt64(56 - 8 * position)
-            }
+            for (position, byte) in bytes.enumerated() { word |= UInt64(byte) << UInt64(56 - 8 * position) }
             return word
         }
+        if readsRows {
+            let key = self[index]
+            return (word(key.prefix(8)), word(key.dropFirst(8).prefix(8)))
+        }
         let start = index == 0 ? 0 : ends[index - 1]
-        let count = Swift.min(ends[index] - start, 8)
+        let count = ends[index] - start
         return storage.withUnsafeBytes { bytes in
-            if count == 8 {
-                return UInt64(
-                    bigEndian: bytes.baseAddress!.loadUnaligned(fromByteOffset: start, as: UInt64.self))
+            let base = bytes.baseAddress! + start
+            if count >= 16 {
+                return (
+                    UInt64(bigEndian: base.loadUnaligned(as: UInt64.self)),
+                    UInt64(bigEndian: base.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
+                )
             }
-            var word: UInt64 = 0
-            for position in 0..<count {
-                word |= UInt64(bytes[start + position]) << UInt64(56 - 8 * position)
-            }
-            return word
+            let key = UnsafeRawBufferPointer(start: base, count: count)
+            return (word(key.prefix(8)), word(key.dropFirst(8)))
         }
     }
 

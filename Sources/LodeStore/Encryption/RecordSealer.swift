@@ -101,37 +101,40 @@ package final class RecordSealer: @unchecked Sendable {
         return sealed
     }
 
-    /// Seals the concatenation of `parts` bound to `context` into `out` (``overhead`` bytes more
-    /// than the parts). With `deterministic` the nonce is a keyed hash of the context and the parts
-    /// (a synthetic nonce, as SIV modes make): equal inputs seal to equal bytes, which reveals only
-    /// that two sealed values are equal.
+    /// Seals the concatenation of `first`, `second` and `third` (any may be empty) bound to
+    /// `context` into `out` (``overhead`` bytes more than they). With `deterministic` the nonce is a
+    /// keyed hash of the context and the plaintext (a synthetic nonce, as SIV modes make): equal
+    /// inputs seal to equal bytes, which reveals only that two sealed values are equal.
     package func seal(
-        _ parts: [UnsafeRawBufferPointer], boundTo context: UnsafeRawBufferPointer, deterministic: Bool,
-        into out: UnsafeMutableRawBufferPointer
+        _ first: UnsafeRawBufferPointer, _ second: UnsafeRawBufferPointer, _ third: UnsafeRawBufferPointer,
+        boundTo context: UnsafeRawBufferPointer, deterministic: Bool, into out: UnsafeMutableRawBufferPointer
     ) {
-        let length = parts.reduce(0) { $0 + $1.count }
+        let length = first.count + second.count + third.count
         precondition(out.count == Self.overhead + length, "the output of a seal is overhead + plaintext")
         out[0] = Self.format
         let nonce = out.baseAddress! + 1
         let body = nonce + Self.nonceLength
         // The plaintext is gathered in place, then encrypted over itself (libsodium allows it).
         var offset = 0
-        for part in parts where part.count > 0 {
+        func gather(_ part: UnsafeRawBufferPointer) {
+            guard part.count > 0 else { return }
             (body + offset).copyMemory(from: part.baseAddress!, byteCount: part.count)
             offset += part.count
         }
+        gather(first)
+        gather(second)
+        gather(third)
         if deterministic {
             // The state is an opaque, 64-byte-aligned structure of libsodium's.
-            let memory = UnsafeMutableRawPointer.allocate(
-                byteCount: crypto_generichash_statebytes(), alignment: 64)
-            defer { memory.deallocate() }
-            let state = OpaquePointer(memory)
-            _ = crypto_generichash_init(
-                state, UnsafeRawPointer(nonceKey).assumingMemoryBound(to: UInt8.self), 32, Self.nonceLength)
-            _ = crypto_generichash_update(
-                state, context.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt64(context.count))
-            _ = crypto_generichash_update(state, body.assumingMemoryBound(to: UInt8.self), UInt64(length))
-            _ = crypto_generichash_final(state, nonce.assumingMemoryBound(to: UInt8.self), Self.nonceLength)
+            withUnsafeTemporaryAllocation(byteCount: crypto_generichash_statebytes(), alignment: 64) { memory in
+                let state = OpaquePointer(memory.baseAddress!)
+                _ = crypto_generichash_init(
+                    state, UnsafeRawPointer(nonceKey).assumingMemoryBound(to: UInt8.self), 32, Self.nonceLength)
+                _ = crypto_generichash_update(
+                    state, context.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt64(context.count))
+                _ = crypto_generichash_update(state, body.assumingMemoryBound(to: UInt8.self), UInt64(length))
+                _ = crypto_generichash_final(state, nonce.assumingMemoryBound(to: UInt8.self), Self.nonceLength)
+            }
         } else {
             nonces.fill(nonce, count: Self.nonceLength)
         }

@@ -33,40 +33,38 @@ package final class StoreSealer: EntrySealer {
         }
     }
 
-    package func storedKey(_ key: UnsafeRawBufferPointer, database: [UInt8]) -> [UInt8] {
+    package var storedKeyLength: Int { RecordSealer.keyedHashLength }
+
+    package func storedKey(_ key: UnsafeRawBufferPointer, database: [UInt8], into out: UnsafeMutableRawPointer) {
         // The database's name and a separator go first, so one key hashes differently per database.
-        Self.withContext(database: database, storedKey: key) { input in
-            [UInt8](unsafeUninitializedCapacity: RecordSealer.keyedHashLength) { out, initialized in
-                sealer.keyedHash(input, into: out.baseAddress!)
-                initialized = RecordSealer.keyedHashLength
-            }
+        Self.withContext(database: database, storedKey: key) { sealer.keyedHash($0, into: out) }
+    }
+
+    /// The stored key of `key` in `database` (tests compute where a record lies).
+    package func storedKey(_ key: UnsafeRawBufferPointer, database: [UInt8]) -> [UInt8] {
+        [UInt8](unsafeUninitializedCapacity: storedKeyLength) { out, initialized in
+            storedKey(key, database: database, into: out.baseAddress!)
+            initialized = storedKeyLength
         }
     }
 
+    package func sealedCount(valueCount: Int, embeddedKeyCount: Int?) -> Int {
+        RecordSealer.overhead + (embeddedKeyCount.map { 2 + $0 } ?? 0) + valueCount
+    }
+
     package func seal(
-        _ value: UnsafeRawBufferPointer, embeddedKey: UnsafeRawBufferPointer?,
-        storedKey: UnsafeRawBufferPointer,
-        database: [UInt8], deterministic: Bool
-    ) -> [UInt8] {
+        _ value: UnsafeRawBufferPointer, embeddedKey: UnsafeRawBufferPointer?, storedKey: UnsafeRawBufferPointer,
+        database: [UInt8], deterministic: Bool, into out: UnsafeMutableRawBufferPointer
+    ) {
         Self.withContext(database: database, storedKey: storedKey) { context in
+            // An embedded key goes first, after its length in two bytes.
             var header: (UInt8, UInt8) = (0, 0)
-            let keyCount = embeddedKey?.count ?? 0
-            let headerCount = embeddedKey == nil ? 0 : 2
-            header = (UInt8(keyCount >> 8), UInt8(keyCount & 0xff))
-            let count = RecordSealer.overhead + headerCount + keyCount + value.count
-            return withUnsafeBytes(of: &header) { headerBytes in
-                [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
-                    var parts: [UnsafeRawBufferPointer] = []
-                    if let embeddedKey {
-                        parts.append(headerBytes)
-                        parts.append(embeddedKey)
-                    }
-                    parts.append(value)
-                    sealer.seal(
-                        parts, boundTo: context, deterministic: deterministic,
-                        into: UnsafeMutableRawBufferPointer(buffer))
-                    initialized = count
-                }
+            if let embeddedKey { header = (UInt8(embeddedKey.count >> 8), UInt8(embeddedKey.count & 0xff)) }
+            withUnsafeBytes(of: &header) { headerBytes in
+                sealer.seal(
+                    embeddedKey == nil ? UnsafeRawBufferPointer(start: nil, count: 0) : headerBytes,
+                    embeddedKey ?? UnsafeRawBufferPointer(start: nil, count: 0), value, boundTo: context,
+                    deterministic: deterministic, into: out)
             }
         }
     }
