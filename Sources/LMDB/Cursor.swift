@@ -82,10 +82,11 @@ public class Cursor {
         _ op: MDB_cursor_op, key: UnsafeRawBufferPointer?, value: UnsafeRawBufferPointer?,
         sealing: DatabaseSealing
     ) throws(LMDBError) -> (MDB_val, MDB_val)? {
-        let operation = "mdb_cursor_get in \(database)"
-        if op == MDB_SET_RANGE && sealing.hashesKeys { throw sealing.unordered(operation) }
+        // Made only for an error: a scan steps here once per entry.
+        func operation() -> String { "mdb_cursor_get in \(database)" }
+        if op == MDB_SET_RANGE && sealing.hashesKeys { throw sealing.unordered(operation()) }
         if op == MDB_GET_BOTH_RANGE || (op == MDB_GET_BOTH && !database.allowsDuplicates) {
-            throw sealing.unordered(operation)
+            throw sealing.unordered(operation())
         }
         var found: (MDB_val, MDB_val)?
         if let key {
@@ -104,7 +105,7 @@ public class Cursor {
         let buffer = opened.reserve(sealing.sealer.openedCapacity(sealedCount: sealed.count))
         let entry = try sealing.open(
             storedKey: storedKey, sealed: sealed, deterministic: database.allowsDuplicates, into: buffer,
-            givenKey: key, operation)
+            givenKey: key, operation())
         return (MDB_val(entry.key), MDB_val(entry.value))
     }
 

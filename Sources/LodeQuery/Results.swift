@@ -386,8 +386,9 @@ public struct Results<Element: Persistable>: @unchecked Sendable {
         var keys = candidates
         if lossy { evaluation.plan.rechecksPredicate = true }
         if !linkFilters.isEmpty { evaluation.plan.rechecksPredicate = true }
-        if let checkedObjects {
-            objects = checkedObjects
+        if checkedObjects != nil {
+            // Taken, not shared: a sort below moves the objects in place.
+            objects = checkedObjects.take()
         } else if !execution.covered || lossy || !linkFilters.isEmpty {
             var kept = KeyList()
             let keptObjects = ObjectCollector<Element>()
@@ -426,11 +427,11 @@ public struct Results<Element: Persistable>: @unchecked Sendable {
         case .primaryKey(let reversed):
             if case .records = execution.source, records.isOrdered {
             } else {
-                (keys, objects) = sortedByKey(keys, objects)
+                sortByKey(&keys, &objects)
             }
-            if reversed { (keys, objects) = reverse(keys, objects, groups: nil) }
+            if reversed { reverse(&keys, &objects, groups: nil) }
         case .index(_, let reversed):
-            if reversed { (keys, objects) = reverse(keys, objects, groups: groupStarts) }
+            if reversed { reverse(&keys, &objects, groups: groupStarts) }
         case .relevance:
             // The candidates came ranked.
             break
@@ -579,13 +580,31 @@ public struct Results<Element: Persistable>: @unchecked Sendable {
         }
     }
 
-    private func sortedByKey(_ keys: KeyList, _ objects: [Element]?) -> (KeyList, [Element]?) {
+    private func sortByKey(_ keys: inout KeyList, _ objects: inout [Element]?) {
         let permutation = keys.keyOrder()
-        return (keys.reordered(permutation), objects.map { list in permutation.map { list[$0] } })
+        keys = keys.reordered(permutation)
+        if objects != nil { Self.permute(&objects!, permutation) }
+    }
+
+    /// Puts `list` in the order of `permutation` (element *i* becomes the former
+    /// `list[permutation[i]]`), each element swapped into place along its cycle: moves, not copies
+    /// (a copy of a decoded object retains each of its strings and arrays; copying them was a tenth
+    /// of an encrypted scan).
+    static func permute(_ list: inout [Element], _ permutation: [Int]) {
+        var placed = [Bool](repeating: false, count: list.count)
+        for start in permutation.indices where !placed[start] {
+            var position = start
+            placed[position] = true
+            while permutation[position] != start {
+                list.swapAt(position, permutation[position])
+                position = permutation[position]
+                placed[position] = true
+            }
+        }
     }
 
     /// Reverses the order of groups (runs of equal sort keys), keeping each group's own order.
-    private func reverse(_ keys: KeyList, _ objects: [Element]?, groups: [Int]?) -> (KeyList, [Element]?) {
+    private func reverse(_ keys: inout KeyList, _ objects: inout [Element]?, groups: [Int]?) {
         let starts = groups ?? Array(0..<keys.count)
         var permutation: [Int] = []
         permutation.reserveCapacity(keys.count)
@@ -595,7 +614,8 @@ public struct Results<Element: Persistable>: @unchecked Sendable {
             end = start
         }
         if end > 0 { permutation.insert(contentsOf: 0..<end, at: 0) }
-        return (keys.reordered(permutation), objects.map { list in permutation.map { list[$0] } })
+        keys = keys.reordered(permutation)
+        if objects != nil { Self.permute(&objects!, permutation) }
     }
 
     // MARK: Reading

@@ -16,9 +16,9 @@ import Synchronization
 /// bytes and the associated data (database and stored key) are the same, byte for byte: a value
 /// damaged, replaced or moved since it was opened misses, and is opened (and checked) again.
 ///
-/// Sixteen shards, each a direct-mapped table under a lock of its own: readers on several threads
-/// rarely meet. A slot's new entry replaces the old one; over budget, a clock hand frees entries not
-/// read since it last passed.
+/// Sixteen shards, each a table of four-way buckets under a lock of its own: readers on several
+/// threads rarely meet. A new entry takes a free way of its bucket, or one not read since the clock
+/// hand last passed; over budget, the hand frees entries not read since it last passed.
 final class DecryptedCache: Sendable {
     /// An entry's header; the sealed bytes, the associated data and the plaintext follow it.
     private struct Header {
@@ -30,21 +30,31 @@ final class DecryptedCache: Sendable {
 
     // Unchecked Sendable: its memory is reached only under its lock.
     private struct Shard: ~Copyable, @unchecked Sendable {
-        let slots: UnsafeMutablePointer<UnsafeMutableRawPointer?>
+        /// Four slots (a bucket) fill one 64-byte cache line: a lookup compares the tags there and
+        /// touches only the entry that matches.
+        let slots: UnsafeMutablePointer<Slot>
         let slotCount: Int
         var bytes = 0
         var hand = 0
 
         init(slotCount: Int) {
             self.slotCount = slotCount
-            slots = .allocate(capacity: slotCount)
-            slots.initialize(repeating: nil, count: slotCount)
+            slots = UnsafeMutableRawPointer.allocate(
+                byteCount: slotCount * MemoryLayout<Slot>.stride, alignment: 64
+            ).bindMemory(to: Slot.self, capacity: slotCount)
+            slots.initialize(repeating: Slot(tag: 0, entry: nil), count: slotCount)
         }
 
         deinit {
-            for index in 0..<slotCount { if let entry = slots[index] { DecryptedCache.discard(entry) } }
+            for index in 0..<slotCount { if let entry = slots[index].entry { DecryptedCache.discard(entry) } }
             slots.deallocate()
         }
+    }
+
+    /// An entry and its tag word (the last eight bytes of the sealed value, compared first).
+    private struct Slot {
+        var tag: UInt64
+        var entry: UnsafeMutableRawPointer?
     }
 
     /// A shard under its own lock.
@@ -76,10 +86,12 @@ final class DecryptedCache: Sendable {
     /// The bytes the entries take now (each shard stays within its share of the budget).
     var byteCount: Int { shards.reduce(0) { total, locked in total + locked.shard.withLock { $0.bytes } } }
 
-    /// The shard and slot of a sealed value: bits of its tag, its last 16 bytes.
-    private func place(_ sealed: UnsafeRawBufferPointer) -> (shard: Int, slot: Int) {
+    private static let ways = 4
+
+    /// The shard and bucket of a sealed value (bits of its tag, its last 16 bytes), and its tag word.
+    private func place(_ sealed: UnsafeRawBufferPointer) -> (shard: Int, bucket: Int, tag: UInt64) {
         let word = sealed.loadUnaligned(fromByteOffset: sealed.count - 8, as: UInt64.self)
-        return (Int(word & 15), Int(truncatingIfNeeded: word >> 4))
+        return (Int(word & 15), Int(truncatingIfNeeded: word >> 4) & ~(Self.ways - 1), word)
     }
 
     /// Copies the plaintext of `sealed`, opened before with `context`, to `out` and returns its
@@ -88,24 +100,28 @@ final class DecryptedCache: Sendable {
         _ sealed: UnsafeRawBufferPointer, context: UnsafeRawBufferPointer, into out: UnsafeMutableRawBufferPointer
     ) -> Int? {
         guard sealed.count >= 16 else { return nil }
-        let (shard, slot) = place(sealed)
+        let (shard, bucket, tag) = place(sealed)
         return shards[shard].shard.withLock { shard -> Int? in
-            guard let entry = shard.slots[slot & (shard.slotCount - 1)] else { return nil }
-            let header = entry.assumingMemoryBound(to: Header.self)
-            guard Int(header.pointee.sealedCount) == sealed.count,
-                Int(header.pointee.contextCount) == context.count,
-                Int(header.pointee.plainCount) <= out.count
-            else { return nil }
-            let body = entry + Self.headerSize
-            guard memcmp(body, sealed.baseAddress!, sealed.count) == 0,
-                context.count == 0 || memcmp(body + sealed.count, context.baseAddress!, context.count) == 0
-            else { return nil }
-            let plainCount = Int(header.pointee.plainCount)
-            if plainCount > 0 {
-                out.baseAddress!.copyMemory(from: body + sealed.count + context.count, byteCount: plainCount)
+            let first = bucket & (shard.slotCount - 1)
+            for slot in first..<first + Self.ways {
+                guard shard.slots[slot].tag == tag, let entry = shard.slots[slot].entry else { continue }
+                let header = entry.assumingMemoryBound(to: Header.self)
+                guard Int(header.pointee.sealedCount) == sealed.count,
+                    Int(header.pointee.contextCount) == context.count,
+                    Int(header.pointee.plainCount) <= out.count
+                else { continue }
+                let body = entry + Self.headerSize
+                guard memcmp(body, sealed.baseAddress!, sealed.count) == 0,
+                    context.count == 0 || memcmp(body + sealed.count, context.baseAddress!, context.count) == 0
+                else { continue }
+                let plainCount = Int(header.pointee.plainCount)
+                if plainCount > 0 {
+                    out.baseAddress!.copyMemory(from: body + sealed.count + context.count, byteCount: plainCount)
+                }
+                header.pointee.referenced = true
+                return plainCount
             }
-            header.pointee.referenced = true
-            return plainCount
+            return nil
         }
     }
 
@@ -116,6 +132,7 @@ final class DecryptedCache: Sendable {
         // A value that would take a large share of a shard is read too rarely to be worth it.
         guard size + Self.entryOverhead <= shardBudget / 16 else { return }
         guard let entry = malloc(size) else { return }
+        let (shard, bucket, tag) = place(sealed)
         entry.initializeMemory(
             as: Header.self,
             repeating: Header(
@@ -127,16 +144,24 @@ final class DecryptedCache: Sendable {
         if plain.count > 0 {
             (body + sealed.count + context.count).copyMemory(from: plain.baseAddress!, byteCount: plain.count)
         }
-        let (shard, slot) = place(sealed)
         // Entries taken out are freed after the lock is let go.
         var freed: [UnsafeMutableRawPointer] = []
         shards[shard].shard.withLock { shard in
-            let index = slot & (shard.slotCount - 1)
-            if let old = shard.slots[index] {
+            // A free way, else one not read since the hand passed, else the bucket's first.
+            let first = bucket & (shard.slotCount - 1)
+            var index = first
+            for slot in first..<first + Self.ways {
+                guard let candidate = shard.slots[slot].entry else {
+                    index = slot
+                    break
+                }
+                if !candidate.assumingMemoryBound(to: Header.self).pointee.referenced { index = slot }
+            }
+            if let old = shard.slots[index].entry {
                 shard.bytes -= Self.cost(old)
                 freed.append(old)
             }
-            shard.slots[index] = entry
+            shard.slots[index] = Slot(tag: tag, entry: entry)
             shard.bytes += size + Self.entryOverhead
             // The clock: an entry read since the hand last passed gets another round.
             var steps = 0
@@ -144,14 +169,14 @@ final class DecryptedCache: Sendable {
                 let position = shard.hand
                 shard.hand = (shard.hand + 1) & (shard.slotCount - 1)
                 steps += 1
-                guard position != index, let candidate = shard.slots[position] else { continue }
+                guard position != index, let candidate = shard.slots[position].entry else { continue }
                 let header = candidate.assumingMemoryBound(to: Header.self)
                 if header.pointee.referenced {
                     header.pointee.referenced = false
                     continue
                 }
                 shard.bytes -= Self.cost(candidate)
-                shard.slots[position] = nil
+                shard.slots[position] = Slot(tag: 0, entry: nil)
                 freed.append(candidate)
             }
         }
