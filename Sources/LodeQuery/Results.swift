@@ -591,14 +591,22 @@ public struct Results<Element: Persistable>: @unchecked Sendable {
     /// (a copy of a decoded object retains each of its strings and arrays; copying them was a tenth
     /// of an encrypted scan).
     static func permute(_ list: inout [Element], _ permutation: [Int]) {
+        precondition(permutation.count == list.count, "a permutation of the whole list")
         var placed = [Bool](repeating: false, count: list.count)
-        for start in permutation.indices where !placed[start] {
-            var position = start
-            placed[position] = true
-            while permutation[position] != start {
-                list.swapAt(position, permutation[position])
-                position = permutation[position]
+        list.withUnsafeMutableBufferPointer { buffer in
+            guard let base = buffer.baseAddress else { return }
+            for start in permutation.indices where !placed[start] {
+                // The cycle through `start`: each place takes the element its permutation names,
+                // and the last one the element taken out of `start` first.
+                let first = (base + start).move()
+                var position = start
                 placed[position] = true
+                while permutation[position] != start {
+                    (base + position).moveInitialize(from: base + permutation[position], count: 1)
+                    position = permutation[position]
+                    placed[position] = true
+                }
+                (base + position).initialize(to: first)
             }
         }
     }
