@@ -92,7 +92,9 @@ public class Cursor {
         if let key {
             found = try sealing.withStoredKey(key) { (storedKey) throws(LMDBError) in
                 guard let value else { return try storedMove(op, key: storedKey) }
-                return try sealing.withSealed(value, embeddedKey: nil, storedKey: storedKey, deterministic: true) {
+                return try sealing.withSealed(
+                    value, embeddedKey: nil, storedKey: storedKey, deterministic: true
+                ) {
                     (sealed) throws(LMDBError) in try storedMove(op, key: storedKey, value: sealed)
                 }
             }

@@ -24,8 +24,9 @@ public enum SealingMode: Sendable, Hashable {
 /// The wrapper owns the buffers: it asks how long an opened value is, gives a buffer of that size,
 /// and hands the opened bytes to its caller where it would have handed bytes of the map.
 package protocol EntrySealer: AnyObject, Sendable {
-    /// How the database named `name` is sealed.
-    func mode(ofDatabase name: String) -> SealingMode
+    /// Which databases are sealed and how: read once, when the sealer is installed, so the wrapper
+    /// decides for each database it opens without calling above it (under its lock).
+    var policy: SealingPolicy { get }
     /// The length of every stored key of a database whose keys are hashed.
     var storedKeyLength: Int { get }
     /// Writes the key stored for `key` in a database whose keys are hashed (`database`: its name's
@@ -50,6 +51,23 @@ package protocol EntrySealer: AnyObject, Sendable {
         _ sealed: UnsafeRawBufferPointer, storedKey: UnsafeRawBufferPointer, database: [UInt8],
         embedsKey: Bool, into buffer: UnsafeMutableRawBufferPointer
     ) -> (key: Range<Int>?, value: Range<Int>)?
+}
+
+/// How each database of an encrypted environment is sealed: by name, and `otherwise` for the rest.
+package struct SealingPolicy: Sendable {
+    /// The modes of databases named here.
+    package var modes: [String: SealingMode]
+    /// The mode of every database not named.
+    package var otherwise: SealingMode
+
+    /// A policy sealing the databases named in `modes` as they say and the rest as `otherwise`.
+    package init(modes: [String: SealingMode], otherwise: SealingMode) {
+        self.modes = modes
+        self.otherwise = otherwise
+    }
+
+    /// How the database named `name` is sealed.
+    package func mode(ofDatabase name: String) -> SealingMode { modes[name] ?? otherwise }
 }
 
 /// The sealing of one database: its mode, the sealer, and its name (bound into every sealed entry).
@@ -88,7 +106,8 @@ package struct DatabaseSealing: Sendable {
     /// Calls `body` with `value` sealed under `storedKey` (carrying `embeddedKey` when given), on
     /// the stack when it is small.
     func withSealed<R, E: Error>(
-        _ value: UnsafeRawBufferPointer, embeddedKey: UnsafeRawBufferPointer?, storedKey: UnsafeRawBufferPointer,
+        _ value: UnsafeRawBufferPointer, embeddedKey: UnsafeRawBufferPointer?,
+        storedKey: UnsafeRawBufferPointer,
         deterministic: Bool, _ body: (UnsafeRawBufferPointer) throws(E) -> R
     ) throws(E) -> R {
         let count = sealer.sealedCount(valueCount: value.count, embeddedKeyCount: embeddedKey?.count)

@@ -52,6 +52,8 @@ public final class Environment: @unchecked Sendable {
     /// Seals the entries of an encrypted environment (installed by its opener before it opens any
     /// database but the main one and the clear ones).
     private var sealer: (any EntrySealer)?  // dbiLock
+    /// The installed sealer's policy, read when it was installed.
+    private var sealingPolicy: SealingPolicy?  // dbiLock
     private var generation = 0  // dbiLock
     private var pooledReadHandles: [OpaquePointer] = []  // poolLock
     private let poolLock = Lock()
@@ -531,8 +533,10 @@ public final class Environment: @unchecked Sendable {
     /// - Throws: ``LMDBError/Code/incompatibleOptions`` when another key's sealer is installed, or a
     ///   database already open would be sealed differently.
     package func install(sealer new: any EntrySealer, sameKey: (any EntrySealer) -> Bool) throws {
-        try dbiLock.withLock {
-            if let installed = sealer {
+        // The sealer is asked only outside the lock: its policy once, `sameKey` with the lock let go.
+        let policy = new.policy
+        while true {
+            if let installed = installedSealer {
                 guard sameKey(installed) else {
                     throw LMDBError(
                         .incompatibleOptions, operation: "open \(path)",
@@ -540,12 +544,19 @@ public final class Environment: @unchecked Sendable {
                 }
                 return
             }
-            for (name, database) in databases where new.mode(ofDatabase: name) != .clear {
-                throw LMDBError(
-                    .incompatibleOptions, operation: "open \(path)",
-                    message: "\(database) was opened before the store's key was given")
+            let installed = try dbiLock.withLock { () throws(LMDBError) -> Bool in
+                // Another thread installed one meanwhile: compare keys again, outside the lock.
+                guard sealer == nil else { return false }
+                for (name, database) in databases where policy.mode(ofDatabase: name) != .clear {
+                    throw LMDBError(
+                        .incompatibleOptions, operation: "open \(path)",
+                        message: "\(database) was opened before the store's key was given")
+                }
+                sealer = new
+                sealingPolicy = policy
+                return true
             }
-            sealer = new
+            if installed { return }
         }
     }
 
@@ -554,8 +565,8 @@ public final class Environment: @unchecked Sendable {
 
     /// The sealing of the database `name` of `kind` under the installed sealer (dbiLock held).
     private func sealing(ofDatabase name: String, kind: Database.Kind) throws(LMDBError) -> DatabaseSealing? {
-        guard let sealer else { return nil }
-        let mode = sealer.mode(ofDatabase: name)
+        guard let sealer, let sealingPolicy else { return nil }
+        let mode = sealingPolicy.mode(ofDatabase: name)
         if mode == .clear { return nil }
         if case .fixedDuplicates = kind {
             throw LMDBError(

@@ -22,9 +22,11 @@ extension CBORValue {
     static func optional(_ value: CBORValue?) -> CBORValue { value ?? .null }
 }
 
-/// A primary key in URLs: its key-encoded bytes as lowercase hexadecimal.
-enum KeyText {
-    static func hex(_ bytes: [UInt8]) -> String {
+/// A primary key in URLs: its key-encoded bytes as lowercase hexadecimal (and `lode-dump`'s key
+/// files in hexadecimal).
+package enum KeyText {
+    /// `bytes` as lowercase hexadecimal digits.
+    package static func hex(_ bytes: [UInt8]) -> String {
         let digits = Array("0123456789abcdef".utf8)
         var text: [UInt8] = []
         text.reserveCapacity(bytes.count * 2)
@@ -37,7 +39,7 @@ enum KeyText {
 
     /// The bytes `text` spells, or nil when it is not an even number of hexadecimal digits (at most
     /// 2,048 of them: longer is no key a store holds).
-    static func bytes(_ text: String) -> [UInt8]? {
+    package static func bytes(_ text: String) -> [UInt8]? {
         let digits = Array(text.utf8)
         guard digits.count % 2 == 0, digits.count <= 2048 else { return nil }
         var bytes: [UInt8] = []

@@ -140,7 +140,8 @@ enum Instructions {
             let fixture = try LinkFixture(tasks: settings.size(1_000_000), projects: settings.size(1_000))
             return (LinkSystems.eager(fixture), LinkSystems.eagerWindow(fixture).count)
         },
-        InstructionWorkload(name: "encrypted-scan", title: "encrypted store: full scan, every object decoded") {
+        InstructionWorkload(name: "encrypted-scan", title: "encrypted store: full scan, every object decoded")
+        {
             settings in
             let fixture = try EncryptionFixture(count: settings.size(1_000_000))
             return (fixture.scans(sink: Sink()), fixture.rows.count)

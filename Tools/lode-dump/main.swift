@@ -2,6 +2,7 @@
 import Foundation
 import Lode
 import LodeInspection
+import LodeStudio
 import StoredQuery
 
 let usage = """
@@ -150,7 +151,7 @@ enum KeyFiles {
         }
         if bytes.count != 32 {
             let text = String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-            guard text.count == 64, let decoded = hexBytes(text) else {
+            guard text.count == 64, let decoded = KeyText.bytes(text) else {
                 throw DumpError(
                     description:
                         "\(file): a key file holds the key's 32 bytes or 64 hex digits, not \(bytes.count) bytes"
@@ -171,25 +172,6 @@ enum KeyFiles {
             .first.map(String.init) ?? ""
         guard !line.isEmpty else { throw DumpError(description: "\(file): the passphrase file is empty") }
         return .passphrase(line)
-    }
-
-    private static func hexBytes(_ text: String) -> [UInt8]? {
-        var bytes: [UInt8] = []
-        var iterator = text.utf8.makeIterator()
-        while let high = iterator.next(), let low = iterator.next() {
-            guard let h = hexValue(high), let l = hexValue(low) else { return nil }
-            bytes.append(h << 4 | l)
-        }
-        return bytes
-    }
-
-    private static func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
-        default: nil
-        }
     }
 }
 

@@ -97,7 +97,8 @@ final class DecryptedCache: Sendable {
     /// Copies the plaintext of `sealed`, opened before with `context`, to `out` and returns its
     /// length; nil when it is not here (or does not fit `out`).
     func copy(
-        _ sealed: UnsafeRawBufferPointer, context: UnsafeRawBufferPointer, into out: UnsafeMutableRawBufferPointer
+        _ sealed: UnsafeRawBufferPointer, context: UnsafeRawBufferPointer,
+        into out: UnsafeMutableRawBufferPointer
     ) -> Int? {
         guard sealed.count >= 16 else { return nil }
         let (shard, bucket, tag) = place(sealed)
@@ -112,11 +113,13 @@ final class DecryptedCache: Sendable {
                 else { continue }
                 let body = entry + Self.headerSize
                 guard memcmp(body, sealed.baseAddress!, sealed.count) == 0,
-                    context.count == 0 || memcmp(body + sealed.count, context.baseAddress!, context.count) == 0
+                    context.count == 0
+                        || memcmp(body + sealed.count, context.baseAddress!, context.count) == 0
                 else { continue }
                 let plainCount = Int(header.pointee.plainCount)
                 if plainCount > 0 {
-                    out.baseAddress!.copyMemory(from: body + sealed.count + context.count, byteCount: plainCount)
+                    out.baseAddress!.copyMemory(
+                        from: body + sealed.count + context.count, byteCount: plainCount)
                 }
                 header.pointee.referenced = true
                 return plainCount
@@ -126,7 +129,9 @@ final class DecryptedCache: Sendable {
     }
 
     /// Keeps `plain`, the opened form of `sealed` under `context`.
-    func keep(_ sealed: UnsafeRawBufferPointer, context: UnsafeRawBufferPointer, plain: UnsafeRawBufferPointer) {
+    func keep(
+        _ sealed: UnsafeRawBufferPointer, context: UnsafeRawBufferPointer, plain: UnsafeRawBufferPointer
+    ) {
         guard sealed.count >= 16 else { return }
         let size = Self.headerSize + sealed.count + context.count + plain.count
         // A value that would take a large share of a shard is read too rarely to be worth it.
@@ -140,7 +145,9 @@ final class DecryptedCache: Sendable {
                 plainCount: Int32(plain.count), referenced: false), count: 1)
         let body = entry + Self.headerSize
         body.copyMemory(from: sealed.baseAddress!, byteCount: sealed.count)
-        if context.count > 0 { (body + sealed.count).copyMemory(from: context.baseAddress!, byteCount: context.count) }
+        if context.count > 0 {
+            (body + sealed.count).copyMemory(from: context.baseAddress!, byteCount: context.count)
+        }
         if plain.count > 0 {
             (body + sealed.count + context.count).copyMemory(from: plain.baseAddress!, byteCount: plain.count)
         }

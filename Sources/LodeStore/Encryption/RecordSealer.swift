@@ -126,14 +126,17 @@ package final class RecordSealer: @unchecked Sendable {
         gather(third)
         if deterministic {
             // The state is an opaque, 64-byte-aligned structure of libsodium's.
-            withUnsafeTemporaryAllocation(byteCount: crypto_generichash_statebytes(), alignment: 64) { memory in
+            withUnsafeTemporaryAllocation(byteCount: crypto_generichash_statebytes(), alignment: 64) {
+                memory in
                 let state = OpaquePointer(memory.baseAddress!)
                 _ = crypto_generichash_init(
-                    state, UnsafeRawPointer(nonceKey).assumingMemoryBound(to: UInt8.self), 32, Self.nonceLength)
+                    state, UnsafeRawPointer(nonceKey).assumingMemoryBound(to: UInt8.self), 32,
+                    Self.nonceLength)
                 _ = crypto_generichash_update(
                     state, context.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt64(context.count))
                 _ = crypto_generichash_update(state, body.assumingMemoryBound(to: UInt8.self), UInt64(length))
-                _ = crypto_generichash_final(state, nonce.assumingMemoryBound(to: UInt8.self), Self.nonceLength)
+                _ = crypto_generichash_final(
+                    state, nonce.assumingMemoryBound(to: UInt8.self), Self.nonceLength)
             }
         } else {
             nonces.fill(nonce, count: Self.nonceLength)

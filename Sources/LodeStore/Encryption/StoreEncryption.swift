@@ -50,7 +50,9 @@ struct EncryptionRecord: Codable, Equatable {
 
 extension StoreEncryption {
     /// The key for a new store of encryption format `format`, and the record it keeps of it.
-    func newKey(format: Int = EncryptionRecord.currentFormat) throws(EncryptionError) -> (StoreKey, EncryptionRecord) {
+    func newKey(format: Int = EncryptionRecord.currentFormat) throws(EncryptionError) -> (
+        StoreKey, EncryptionRecord
+    ) {
         switch self {
         case .key(let key):
             let sealer = try RecordSealer(key: key, format: format)

@@ -24,18 +24,16 @@ package final class StoreSealer: EntrySealer {
         cache = DecryptedCache(budget: decryptedCacheSize)
     }
 
-    /// The sealing of database `name`.
-    package func mode(ofDatabase name: String) -> SealingMode {
-        switch name {
-        case StoreLayout.meta: .clear
-        case StoreLayout.catalog, StoreLayout.changes: .values
-        default: .keysAndValues
-        }
-    }
+    /// The sealing of the store's databases.
+    package let policy = SealingPolicy(
+        modes: [StoreLayout.meta: .clear, StoreLayout.catalog: .values, StoreLayout.changes: .values],
+        otherwise: .keysAndValues)
 
     package var storedKeyLength: Int { RecordSealer.keyedHashLength }
 
-    package func storedKey(_ key: UnsafeRawBufferPointer, database: [UInt8], into out: UnsafeMutableRawPointer) {
+    package func storedKey(
+        _ key: UnsafeRawBufferPointer, database: [UInt8], into out: UnsafeMutableRawPointer
+    ) {
         // The database's name and a separator go first, so one key hashes differently per database.
         Self.withContext(database: database, storedKey: key) { sealer.keyedHash($0, into: out) }
     }
@@ -53,7 +51,8 @@ package final class StoreSealer: EntrySealer {
     }
 
     package func seal(
-        _ value: UnsafeRawBufferPointer, embeddedKey: UnsafeRawBufferPointer?, storedKey: UnsafeRawBufferPointer,
+        _ value: UnsafeRawBufferPointer, embeddedKey: UnsafeRawBufferPointer?,
+        storedKey: UnsafeRawBufferPointer,
         database: [UInt8], deterministic: Bool, into out: UnsafeMutableRawBufferPointer
     ) {
         Self.withContext(database: database, storedKey: storedKey) { context in
@@ -82,7 +81,8 @@ package final class StoreSealer: EntrySealer {
             } else {
                 guard let opened = sealer.open(sealed, boundTo: context, into: buffer) else { return nil }
                 length = opened
-                cache?.keep(sealed, context: context, plain: UnsafeRawBufferPointer(rebasing: buffer[0..<length]))
+                cache?.keep(
+                    sealed, context: context, plain: UnsafeRawBufferPointer(rebasing: buffer[0..<length]))
             }
             guard embedsKey else { return (nil, 0..<length) }
             guard length >= 2 else { return nil }

@@ -290,7 +290,9 @@ struct Secret: Persistable, Equatable {
             #expect(try store.read { try $0.object(Secret.self, key: "k7") } == secret(7))
             // The unique index finds a stored title by its hashed key.
             #expect(throws: LodeError.self) {
-                try store.write { tx in try tx.insert(Secret(id: "other", title: "title 3", tag: "t", rank: 0)) }
+                try store.write { tx in
+                    try tx.insert(Secret(id: "other", title: "title 3", tag: "t", rank: 0))
+                }
             }
             let problems = try store.read { try $0.checkIntegrity().problems }
             #expect(problems.isEmpty, "\(problems)")
