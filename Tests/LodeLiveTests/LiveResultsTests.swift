@@ -64,7 +64,10 @@ import Testing
         var nextID = 0
         var ids: [Int] = []
         var fullChanges = 0
-        for round in 0..<600 {
+        // The encrypted store runs a shorter sequence: the engine is the same, the store's walks and
+        // lookups are what differ (and `make test` runs this suite under ThreadSanitizer too).
+        let rounds = encrypted ? 250 : 600
+        for round in 0..<rounds {
             try store.write { tx in
                 // Now and then more rows than move one by one: they move in batches.
                 for _ in 0..<Int.random(in: round % 20 == 19 ? 9...20 : 1...6, using: &rng) {
@@ -99,7 +102,8 @@ import Testing
                     }
                 }
             }
-            let cleared = round == 450
+            // Three quarters in, everything is deleted at once.
+            let cleared = round == rounds * 3 / 4
             if cleared {
                 // Every object deleted: the log cannot list them, so queries are evaluated again in full.
                 try store.write { tx in
