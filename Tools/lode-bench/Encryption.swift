@@ -11,16 +11,23 @@ extension Workloads {
         let rows = (0..<count).map { Row.make($0, &rng) }
         let key = try StoreKey.random()
         let scratch = Scratch("encryption")
-        func open(_ name: String, encrypted: Bool, durability: Store.Durability = .noSync) throws -> Store {
+        func open(
+            _ name: String, encrypted: Bool, durability: Store.Durability = .noSync, cache: Int = 64 << 20
+        ) throws -> Store {
             try Store(
                 at: scratch.url.appendingPathComponent(name),
                 configuration: StoreConfiguration(
-                    durability: durability, initialMapSize: 4 << 30, encryption: encrypted ? .key(key) : nil),
+                    durability: durability, initialMapSize: 4 << 30, encryption: encrypted ? .key(key) : nil,
+                    decryptedCacheSize: cache),
                 types: [Row.self])
         }
         let sealed = try open("sealed", encrypted: true)
         let plain = try open("plain", encrypted: false)
-        for store in [sealed, plain] { try store.write { tx in for row in rows { try tx.insert(row) } } }
+        // The same encrypted store without the decrypted cache: every value read is decrypted.
+        let uncached = try open("sealed-uncached", encrypted: true, cache: 0)
+        for store in [sealed, plain, uncached] {
+            try store.write { tx in for row in rows { try tx.insert(row) } }
+        }
         let sqlite = try SQLiteBaseline(path: scratch.path("sqlite.db"))
         try sqlite.insert(rows)
         let sink = Sink()
@@ -35,11 +42,14 @@ extension Workloads {
                     sink.value &+= try plain.read { tx in try tx.objects(Row.self).fetch().count }
                 },
                 System(name: "SQLite") { sink.value &+= sqlite.scan().count },
+                System(name: "encrypted, no cache") {
+                    sink.value &+= try uncached.read { tx in try tx.objects(Row.self).fetch().count }
+                },
             ])
 
         let ids = (0..<Swift.max(count / 10, 10)).map { _ in Int.random(in: 0..<count, using: &rng) }
         func reads(_ store: Store) -> System {
-            System(name: store === sealed ? "encrypted" : "unencrypted") {
+            System(name: store === plain ? "unencrypted" : "encrypted") {
                 try store.read { tx in
                     for id in ids { sink.value &+= try tx.object(Row.self, key: id)?.score ?? 0 }
                 }
@@ -50,6 +60,7 @@ extension Workloads {
             [
                 reads(sealed), reads(plain),
                 System(name: "SQLite") { sink.value &+= try sqlite.read(ids: ids) },
+                reads(uncached),
             ])
 
         var bulk = Scratch("encryption-bulk")
@@ -103,7 +114,10 @@ extension Workloads {
                     Timing(system: "Lode encrypted", runs: times[0], operations: operations),
                     Timing(system: "Lode unencrypted", runs: times[1], operations: operations),
                     Timing(system: "SQLite", runs: times[2], operations: operations),
-                ],
+                ]
+                    + (times.count > 3
+                        ? [Timing(system: "Lode encrypted, no cache", runs: times[3], operations: operations)]
+                        : []),
                 notes: ["target: encrypted ≥ \(target)× unencrypted"])
         }
         return [
