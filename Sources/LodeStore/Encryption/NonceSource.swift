@@ -12,8 +12,9 @@ import Synchronization
 /// insert writes. The pool is 4 KB of ChaCha20 output under a fresh 32-byte seed from the system
 /// (`randombytes_buf_deterministic`), one system call per 170 nonces of 24 bytes.
 ///
-/// A forked child must not hand out the nonces its parent does: a fork (seen through
-/// `pthread_atfork`) empties the pool of both, so each draws a seed of its own.
+/// A forked child must not hand out the nonces its parent does: a fork (counted in the child by a
+/// `pthread_atfork` handler) makes the child draw a seed of its own before its next nonce, while the
+/// parent goes on with its pool.
 final class NonceSource: Sendable {
     // Unchecked Sendable: its memory is reached only under its lock.
     private struct Pool: ~Copyable, @unchecked Sendable {
@@ -30,7 +31,7 @@ final class NonceSource: Sendable {
     }
 
     private static let poolSize = 4096
-    /// Counts forks (in the child: the parent's pool stays valid for the parent).
+    /// Counts the forks this process came out of (bumped in the child only).
     private static let forks = Atomic<Int>(0)
     private static let watchesForks: Void = {
         pthread_atfork(nil, nil) { NonceSource.forks.add(1, ordering: .relaxed) }
