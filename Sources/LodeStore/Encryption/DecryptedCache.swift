@@ -8,9 +8,9 @@ import Synchronization
 
 /// Opened values of an encrypted store kept in memory, so that reading a value again copies its
 /// plaintext instead of decrypting it (what SQLCipher's page cache and Realm's decrypted pages do):
-/// an encrypted scan of a warm store costs about what a plain one does. Bounded by a byte budget
-/// (``StoreConfiguration/decryptedCacheSize``); the plaintext is zeroed when an entry is replaced
-/// or evicted and when the store's last handle goes.
+/// a warm scan skips the decryption of each value (docs/BENCHMARKS.md has what it saves). Bounded
+/// by a byte budget (the configuration's `decryptedCacheSize`); the plaintext is zeroed when an
+/// entry is replaced or evicted and when the store's last handle goes.
 ///
 /// An entry is found by the sealed value's tag (random for every seal) and used only when the sealed
 /// bytes and the associated data (database and stored key) are the same, byte for byte: a value
@@ -32,7 +32,7 @@ final class DecryptedCache: Sendable {
     private struct Shard: ~Copyable, @unchecked Sendable {
         /// Four slots (a bucket) fill one 64-byte cache line: a lookup compares the tags there and
         /// touches only the entry that matches.
-        let slots: UnsafeMutablePointer<Slot>
+        let slots: UnsafeMutablePointer<CacheSlot>
         let slotCount: Int
         var bytes = 0
         var hand = 0
@@ -40,9 +40,9 @@ final class DecryptedCache: Sendable {
         init(slotCount: Int) {
             self.slotCount = slotCount
             slots = UnsafeMutableRawPointer.allocate(
-                byteCount: slotCount * MemoryLayout<Slot>.stride, alignment: 64
-            ).bindMemory(to: Slot.self, capacity: slotCount)
-            slots.initialize(repeating: Slot(tag: 0, entry: nil), count: slotCount)
+                byteCount: slotCount * MemoryLayout<CacheSlot>.stride, alignment: 64
+            ).bindMemory(to: CacheSlot.self, capacity: slotCount)
+            slots.initialize(repeating: CacheSlot(tag: 0, entry: nil), count: slotCount)
         }
 
         deinit {
@@ -52,13 +52,13 @@ final class DecryptedCache: Sendable {
     }
 
     /// An entry and its tag word (the last eight bytes of the sealed value, compared first).
-    private struct Slot {
+    private struct CacheSlot {
         var tag: UInt64
         var entry: UnsafeMutableRawPointer?
     }
 
     /// A shard under its own lock.
-    private final class Locked: Sendable {
+    private final class LockedShard: Sendable {
         let shard: Mutex<Shard>
         init(slotCount: Int) { shard = Mutex(Shard(slotCount: slotCount)) }
     }
@@ -68,7 +68,7 @@ final class DecryptedCache: Sendable {
     /// The bytes an entry costs beyond its own (the allocator's).
     private static let entryOverhead = 16
 
-    private let shards: [Locked]
+    private let shards: [LockedShard]
     /// The budget of each shard.
     private let shardBudget: Int
 
@@ -80,7 +80,7 @@ final class DecryptedCache: Sendable {
         // A slot per 128 bytes of budget: room for small records without many collisions.
         var slots = 64
         while slots * 128 < shardBudget { slots <<= 1 }
-        shards = (0..<Self.shardCount).map { _ in Locked(slotCount: slots) }
+        shards = (0..<Self.shardCount).map { _ in LockedShard(slotCount: slots) }
     }
 
     /// The bytes the entries take now (each shard stays within its share of the budget).
@@ -168,7 +168,7 @@ final class DecryptedCache: Sendable {
                 shard.bytes -= Self.cost(old)
                 freed.append(old)
             }
-            shard.slots[index] = Slot(tag: tag, entry: entry)
+            shard.slots[index] = CacheSlot(tag: tag, entry: entry)
             shard.bytes += size + Self.entryOverhead
             // The clock: an entry read since the hand last passed gets another round.
             var steps = 0
@@ -183,7 +183,7 @@ final class DecryptedCache: Sendable {
                     continue
                 }
                 shard.bytes -= Self.cost(candidate)
-                shard.slots[position] = Slot(tag: 0, entry: nil)
+                shard.slots[position] = CacheSlot(tag: 0, entry: nil)
                 freed.append(candidate)
             }
         }
