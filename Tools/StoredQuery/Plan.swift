@@ -168,11 +168,13 @@ package func candidates(_ plan: Plan, type: String, transaction tx: Transaction)
     if let index {
         var keys: Set<[UInt8]> = []
         for range in ranges {
-            for entry in try tx.storedIndexEntries(of: type, index: index, from: range.forwardStart) {
-                let position = range.position(of: entry.key)
-                if position == .before { continue }
-                if position == .after { break }
-                keys.insert(entry.primaryKey)
+            try tx.forEachStoredIndexEntry(of: type, index: index, from: range.forwardStart) {
+                key, primaryKey in
+                let position = range.position(of: key)
+                if position == .before { return true }
+                if position == .after { return false }
+                keys.insert(primaryKey)
+                return true
             }
         }
         for key in keys.sorted(by: { $0.lexicographicallyPrecedes($1) }) {

@@ -279,24 +279,28 @@ package struct RecordQuery: Sendable {
             }
         case .ranges(let index?, let ranges):
             var keys: Set<[UInt8]> = []
+            var tooMany = false
             for range in ranges {
-                for entry in try tx.storedIndexEntries(of: type, index: index, from: range.forwardStart) {
-                    let position = range.position(of: entry.key)
-                    if position == .before { continue }
-                    if position == .after { break }
+                try tx.forEachStoredIndexEntry(of: type, index: index, from: range.forwardStart) {
+                    key, primaryKey in
+                    let position = range.position(of: key)
+                    if position == .before { return true }
+                    if position == .after { return false }
                     if let cursor {
                         let seen =
                             descending
-                            ? !entry.primaryKey.lexicographicallyPrecedes(cursor)
-                            : !cursor.lexicographicallyPrecedes(entry.primaryKey)
-                        if seen { continue }
+                            ? !primaryKey.lexicographicallyPrecedes(cursor)
+                            : !cursor.lexicographicallyPrecedes(primaryKey)
+                        if seen { return true }
                     }
-                    keys.insert(entry.primaryKey)
-                    if keys.count > gathering {
-                        _ = try walkRecords(
-                            from: start, after: cursor, range: nil, descending: descending, tx, take)
-                        return false
-                    }
+                    keys.insert(primaryKey)
+                    tooMany = keys.count > gathering
+                    return !tooMany
+                }
+                if tooMany {
+                    _ = try walkRecords(
+                        from: start, after: cursor, range: nil, descending: descending, tx, take)
+                    return false
                 }
             }
             let ordered = keys.sorted {
@@ -371,24 +375,26 @@ package struct RecordQuery: Sendable {
                     : from.map { $0.lexicographicallyPrecedes(cursorValue) } ?? true
                 if beforeCursor { from = cursorValue }
             }
-            walk_range: for entry in try tx.storedIndexEntries(
-                of: type, index: index, from: from, reverse: descending)
-            {
+            var full = false
+            try tx.forEachStoredIndexEntry(of: type, index: index, from: from, reverse: descending) {
+                key, primaryKey in
                 if let cursorValue {
                     // Values the cursor has passed.
                     let passed =
                         descending
-                        ? cursorValue.lexicographicallyPrecedes(entry.key)
-                        : entry.key.lexicographicallyPrecedes(cursorValue)
-                    if passed { continue }
+                        ? cursorValue.lexicographicallyPrecedes(key)
+                        : key.lexicographicallyPrecedes(cursorValue)
+                    if passed { return true }
                 }
-                switch range.position(of: entry.key) {
-                case .before: if descending { break walk_range } else { continue }
-                case .after: if descending { continue } else { break walk_range }
+                switch range.position(of: key) {
+                case .before: return !descending
+                case .after: return descending
                 case .inside: break
                 }
-                guard try take(entry) else { break walk }
+                full = try !take((key: key, primaryKey: primaryKey))
+                return !full
             }
+            if full { break walk }
         }
         return page
     }

@@ -1,4 +1,4 @@
-import Synchronization
+import Foundation
 
 #if canImport(Glibc)
     import Glibc
@@ -28,8 +28,7 @@ final class DecryptedCache: Sendable {
         var referenced: Bool
     }
 
-    // Unchecked Sendable: its memory is reached only under its lock.
-    private struct Shard: ~Copyable, @unchecked Sendable {
+    private struct Shard: ~Copyable {
         /// Four slots (a bucket) fill one 64-byte cache line: a lookup compares the tags there and
         /// touches only the entry that matches.
         let slots: UnsafeMutablePointer<CacheSlot>
@@ -57,10 +56,20 @@ final class DecryptedCache: Sendable {
         var entry: UnsafeMutableRawPointer?
     }
 
-    /// A shard under its own lock.
-    private final class LockedShard: Sendable {
-        let shard: Mutex<Shard>
-        init(slotCount: Int) { shard = Mutex(Shard(slotCount: slotCount)) }
+    /// A shard under its own lock: a pthread mutex (`NSLock`), which ThreadSanitizer understands
+    /// (`Synchronization.Mutex` waits on a raw futex on Linux: every access would be reported).
+    // Unchecked Sendable: `shard` is only touched inside `withLock`, under `lock`.
+    private final class LockedShard: @unchecked Sendable {
+        private let lock = NSLock()
+        private var shard: Shard
+
+        init(slotCount: Int) { shard = Shard(slotCount: slotCount) }
+
+        func withLock<R>(_ body: (inout Shard) -> R) -> R {
+            lock.lock()
+            defer { lock.unlock() }
+            return body(&shard)
+        }
     }
 
     private static let shardCount = 16
@@ -84,7 +93,7 @@ final class DecryptedCache: Sendable {
     }
 
     /// The bytes the entries take now (each shard stays within its share of the budget).
-    var byteCount: Int { shards.reduce(0) { total, locked in total + locked.shard.withLock { $0.bytes } } }
+    var byteCount: Int { shards.reduce(0) { total, locked in total + locked.withLock { $0.bytes } } }
 
     private static let ways = 4
 
@@ -102,7 +111,7 @@ final class DecryptedCache: Sendable {
     ) -> Int? {
         guard sealed.count >= 16 else { return nil }
         let (shard, bucket, tag) = place(sealed)
-        return shards[shard].shard.withLock { shard -> Int? in
+        return shards[shard].withLock { shard -> Int? in
             let first = bucket & (shard.slotCount - 1)
             for slot in first..<first + Self.ways {
                 guard shard.slots[slot].tag == tag, let entry = shard.slots[slot].entry else { continue }
@@ -153,7 +162,7 @@ final class DecryptedCache: Sendable {
         }
         // Entries taken out are freed after the lock is let go.
         var freed: [UnsafeMutableRawPointer] = []
-        shards[shard].shard.withLock { shard in
+        shards[shard].withLock { shard in
             // A free way, else one not read since the hand passed, else the bucket's first.
             let first = bucket & (shard.slotCount - 1)
             var index = first

@@ -1,4 +1,5 @@
 import CSodium
+import Foundation
 import Synchronization
 
 #if canImport(Glibc)
@@ -15,9 +16,9 @@ import Synchronization
 /// A forked child must not hand out the nonces its parent does: a fork (counted in the child by a
 /// `pthread_atfork` handler) makes the child draw a seed of its own before its next nonce, while the
 /// parent goes on with its pool.
-final class NonceSource: Sendable {
-    // Unchecked Sendable: its memory is reached only under its lock.
-    private struct Pool: ~Copyable, @unchecked Sendable {
+// Unchecked Sendable: the pool is only touched under `lock`.
+final class NonceSource: @unchecked Sendable {
+    private struct Pool: ~Copyable {
         let bytes = UnsafeMutableRawBufferPointer.allocate(byteCount: NonceSource.poolSize, alignment: 16)
         /// The bytes from here on are unused.
         var next = NonceSource.poolSize
@@ -37,7 +38,10 @@ final class NonceSource: Sendable {
         pthread_atfork(nil, nil) { NonceSource.forks.add(1, ordering: .relaxed) }
     }()
 
-    private let pool = Mutex(Pool())
+    // A pthread mutex (`NSLock`), which ThreadSanitizer understands (`Synchronization.Mutex` waits
+    // on a raw futex on Linux).
+    private let lock = NSLock()
+    private var pool = Pool()
 
     init() { _ = Self.watchesForks }
 
@@ -46,22 +50,22 @@ final class NonceSource: Sendable {
     func fill(_ out: UnsafeMutableRawPointer, count: Int) {
         precondition(count <= 64, "a nonce is at most 64 bytes")
         let generation = Self.forks.load(ordering: .relaxed)
-        pool.withLock { pool in
-            if pool.generation != generation || pool.next + count > pool.bytes.count {
-                withUnsafeTemporaryAllocation(byteCount: Int(randombytes_SEEDBYTES), alignment: 16) { seed in
-                    randombytes_buf(seed.baseAddress!, seed.count)
-                    randombytes_buf_deterministic(
-                        pool.bytes.baseAddress!, pool.bytes.count,
-                        seed.baseAddress!.assumingMemoryBound(to: UInt8.self))
-                    memset(seed.baseAddress!, 0, seed.count)
-                }
-                pool.next = 0
-                pool.generation = generation
+        lock.lock()
+        defer { lock.unlock() }
+        if pool.generation != generation || pool.next + count > pool.bytes.count {
+            withUnsafeTemporaryAllocation(byteCount: Int(randombytes_SEEDBYTES), alignment: 16) { seed in
+                randombytes_buf(seed.baseAddress!, seed.count)
+                randombytes_buf_deterministic(
+                    pool.bytes.baseAddress!, pool.bytes.count,
+                    seed.baseAddress!.assumingMemoryBound(to: UInt8.self))
+                memset(seed.baseAddress!, 0, seed.count)
             }
-            out.copyMemory(from: pool.bytes.baseAddress! + pool.next, byteCount: count)
-            // Handed out once: the pool's copy is wiped.
-            memset(pool.bytes.baseAddress! + pool.next, 0, count)
-            pool.next += count
+            pool.next = 0
+            pool.generation = generation
         }
+        out.copyMemory(from: pool.bytes.baseAddress! + pool.next, byteCount: count)
+        // Handed out once: the pool's copy is wiped.
+        memset(pool.bytes.baseAddress! + pool.next, 0, count)
+        pool.next += count
     }
 }

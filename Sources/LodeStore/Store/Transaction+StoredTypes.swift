@@ -244,15 +244,19 @@ extension Transaction {
 }
 
 extension Transaction {
-    /// The entries of the index `index` of the type stored as `type`, in index order, starting at the
-    /// first index key `>= start` — or, `reverse`, in descending order (the primary keys of one index
-    /// key too) from the last entry whose key is `<= start`: each index key (as stored) with the
-    /// primary key it points at.
+    /// Calls `body` with the entries of the index `index` of the type stored as `type`, in index
+    /// order from the first index key `>= start` — or, `reverse`, in descending order (the primary
+    /// keys of one index key too) from the last entry whose key is `<= start` — each index key (as
+    /// stored) with the primary key it points at, until `body` returns false.
+    ///
     /// - Throws: ``LodeError/typeNotFound(_:)`` or ``LodeError/indexNotFound(type:index:)``; in an
-    ///   encrypted store, whose indexes keep hashed keys, ``EncryptionError/unorderedIndex(type:index:)``.
-    public func storedIndexEntries(
-        of type: String, index: String, from start: [UInt8]? = nil, reverse: Bool = false
-    ) throws -> some Sequence<(key: [UInt8], primaryKey: [UInt8])> {
+    ///   encrypted store, whose indexes keep hashed keys, ``EncryptionError/unorderedIndex(type:index:)``;
+    ///   ``LodeError/storage(_:)`` when LMDB fails during the walk (which stops there: an index is
+    ///   never cut short quietly), and what `body` throws.
+    public func forEachStoredIndexEntry(
+        of type: String, index: String, from start: [UInt8]? = nil, reverse: Bool = false,
+        _ body: (_ key: [UInt8], _ primaryKey: [UInt8]) throws -> Bool
+    ) throws {
         guard let entry = try catalogEntry(named: type) else { throw LodeError.typeNotFound(type) }
         guard let found = entry.indexes.first(where: { $0.name == index }) else {
             throw LodeError.indexNotFound(type: type, index: index)
@@ -263,8 +267,10 @@ extension Transaction {
         guard database.isOrdered else {
             throw LodeError.encryption(path: store.path, .unorderedIndex(type: type, index: index))
         }
-        return try lmdb.entries(in: database, from: start, reverse: reverse).lazy.map {
-            (key: $0.key, primaryKey: $0.value)
+        do {
+            try lmdb.forEachEntry(in: database, from: start, reverse: reverse) { try body($0.key, $0.value) }
+        } catch let error as LMDBError {
+            throw LodeError(storage: error)
         }
     }
 }
