@@ -85,20 +85,13 @@ package final class RecordSealer: @unchecked Sendable {
     /// needs the same).
     package func seal(_ plaintext: UnsafeRawBufferPointer, boundTo context: UnsafeRawBufferPointer) -> [UInt8]
     {
-        var sealed = [UInt8](repeating: 0, count: Self.overhead + plaintext.count)
-        sealed.withUnsafeMutableBytes { out in
-            out[0] = Self.format
-            let nonce = out.baseAddress! + 1
-            nonces.fill(nonce, count: Self.nonceLength)
-            var written: UInt64 = 0
-            _ = crypto_aead_xchacha20poly1305_ietf_encrypt(
-                (nonce + Self.nonceLength).assumingMemoryBound(to: UInt8.self), &written,
-                plaintext.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt64(plaintext.count),
-                context.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt64(context.count), nil,
-                UnsafeRawPointer(nonce).assumingMemoryBound(to: UInt8.self),
-                UnsafeRawPointer(sealingKey).assumingMemoryBound(to: UInt8.self))
+        let empty = UnsafeRawBufferPointer(start: nil, count: 0)
+        return [UInt8](unsafeUninitializedCapacity: Self.overhead + plaintext.count) { out, initialized in
+            seal(
+                plaintext, empty, empty, boundTo: context, deterministic: false,
+                into: UnsafeMutableRawBufferPointer(out))
+            initialized = out.count
         }
-        return sealed
     }
 
     /// Seals the concatenation of `first`, `second` and `third` (any may be empty) bound to
@@ -185,18 +178,7 @@ package final class RecordSealer: @unchecked Sendable {
             throw .sealBroken("sealed by format \(sealed[0]), which this version does not know")
         }
         var plaintext = [UInt8](repeating: 0, count: sealed.count - Self.overhead)
-        let nonce = sealed.baseAddress! + 1
-        let ciphertext = nonce + Self.nonceLength
-        let status = plaintext.withUnsafeMutableBytes { out in
-            var written: UInt64 = 0
-            return crypto_aead_xchacha20poly1305_ietf_decrypt(
-                out.baseAddress?.assumingMemoryBound(to: UInt8.self), &written, nil,
-                ciphertext.assumingMemoryBound(to: UInt8.self), UInt64(sealed.count - 1 - Self.nonceLength),
-                context.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt64(context.count),
-                nonce.assumingMemoryBound(to: UInt8.self),
-                UnsafeRawPointer(sealingKey).assumingMemoryBound(to: UInt8.self))
-        }
-        guard status == 0 else {
+        guard plaintext.withUnsafeMutableBytes({ open(sealed, boundTo: context, into: $0) }) != nil else {
             throw .sealBroken("authentication failed (another key, another place, or a damaged byte)")
         }
         return plaintext

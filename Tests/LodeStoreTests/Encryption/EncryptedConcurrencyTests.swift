@@ -1,7 +1,6 @@
 import Dispatch
 import Foundation
 import LodeTestSupport
-import Synchronization
 import Testing
 
 @testable import LodeStore
@@ -17,7 +16,7 @@ import Testing
         Secret(id: "k\(n)", title: "title \(n) v\(version)", tag: "t\(n % 3)", rank: version * 1_000 + n)
     }
 
-    @Test func readersOnManyThreadsShareTheDecryptedCacheWhileAWriterCommits() throws {
+    @Test func readersOnManyThreadsShareTheDecryptedCacheWhileAWriterCommits() async throws {
         let count = 300
         let store = try Store(
             at: tmp.url,
@@ -25,10 +24,11 @@ import Testing
                 durability: .noSync, encryption: .key(try StoreKey.random()), decryptedCacheSize: 64 << 10),
             types: [Secret.self])
         defer { store.close() }
-        try store.write { tx in for n in 0..<count { try tx.insert(secret(n, version: 0)) } }
+        try await store.write { tx in for n in 0..<count { try tx.insert(secret(n, version: 0)) } }
         let versions = 20
-        let problems = Mutex<[String]>([])
-        DispatchQueue.concurrentPerform(iterations: 5) { worker in
+        // `Locked`, not `Mutex`: ThreadSanitizer sees its pthread mutex.
+        let problems = Locked<[String]>([])
+        @Sendable func work(_ worker: Int) {
             do {
                 if worker == 0 {
                     for version in 1...versions {
@@ -56,9 +56,20 @@ import Testing
                 problems.withLock { $0.append("worker \(worker): \(error)") }
             }
         }
+        // The threads are Dispatch's, not the test's: the cooperative pool is not blocked meanwhile.
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            DispatchQueue.global().async {
+                DispatchQueue.concurrentPerform(iterations: 5) { worker in
+                    work(worker)
+                }
+                done.resume()
+            }
+        }
         #expect(problems.withLock { $0 }.isEmpty, "\(problems.withLock { $0.prefix(5) })")
         // After the last commit, every object is its last version, read through the cache or not.
-        let last = try store.read { tx in try (0..<count).map { try tx.object(Secret.self, key: "k\($0)") } }
+        let last = try await store.read { tx in
+            try (0..<count).map { try tx.object(Secret.self, key: "k\($0)") }
+        }
         for n in 0..<count {
             let version = (1...versions).last { $0 % 3 == n % 3 } ?? 0
             #expect(last[n] == secret(n, version: version))
