@@ -79,11 +79,21 @@ package struct DatabaseSealing: Sendable {
 
     var hashesKeys: Bool { mode == .keysAndValues }
 
-    /// `flags` without the append flags where sealing breaks the order they promise.
+    /// `flags` without the append flags where sealing breaks the order they promise. An append also
+    /// promises to refuse what exists (LMDB refuses a key, or a duplicate, not past the last): in
+    /// their place the put refuses an existing key (``PutFlags/noOverwrite``) or an existing
+    /// duplicate (``PutFlags/noDuplicateData``), so an insert that tries the append path never
+    /// overwrites.
     func storableFlags(_ flags: PutFlags, in database: Database) -> PutFlags {
         var flags = flags
-        if hashesKeys { flags.remove(.append) }
-        if database.allowsDuplicates { flags.remove(.appendDuplicate) }
+        if hashesKeys && flags.contains(.append) {
+            flags.remove(.append)
+            flags.insert(.noOverwrite)
+        }
+        if database.allowsDuplicates && flags.contains(.appendDuplicate) {
+            flags.remove(.appendDuplicate)
+            flags.insert(.noDuplicateData)
+        }
         return flags
     }
 

@@ -19,8 +19,15 @@ import Testing
         static let schema = Schema<Reading>(primaryKey: \.id, indexes: [.on(\.sensor)])
     }
 
-    @Test func loadsInKeyOrderAndOutOfItKeepEveryInsertPromise() throws {
-        let store = try Store.temporary(types: [Reading.self])
+    /// A plain store, and an encrypted one (hashed keys: LMDB cannot append, the insert must still
+    /// refuse a key that exists).
+    static let configurations: [StoreEncryption?] = [nil, .key(try! StoreKey.random())]
+
+    @Test(arguments: configurations)
+    func loadsInKeyOrderAndOutOfItKeepEveryInsertPromise(_ encryption: StoreEncryption?) throws {
+        let store = try Store.temporary(
+            configuration: StoreConfiguration(durability: .noSync, encryption: encryption),
+            types: [Reading.self])
         func reading(_ id: Int) -> Reading { Reading(id: id, sensor: "s\(id % 3)", value: Double(id)) }
         // A load in key order into an empty store.
         try store.write { tx in for id in 100..<400 { try tx.insert(reading(id)) } }
@@ -43,6 +50,33 @@ import Testing
         #expect(stored == expected.map(reading))
         let s1 = try store.objects(Reading.self).filter(#Predicate { $0.sensor == "s1" }).fetch()
         #expect(s1.map(\.id) == expected.filter { $0 % 3 == 1 })
+        #expect(try store.read { tx in try tx.checkIntegrity() }.problems.isEmpty)
+    }
+
+    /// An existing key met in an ascending run of inserts (where the transaction tries LMDB's append
+    /// path) is refused, and the stored object and its index entries stay as they were.
+    @Test(arguments: configurations)
+    func anExistingKeyInAnAscendingRunIsRefused(_ encryption: StoreEncryption?) throws {
+        let store = try Store.temporary(
+            configuration: StoreConfiguration(durability: .noSync, encryption: encryption),
+            types: [Reading.self])
+        let kept = Reading(id: 20, sensor: "kept", value: 20)
+        try store.write { tx in
+            try tx.insert(Reading(id: 10, sensor: "a", value: 10))
+            try tx.insert(kept)
+        }
+        try store.write { tx in
+            try tx.insert(Reading(id: 15, sensor: "b", value: 15))
+            // Ascending after 15: the append path, and a key that exists.
+            #expect(throws: LodeError.duplicateKey(type: "Reading", key: "20")) {
+                try tx.insert(Reading(id: 20, sensor: "replaced", value: -1))
+            }
+            try tx.insert(Reading(id: 30, sensor: "c", value: 30))
+        }
+        #expect(try store.objects(Reading.self).fetch().map(\.id) == [10, 15, 20, 30])
+        #expect(try store.read { try $0.object(Reading.self, key: 20) } == kept)
+        let replaced = try store.objects(Reading.self).filter(#Predicate { $0.sensor == "replaced" }).fetch()
+        #expect(replaced.isEmpty)
         #expect(try store.read { tx in try tx.checkIntegrity() }.problems.isEmpty)
     }
 }
