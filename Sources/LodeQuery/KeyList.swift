@@ -75,21 +75,24 @@ package struct KeyList: Sendable {
     }
 
     /// The positions of the keys in key order (ties, equal keys, in list order): each key's first
-    /// two words (sixteen bytes: an integer key's nine, a UUID's) compared first, as integers, and
-    /// its bytes only when they are equal.
+    /// two words (sixteen bytes: an integer key's nine, a UUID's) ordered first, as integers, and
+    /// its bytes compared only where the words are equal.
     func keyOrder() -> [Int] {
-        // Words and positions sort as integers (a closure over the list per comparison cost a tenth
-        // of an encrypted scan); the keys of a run of equal words are compared after.
-        var entries = (0..<count).map { (words: leadingWords($0), position: $0) }
-        entries.sort { a, b in
-            if a.words.0 != b.words.0 { return a.words.0 < b.words.0 }
-            if a.words.1 != b.words.1 { return a.words.1 < b.words.1 }
-            return a.position < b.position
+        var entries = [WordEntry]()
+        entries.reserveCapacity(count)
+        for index in 0..<count {
+            let words = leadingWords(index)
+            entries.append(WordEntry(high: words.0, low: words.1, position: index))
         }
+        Self.sortByWords(&entries)
         var start = 0
         while start < entries.count {
             var end = start + 1
-            while end < entries.count && entries[end].words == entries[start].words { end += 1 }
+            while end < entries.count && entries[end].high == entries[start].high
+                && entries[end].low == entries[start].low
+            {
+                end += 1
+            }
             if end - start > 1 {
                 entries[start..<end].sort { a, b in
                     if precedes(a.position, b.position) { return true }
@@ -101,31 +104,100 @@ package struct KeyList: Sendable {
         return entries.map(\.position)
     }
 
+    /// A key's first sixteen bytes as two big-endian words, and its position in the list.
+    struct WordEntry {
+        var high: UInt64
+        var low: UInt64
+        var position: Int
+    }
+
+    /// Sorts `entries` by their words, ties in position order (the order they come in). Where few
+    /// of the sixteen bytes differ between keys (integer keys: the low two or three), a
+    /// least-significant-digit radix sort by those bytes alone: a pass per byte that differs, no
+    /// comparisons (a comparison sort was a sixth of an encrypted scan's instructions). Otherwise,
+    /// and for short lists, a comparison sort.
+    static func sortByWords(_ entries: inout [WordEntry]) {
+        guard let first = entries.first else { return }
+        // The bytes that differ somewhere: set in `changing` where some key's bits differ from the first's.
+        var changing = (high: UInt64(0), low: UInt64(0))
+        for entry in entries {
+            changing.high |= entry.high ^ first.high
+            changing.low |= entry.low ^ first.low
+        }
+        // Digits 0–7 are the low word's bytes from its least significant, 8–15 the high word's.
+        let digits = (0..<16).filter { digit in
+            let word = digit < 8 ? changing.low : changing.high
+            return (word >> UInt64(8 * (digit % 8))) & 0xff != 0
+        }
+        guard entries.count >= 64, digits.count <= 8 else {
+            entries.sort { a, b in
+                if a.high != b.high { return a.high < b.high }
+                if a.low != b.low { return a.low < b.low }
+                return a.position < b.position
+            }
+            return
+        }
+        var other = entries
+        var counts = [Int](repeating: 0, count: 256)
+        entries.withUnsafeMutableBufferPointer { source in
+            other.withUnsafeMutableBufferPointer { target in
+                var (from, to) = (source, target)
+                for digit in digits {
+                    let shift = UInt64(8 * (digit % 8))
+                    let high = digit >= 8
+                    func bucket(_ entry: WordEntry) -> Int {
+                        Int(((high ? entry.high : entry.low) >> shift) & 0xff)
+                    }
+                    for index in counts.indices { counts[index] = 0 }
+                    for entry in from { counts[bucket(entry)] += 1 }
+                    var offset = 0
+                    for index in counts.indices {
+                        let count = counts[index]
+                        counts[index] = offset
+                        offset += count
+                    }
+                    // Stable: entries of one bucket keep the order they came in.
+                    for entry in from {
+                        let slot = bucket(entry)
+                        to[counts[slot]] = entry
+                        counts[slot] += 1
+                    }
+                    swap(&from, &to)
+                }
+                // After an odd number of passes the sorted entries are in `other`'s memory.
+                if from.baseAddress != source.baseAddress {
+                    source.baseAddress!.update(from: from.baseAddress!, count: from.count)
+                }
+            }
+        }
+    }
+
     /// The first sixteen bytes of the key at `index` as two big-endian words, zeros after a shorter
     /// key: keys whose words differ are in the words' order (equal words say nothing: ask
     /// ``precedes(_:_:)``).
     private func leadingWords(_ index: Int) -> (UInt64, UInt64) {
-        func word(_ bytes: some Collection<UInt8>) -> UInt64 {
-            var word: UInt64 = 0
-            for (position, byte) in bytes.enumerated() { word |= UInt64(byte) << UInt64(56 - 8 * position) }
-            return word
-        }
         if readsRows {
-            let key = self[index]
-            return (word(key.prefix(8)), word(key.dropFirst(8).prefix(8)))
+            var padded: (UInt64, UInt64) = (0, 0)
+            withUnsafeMutableBytes(of: &padded) { out in
+                for (position, byte) in self[index].prefix(16).enumerated() { out[position] = byte }
+            }
+            return (UInt64(bigEndian: padded.0), UInt64(bigEndian: padded.1))
         }
         let start = index == 0 ? 0 : ends[index - 1]
-        let count = ends[index] - start
+        let count = Swift.min(ends[index] - start, 16)
+        guard count > 0 else { return (0, 0) }
         return storage.withUnsafeBytes { bytes in
             let base = bytes.baseAddress! + start
-            if count >= 16 {
+            if count == 16 {
                 return (
                     UInt64(bigEndian: base.loadUnaligned(as: UInt64.self)),
                     UInt64(bigEndian: base.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
                 )
             }
-            let key = UnsafeRawBufferPointer(start: base, count: count)
-            return (word(key.prefix(8)), word(key.dropFirst(8)))
+            // A shorter key (an integer's nine bytes) copied into zeros.
+            var padded: (UInt64, UInt64) = (0, 0)
+            withUnsafeMutableBytes(of: &padded) { $0.baseAddress!.copyMemory(from: base, byteCount: count) }
+            return (UInt64(bigEndian: padded.0), UInt64(bigEndian: padded.1))
         }
     }
 
@@ -171,7 +243,17 @@ package struct KeyList: Sendable {
         var result = KeyList()
         result.makeRoom(bytes: readsRows ? permutation.count * 17 : used)
         result.ends.reserveCapacity(permutation.count)
-        for index in permutation { result.append(self[index]) }
+        if readsRows {
+            for index in permutation { result.append(self[index]) }
+            return result
+        }
+        // Bytes copied straight from this list's buffer (a slice per key retains the buffer).
+        storage.withUnsafeBytes { bytes in
+            for index in permutation {
+                let start = index == 0 ? 0 : ends[index - 1]
+                result.append(UnsafeRawBufferPointer(rebasing: bytes[start..<ends[index]]))
+            }
+        }
         return result
     }
 

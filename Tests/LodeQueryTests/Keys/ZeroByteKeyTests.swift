@@ -78,16 +78,39 @@ extension ZeroByteKeyTests {
     /// order, for keys of any length and of every byte.
     @Test func keysSortedByLeadingWordsAreInByteOrder() {
         var rng = SeededGenerator(seed: 0x77_0b1d)
-        for _ in 0..<200 {
+        let alphabet: [UInt8] = [0x00, 0x01, 0x7F, 0x80, 0xFF]
+        for round in 0..<400 {
             var list = KeyList()
             var keys: [[UInt8]] = []
-            for _ in 0..<Int.random(in: 0...40, using: &rng) {
-                let key = (0..<Int.random(in: 0...12, using: &rng)).map { _ in
-                    [0x00, 0x01, 0x7F, 0x80, 0xFF].randomElement(using: &rng)! as UInt8
+            if round % 2 == 0 {
+                // Short lists of keys of any bytes (a comparison sort).
+                for _ in 0..<Int.random(in: 0...40, using: &rng) {
+                    keys.append(
+                        (0..<Int.random(in: 0...12, using: &rng)).map { _ in
+                            alphabet.randomElement(using: &rng)!
+                        })
                 }
-                keys.append(key)
-                list.append(key)
+            } else {
+                // Longer lists of keys that differ in a few bytes, as integer keys do (a radix sort by
+                // those bytes, an odd or even number of passes), some cut short, some past sixteen
+                // bytes (ties in the leading words).
+                let template = (0..<Int.random(in: 0...20, using: &rng)).map { _ in
+                    alphabet.randomElement(using: &rng)!
+                }
+                let varying = (0..<Swift.max(template.count, 1)).shuffled(using: &rng).prefix(
+                    Int.random(in: 1...6, using: &rng))
+                for _ in 0..<Int.random(in: 64...300, using: &rng) {
+                    var key = template
+                    for position in varying where position < key.count {
+                        key[position] = alphabet.randomElement(using: &rng)!
+                    }
+                    if Int.random(in: 0..<10, using: &rng) == 0 {
+                        key = Array(key.prefix(Int.random(in: 0...key.count, using: &rng)))
+                    }
+                    keys.append(key)
+                }
             }
+            for key in keys { list.append(key) }
             let want = keys.enumerated().sorted { lhs, rhs in
                 lhs.element.lexicographicallyPrecedes(rhs.element)
                     || (lhs.element == rhs.element && lhs.offset < rhs.offset)
