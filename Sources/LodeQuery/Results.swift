@@ -318,9 +318,21 @@ public struct Results<Element: Persistable>: @unchecked Sendable {
                 let kept = ObjectCollector<Element>()
                 let reader = ObjectReader<Element>()
                 let checks = !predicates.isEmpty || !linkFilters.isEmpty
+                if !checks, normalized.count == 1, normalized[0].range.isWhole {
+                    // Every record: room for all of them at once, instead of growing by copies.
+                    let entries = try lmdb.count(in: records)
+                    candidates.reserve(entries)
+                    kept.reserve(entries)
+                }
                 for (range, _) in normalized {
                     try scan(lmdb, records, range) { key, value in
                         if let filter, filter.rejects(value) { return true }
+                        guard checks else {
+                            // Nothing to check: decoded straight into the collector's memory.
+                            try reader.read(value, key: key, appendingTo: kept)
+                            candidates.append(key)
+                            return true
+                        }
                         let object = try reader.read(value, key: key)
                         if try !checks || accepts(object, linkMatches: linkMatches) {
                             candidates.append(key)
