@@ -21,6 +21,8 @@
 //     the store is, printing "ack N" after commit N returned, until it is killed.
 //   lode-test-helper starved-pool DIR — holds every thread of the cooperative pool and checks that
 //     Lode's deliveries on queues still arrive (StarvedPool.swift).
+//   lode-test-helper fork-nonces — nonces of seals made in a forked child and in its parent
+//     (ForkNonces.swift).
 //   lode-test-helper cascade-writer DIR — builds linked projects and deletes them by cascade
 //     (CascadeWriter.swift), until it is killed.
 import Dispatch
@@ -361,10 +363,12 @@ do {
         try changeKey(arguments[2], from: arguments[3], to: arguments[4])
     } else if arguments.count == 3, arguments[1] == "starved-pool" {
         try starvedPool(arguments[2])
+    } else if arguments.count == 2, arguments[1] == "fork-nonces" {
+        try forkNonces()
     } else {
         FileHandle.standardError.write(
             Data(
-                "usage: lode-test-helper write DIR FIRST COUNT | readme-observe | readme-first-use | readme-live | crash-writer DIR | read-all DIR [--no-page-check] | migration-seed DIR COUNT | migration-run DIR | temporary-store exit|crash | lag-and-exit DIR LAG | hold-reader DIR | powercut-writer WORKLOAD MODE DIR MARKS | powercut-check WORKLOAD MODE STATE… | powercut-source DIR | powercut-items DIR | sync-client STORE NAME SECONDS SEED LOG | sync-dump STORE | starved-pool DIR | change-key DIR OLDKEYFILE|- NEWKEYFILE|-\n"
+                "usage: lode-test-helper write DIR FIRST COUNT | readme-observe | readme-first-use | readme-live | crash-writer DIR | read-all DIR [--no-page-check] | migration-seed DIR COUNT | migration-run DIR | temporary-store exit|crash | lag-and-exit DIR LAG | hold-reader DIR | powercut-writer WORKLOAD MODE DIR MARKS | powercut-check WORKLOAD MODE STATE… | powercut-source DIR | powercut-items DIR | sync-client STORE NAME SECONDS SEED LOG | sync-dump STORE | starved-pool DIR | fork-nonces | change-key DIR OLDKEYFILE|- NEWKEYFILE|-\n"
                     .utf8
             ))
         exit(2)

@@ -1,4 +1,5 @@
 import Foundation
+import LodeTestSupport
 import Testing
 
 @testable import LodeStore
@@ -110,5 +111,22 @@ import Testing
         #expect(hash("ada@example.com", sealer) != hash("ada@example.com", other))
         #expect(hash("ada@example.com", sealer) != hash("ada@example.com", otherFormat))
         #expect(hash("", sealer) != hash("", other))
+    }
+}
+
+extension RecordSealerTests {
+    /// A forked child must not repeat its parent's nonces: it inherits the parent's nonce pool, and
+    /// draws a seed of its own before its first seal (a real fork, in the test helper, which forks
+    /// before it starts any thread).
+    @Test func aForkedChildDrawsNoncesItsParentDoesNot() throws {
+        let helper = try ToolProcess(["fork-nonces"], tool: "lode-test-helper")
+        let result = helper.finish()
+        #expect(result.status == 0, "\(result.err)")
+        let lines = result.out.split(separator: "\n").map { $0.split(separator: " ").map(String.init) }
+        let child = lines.first { $0.first == "child" }.map { Array($0.dropFirst()) } ?? []
+        let parent = lines.first { $0.first == "parent" }.map { Array($0.dropFirst()) } ?? []
+        #expect(child.count == 3 && parent.count == 3, "\(result.out)")
+        #expect(Set(child + parent).count == 6, "child \(child), parent \(parent)")
+        #expect((child + parent).allSatisfy { $0.count == 48 }, "24-byte nonces: \(result.out)")
     }
 }
