@@ -1,7 +1,6 @@
 import CLMDB
 import Dispatch
 import Foundation
-import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -37,9 +36,12 @@ public final class Environment: @unchecked Sendable {
     /// a mode that does not sync every commit: the data file may be damaged, so read it only after
     /// checking its pages (``checkPages(maxProblems:)``), then call ``forgetSystemCrash()``. Lode's `Store` does
     /// both by itself.
-    public var sawSystemCrashWhileUnsynced: Bool { !crashedSessions.withLock { $0 }.isEmpty }
+    public var sawSystemCrashWhileUnsynced: Bool { crashedSessionsLock.withLock { !crashedSessions.isEmpty } }
     /// The markers of the sessions the system crash interrupted.
-    private let crashedSessions: Mutex<[String]>
+    /// Under `crashedSessionsLock` (a pthread mutex, which ThreadSanitizer sees: `Synchronization.Mutex`
+    /// waits on a raw futex on Linux).
+    nonisolated(unsafe) private var crashedSessions: [String]
+    private let crashedSessionsLock = Lock()
     /// This process's marker while it writes without syncing every commit.
     private let unsyncedMarker: String?
 
@@ -240,7 +242,7 @@ public final class Environment: @unchecked Sendable {
         self.pageSize = pageSize
         self.maxKeySize = Int(mdb_env_get_maxkeysize(env))
         self.staleReadersClearedAtOpen = Int(dead)
-        self.crashedSessions = Mutex(crashed)
+        self.crashedSessions = crashed
         self.unsyncedMarker = marker
         self.registryKey = key
         self.writerQueue = DispatchQueue(label: "lode.lmdb.writer \(path)")
@@ -798,9 +800,9 @@ public final class Environment: @unchecked Sendable {
     /// Removes the markers of a system crash (see ``sawSystemCrashWhileUnsynced``) once the pages
     /// were checked and found whole.
     public func forgetSystemCrash() {
-        let markers = crashedSessions.withLock { markers in
-            defer { markers = [] }
-            return markers
+        let markers = crashedSessionsLock.withLock {
+            defer { crashedSessions = [] }
+            return crashedSessions
         }
         for marker in markers { unlink(marker) }
     }
