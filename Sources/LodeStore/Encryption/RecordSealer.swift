@@ -118,10 +118,11 @@ package final class RecordSealer: @unchecked Sendable {
         gather(second)
         gather(third)
         if deterministic {
-            // The state is an opaque, 64-byte-aligned structure of libsodium's.
-            withUnsafeTemporaryAllocation(byteCount: crypto_generichash_statebytes(), alignment: 64) {
+            // The state is an opaque, 64-byte-aligned structure of libsodium's: room for it and its
+            // alignment on the stack (asking for an alignment of 64 puts the buffer on the heap).
+            withUnsafeTemporaryAllocation(byteCount: crypto_generichash_statebytes() + 63, alignment: 16) {
                 memory in
-                let state = OpaquePointer(memory.baseAddress!)
+                let state = OpaquePointer(memory.baseAddress!.alignedUp(toMultipleOf: 64))
                 _ = crypto_generichash_init(
                     state, UnsafeRawPointer(nonceKey).assumingMemoryBound(to: UInt8.self), 32,
                     Self.nonceLength)

@@ -130,3 +130,37 @@ extension RecordSealerTests {
         #expect((child + parent).allSatisfy { $0.count == 48 }, "24-byte nonces: \(result.out)")
     }
 }
+
+extension RecordSealerTests {
+    func deterministicSeal(_ text: String, _ sealer: RecordSealer, context: String) -> [UInt8] {
+        let empty = UnsafeRawBufferPointer(start: nil, count: 0)
+        return Array(text.utf8).withUnsafeBytes { plain in
+            Array(context.utf8).withUnsafeBytes { context in
+                [UInt8](unsafeUninitializedCapacity: RecordSealer.overhead + plain.count) { out, count in
+                    sealer.seal(
+                        plain, empty, empty, boundTo: context, deterministic: true,
+                        into: UnsafeMutableRawBufferPointer(out))
+                    count = out.count
+                }
+            }
+        }
+    }
+
+    /// The values of dup-sort databases (index entries) are sealed deterministically: LMDB finds an
+    /// entry to delete by its bytes, so the same key, context and plaintext must seal to the same
+    /// bytes in every version of Lode that opens the store. The expected bytes are pinned: a change
+    /// to the synthetic nonce would leave a store's index entries impossible to delete.
+    @Test func aDeterministicSealIsTheSameInEveryVersion() throws {
+        let sealer = try RecordSealer(key: try StoreKey(bytes: (0..<32).map { UInt8($0) }))
+        let first = deterministicSeal("primary key 42", sealer, context: "Note.title\u{0}stored")
+        #expect(first == deterministicSeal("primary key 42", sealer, context: "Note.title\u{0}stored"))
+        #expect(first != deterministicSeal("primary key 43", sealer, context: "Note.title\u{0}stored"))
+        #expect(first != deterministicSeal("primary key 42", sealer, context: "Note.title\u{0}other"))
+        #expect(try opened(first, sealer, context: "Note.title\u{0}stored") == "primary key 42")
+        let hex = first.map { String(format: "%02x", $0) }.joined()
+        #expect(
+            hex
+                == "0175adcfcd2d280665075edd68f8c046a58210b23bf19669bae1bc39d5bbb0be7351b4d3c03f68dec12942ac6f57a8ea0e416d01d2cef0",
+            "a deterministic seal changed: \(hex)")
+    }
+}
