@@ -137,6 +137,9 @@ final class OpenedArena {
     private var chunks: [(memory: UnsafeMutableRawBufferPointer, used: Int)] = []
     private static let chunkSize = 16 << 10
 
+    /// The bytes handed out since the last ``release()``.
+    var usedBytes: Int { chunks.reduce(0) { $0 + $1.used } }
+
     /// A buffer of `count` bytes, valid until ``release()``.
     func allocate(_ count: Int) -> UnsafeMutableRawBufferPointer {
         if let last = chunks.last, last.memory.count - last.used >= count {
@@ -173,6 +176,9 @@ final class OpenedBuffer {
         }
         return buffer
     }
+
+    /// Zeroes and frees the buffer (it held plaintext).
+    func release() { clear() }
 
     private func clear() {
         if let base = buffer.baseAddress {

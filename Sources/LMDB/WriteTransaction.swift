@@ -243,7 +243,7 @@ public final class WriteTransaction: Transaction {
         }
         guard database.allowsDuplicates else {
             // A plain database: the pair is there when the key's value opens to `valueBytes`.
-            guard let stored = try valueInPlace(forKey: keyBytes, in: database),
+            guard let stored = try transientValue(forKey: keyBytes, in: database),
                 stored.elementsEqual(valueBytes)
             else { return false }
             return try delete(keyBytes: keyBytes, in: database)

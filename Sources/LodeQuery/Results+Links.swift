@@ -144,7 +144,7 @@ extension Results {
             let reader = ObjectReader<Target>()
             for slot in order where keys[slot].count <= IndexKeyLimit.maximum {
                 try keys[slot].withUnsafeBytes { bytes in
-                    guard let record = try transaction.lmdb.valueInPlace(forKey: bytes, in: records) else {
+                    guard let record = try transaction.lmdb.transientValue(forKey: bytes, in: records) else {
                         return
                     }
                     positions[slot] = found.count

@@ -415,7 +415,8 @@ public struct Results<Element: Persistable>: @unchecked Sendable {
                 }
                 let key = Array(candidates[index])
                 // The record's fields first: its object is decoded only when they pass.
-                guard let record = try key.withUnsafeBytes({ try lmdb.valueInPlace(forKey: $0, in: records) })
+                guard
+                    let record = try key.withUnsafeBytes({ try lmdb.transientValue(forKey: $0, in: records) })
                 else { continue }
                 if let filter, filter.rejects(record) { continue }
                 let object = try key.withUnsafeBytes { try reader.read(record, key: $0) }

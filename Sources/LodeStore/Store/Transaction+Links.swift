@@ -44,7 +44,7 @@ extension Transaction {
         let found = ObjectCollector<T>(capacity: keys.count)
         for key in keys where key.count <= IndexKeyLimit.maximum {
             try key.withUnsafeBytes { key in
-                guard let record = try lmdb.valueInPlace(forKey: key, in: records) else { return }
+                guard let record = try lmdb.transientValue(forKey: key, in: records) else { return }
                 try reader.read(record, key: key, appendingTo: found)
             }
         }
@@ -132,7 +132,7 @@ extension Transaction {
         try target.withUnsafeBytes { target in
             try lmdb.forEachValue(forKey: target, in: database) { key in
                 guard key.count <= IndexKeyLimit.maximum,
-                    let record = try lmdb.valueInPlace(forKey: key, in: records)
+                    let record = try lmdb.transientValue(forKey: key, in: records)
                 else { return }
                 try reader.read(record, key: key, appendingTo: found)
             }

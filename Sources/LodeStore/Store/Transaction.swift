@@ -203,10 +203,11 @@ public class Transaction {
         -> T?
     {
         guard let records = state.records,
-            let bytes = try key.withUnsafeBytes({ try lmdb.valueInPlace(forKey: $0, in: records) })
+            let bytes = try key.withUnsafeBytes({ try lmdb.transientValue(forKey: $0, in: records) })
         else { return nil }
-        // The record lies in the map until the transaction ends. No closure returns an optional
-        // object: unspecialized code would look up the optional type's metadata per read.
+        // The record is decoded at once (an encrypted one lies in memory the next read reuses). No
+        // closure returns an optional object: unspecialized code would look up the optional type's
+        // metadata per read.
         let reader = state.reader
         return try key.withUnsafeBytes { try reader.read(bytes, key: $0) }
     }

@@ -368,3 +368,28 @@ struct Secret: Persistable, Equatable {
         #expect(try last.read { try $0.object(Secret.self, key: "k5")?.title } == "old")
     }
 }
+
+extension EncryptedStoreTests {
+    /// Reading objects one by one in a long transaction keeps no memory per object read: a record of
+    /// an encrypted store is opened into memory the next read reuses (it was kept until the
+    /// transaction ended: a transaction reading a million objects by key held every plaintext).
+    @Test func pointReadsInOneTransactionKeepNoMemoryPerObject() throws {
+        let store = try Store(
+            at: tmp.url, configuration: configuration(.key(try StoreKey.random())), types: [Secret.self])
+        try store.write { tx in for n in 0..<2_000 { try tx.insert(secret(n)) } }
+        try store.read { tx in
+            #expect(try tx.object(Secret.self, key: "KEYMARK-0") == secret(0))
+            let before = tx.lmdb.keptOpenedBytes
+            for n in 1..<2_000 { #expect(try tx.object(Secret.self, key: "KEYMARK-\(n)") == secret(n)) }
+            // Through links' and queries' reads by key too.
+            let links = try (0..<2_000).map { try Link<Secret>(key: "KEYMARK-\($0)") }
+            #expect(try tx.objects(linkedBy: links).count == 2_000)
+            #expect(tx.lmdb.keptOpenedBytes == before, "\(tx.lmdb.keptOpenedBytes - before) bytes kept")
+        }
+        try store.write { tx in
+            for n in 0..<1_000 { _ = try tx.update(Secret.self, key: "KEYMARK-\(n)") { $0.rank += 1 } }
+        }
+        #expect(try store.read { try $0.object(Secret.self, key: "KEYMARK-5")?.rank } == secret(5).rank + 1)
+        #expect(try store.read { try $0.checkIntegrity().problems }.isEmpty)
+    }
+}
