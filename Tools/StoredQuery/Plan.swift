@@ -33,9 +33,14 @@ private let longestBound = 500
 /// then a range (`<`, `<=`, `>`, `>=`), an `in` list or a `hasPrefix` on the next field. A literal is
 /// used only when it has the kind the field holds in the records (`sampleKind`), so its key bytes
 /// order like the stored ones. Candidates are always filtered again by the whole expression.
-package func plan(_ filter: WhereExpression?, type: StoredType, sampleKind: (String) -> String?) throws -> (
-    Plan, String
-) {
+///
+/// With `exactIndexKeys` (an encrypted store, whose indexes find only exact keys by their keyed
+/// hash) an index is used only where the conjuncts fix all its fields with `==` (or the last with an
+/// `in` list): each range is then one whole index key, looked up exactly.
+package func plan(
+    _ filter: WhereExpression?, type: StoredType, exactIndexKeys: Bool = false,
+    sampleKind: (String) -> String?
+) throws -> (Plan, String) {
     guard let filter else { return (.scan, "scan every \(type.name) record") }
     var conjuncts: [WhereExpression] = []
     func flatten(_ expression: WhereExpression) {
@@ -70,7 +75,9 @@ package func plan(_ filter: WhereExpression?, type: StoredType, sampleKind: (Str
         var described: [String] = []
         var ranges: [KeyRange] = []
         var score = 0
-        fields: for field in source.fields {
+        // Whether the ranges are whole keys: every field fixed by `==`, or the last by `in`.
+        var exact = true
+        fields: for (position, field) in source.fields.enumerated() {
             // An equality fixes this field and lets the next one be planned too.
             var fixed: CBORValue?
             for case .comparison(field, "==", let value) in conjuncts where usable(value, for: field) {
@@ -90,8 +97,10 @@ package func plan(_ filter: WhereExpression?, type: StoredType, sampleKind: (Str
                     ranges = keys.sorted { $0.lexicographicallyPrecedes($1) }.map { KeyRange(prefix: $0) }
                     described.append("\(field) in \(values.count) values")
                     score += 1
+                    exact = position == source.fields.count - 1
                     break fields
                 case .prefixed(field, let text) where sampleKind(field) == "text":
+                    exact = false
                     // The text's key without its terminator.
                     ranges = [KeyRange(prefix: prefix + (try key(.text(text))).dropLast())]
                     described.append("\(field) hasPrefix \(CBORValue.text(text).json)")
@@ -118,6 +127,7 @@ package func plan(_ filter: WhereExpression?, type: StoredType, sampleKind: (Str
                 described.append("\(field) \(op) \(value.json)")
                 bounded = true
             }
+            exact = false
             if bounded {
                 if range.lower == nil {
                     // A comparison with a value never matches null, which sorts first.
@@ -130,7 +140,7 @@ package func plan(_ filter: WhereExpression?, type: StoredType, sampleKind: (Str
             break
         }
         if ranges.isEmpty && score > 0 { ranges = [KeyRange(prefix: prefix)] }
-        guard score > 0,
+        guard score > 0, !exactIndexKeys || source.index == nil || exact,
             ranges.allSatisfy({
                 $0.prefix.count <= longestBound && ($0.lower?.count ?? 0) <= longestBound
                     && ($0.upper?.count ?? 0) <= longestBound
@@ -153,10 +163,8 @@ package func plan(_ filter: WhereExpression?, type: StoredType, sampleKind: (Str
 /// plan report it).
 package func plan(_ filter: WhereExpression?, type: StoredType, in tx: Transaction) throws -> (Plan, String) {
     let sample = try tx.storedRecords(of: type.name, limit: 50).compactMap { try? $0.value(type: type.name) }
-    // An encrypted store's indexes keep hashed keys, which cannot be walked: its records are scanned.
-    var type = type
-    if tx.store.isEncrypted { type.indexes = [] }
-    return try plan(filter, type: type) { field in
+    // An encrypted store's indexes keep hashed keys: they find whole keys, and cannot be walked.
+    return try plan(filter, type: type, exactIndexKeys: tx.store.isEncrypted) { field in
         sample.lazy.compactMap { $0.value(atPath: field) }.first { $0 != .null }.flatMap(keyKind)
     }
 }
@@ -168,6 +176,14 @@ package func candidates(_ plan: Plan, type: String, transaction tx: Transaction)
     if let index {
         var keys: Set<[UInt8]> = []
         for range in ranges {
+            if tx.store.isEncrypted {
+                // Whole keys (see `exactIndexKeys`), found by their keyed hash.
+                try tx.forEachStoredIndexEntry(of: type, index: index, exactly: range.prefix) {
+                    keys.insert($0)
+                    return true
+                }
+                continue
+            }
             try tx.forEachStoredIndexEntry(of: type, index: index, from: range.forwardStart) {
                 key, primaryKey in
                 let position = range.position(of: key)

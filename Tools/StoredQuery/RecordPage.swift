@@ -281,11 +281,8 @@ package struct RecordQuery: Sendable {
             var keys: Set<[UInt8]> = []
             var tooMany = false
             for range in ranges {
-                try tx.forEachStoredIndexEntry(of: type, index: index, from: range.forwardStart) {
-                    key, primaryKey in
-                    let position = range.position(of: key)
-                    if position == .before { return true }
-                    if position == .after { return false }
+                /// Takes one primary key the range yields; false once there are too many.
+                func gather(_ primaryKey: [UInt8]) -> Bool {
                     if let cursor {
                         let seen =
                             descending
@@ -296,6 +293,18 @@ package struct RecordQuery: Sendable {
                     keys.insert(primaryKey)
                     tooMany = keys.count > gathering
                     return !tooMany
+                }
+                if tx.store.isEncrypted {
+                    // Whole keys (the planner's `exactIndexKeys`), found by their keyed hash.
+                    try tx.forEachStoredIndexEntry(of: type, index: index, exactly: range.prefix, gather)
+                } else {
+                    try tx.forEachStoredIndexEntry(of: type, index: index, from: range.forwardStart) {
+                        key, primaryKey in
+                        let position = range.position(of: key)
+                        if position == .before { return true }
+                        if position == .after { return false }
+                        return gather(primaryKey)
+                    }
                 }
                 if tooMany {
                     _ = try walkRecords(

@@ -273,4 +273,36 @@ extension Transaction {
             throw LodeError(storage: error)
         }
     }
+
+    /// Calls `body` with the primary key of each entry of the index `index` of the type stored as
+    /// `type` whose index key is exactly `key` (the field values key-encoded), until `body` returns
+    /// false. In an encrypted store too, whose indexes find exact keys by their keyed hash; the
+    /// primary keys come in no particular order there (in primary-key order in a plain store). A key
+    /// longer than an index keeps is found by its stored form (FORMAT.md, "Length limits"), which
+    /// other long keys may share: check the records.
+    ///
+    /// - Throws: ``LodeError/typeNotFound(_:)`` or ``LodeError/indexNotFound(type:index:)``;
+    ///   ``LodeError/storage(_:)`` when LMDB fails (a sealed entry that does not open among them), and
+    ///   what `body` throws.
+    public func forEachStoredIndexEntry(
+        of type: String, index: String, exactly key: [UInt8], _ body: (_ primaryKey: [UInt8]) throws -> Bool
+    ) throws {
+        guard let entry = try catalogEntry(named: type) else { throw LodeError.typeNotFound(type) }
+        guard let found = entry.indexes.first(where: { $0.name == index }) else {
+            throw LodeError.indexNotFound(type: type, index: index)
+        }
+        let database = try database(
+            named: CatalogEntry.databaseName(type: type, index: index),
+            kind: found.unique ? .plain : .duplicates)
+        do {
+            var going = true
+            try IndexKeyLimit.stored(key).withUnsafeBytes { key in
+                try lmdb.forEachValue(forKey: key, in: database) { value in
+                    if going { going = try body(Array(value)) }
+                }
+            }
+        } catch let error as LMDBError {
+            throw LodeError(storage: error)
+        }
+    }
 }

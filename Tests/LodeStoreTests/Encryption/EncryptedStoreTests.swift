@@ -393,3 +393,63 @@ extension EncryptedStoreTests {
         #expect(try store.read { try $0.checkIntegrity().problems }.isEmpty)
     }
 }
+
+extension EncryptedStoreTests {
+    /// What tools read an index with (Lode Studio, `lode-dump`): the primary keys under one whole
+    /// index key, in a plain store and an encrypted one alike — a unique and a non-unique index,
+    /// and values longer than an index keeps (found by their stored, truncated form). Walking an
+    /// encrypted store's index in order is refused.
+    @Test(arguments: [false, true])
+    func anIndexEntryIsFoundByItsWholeKeyInEitherStore(encrypted: Bool) throws {
+        let store = try Store(
+            at: tmp.url, configuration: configuration(encrypted ? .key(try StoreKey.random()) : nil),
+            types: [Secret.self])
+        let long = String(repeating: "T", count: 700)
+        try store.write { tx in
+            for n in 0..<30 {
+                try tx.insert(
+                    Secret(
+                        id: "k\(n)", title: n < 3 ? long + "\(n)" : "title \(n)", tag: "t\(n % 4)", rank: n))
+            }
+        }
+        func encoded(_ value: String) throws -> [UInt8] { try KeyEncoder().encode(value) }
+        func found(_ index: String, _ value: String) throws -> [String] {
+            var keys: [String] = []
+            try store.read { tx in
+                try tx.forEachStoredIndexEntry(of: "Secret", index: index, exactly: try encoded(value)) {
+                    keys.append(KeyDescription.describe($0).trimmingCharacters(in: ["\""]))
+                    return true
+                }
+            }
+            return keys.sorted()
+        }
+        let t1 = try found("tag", "t1")
+        #expect(t1 == ["k1", "k13", "k17", "k21", "k25", "k29", "k5", "k9"], "\(t1)")
+        #expect(try found("title", "title 7") == ["k7"])
+        #expect(try found("title", long + "1") == ["k1"])
+        #expect(try found("tag", "t9").isEmpty)
+        // Stopping early.
+        var seen = 0
+        try store.read { tx in
+            try tx.forEachStoredIndexEntry(of: "Secret", index: "tag", exactly: try encoded("t2")) { _ in
+                seen += 1
+                return false
+            }
+        }
+        #expect(seen == 1)
+        let walk = Result {
+            try store.read { tx in try tx.forEachStoredIndexEntry(of: "Secret", index: "tag") { _, _ in true }
+            }
+        }
+        if encrypted {
+            #expect(throws: LodeError.self) { try walk.get() }
+        } else {
+            #expect(throws: Never.self) { try walk.get() }
+        }
+        #expect(throws: LodeError.indexNotFound(type: "Secret", index: "rank")) {
+            try store.read { tx in
+                try tx.forEachStoredIndexEntry(of: "Secret", index: "rank", exactly: [1]) { _ in true }
+            }
+        }
+    }
+}

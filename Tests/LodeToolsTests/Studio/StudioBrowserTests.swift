@@ -65,14 +65,19 @@ import Testing
         let server: StudioServer
         let browser: HeadlessChromium
 
-        init(_ types: [any Persistable.Type], fill: (Store) throws -> Void) throws {
+        init(
+            _ types: [any Persistable.Type], encryption: StoreEncryption? = nil, fill: (Store) throws -> Void
+        ) throws {
             directory = FileManager.default.temporaryDirectory.appendingPathComponent(
                 "studio-browser-\(UUID().uuidString)")
             do {
-                let writer = try Store(at: directory, types: types)
+                let writer = try Store(
+                    at: directory, configuration: StoreConfiguration(encryption: encryption), types: types)
                 try fill(writer)
             }
-            let store = try Store(atPath: directory.path, configuration: StoreConfiguration(readOnly: true))
+            let store = try Store(
+                atPath: directory.path,
+                configuration: StoreConfiguration(readOnly: true, encryption: encryption))
             server = try StudioServer(store: store, path: directory.path)
             browser = try HeadlessChromium()
         }
@@ -402,6 +407,88 @@ import Testing
             .value as? String
         #expect(crew?.contains("\"id\": \"red\"") == true, "\(crew ?? "")")
         #expect(try browser.evaluate("new URLSearchParams(location.search).get('type')") as? String == "Crew")
+    }
+
+    /// An encrypted store browsed as a plain one is: the summary, a type's pages in primary-key order
+    /// (its records lie in hash order), an equality its hashed index answers, a range and a sort it
+    /// cannot walk (answered by reading the type's records), an object, and the check.
+    @Test func anEncryptedStoreBrowsesAsAPlainOneDoes() throws {
+        let studio = try Studio(
+            [Note.self], encryption: .key(try StoreKey.random()),
+            fill: { store in
+                try store.write { tx in
+                    for id in 0..<120 {
+                        try tx.insert(
+                            Note(
+                                id: id, title: "note \(id)", rank: (id * 7) % 13,
+                                detail: Detail(owner: "owner \(id % 3)", tags: ["a"]), due: nil))
+                    }
+                }
+            }
+        )
+        let (server, browser, _) = (studio.server, studio.browser, studio.directory)
+        let base = "http://127.0.0.1:\(server.access.port)"
+        try studio.openWithToken()
+        try browser.waitFor("document.querySelector('#types tr[data-type=\"Note\"]')")
+        let note = try browser.evaluate(Self.texts("#types tr[data-type=\"Note\"] td")) as? [String]
+        #expect(note?.prefix(2) == ["Note", "120"], "\(note ?? [])")
+
+        try browser.navigate(base + "/type?name=Note")
+        try browser.waitFor("document.querySelectorAll('#records tbody tr').length === 50")
+        let labels =
+            try browser.evaluate("[...document.querySelectorAll('#records tbody tr')].map(r => r.title)")
+            as? [String]
+        #expect(labels == (0..<50).map { "\($0)" }, "\(labels ?? [])")
+        try browser.evaluate("document.getElementById('next').click()")
+        try browser.waitFor("document.querySelector('#records tbody tr').title === '50'")
+
+        func filtered(_ query: String) throws -> (plan: String, ranks: [Int], labels: [String]) {
+            try browser.navigate(base + "/type?name=Note&" + query)
+            try browser.waitFor(
+                "location.search.includes('where') || location.search.includes('sort') ? document.getElementById('plan').textContent.startsWith('plan') : false"
+            )
+            let plan = try browser.evaluate("document.getElementById('plan').textContent") as? String ?? ""
+            let ranks = (try browser.evaluate(Self.column("rank")) as? [String] ?? []).compactMap { Int($0) }
+            let labels =
+                try browser.evaluate("[...document.querySelectorAll('#records tbody tr')].map(r => r.title)")
+                as? [String] ?? []
+            return (plan, ranks, labels)
+        }
+        let encode = { (text: String) in text.addingPercentEncoding(withAllowedCharacters: .alphanumerics)! }
+        // Equalities: of the primary key, and of an indexed field.
+        let one = try filtered("where=" + encode("id == 7"))
+        #expect(one.labels == ["7"], "\(one.plan) \(one.labels)")
+        let equal = try filtered("where=" + encode("rank == 3"))
+        let expectedEqual = (0..<120).filter { ($0 * 7) % 13 == 3 }.map { "\($0)" }
+        #expect(equal.plan.contains("index Note.rank"), "\(equal.plan)")
+        #expect(equal.labels == expectedEqual, "\(equal.labels)")
+        // A range and a sort: read from the records, in the order asked.
+        let range = try filtered("where=" + encode("rank >= 11") + "&sort=-rank")
+        #expect(range.plan.hasPrefix("plan: scan every Note record"), "\(range.plan)")
+        #expect(
+            range.ranks == (0..<120).map { ($0 * 7) % 13 }.filter { $0 >= 11 }.sorted(by: >),
+            "\(range.ranks)")
+        try browser.screenshot(HeadlessChromium.screenshots.appendingPathComponent("encrypted-type.png"))
+
+        try browser.navigate(base + "/type?name=Note")
+        try browser.waitFor("document.querySelectorAll('#records tbody tr').length === 50")
+        try browser.evaluate("document.querySelector('#records tbody tr[title=\"7\"] a').click()")
+        let json =
+            try browser.waitFor(
+                "document.getElementById('json') && document.getElementById('json').textContent"
+            ).value as? String
+        #expect(json?.contains("\"title\": \"note 7\"") == true, "\(json ?? "")")
+
+        try browser.navigate(base + "/check")
+        try browser.waitFor(
+            "document.getElementById('run') && document.getElementById('status').textContent === 'Ready.'"
+        )
+        try browser.evaluate("document.getElementById('run').click()")
+        let status =
+            try browser.waitFor(
+                "document.getElementById('status').textContent.startsWith('ok') && document.getElementById('records-check').innerText"
+            ).value as? String
+        #expect(status?.contains("120 records") == true, "\(status ?? "")")
     }
 }
 
