@@ -73,7 +73,7 @@ public class Transaction {
     /// - Throws: ``LMDBError`` when LMDB fails (`.transactionNotActive` once the transaction has ended or
     ///   from another thread, `.invalidKeySize` for a key LMDB cannot hold).
     public func get(_ key: some ContiguousBytes, in database: Database) throws -> [UInt8]? {
-        try withValue(forKey: key, in: database) { Array($0) }
+        try key.withUnsafeBytes { try copiedValue(forKeyBytes: $0, in: database) }
     }
 
     /// ``get(_:in:)-(ContiguousBytes,_)`` for a key in a byte array, without the generic bytes
@@ -81,7 +81,15 @@ public class Transaction {
     ///
     /// - Throws: as ``get(_:in:)-(ContiguousBytes,_)``.
     public func get(_ key: [UInt8], in database: Database) throws -> [UInt8]? {
-        try withValue(forKey: key, in: database) { Array($0) }
+        try key.withUnsafeBytes { try copiedValue(forKeyBytes: $0, in: database) }
+    }
+
+    /// The value under `keyBytes`, copied: read transiently (a sealed value is opened into memory
+    /// the next transient read reuses, not kept until the transaction ends).
+    private func copiedValue(forKeyBytes keyBytes: UnsafeRawBufferPointer, in database: Database) throws
+        -> [UInt8]?
+    {
+        try transientValue(forKey: keyBytes, in: database).map { Array($0) }
     }
 
     /// Calls `body` with the bytes stored under `key`, borrowed from the map, or returns `nil` when
