@@ -310,6 +310,9 @@ public struct Results<Element: Persistable>: @unchecked Sendable {
         case .records(let ranges):
             let normalized = ranges.map { $0.normalized() }
             lossy = normalized.contains { $0.lossy }
+            // Every record: the walk makes room for all of them at once, instead of growing by copies.
+            let everyRecord =
+                normalized.count == 1 && normalized[0].range.isWhole ? try lmdb.count(in: records) : nil
             // Records under hashed keys (an encrypted store) come in hash order and are sorted after:
             // each is decoded where the walk finds it (opened once), not read again by key.
             if !execution.covered || lossy || !linkFilters.isEmpty || !records.isOrdered {
@@ -318,11 +321,9 @@ public struct Results<Element: Persistable>: @unchecked Sendable {
                 let kept = ObjectCollector<Element>()
                 let reader = ObjectReader<Element>()
                 let checks = !predicates.isEmpty || !linkFilters.isEmpty
-                if !checks, normalized.count == 1, normalized[0].range.isWhole {
-                    // Every record: room for all of them at once, instead of growing by copies.
-                    let entries = try lmdb.count(in: records)
-                    candidates.reserve(entries)
-                    kept.reserve(entries)
+                if !checks, let everyRecord {
+                    candidates.reserve(everyRecord)
+                    kept.reserve(everyRecord)
                 }
                 for (range, _) in normalized {
                     try scan(lmdb, records, range) { key, value in
@@ -348,11 +349,9 @@ public struct Results<Element: Persistable>: @unchecked Sendable {
                     execution.plan.ordering == .primaryKey(reversed: false) && linkedSort == nil
                         && offsetCount == 0 && limitCount == nil && records.isOrdered ? visitor : nil
                 let visit = visitor?.0
-                if normalized.count == 1, normalized[0].range.isWhole {
-                    // Every record: room for all of them at once, instead of growing by copies.
-                    let entries = try lmdb.count(in: records)
-                    candidates.reserve(entries)
-                    visitor?.1(entries)
+                if let everyRecord {
+                    candidates.reserve(everyRecord)
+                    visitor?.1(everyRecord)
                 }
                 // A sealed record opens into the cursor's buffer, valid until its next step: those
                 // are read again by key (into memory that lasts) for the sorted window.

@@ -169,6 +169,26 @@ package func plan(_ filter: WhereExpression?, type: StoredType, in tx: Transacti
     }
 }
 
+/// Calls `body` with the primary key of each entry of `index` in `range`, until it returns false:
+/// the index walked over the range, or in an encrypted store (whose plans hold whole keys only, see
+/// `exactIndexKeys`) the range's key found by its keyed hash.
+package func forEachPrimaryKey(
+    in range: KeyRange, of type: String, index: String, _ tx: Transaction,
+    _ body: (_ primaryKey: [UInt8]) throws -> Bool
+) throws {
+    if tx.store.isEncrypted {
+        try tx.forEachStoredIndexEntry(of: type, index: index, exactly: range.prefix, body)
+        return
+    }
+    try tx.forEachStoredIndexEntry(of: type, index: index, from: range.forwardStart) { key, primaryKey in
+        switch range.position(of: key) {
+        case .before: true
+        case .after: false
+        case .inside: try body(primaryKey)
+        }
+    }
+}
+
 /// The records a plan yields, in primary-key order; nil for a scan.
 package func candidates(_ plan: Plan, type: String, transaction tx: Transaction) throws -> [StoredRecord]? {
     guard case .ranges(let index, let ranges) = plan else { return nil }
@@ -176,20 +196,8 @@ package func candidates(_ plan: Plan, type: String, transaction tx: Transaction)
     if let index {
         var keys: Set<[UInt8]> = []
         for range in ranges {
-            if tx.store.isEncrypted {
-                // Whole keys (see `exactIndexKeys`), found by their keyed hash.
-                try tx.forEachStoredIndexEntry(of: type, index: index, exactly: range.prefix) {
-                    keys.insert($0)
-                    return true
-                }
-                continue
-            }
-            try tx.forEachStoredIndexEntry(of: type, index: index, from: range.forwardStart) {
-                key, primaryKey in
-                let position = range.position(of: key)
-                if position == .before { return true }
-                if position == .after { return false }
-                keys.insert(primaryKey)
+            try forEachPrimaryKey(in: range, of: type, index: index, tx) {
+                keys.insert($0)
                 return true
             }
         }

@@ -294,18 +294,7 @@ package struct RecordQuery: Sendable {
                     tooMany = keys.count > gathering
                     return !tooMany
                 }
-                if tx.store.isEncrypted {
-                    // Whole keys (the planner's `exactIndexKeys`), found by their keyed hash.
-                    try tx.forEachStoredIndexEntry(of: type, index: index, exactly: range.prefix, gather)
-                } else {
-                    try tx.forEachStoredIndexEntry(of: type, index: index, from: range.forwardStart) {
-                        key, primaryKey in
-                        let position = range.position(of: key)
-                        if position == .before { return true }
-                        if position == .after { return false }
-                        return gather(primaryKey)
-                    }
-                }
+                try forEachPrimaryKey(in: range, of: type, index: index, tx, gather)
                 if tooMany {
                     _ = try walkRecords(
                         from: start, after: cursor, range: nil, descending: descending, tx, take)

@@ -257,13 +257,7 @@ extension Transaction {
         of type: String, index: String, from start: [UInt8]? = nil, reverse: Bool = false,
         _ body: (_ key: [UInt8], _ primaryKey: [UInt8]) throws -> Bool
     ) throws {
-        guard let entry = try catalogEntry(named: type) else { throw LodeError.typeNotFound(type) }
-        guard let found = entry.indexes.first(where: { $0.name == index }) else {
-            throw LodeError.indexNotFound(type: type, index: index)
-        }
-        let database = try database(
-            named: CatalogEntry.databaseName(type: type, index: index),
-            kind: found.unique ? .plain : .duplicates)
+        let database = try indexDatabase(of: type, index: index)
         guard database.isOrdered else {
             throw LodeError.encryption(path: store.path, .unorderedIndex(type: type, index: index))
         }
@@ -287,13 +281,7 @@ extension Transaction {
     public func forEachStoredIndexEntry(
         of type: String, index: String, exactly key: [UInt8], _ body: (_ primaryKey: [UInt8]) throws -> Bool
     ) throws {
-        guard let entry = try catalogEntry(named: type) else { throw LodeError.typeNotFound(type) }
-        guard let found = entry.indexes.first(where: { $0.name == index }) else {
-            throw LodeError.indexNotFound(type: type, index: index)
-        }
-        let database = try database(
-            named: CatalogEntry.databaseName(type: type, index: index),
-            kind: found.unique ? .plain : .duplicates)
+        let database = try indexDatabase(of: type, index: index)
         do {
             var going = true
             try IndexKeyLimit.stored(key).withUnsafeBytes { key in
@@ -304,5 +292,16 @@ extension Transaction {
         } catch let error as LMDBError {
             throw LodeError(storage: error)
         }
+    }
+
+    /// The database of the index `index` of the type stored as `type`.
+    private func indexDatabase(of type: String, index: String) throws -> Database {
+        guard let entry = try catalogEntry(named: type) else { throw LodeError.typeNotFound(type) }
+        guard let found = entry.indexes.first(where: { $0.name == index }) else {
+            throw LodeError.indexNotFound(type: type, index: index)
+        }
+        return try database(
+            named: CatalogEntry.databaseName(type: type, index: index),
+            kind: found.unique ? .plain : .duplicates)
     }
 }

@@ -108,6 +108,18 @@ import Testing
         """
     }
 
+    /// Opens the check page, runs the check and returns the records check's text once it passed.
+    static func runCheck(_ browser: HeadlessChromium, base: String) throws -> String? {
+        try browser.navigate(base + "/check")
+        try browser.waitFor(
+            "document.getElementById('run') && document.getElementById('status').textContent === 'Ready.'"
+        )
+        try browser.evaluate("document.getElementById('run').click()")
+        return try browser.waitFor(
+            "document.getElementById('status').textContent.startsWith('ok') && document.getElementById('records-check').innerText"
+        ).value as? String
+    }
+
     /// The page's text of the elements `selector` finds, as a JavaScript array expression.
     static func texts(_ selector: String) -> String {
         "[...document.querySelectorAll(\(CBORValue.quoted(selector)))].map(node => node.textContent)"
@@ -384,15 +396,7 @@ import Testing
             newest?.prefix(2) == ["insert Crew \"red\"; insert Member 1; insert Member 2", "insert Task 5"],
             "\(newest ?? [])")
 
-        try browser.navigate(base + "/check")
-        try browser.waitFor(
-            "document.getElementById('run') && document.getElementById('status').textContent === 'Ready.'"
-        )
-        try browser.evaluate("document.getElementById('run').click()")
-        let status =
-            try browser.waitFor(
-                "document.getElementById('status').textContent.startsWith('ok') && document.getElementById('records-check').innerText"
-            ).value as? String
+        let status = try Self.runCheck(browser, base: base)
         #expect(status?.contains("9 records") == true, "\(status ?? "")")
 
         // A link opens the object it points at.
@@ -479,15 +483,7 @@ import Testing
             ).value as? String
         #expect(json?.contains("\"title\": \"note 7\"") == true, "\(json ?? "")")
 
-        try browser.navigate(base + "/check")
-        try browser.waitFor(
-            "document.getElementById('run') && document.getElementById('status').textContent === 'Ready.'"
-        )
-        try browser.evaluate("document.getElementById('run').click()")
-        let status =
-            try browser.waitFor(
-                "document.getElementById('status').textContent.startsWith('ok') && document.getElementById('records-check').innerText"
-            ).value as? String
+        let status = try Self.runCheck(browser, base: base)
         #expect(status?.contains("120 records") == true, "\(status ?? "")")
     }
 }
