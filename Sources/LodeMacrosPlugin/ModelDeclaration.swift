@@ -13,6 +13,12 @@ struct ModelDeclaration {
         var isOptional: Bool
         var initializer: ExprSyntax?
         var isPrimaryKey = false
+        /// Whether a record without the field reads as the initial value (an optional's `= nil` is
+        /// what a missing field reads as anyway).
+        var hasDefault: Bool {
+            guard let initializer else { return false }
+            return !(isOptional && initializer.is(NilLiteralExprSyntax.self))
+        }
         var index: (unique: Bool, name: ExprSyntax?)?
         /// In the type's `@Searchable` full-text index.
         var searchable = false

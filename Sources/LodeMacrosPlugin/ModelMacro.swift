@@ -84,8 +84,9 @@ public struct ModelMacro: ExtensionMacro, MemberMacro {
         if !links.isEmpty { arguments.append("links: [\(links.joined(separator: ", "))]") }
         if let version = model.version { arguments.append("version: \(version.trimmedDescription)") }
         let defaults = model.properties.compactMap { property -> String? in
-            guard let initial = property.initializer, !property.isPrimaryKey else { return nil }
-            if property.isOptional, initial.is(NilLiteralExprSyntax.self) { return nil }
+            guard property.hasDefault, let initial = property.initializer, !property.isPrimaryKey else {
+                return nil
+            }
             return ".field(\\.\(property.name), \(initial.trimmedDescription))"
         }
         if !defaults.isEmpty { arguments.append("defaults: [\(defaults.joined(separator: ", "))]") }
@@ -125,7 +126,7 @@ public struct ModelMacro: ExtensionMacro, MemberMacro {
         for property in model.properties {
             let local = "_\(property.name)"
             if property.isOptional {
-                if let initial = property.initializer, !initial.is(NilLiteralExprSyntax.self) {
+                if property.hasDefault, let initial = property.initializer {
                     lines.append(
                         "self.\(property.name) = record.hasField(\(fieldIndex(model, property))) ? \(local) : \(initial.trimmedDescription)"
                     )
@@ -165,10 +166,12 @@ public struct ModelMacro: ExtensionMacro, MemberMacro {
         """
     }
 
-    /// `write(record:)`: each field in declared order; a nil optional left out.
+    /// `write(record:)`: each field in declared order; a nil optional left out, unless it has a
+    /// default: a missing field reads as the default, so its nil is written as null.
     private static func writer(_ model: ModelDeclaration) -> String {
         let lines = model.properties.enumerated().map { position, property in
-            let write = property.isOptional ? "encodeIfPresent" : "encode"
+            let write =
+                !property.isOptional ? "encode" : property.hasDefault ? "encodeOrNull" : "encodeIfPresent"
             return "        try record.\(write)(self.\(property.name), field: \(position))"
         }
         return """

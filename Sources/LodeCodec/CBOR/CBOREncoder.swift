@@ -33,11 +33,17 @@ public struct CBOREncoder: Sendable {
 
     /// Encodes a record as ``encodeRecord(_:)`` does and hands `body` its bytes, in a buffer the
     /// thread reuses record after record (valid only during `body`), and its shape.
+    ///
+    /// A nil optional is left out of the record, as synthesized `Codable` leaves it out, except for a
+    /// top-level field in `nullFields`: there it is written as null. Those are the fields with a
+    /// schema default, which a record that lacks the field reads as: a nil left out would read back
+    /// as the default.
     package func withEncodedRecord<T: Encodable, R>(
-        _ value: T, _ body: (UnsafeRawBufferPointer, UInt64) throws -> R
+        _ value: T, nullFields: Set<String> = [], _ body: (UnsafeRawBufferPointer, UInt64) throws -> R
     ) throws -> R {
         let state = CBOREncodingState.borrow(tracksShape: true)
         defer { state.giveBack() }
+        state.storage.pointee.nullFields = nullFields
         try state.encodeValue(value)
         state.foldPendingKind()
         state.closeContainers(from: 0)
@@ -86,6 +92,9 @@ final class CBOREncodingState: Encoder, ThreadCodingState {
         /// made, by key type (see `container(keyedBy:)`): a few, the types the thread writes.
         var isThreadState = false
         var rootContainers: [(type: ObjectIdentifier, container: AnyObject)] = []
+        /// The top-level fields whose nil is written as null, not left out (see
+        /// `CBOREncoder.withEncodedRecord(_:nullFields:_:)`).
+        var nullFields: Set<String> = []
     }
 
     let storage: UnsafeMutablePointer<Storage>
@@ -173,6 +182,7 @@ final class CBOREncodingState: Encoder, ThreadCodingState {
         }
         storage.pointee.topLevelShape = FieldShape.basis
         storage.pointee.pendingValueStart = -1
+        if !storage.pointee.nullFields.isEmpty { storage.pointee.nullFields = [] }
         // A finished encode closed its containers and restored its path; one that threw may not have.
         if !storage.pointee.open.isEmpty || storage.pointee.valueDepth != 0
             || !storage.pointee.basePath.isEmpty
@@ -338,7 +348,7 @@ final class CBOREncodingState: Encoder, ThreadCodingState {
     }
 }
 
-struct CBORKeyedEncodingContainer<Key: CodingKey>: IntegerForwardingKeyedEncoder {
+struct CBORKeyedEncodingContainer<Key: CodingKey>: IntegerForwardingKeyedEncoder, NilAwareKeyedEncoder {
     let state: CBOREncodingState
     let depth: Int
     let path: [any CodingKey]
@@ -364,6 +374,15 @@ struct CBORKeyedEncodingContainer<Key: CodingKey>: IntegerForwardingKeyedEncoder
     mutating func encodeNil(forKey key: Key) throws {
         beginEntry(key)
         state.writer.null()
+    }
+
+    /// What `encodeIfPresent` writes for nil: nothing, or null for a top-level field whose nil must
+    /// not read back as its schema default.
+    mutating func encodeAbsent(forKey key: Key) throws {
+        guard depth == 0, !state.storage.pointee.nullFields.isEmpty,
+            state.storage.pointee.nullFields.contains(key.stringValue)
+        else { return }
+        try encodeNil(forKey: key)
     }
     mutating func encode(_ value: Bool, forKey key: Key) throws {
         beginEntry(key)

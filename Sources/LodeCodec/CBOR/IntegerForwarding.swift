@@ -49,6 +49,60 @@ extension IntegerForwardingKeyedEncoder {
     mutating func encode(_ value: UInt64, forKey key: Key) throws { try encodeInteger(value, forKey: key) }
 }
 
+/// A keyed encoder whose `encodeIfPresent` of nil may write something (`encodeAbsent(forKey:)`):
+/// the standard library's defaults write nothing.
+protocol NilAwareKeyedEncoder: KeyedEncodingContainerProtocol {
+    mutating func encodeAbsent(forKey key: Key) throws
+}
+
+extension NilAwareKeyedEncoder {
+    mutating func encodeIfPresent(_ value: Bool?, forKey key: Key) throws {
+        if let value { try encode(value, forKey: key) } else { try encodeAbsent(forKey: key) }
+    }
+    mutating func encodeIfPresent(_ value: String?, forKey key: Key) throws {
+        if let value { try encode(value, forKey: key) } else { try encodeAbsent(forKey: key) }
+    }
+    mutating func encodeIfPresent(_ value: Double?, forKey key: Key) throws {
+        if let value { try encode(value, forKey: key) } else { try encodeAbsent(forKey: key) }
+    }
+    mutating func encodeIfPresent(_ value: Float?, forKey key: Key) throws {
+        if let value { try encode(value, forKey: key) } else { try encodeAbsent(forKey: key) }
+    }
+    mutating func encodeIfPresent(_ value: Int?, forKey key: Key) throws {
+        if let value { try encode(value, forKey: key) } else { try encodeAbsent(forKey: key) }
+    }
+    mutating func encodeIfPresent(_ value: Int8?, forKey key: Key) throws {
+        if let value { try encode(value, forKey: key) } else { try encodeAbsent(forKey: key) }
+    }
+    mutating func encodeIfPresent(_ value: Int16?, forKey key: Key) throws {
+        if let value { try encode(value, forKey: key) } else { try encodeAbsent(forKey: key) }
+    }
+    mutating func encodeIfPresent(_ value: Int32?, forKey key: Key) throws {
+        if let value { try encode(value, forKey: key) } else { try encodeAbsent(forKey: key) }
+    }
+    mutating func encodeIfPresent(_ value: Int64?, forKey key: Key) throws {
+        if let value { try encode(value, forKey: key) } else { try encodeAbsent(forKey: key) }
+    }
+    mutating func encodeIfPresent(_ value: UInt?, forKey key: Key) throws {
+        if let value { try encode(value, forKey: key) } else { try encodeAbsent(forKey: key) }
+    }
+    mutating func encodeIfPresent(_ value: UInt8?, forKey key: Key) throws {
+        if let value { try encode(value, forKey: key) } else { try encodeAbsent(forKey: key) }
+    }
+    mutating func encodeIfPresent(_ value: UInt16?, forKey key: Key) throws {
+        if let value { try encode(value, forKey: key) } else { try encodeAbsent(forKey: key) }
+    }
+    mutating func encodeIfPresent(_ value: UInt32?, forKey key: Key) throws {
+        if let value { try encode(value, forKey: key) } else { try encodeAbsent(forKey: key) }
+    }
+    mutating func encodeIfPresent(_ value: UInt64?, forKey key: Key) throws {
+        if let value { try encode(value, forKey: key) } else { try encodeAbsent(forKey: key) }
+    }
+    mutating func encodeIfPresent<T: Encodable>(_ value: T?, forKey key: Key) throws {
+        if let value { try encode(value, forKey: key) } else { try encodeAbsent(forKey: key) }
+    }
+}
+
 protocol IntegerForwardingSingleValueDecoder: SingleValueDecodingContainer {
     func decodeInteger<I: FixedWidthInteger & Decodable>(_ type: I.Type) throws -> I
 }

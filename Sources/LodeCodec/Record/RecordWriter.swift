@@ -239,6 +239,30 @@ public struct RecordWriter: ~Copyable {
         if let value { try encode(value, field: field) }
     }
 
+    /// Writes field `field` with `value`, or with null when it is nil: for an optional property with a
+    /// default, whose nil must not read back as the default (a missing field does).
+    @inlinable
+    public mutating func encodeOrNull<V: RecordValue>(_ value: V?, field: Int) throws {
+        if let value { try encode(value, field: field) } else { writeNullField(field) }
+    }
+
+    /// Writes field `field` with an enum's raw value, or with null when it is nil.
+    public mutating func encodeOrNull<V: RawRepresentable & Encodable>(_ value: V?, field: Int) throws
+    where V.RawValue: RecordValue {
+        if let value { try encode(value, field: field) } else { writeNullField(field) }
+    }
+
+    /// Writes field `field` with a nested `Encodable` value, or with null when it is nil.
+    public mutating func encodeOrNull<V: Encodable>(_ value: V?, field: Int) throws {
+        if let value { try encode(value, field: field) } else { writeNullField(field) }
+    }
+
+    @usableFromInline
+    mutating func writeNullField(_ field: Int) {
+        beginField(field)
+        writeNull()
+    }
+
     // MARK: Values
 
     /// Appends an integer in its shortest head.

@@ -21,6 +21,9 @@ public struct Schema<Object: Persistable>: @unchecked Sendable {
         let links: [Relationship<Object>]
         let version: Int
         let defaults: [FieldDefault<Object>]
+        /// The fields of ``defaults``: a nil optional among them is written as null, not left out
+        /// (a field left out reads as its default).
+        let defaultFields: Set<String>
         let primaryKeyBytes: (Object) throws -> [UInt8]
         let pointerPrimaryKeyBytes: (UnsafeRawPointer) throws -> [UInt8]
         let primaryKeyValue: (Object) throws -> CBORValue
@@ -44,6 +47,7 @@ public struct Schema<Object: Persistable>: @unchecked Sendable {
         ) {
             self.textIndexes = textIndexes
             self.defaults = defaults
+            self.defaultFields = Set(defaults.map(\.field))
             self.typeName = name ?? String(describing: Object.self)
             self.primaryKeyPath = primaryKey
             self.primaryKeyField = fieldName(of: primaryKey)

@@ -144,7 +144,8 @@ public final class WriteTransaction: Transaction {
         // `body` throws passes through.
         var encoded = false
         do {
-            return try CBOREncoder().withEncodedRecord(object) { record, shape in
+            return try CBOREncoder().withEncodedRecord(object, nullFields: storage.defaultFields) {
+                record, shape in
                 encoded = true
                 return try body(record, shape)
             }
