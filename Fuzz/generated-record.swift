@@ -32,23 +32,23 @@ extension FuzzRecord: RecordCodable {
             case 1:
                 _title = try record.decode((String).self)
             case 2:
-                _tags = try record.decode(([String]).self)
+                _tags = try record.decode(Self.lodeStoredTags(([String]).self))
             case 3:
                 _due = try record.decodeIfPresent((Date).self)
             case 4:
                 _score = try record.decode((Double).self)
             case 5:
-                _nested = try record.decode(([String: Int]).self)
+                _nested = try record.decode(Self.lodeStoredNested(([String: Int]).self))
             case 6:
                 _owner = try record.decodeIfPresent((UUID).self)
             case 7:
                 _blob = try record.decodeIfPresent((Data).self)
             case 8:
-                _state = try record.decodeIfPresent((FuzzState).self)
+                _state = try record.decodeIfPresent(Self.lodeStoredState((FuzzState).self))
             case 9:
                 _rank = try record.decode((Int8).self)
             case 10:
-                _stage = try record.decodeIfPresent((FuzzStage).self)
+                _stage = try record.decodeIfPresent(Self.lodeStoredStage((FuzzStage).self))
             default:
                 try record.skipValue()
             }
@@ -100,5 +100,57 @@ extension FuzzRecord: RecordCodable {
         try record.encodeIfPresent(self.state, field: 8)
         try record.encode(self.rank, field: 9)
         try record.encodeIfPresent(self.stage, field: 10)
+    }
+
+    @available(
+        *, unavailable,
+        message:
+            "@Model stores 'tags' through Codable, and [String] is not Codable: make [String] Codable, or mark 'tags' @Transient (not stored)"
+    )
+    private static func lodeStoredTags<V>(_ type: V.Type) -> V.Type {
+        type
+    }
+
+    private static func lodeStoredTags<V: Codable>(_ type: V.Type) -> V.Type {
+        type
+    }
+
+    @available(
+        *, unavailable,
+        message:
+            "@Model stores 'nested' through Codable, and [String: Int] is not Codable: make [String: Int] Codable, or mark 'nested' @Transient (not stored)"
+    )
+    private static func lodeStoredNested<V>(_ type: V.Type) -> V.Type {
+        type
+    }
+
+    private static func lodeStoredNested<V: Codable>(_ type: V.Type) -> V.Type {
+        type
+    }
+
+    @available(
+        *, unavailable,
+        message:
+            "@Model stores 'state' through Codable, and FuzzState is not Codable: make FuzzState Codable, or mark 'state' @Transient (not stored)"
+    )
+    private static func lodeStoredState<V>(_ type: V.Type) -> V.Type {
+        type
+    }
+
+    private static func lodeStoredState<V: Codable>(_ type: V.Type) -> V.Type {
+        type
+    }
+
+    @available(
+        *, unavailable,
+        message:
+            "@Model stores 'stage' through Codable, and FuzzStage is not Codable: make FuzzStage Codable, or mark 'stage' @Transient (not stored)"
+    )
+    private static func lodeStoredStage<V>(_ type: V.Type) -> V.Type {
+        type
+    }
+
+    private static func lodeStoredStage<V: Codable>(_ type: V.Type) -> V.Type {
+        type
     }
 }

@@ -31,7 +31,7 @@ import LodeStore
 @attached(
     extension, conformances: Persistable, RecordCodable,
     names: named(schema), named(recordFields), named(recordKeyPaths), named(init(record:)),
-    named(decodeRecord(_:names:into:)), named(write(record:)))
+    named(decodeRecord(_:names:into:)), named(write(record:)), arbitrary)
 @attached(member, names: named(CodingKeys), named(init(record:)))
 public macro Model(name: String? = nil, version: Int = 1) =
     #externalMacro(module: "LodeMacrosPlugin", type: "ModelMacro")

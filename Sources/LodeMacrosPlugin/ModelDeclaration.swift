@@ -7,7 +7,10 @@ import SwiftSyntaxMacros
 struct ModelDeclaration {
     /// A stored property.
     struct Property {
+        /// The field's name: the property's name without the backticks it may be written with.
         var name: String
+        /// The property's name as code refers to it (`` `default` `` for a keyword).
+        var identifier: String
         /// The type as written (for an optional, the wrapped type).
         var type: String
         var isOptional: Bool
@@ -109,6 +112,17 @@ struct ModelDeclaration {
                     nested.name,
                     "a @Model type's stored fields are its stored properties: mark the ones not to store @Transient instead of declaring CodingKeys"
                 )
+            } else if let function = member.decl.as(FunctionDeclSyntax.self), Self.isEncode(function) {
+                report(
+                    function.name,
+                    "a @Model type's records are written by its generated codec, which would not call encode(to:): remove it (mark a property @Transient to leave it out), or drop @Model and declare Persistable yourself"
+                )
+            } else if let initializer = member.decl.as(InitializerDeclSyntax.self), Self.isDecode(initializer)
+            {
+                report(
+                    initializer.initKeyword,
+                    "a @Model type's records are read by its generated codec, which would not call init(from:): remove it (an initial value, `var priority: Int = 1`, is what a record without the field reads), or drop @Model and declare Persistable yourself"
+                )
             }
         }
 
@@ -192,7 +206,10 @@ struct ModelDeclaration {
                 report(Syntax(binding.pattern), "a @Model type's stored properties are named one by one")
                 continue
             }
-            let name = pattern.identifier.text
+            let identifier = pattern.identifier.text
+            let name =
+                identifier.hasPrefix("`") && identifier.hasSuffix("`") && identifier.count > 2
+                ? String(identifier.dropFirst().dropLast()) : identifier
             if let accessors = binding.accessorBlock, Self.isComputed(accessors) {
                 for mark in marks + [transient].compactMap({ $0 }) {
                     report(
@@ -241,7 +258,8 @@ struct ModelDeclaration {
                 continue
             }
             var property = Property(
-                name: name, type: written, isOptional: false, initializer: binding.initializer?.value,
+                name: name, identifier: identifier, type: written, isOptional: false,
+                initializer: binding.initializer?.value,
                 node: Syntax(pattern))
             if let typeSyntax {
                 if let wrapped = Self.optionalWrapped(typeSyntax) {
@@ -282,6 +300,19 @@ struct ModelDeclaration {
             }
             properties.append(property)
         }
+    }
+
+    /// `func encode(to encoder: …)`: a hand-written `Encodable` conformance.
+    private static func isEncode(_ function: FunctionDeclSyntax) -> Bool {
+        let parameters = function.signature.parameterClause.parameters
+        return function.name.text == "encode" && parameters.count == 1
+            && parameters.first?.firstName.text == "to"
+    }
+
+    /// `init(from decoder: …)`: a hand-written `Decodable` conformance.
+    private static func isDecode(_ initializer: InitializerDeclSyntax) -> Bool {
+        let parameters = initializer.signature.parameterClause.parameters
+        return parameters.count == 1 && parameters.first?.firstName.text == "from"
     }
 
     private static func isComputed(_ accessors: AccessorBlockSyntax) -> Bool {

@@ -15,9 +15,12 @@ public struct ModelMacro: ExtensionMacro, MemberMacro {
         in context: some MacroExpansionContext
     ) throws -> [ExtensionDeclSyntax] {
         guard
-            let model = try? ModelDeclaration(
+            var model = try? ModelDeclaration(
                 declaration, attribute: node, diagnose: { context.diagnose($0) })
         else { return [] }
+        // The extension is outside the type's scope: a type nested in another (`enum SchemaV1 {
+        // @Model struct Item … }`) is named by its qualified name there.
+        model.typeName = type.trimmedDescription
         // The compiler names the conformances the type does not have yet (none when it declares both).
         let conformances = ["Persistable", "RecordCodable"].filter { name in
             protocols.contains { $0.trimmedDescription.hasSuffix(name) }
@@ -27,6 +30,7 @@ public struct ModelMacro: ExtensionMacro, MemberMacro {
         if !model.isClass { members.append(initializer(model)) }
         members.append(inPlaceDecoder(model))
         members.append(writer(model))
+        members += model.properties.filter(needsTypeCheck).map(typeCheck)
         let text = "extension \(type.trimmedDescription)\(inherit) {\n\(members.joined(separator: "\n\n"))\n}"
         return [DeclSyntax(stringLiteral: text).cast(ExtensionDeclSyntax.self)]
     }
@@ -43,22 +47,59 @@ public struct ModelMacro: ExtensionMacro, MemberMacro {
         }
         var members: [DeclSyntax] = []
         if !model.transientNames.isEmpty {
-            let cases = model.properties.map(\.name).joined(separator: ", ")
+            let cases = model.properties.map(\.identifier).joined(separator: ", ")
             members.append("\(raw: model.access)enum CodingKeys: String, CodingKey { case \(raw: cases) }")
         }
         if model.isClass { members.append(DeclSyntax(stringLiteral: initializer(model))) }
         return members
     }
 
+    /// Types every model may store: no check needed.
+    private static let storedTypes: Set<String> = [
+        "Int", "Int8", "Int16", "Int32", "Int64", "UInt", "UInt8", "UInt16", "UInt32", "UInt64", "Double",
+        "Float", "Bool", "String", "Date", "UUID", "Data", "URL", "Decimal",
+    ]
+
+    private static func needsTypeCheck(_ property: ModelDeclaration.Property) -> Bool {
+        !storedTypes.contains(property.type) && property.link == nil
+    }
+
+    /// The name of the function that checks a property's type is stored (see ``typeCheck(_:)``).
+    private static func typeCheckName(_ property: ModelDeclaration.Property) -> String {
+        "lodeStored" + property.name.prefix(1).uppercased() + property.name.dropFirst()
+    }
+
+    /// For a property whose type may not be `Codable`: a function the codec passes the type through,
+    /// whose overload for other types is unavailable with a message naming the property. The macro
+    /// cannot see types; the compiler says it where it finds one that is not stored.
+    private static func typeCheck(_ property: ModelDeclaration.Property) -> String {
+        let message =
+            "@Model stores '\(property.name)' through Codable, and \(property.type) is not Codable: "
+            + "make \(property.type) Codable, or mark '\(property.name)' @Transient (not stored)"
+        let name = typeCheckName(property)
+        return """
+                @available(*, unavailable, message: "\(message)")
+                private static func \(name)<V>(_ type: V.Type) -> V.Type { type }
+
+                private static func \(name)<V: Codable>(_ type: V.Type) -> V.Type { type }
+            """
+    }
+
+    /// The type of `property` as the codec passes it: through its check when it has one.
+    private static func checkedType(_ property: ModelDeclaration.Property) -> String {
+        needsTypeCheck(property)
+            ? "Self.\(typeCheckName(property))((\(property.type)).self)" : "(\(property.type)).self"
+    }
+
     private static func schema(_ model: ModelDeclaration) -> String {
         var arguments: [String] = []
         if let name = model.storeName { arguments.append("name: \(name.trimmedDescription)") }
-        arguments.append("primaryKey: \\.\(model.primaryKey.name)")
+        arguments.append("primaryKey: \\.\(model.primaryKey.identifier)")
         var indexes: [String] = []
         for property in model.properties {
             guard let index = property.index else { continue }
             let name = index.name.map { ", name: \($0.trimmedDescription)" } ?? ""
-            indexes.append(".\(index.unique ? "unique" : "on")(\\.\(property.name)\(name))")
+            indexes.append(".\(index.unique ? "unique" : "on")(\\.\(property.identifier)\(name))")
         }
         for index in model.compoundIndexes {
             let paths = index.keyPaths.map { "\\\($0)" }.joined(separator: ", ")
@@ -67,7 +108,7 @@ public struct ModelMacro: ExtensionMacro, MemberMacro {
         }
         if !indexes.isEmpty { arguments.append("indexes: [\(indexes.joined(separator: ", "))]") }
         var textIndexes: [String] = []
-        let searchable = model.properties.filter(\.searchable).map { "\\.\($0.name)" }
+        let searchable = model.properties.filter(\.searchable).map { "\\.\($0.identifier)" }
         if !searchable.isEmpty { textIndexes.append(".on(\(searchable.joined(separator: ", ")))") }
         for index in model.textIndexes {
             let paths = index.keyPaths.map { "\\\($0)" }.joined(separator: ", ")
@@ -79,7 +120,7 @@ public struct ModelMacro: ExtensionMacro, MemberMacro {
         let links = model.properties.compactMap { property -> String? in
             guard let link = property.link else { return nil }
             let rule = link.rule.map { ", onDelete: \($0.trimmedDescription)" } ?? ""
-            return ".\(link.toMany ? "toMany" : "to")(\\.\(property.name)\(rule))"
+            return ".\(link.toMany ? "toMany" : "to")(\\.\(property.identifier)\(rule))"
         }
         if !links.isEmpty { arguments.append("links: [\(links.joined(separator: ", "))]") }
         if let version = model.version { arguments.append("version: \(version.trimmedDescription)") }
@@ -87,7 +128,7 @@ public struct ModelMacro: ExtensionMacro, MemberMacro {
             guard property.hasDefault, let initial = property.initializer, !property.isPrimaryKey else {
                 return nil
             }
-            return ".field(\\.\(property.name), \(initial.trimmedDescription))"
+            return ".field(\\.\(property.identifier), \(initial.trimmedDescription))"
         }
         if !defaults.isEmpty { arguments.append("defaults: [\(defaults.joined(separator: ", "))]") }
         return """
@@ -99,7 +140,7 @@ public struct ModelMacro: ExtensionMacro, MemberMacro {
 
     private static func fieldNames(_ model: ModelDeclaration) -> String {
         let names = model.properties.map { "\"\($0.name)\"" }.joined(separator: ", ")
-        let paths = model.properties.map { "\\.\($0.name)" }.joined(separator: ", ")
+        let paths = model.properties.map { "\\.\($0.identifier)" }.joined(separator: ", ")
         return """
                 \(model.access)static let recordFields = RecordFieldNames([\(names)])
 
@@ -118,7 +159,7 @@ public struct ModelMacro: ExtensionMacro, MemberMacro {
         for (position, property) in model.properties.enumerated() {
             let read = property.isOptional ? "decodeIfPresent" : "decode"
             lines.append(
-                "    case \(position): _\(property.name) = try record.\(read)((\(property.type)).self)")
+                "    case \(position): _\(property.name) = try record.\(read)(\(checkedType(property)))")
         }
         lines.append("    default: try record.skipValue()")
         lines.append("    }")
@@ -128,17 +169,17 @@ public struct ModelMacro: ExtensionMacro, MemberMacro {
             if property.isOptional {
                 if property.hasDefault, let initial = property.initializer {
                     lines.append(
-                        "self.\(property.name) = record.hasField(\(fieldIndex(model, property))) ? \(local) : \(initial.trimmedDescription)"
+                        "self.\(property.identifier) = record.hasField(\(fieldIndex(model, property))) ? \(local) : \(initial.trimmedDescription)"
                     )
                 } else {
-                    lines.append("self.\(property.name) = \(local)")
+                    lines.append("self.\(property.identifier) = \(local)")
                 }
             } else if let initial = property.initializer {
-                lines.append("self.\(property.name) = \(local) ?? \(initial.trimmedDescription)")
+                lines.append("self.\(property.identifier) = \(local) ?? \(initial.trimmedDescription)")
             } else {
                 lines.append(
                     "guard let \(local) else { throw RecordDecodingError.missing(\"\(property.name)\") }")
-                lines.append("self.\(property.name) = \(local)")
+                lines.append("self.\(property.identifier) = \(local)")
             }
         }
         let body = lines.map { "        " + $0 }.joined(separator: "\n")
@@ -172,7 +213,7 @@ public struct ModelMacro: ExtensionMacro, MemberMacro {
         let lines = model.properties.enumerated().map { position, property in
             let write =
                 !property.isOptional ? "encode" : property.hasDefault ? "encodeOrNull" : "encodeIfPresent"
-            return "        try record.\(write)(self.\(property.name), field: \(position))"
+            return "        try record.\(write)(self.\(property.identifier), field: \(position))"
         }
         return """
                 \(model.access)func write(record: inout RecordWriter) throws {

@@ -144,6 +144,76 @@ struct Expansion {
         #expect(expansion.source.contains("object.assumingMemoryBound(to: Memo.self).initialize("))
     }
 
+    @Test func aNestedModelIsNamedByItsQualifiedNameInTheExtension() {
+        let expansion = Expansion(
+            """
+            enum SchemaV1 {
+                @Model struct Item { var id: Int; var name: String }
+            }
+            """)
+        #expect(expansion.messages == [])
+        let text = expansion.source
+        #expect(text.contains("extension SchemaV1.Item: Persistable, RecordCodable {"))
+        #expect(text.contains("static let schema = Schema<SchemaV1.Item>("))
+        #expect(text.contains("static var recordKeyPaths: [PartialKeyPath<SchemaV1.Item>] {"))
+        #expect(text.contains("object.assumingMemoryBound(to: SchemaV1.Item.self).initialize("))
+    }
+
+    @Test func propertiesNamedWithKeywordsKeepTheirBackticksInCodeOnly() {
+        let expansion = Expansion(
+            """
+            @Model
+            struct Flags {
+                var id: Int
+                @Indexed var `default`: Bool
+                var `self`: Int = 0
+                @Transient var cache = 0
+            }
+            """)
+        #expect(expansion.messages == [])
+        let text = expansion.source
+        #expect(text.contains(#"RecordFieldNames(["id", "default", "self"])"#))
+        #expect(text.contains("[\\.id, \\.`default`, \\.`self`]"))
+        #expect(text.contains("indexes: [.on(\\.`default`)]"))
+        #expect(text.contains("defaults: [.field(\\.`self`, 0)]"))
+        #expect(text.contains("var _default: Bool? = nil"))
+        #expect(text.contains("self.`default` = _default"))
+        #expect(text.contains(#"throw RecordDecodingError.missing("default")"#))
+        #expect(text.contains("try record.encode(self.`self`, field: 2)"))
+        #expect(text.contains("case id, `default`, `self`"))
+    }
+
+    @Test func aPropertyOfAnotherTypeGoesThroughACheckThatNamesIt() {
+        let expansion = Expansion(
+            """
+            @Model
+            struct Shape {
+                var id: Int
+                var name: String?
+                var outline: Outline
+                var corners: [Point]? = []
+                @Linked var owner: Link<Person>?
+            }
+            """)
+        #expect(expansion.messages == [])
+        let text = expansion.source
+        // Types every model stores and links pass straight through; the others through a check.
+        #expect(text.contains("_name = try record.decodeIfPresent((String).self)"))
+        #expect(text.contains("_outline = try record.decode(Self.lodeStoredOutline((Outline).self))"))
+        #expect(
+            text.contains("_corners = try record.decodeIfPresent(Self.lodeStoredCorners(([Point]).self))"))
+        #expect(!text.contains("lodeStoredOwner") && !text.contains("lodeStoredName"))
+        #expect(
+            text.contains(
+                #"@available(*, unavailable, message: "@Model stores 'outline' through Codable, and Outline is not Codable: make Outline Codable, or mark 'outline' @Transient (not stored)")"#
+            ))
+        #expect(
+            text.contains("private static func lodeStoredOutline<V: Codable>(_ type: V.Type) -> V.Type"))
+        // An optional with an initial value writes its nil as null.
+        #expect(text.contains("try record.encodeOrNull(self.corners, field: 3)"))
+        #expect(text.contains("try record.encodeIfPresent(self.name, field: 1)"))
+    }
+
     @Test func misuseIsReportedWhereItIs() {
         let cases: [(String, [String])] = [
             (
@@ -265,6 +335,21 @@ struct Expansion {
                 """,
                 [
                     "4:10: a @Model type's stored fields are its stored properties: mark the ones not to store @Transient instead of declaring CodingKeys"
+                ]
+            ),
+            (
+                """
+                @Model
+                struct Lowered {
+                    var id: Int
+                    var name: String
+                    func encode(to encoder: any Encoder) throws {}
+                    init(from decoder: any Decoder) throws { fatalError() }
+                }
+                """,
+                [
+                    "5:10: a @Model type's records are written by its generated codec, which would not call encode(to:): remove it (mark a property @Transient to leave it out), or drop @Model and declare Persistable yourself",
+                    "6:5: a @Model type's records are read by its generated codec, which would not call init(from:): remove it (an initial value, `var priority: Int = 1`, is what a record without the field reads), or drop @Model and declare Persistable yourself",
                 ]
             ),
         ]

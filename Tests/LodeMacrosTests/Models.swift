@@ -113,3 +113,33 @@ struct Article: Equatable {
     var body: String
     #TextIndex<Article>(\.body, name: "body")
 }
+
+/// SwiftData's versioned-schema pattern: each version's models nested in a namespace type.
+enum ShelfV1 {
+    @Model(name: "Book")
+    struct Book: Equatable {
+        var id: Int
+        var title: String
+    }
+}
+
+/// The second version of the same stored type, nested in another namespace.
+enum ShelfV2 {
+    @Model(name: "Book", version: 2)
+    struct Book: Equatable {
+        var id: Int
+        var title: String
+        @Indexed var pages: Int = 0
+        var subtitle: String?
+    }
+}
+
+/// Properties named with keywords, in backticks.
+@Model
+struct Keywords: Equatable {
+    var id: Int
+    @Indexed var `default`: Bool
+    var `self`: Int
+    var `class`: String? = "none"
+    var `for`: [String] = []
+}

@@ -355,3 +355,14 @@ extension RecordReader {
         }
     }
 }
+
+extension RecordReader {
+    /// Not a stored type: what a `@Model` property whose type is not `Decodable` meets, in place of
+    /// "no exact matches" (the model macro's own error names the property).
+    @available(*, unavailable, message: "a stored property of a @Model type must be Codable")
+    public mutating func decode<V>(_ type: V.Type) throws -> V { fatalError("unavailable") }
+
+    /// Not a stored type (see the unavailable `decode(_:)`).
+    @available(*, unavailable, message: "a stored property of a @Model type must be Codable")
+    public mutating func decodeIfPresent<V>(_ type: V.Type) throws -> V? { fatalError("unavailable") }
+}

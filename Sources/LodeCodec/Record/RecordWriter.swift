@@ -347,3 +347,18 @@ public struct RecordWriter: ~Copyable {
         value.encoded.withUnsafeBytes { writeBytes($0) }
     }
 }
+
+extension RecordWriter {
+    /// Not a stored type: what a `@Model` property whose type is not `Encodable` meets, in place of
+    /// "no exact matches" (the model macro's own error names the property).
+    @available(*, unavailable, message: "a stored property of a @Model type must be Codable")
+    public mutating func encode<V>(_ value: V, field: Int) throws { fatalError("unavailable") }
+
+    /// Not a stored type (see the unavailable `encode(_:field:)`).
+    @available(*, unavailable, message: "a stored property of a @Model type must be Codable")
+    public mutating func encodeIfPresent<V>(_ value: V?, field: Int) throws { fatalError("unavailable") }
+
+    /// Not a stored type (see the unavailable `encode(_:field:)`).
+    @available(*, unavailable, message: "a stored property of a @Model type must be Codable")
+    public mutating func encodeOrNull<V>(_ value: V?, field: Int) throws { fatalError("unavailable") }
+}

@@ -1,0 +1,55 @@
+import Foundation
+import LMDB
+import Lode
+import LodeCodec
+import LodeMacros
+import Testing
+
+@testable import LodeTestSupport
+
+/// Declarations SwiftData users write: models nested in a namespace type, properties named with
+/// keywords. They compile (this file and Models.swift are the proof) and store what they say.
+@Suite struct ModelDeclarationTests {
+    let directory = TemporaryDirectory("model-declarations")
+
+    @Test func modelsNestedInNamespacesShareTheirStoredType() throws {
+        let url = directory.url
+        do {
+            let store = try Store(at: url, types: [ShelfV1.Book.self])
+            try store.write { tx in
+                for id in 1...3 { try tx.insert(ShelfV1.Book(id: id, title: "book \(id)")) }
+            }
+            #expect(ShelfV1.Book.schema.typeName == "Book")
+            store.close()
+        }
+        let store = try Store(at: url, types: [ShelfV2.Book.self])
+        #expect(try store.objects(ShelfV2.Book.self).fetch().map(\.pages) == [0, 0, 0])
+        try store.write { tx in
+            try tx.update(ShelfV2.Book.self, key: 2, \.pages) { $0 = 120 }
+            try tx.insert(ShelfV2.Book(id: 4, title: "four", pages: 50, subtitle: "a sequel"))
+        }
+        #expect(
+            try store.objects(ShelfV2.Book.self).filter(#Predicate { $0.pages > 10 }).sorted(by: \.pages)
+                .fetch().map(\.id) == [4, 2])
+        #expect(try store.read { try $0.checkIntegrity() }.problems == [])
+    }
+
+    @Test func propertiesNamedWithKeywordsAreFieldsOfThoseNames() throws {
+        let store = try Store(at: directory.url, types: [Keywords.self])
+        let object = Keywords(id: 1, default: true, self: 7, class: nil, for: ["a", "b"])
+        try store.write { tx in
+            try tx.insert(object)
+            try tx.insert(Keywords(id: 2, default: false, self: 8))
+        }
+        #expect(try store.read { try $0.object(Keywords.self, key: 1) } == object)
+        #expect(try store.objects(Keywords.self).filter(#Predicate { $0.default }).fetch() == [object])
+        #expect(try store.objects(Keywords.self).values(of: \.`self`) == [7, 8])
+        #expect(try store.objects(Keywords.self).values(of: \.`class`) == [nil, "none"])
+        // The record's fields are the names without backticks, as Codable writes them.
+        let record = try object.encodeRecord().bytes
+        #expect(try CBORValue(decoding: record).mapKeys == ["id", "default", "self", "class", "for"])
+        let second = Keywords(id: 2, default: false, self: 8)
+        #expect(try second.encodeRecord().bytes == CBOREncoder().encode(second))
+        #expect(try CBORDecoder().decode(Keywords.self, from: record) == object)
+    }
+}
