@@ -25,7 +25,9 @@ public enum ObjectEvent<Object: Persistable>: @unchecked Sendable {
     case initial(Object?)
     /// The object was inserted (it did not exist at the last delivery).
     case inserted(Object)
-    /// Commits changed the object: it is now `object`, and `properties` changed (in declared order).
+    /// Commits changed the object: it is now `object`, and `properties` changed (in declared order):
+    /// their values differ (`==` where the type is `Equatable`, else their encodings with maps in key
+    /// order), not merely their stored bytes.
     case changed(Object, properties: [PropertyChange<Object>])
     /// The object was deleted; `last` is how it was at the last delivery.
     case deleted(last: Object)
@@ -99,13 +101,17 @@ final class ObjectSource<T: Persistable & RecordCodable>: LiveSource, @unchecked
             let (old, new) = (before.object, after.object)
             let properties = zip(T.recordFields.names, T.recordKeyPaths).compactMap {
                 name, keyPath -> PropertyChange<T>? in
-                // Fields the diff could not tell apart are all reported.
+                // A field whose bytes are the same did not change (fields the diff could not tell
+                // apart are all compared); one whose bytes differ may hold the same value: a
+                // dictionary or set in another order, a default now stored.
                 guard changed?.contains(name) ?? true else { return nil }
-                return PropertyChange(
-                    name: name, keyPath: keyPath, oldValue: old[keyPath: keyPath],
-                    newValue: new[keyPath: keyPath])
+                let (oldValue, newValue) = (old[keyPath: keyPath], new[keyPath: keyPath])
+                guard !PropertyValues.same(oldValue, newValue) else { return nil }
+                return PropertyChange(name: name, keyPath: keyPath, oldValue: oldValue, newValue: newValue)
             }
-            return .changed(new, properties: properties)
+            // A record rewritten with the same values (or only fields the type does not know
+            // changed) changed nothing the observer can see.
+            return properties.isEmpty ? nil : .changed(new, properties: properties)
         }
     }
 }

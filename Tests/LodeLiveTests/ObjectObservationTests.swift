@@ -1,4 +1,5 @@
 import Foundation
+import LodeCodec
 import Testing
 
 @testable import LodeLive
@@ -160,6 +161,100 @@ final class ObjectEvents<T: Persistable>: @unchecked Sendable {
             #expect(last.rank == 103)
         } else {
             Issue.record("expected a deletion, got \(all[2])")
+        }
+    }
+}
+
+extension ObjectObservationTests {
+    /// A dictionary of `count` entries holding the same values as every other one, built in a table
+    /// of `capacity`: its iteration order (the order it is encoded in) depends on the table.
+    static func readings(_ count: Int, capacity: Int) -> [String: Int] {
+        var result = [String: Int](minimumCapacity: capacity)
+        for n in 0..<count { result["sensor \(n)"] = n }
+        return result
+    }
+
+    /// Properties whose values are equal are not reported, though their stored bytes differ: a
+    /// property with an initial value that an older record lacked, dictionaries and sets in another
+    /// order; a rewrite that changes no value delivers nothing.
+    @Test func onlyPropertiesWhoseValuesChangedAreReported() async throws {
+        try await onDedicatedExecutor { try await onlyChangedValuesAreReported() }
+    }
+
+    func onlyChangedValuesAreReported() async throws {
+        let store = try Store(at: directory.url, types: [Gauge.self])
+        // Two equal dictionaries and sets whose encodings differ (their tables are of other sizes).
+        let (small, large) = (Self.readings(12, capacity: 12), Self.readings(12, capacity: 400))
+        func labels(capacity: Int) -> Set<String> {
+            var labels = Set<String>(minimumCapacity: capacity)
+            for label in ["a", "b", "c", "d", "e", "f", "g"] { labels.insert(label) }
+            return labels
+        }
+        let (fewLabels, manyLabels) = (labels(capacity: 4), labels(capacity: 300))
+        let offsets = Self.readings(12, capacity: 12).mapValues(Double.init)
+        let moreOffsets = Self.readings(12, capacity: 400).mapValues(Double.init)
+        #expect(try CBOREncoder().encode(small) != CBOREncoder().encode(large), "the test needs two orders")
+        #expect(try CBOREncoder().encode(fewLabels) != CBOREncoder().encode(manyLabels))
+        #expect(try CBOREncoder().encode(offsets) != CBOREncoder().encode(moreOffsets))
+        // A record an older version wrote: no weight, no calibration (they read their defaults).
+        let old = CBORValue.map([
+            .init(key: .text("id"), value: .unsigned(1)),
+            .init(key: .text("readings"), value: try CBORValue(decoding: CBOREncoder().encode(small))),
+            .init(key: .text("labels"), value: try CBORValue(decoding: CBOREncoder().encode(fewLabels))),
+        ]).encoded
+        try await store.write { tx in
+            try tx.insert(Gauge(id: 1, readings: small, labels: fewLabels))
+            let records = try tx.lmdbWrite.database(named: "Gauge", create: false)
+            try tx.lmdbWrite.put(old, forKey: try KeyEncoder().encode(1), in: records)
+        }
+        let events = ObjectEvents<Gauge>()
+        let token = try store.observe(Gauge.self, key: 1) { events.append($0) }
+        defer { token.cancel() }
+        #expect(await events.wait(for: 1).count == 1)
+        // A whole update that changes the note: the stored weight and calibration are new bytes, the
+        // same values.
+        try await store.write { tx in try tx.update(Gauge.self, key: 1) { $0.note = "checked" } }
+        // The same readings and labels in other orders: no value changed.
+        try await store.write { tx in
+            try tx.update(Gauge.self, key: 1) {
+                $0.readings = large
+                $0.labels = manyLabels
+            }
+        }
+        // A calibration, then the same one in another order.
+        try await store.write { tx in
+            try tx.update(Gauge.self, key: 1) { $0.calibration = Calibration(offsets: offsets) }
+        }
+        try await store.write { tx in
+            try tx.update(Gauge.self, key: 1) { $0.calibration = Calibration(offsets: moreOffsets) }
+        }
+        // A real change of each.
+        try await store.write { tx in
+            try tx.update(Gauge.self, key: 1) {
+                $0.readings["sensor 3"] = 300
+                $0.labels.insert("z")
+                $0.calibration.offsets["sensor 0"] = 0.5
+            }
+        }
+        // The last commit: every event before it has arrived when it does.
+        try await store.write { tx in try tx.update(Gauge.self, key: 1) { $0.weight = 11 } }
+        let all = await events.wait(for: 5)
+        #expect(all.count == 5, "\(all)")
+        guard all.count == 5 else { return }
+        if case .changed(let gauge, let properties) = all[1] {
+            #expect(gauge.note == "checked")
+            #expect(properties.map(\.name) == ["note"])
+        } else {
+            Issue.record("expected a change, got \(all[1])")
+        }
+        for (event, names) in zip(
+            all[2...], [["calibration"], ["readings", "labels", "calibration"], ["weight"]])
+        {
+            if case .changed(_, let properties) = event {
+                #expect(properties.map(\.name) == names)
+            } else {
+                Issue.record("expected a change, got \(event)")
+            }
         }
     }
 }

@@ -48,3 +48,20 @@ struct Task: Equatable, CustomStringConvertible {
     @Indexed var group: String
     var description: String { "#\(id)(\(title), rank \(rank), \(done ? "done" : "open"), \(group))" }
 }
+
+/// A model with collections whose equal values may be encoded in different orders, a property with
+/// an initial value and a nested value that is not `Equatable`.
+@Model
+struct Gauge {
+    var id: Int
+    var readings: [String: Int]
+    var labels: Set<String>
+    var weight: Int = 10
+    var calibration: Calibration = Calibration(offsets: [:])
+    var note: String?
+}
+
+/// A nested value without `Equatable`: compared by its encoding.
+struct Calibration: Codable {
+    var offsets: [String: Double]
+}
