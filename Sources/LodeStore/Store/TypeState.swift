@@ -149,10 +149,21 @@ package final class TypeState<T: Persistable>: Sendable, PendingWriteState {
     /// The top-level fields the type's `Decodable` conformance asks for while it reads `record` (app
     /// code, run outside the lock), remembered with the fields of `present` it did not ask for.
     ///
+    /// The record is read as reads read it: a field it lacks that the schema has a default for reads
+    /// as the default (a record of an older version, which a newer one may rewrite).
+    ///
     /// - Throws: what decoding `record` throws.
     func probeFieldsRead(_ record: UnsafeRawBufferPointer, present: [String]) throws -> Set<String> {
         LockWatch.check(entering: "the Decodable conformance of \(T.self)")
-        let read = try CBORDecoder().fieldsRead(by: T.self, from: record)
+        let read: Set<String>
+        do {
+            read = try CBORDecoder().fieldsRead(by: T.self, from: record)
+        } catch let error as DecodingError {
+            guard case .keyNotFound(_, let context) = error, context.codingPath.isEmpty,
+                let patched = try schema.applyingDefaults(to: record)
+            else { throw error }
+            read = try patched.withUnsafeBytes { try CBORDecoder().fieldsRead(by: T.self, from: $0) }
+        }
         fieldsRead.withLock {
             $0.read.formUnion(read)
             $0.notRead.formUnion(present.filter { !read.contains($0) })

@@ -214,6 +214,13 @@ public final class WriteTransaction: Transaction {
         let read: Set<String>
         do {
             read = try state.probeFieldsRead(old, present: missing.map(\.name))
+        } catch let error as DecodingError {
+            // Named as a read names it.
+            throw LodeError.recordDoesNotDecode(
+                type: T.schema.typeName, key: KeyDescription.describe(key), field: error.fieldPath,
+                reason: error.reason)
+        } catch let error as LodeError {
+            throw error
         } catch {
             throw LodeError.recordDoesNotDecode(
                 type: T.schema.typeName, key: KeyDescription.describe(key), field: "", reason: "\(error)")
