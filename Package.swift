@@ -157,7 +157,7 @@ let package = Package(
             ],
             path: "Tests/Helpers/lode-test-helper"),
         .executableTarget(
-            name: "lode-versions-helper", dependencies: ["Lode", "LodeTestSupport"],
+            name: "lode-versions-helper", dependencies: ["Lode", "LodeMacros", "LodeTestSupport"],
             path: "Tests/Helpers/lode-versions-helper"),
         // Lode's tests: one target per layer, each depending only on its layer and those below (and on
         // the executables it runs: the test helpers, and `lode-dump` as an independent checker), so the

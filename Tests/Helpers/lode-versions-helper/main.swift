@@ -9,6 +9,7 @@
 //   lode-versions-helper new DIR CHANGE — version 2: opens the store with its schema and migrations,
 //     writes ten items and reads everything; prints "new done items=N".
 //   lode-versions-helper ids DIR CHANGE — version 2's view: every item's version-1 id, one per line.
+//   lode-versions-helper turns|state …: see Turns.swift.
 // CHANGE is one of: index-added, index-dropped, link-added, field-added, field-renamed, field-removed,
 // field-retyped, type-renamed, type-deleted, primary-key-changed.
 import Foundation
@@ -328,6 +329,13 @@ do {
             seed: arguments.count > 5 ? UInt64(arguments[5]) : nil)
     case ("new", 4): try runNew(arguments[2], change: arguments[3])
     case ("ids", 4): try printIDs(arguments[2], change: arguments[3])
+    case ("turns", 6):
+        guard let type = turnType(arguments[3]), let seed = UInt64(arguments[4]), let ops = Int(arguments[5])
+        else { throw HelperError.usage }
+        try runTurn(type, path: arguments[2], seed: seed, ops: ops)
+    case ("state", 4):
+        guard let type = turnType(arguments[3]) else { throw HelperError.usage }
+        try printState(type, path: arguments[2])
     default: throw HelperError.usage
     }
 } catch {
