@@ -29,7 +29,7 @@ import LodeStore
 ///   - name: the type's name in the store (the Swift type name unless set).
 ///   - version: a number recorded in the catalog, raised when the type changes shape.
 @attached(
-    extension, conformances: Persistable, RecordCodable,
+    extension, conformances: Persistable, RecordCodable, Identifiable,
     names: named(schema), named(recordFields), named(recordKeyPaths), named(init(record:)),
     named(decodeRecord(_:names:into:)), named(write(record:)), arbitrary)
 @attached(member, names: named(CodingKeys), named(init(record:)))
@@ -81,7 +81,7 @@ public macro TextIndex<Object>(
 @attached(peer)
 public macro Transient() = #externalMacro(module: "LodeMacrosPlugin", type: "PropertyMarkerMacro")
 
-/// A compound index on two or three properties, in a `@Model` type's body: `#Index<Todo>(\.status,
+/// An index on one to three properties, in a `@Model` type's body: `#Index<Todo>(\.status,
 /// \.priority)`.
 /// - Parameters:
 ///   - keyPaths: the properties, in key order.
@@ -90,11 +90,25 @@ public macro Transient() = #externalMacro(module: "LodeMacrosPlugin", type: "Pro
 public macro Index<Object>(_ keyPaths: PartialKeyPath<Object>..., name: String? = nil) =
     #externalMacro(module: "LodeMacrosPlugin", type: "SchemaMarkerMacro")
 
-/// A unique compound index on two properties, in a `@Model` type's body: `#Unique<Member>(\.team,
-/// \.email)`.
+/// A unique compound index on two or three properties, in a `@Model` type's body:
+/// `#Unique<Member>(\.team, \.email)`.
 /// - Parameters:
 ///   - keyPaths: the properties, in key order.
 ///   - name: the index name (the field names joined with `+` unless set).
 @freestanding(declaration)
 public macro Unique<Object>(_ keyPaths: PartialKeyPath<Object>..., name: String? = nil) =
+    #externalMacro(module: "LodeMacrosPlugin", type: "SchemaMarkerMacro")
+
+/// Indexes written as SwiftData writes them, each list of one to three key paths an index:
+/// `#Index<Trip>([\.name], [\.start, \.end])`.
+/// - Parameter indexes: the indexes, each its properties in key order.
+@freestanding(declaration)
+public macro Index<Object>(_ indexes: [PartialKeyPath<Object>]...) =
+    #externalMacro(module: "LodeMacrosPlugin", type: "SchemaMarkerMacro")
+
+/// Uniqueness constraints written as SwiftData writes them, each list of one to three key paths a
+/// unique index: `#Unique<Person>([\.email], [\.givenName, \.familyName])`.
+/// - Parameter constraints: the unique indexes, each its properties in key order.
+@freestanding(declaration)
+public macro Unique<Object>(_ constraints: [PartialKeyPath<Object>]...) =
     #externalMacro(module: "LodeMacrosPlugin", type: "SchemaMarkerMacro")

@@ -11,6 +11,8 @@ struct ModelDeclaration {
         var name: String
         /// The property's name as code refers to it (`` `default` `` for a keyword).
         var identifier: String
+        /// Its access modifier, as ``ModelDeclaration/access`` writes one.
+        var access = ""
         /// The type as written (for an optional, the wrapped type).
         var type: String
         var isOptional: Bool
@@ -271,6 +273,7 @@ struct ModelDeclaration {
                 }
             }
             property.isPrimaryKey = primary != nil
+            property.access = Self.access(of: variable.modifiers)
             if let indexed { property.index = (false, Self.argument("name", of: indexed)) }
             if let unique { property.index = (true, Self.argument("name", of: unique)) }
             if let indexed, unique != nil {
@@ -385,6 +388,34 @@ struct ModelDeclaration {
     private mutating func readCompoundIndex(
         _ expansion: MacroExpansionDeclSyntax, report: (Syntax, String) -> Void
     ) {
+        let macro = "#\(expansion.macroName.text)"
+        let unique = expansion.macroName.text == "Unique"
+        if expansion.arguments.contains(where: { $0.expression.is(ArrayExprSyntax.self) }) {
+            // SwiftData's form: each list of key paths is an index (`#Index<T>([\.a], [\.b, \.c])`).
+            for argument in expansion.arguments {
+                guard let list = argument.expression.as(ArrayExprSyntax.self), argument.label == nil else {
+                    report(
+                        Syntax(argument),
+                        "\(macro) takes key paths (`\\.a, \\.b`) or lists of them, one list for each index (`[\\.a], [\\.b, \\.c]`), not both"
+                    )
+                    return
+                }
+                var keyPaths: [String] = []
+                for element in list.elements {
+                    guard let keyPath = element.expression.as(KeyPathExprSyntax.self) else {
+                        report(Syntax(element), "\(macro)'s lists hold key paths (`\\.field`)")
+                        return
+                    }
+                    keyPaths.append(keyPath.components.trimmedDescription)
+                }
+                guard (1...3).contains(keyPaths.count) else {
+                    report(Syntax(list), "an index of \(macro) takes one to 3 key paths, not \(keyPaths.count)")
+                    continue
+                }
+                compoundIndexes.append(CompoundIndex(unique: unique, keyPaths: keyPaths, name: nil))
+            }
+            return
+        }
         var keyPaths: [String] = []
         var name: ExprSyntax?
         for argument in expansion.arguments {
@@ -396,12 +427,8 @@ struct ModelDeclaration {
                 report(Syntax(argument), "#\(expansion.macroName.text) takes key paths (`\\.field`)")
             }
         }
-        let unique = expansion.macroName.text == "Unique"
-        let most = unique ? 2 : 3
-        if keyPaths.isEmpty || keyPaths.count > most {
-            report(
-                Syntax(expansion),
-                "#\(expansion.macroName.text) takes one to \(most) key paths, not \(keyPaths.count)")
+        if keyPaths.isEmpty || keyPaths.count > 3 {
+            report(Syntax(expansion), "\(macro) takes one to 3 key paths, not \(keyPaths.count)")
             return
         }
         compoundIndexes.append(CompoundIndex(unique: unique, keyPaths: keyPaths, name: name))

@@ -22,8 +22,16 @@ public struct ModelMacro: ExtensionMacro, MemberMacro {
         // @Model struct Item … }`) is named by its qualified name there.
         model.typeName = type.trimmedDescription
         // The compiler names the conformances the type does not have yet (none when it declares both).
-        let conformances = ["Persistable", "RecordCodable"].filter { name in
+        var conformances = ["Persistable", "RecordCodable"].filter { name in
             protocols.contains { $0.trimmedDescription.hasSuffix(name) }
+        }
+        // `Identifiable` through the `id` property, as SwiftData's models are: when its type is one
+        // known to be `Hashable` (the macro cannot see others'), and as visible as the type.
+        if protocols.contains(where: { $0.trimmedDescription.hasSuffix("Identifiable") }),
+            let id = model.properties.first(where: { $0.name == "id" }), !id.isOptional,
+            storedTypes.contains(id.type), model.access.isEmpty || id.access == model.access
+        {
+            conformances.append("Identifiable")
         }
         let inherit = conformances.isEmpty ? "" : ": " + conformances.joined(separator: ", ")
         var members = [schema(model), fieldNames(model)]

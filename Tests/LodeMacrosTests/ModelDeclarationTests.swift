@@ -53,3 +53,35 @@ import Testing
         #expect(try CBORDecoder().decode(Keywords.self, from: record) == object)
     }
 }
+
+extension ModelDeclarationTests {
+    static func trip(_ n: Int, country: String = "NO", city: String = "Oslo", code: String? = nil) -> Trip {
+        Trip(
+            id: UUID(uuid: (UInt8(n), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1)), name: "trip \(n % 3)",
+            start: n, end: n + 2, country: country, city: city, code: code ?? "c\(n)")
+    }
+
+    /// Ids of a model's objects, for code that needs `Identifiable` (a list's rows).
+    func identities<T: Identifiable>(_ items: [T]) -> [T.ID] { items.map(\.id) }
+
+    @Test func swiftDataIndexesAndUniquenessConstraintsAreKept() throws {
+        let store = try Store(at: directory.url, types: [Trip.self])
+        #expect(
+            Trip.schema.indexes.map(\.name) == ["name", "start+end", "code", "country+city+name"])
+        #expect(Trip.schema.indexes.map(\.isUnique) == [false, false, true, true])
+        try store.write { tx in for n in 0..<9 { try tx.insert(Self.trip(n, city: "city \(n)")) } }
+        // A second object with the same three values of a three-field constraint is refused.
+        #expect(throws: LodeError.self) {
+            try store.write { tx in try tx.insert(Self.trip(9, city: "city 3", code: "other")) }
+        }
+        #expect(throws: LodeError.self) {
+            try store.write { tx in try tx.insert(Self.trip(10, city: "elsewhere", code: "c4")) }
+        }
+        let named = store.objects(Trip.self).filter(#Predicate { $0.name == "trip 1" })
+        #expect("\(try named.explain())".contains("name"))
+        #expect(try named.fetch().map(\.start) == [1, 4, 7])
+        let trips = try store.objects(Trip.self).fetch()
+        #expect(identities(trips) == trips.map(\.id))
+        #expect(try store.read { try $0.checkIntegrity() }.problems == [])
+    }
+}

@@ -143,3 +143,17 @@ struct Keywords: Equatable {
     var `class`: String? = "none"
     var `for`: [String] = []
 }
+
+/// Indexes and uniqueness constraints declared as SwiftData declares them.
+@Model
+struct Trip: Equatable {
+    var id: UUID
+    var name: String
+    var start: Int
+    var end: Int
+    var country: String
+    var city: String
+    var code: String
+    #Index<Trip>([\.name], [\.start, \.end])
+    #Unique<Trip>([\.code], [\.country, \.city, \.name])
+}

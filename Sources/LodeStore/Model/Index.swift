@@ -69,8 +69,23 @@ public struct Index<Object>: @unchecked Sendable {
         _ first: KeyPath<Object, A>, _ second: KeyPath<Object, B>, _ third: KeyPath<Object, C>,
         name: String? = nil
     ) -> Index {
+        triple(first, second, third, name: name, unique: false)
+    }
+
+    /// A unique compound index on three properties: no two objects may have the same three values.
+    public static func unique<A: Codable, B: Codable, C: Codable>(
+        _ first: KeyPath<Object, A>, _ second: KeyPath<Object, B>, _ third: KeyPath<Object, C>,
+        name: String? = nil
+    ) -> Index {
+        triple(first, second, third, name: name, unique: true)
+    }
+
+    private static func triple<A: Codable, B: Codable, C: Codable>(
+        _ first: KeyPath<Object, A>, _ second: KeyPath<Object, B>, _ third: KeyPath<Object, C>,
+        name: String?, unique: Bool
+    ) -> Index {
         Index(
-            name: name, unique: false, keyPaths: [first, second, third], types: [A.self, B.self, C.self],
+            name: name, unique: unique, keyPaths: [first, second, third], types: [A.self, B.self, C.self],
             keyBytes: { object in
                 var bytes: [UInt8] = []
                 let encoder = KeyEncoder()
