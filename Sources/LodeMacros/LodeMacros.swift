@@ -52,6 +52,25 @@ public macro Indexed(name: String? = nil) =
 public macro Unique(name: String? = nil) =
     #externalMacro(module: "LodeMacrosPlugin", type: "PropertyMarkerMacro")
 
+/// What `@Attribute` says of a property besides its earlier name.
+public struct AttributeOption: Sendable, Equatable {
+    let name: String
+
+    /// A unique index on the property, as `@Unique` makes.
+    public static let unique = AttributeOption(name: "unique")
+}
+
+/// A property's attributes as SwiftData writes them: `@Attribute(.unique)` is a unique index;
+/// `@Attribute(originalName: "name")` says an earlier version stored the property as `name`, and
+/// opening a store renames that field in the records that still have it (once; no migration to
+/// write).
+/// - Parameters:
+///   - options: `.unique`.
+///   - originalName: the field's name in an earlier version (a string literal).
+@attached(peer)
+public macro Attribute(_ options: AttributeOption..., originalName: String? = nil) =
+    #externalMacro(module: "LodeMacrosPlugin", type: "PropertyMarkerMacro")
+
 /// The delete rule of a link property (`Link<Target>?` or `[Link<Target>]`; such a property is a link
 /// without the mark too, with the rule `.nullify`).
 /// - Parameter onDelete: what deleting a target does to the objects that link to it.

@@ -13,6 +13,8 @@ struct ModelDeclaration {
         var identifier: String
         /// Its access modifier, as ``ModelDeclaration/access`` writes one.
         var access = ""
+        /// The name an earlier version stored it under (`@Attribute(originalName:)`).
+        var originalName: String?
         /// The type as written (for an optional, the wrapped type).
         var type: String
         var isOptional: Bool
@@ -144,6 +146,19 @@ struct ModelDeclaration {
                     "\(typeName) has no primary key: mark one stored property @PrimaryKey (or name it `id`)")
             }
         }
+        for property in properties {
+            guard let original = property.originalName else { continue }
+            if property.isPrimaryKey {
+                report(
+                    property.node,
+                    "a primary key cannot be renamed by originalName: write a migration that changes the primary key"
+                )
+            } else if properties.contains(where: { $0.name == original }) {
+                report(property.node, "\(property.name)'s originalName \"\(original)\" is another stored property")
+            } else if properties.contains(where: { $0.name != property.name && $0.originalName == original }) {
+                report(property.node, "two properties have the originalName \"\(original)\"")
+            }
+        }
         if let key = properties.first(where: { $0.isPrimaryKey }) {
             if key.isOptional { report(key.node, "a primary key cannot be optional") }
             if key.link != nil { report(key.node, "a primary key cannot be a link") }
@@ -199,7 +214,10 @@ struct ModelDeclaration {
         let linked = Self.attribute("Linked", in: attributes)
         let transient = Self.attribute("Transient", in: attributes)
         let searchable = Self.attribute("Searchable", in: attributes)
-        let marks: [AttributeSyntax] = [primary, indexed, unique, linked, searchable].compactMap { $0 }
+        let attribute = Self.attribute("Attribute", in: attributes)
+        let marks: [AttributeSyntax] = [primary, indexed, unique, linked, searchable, attribute].compactMap {
+            $0
+        }
         let isLet = variable.bindingSpecifier.tokenKind == .keyword(.let)
         let isLazy = modifiers.contains(.keyword(.lazy))
         let bindings = Array(variable.bindings)
@@ -274,8 +292,18 @@ struct ModelDeclaration {
             }
             property.isPrimaryKey = primary != nil
             property.access = Self.access(of: variable.modifiers)
+            var attributeUnique = false
+            if let attribute {
+                (attributeUnique, property.originalName) = readAttribute(attribute, of: name, report: report)
+            }
             if let indexed { property.index = (false, Self.argument("name", of: indexed)) }
             if let unique { property.index = (true, Self.argument("name", of: unique)) }
+            if attributeUnique {
+                if property.index != nil {
+                    report(Syntax(attribute!), "\(name) is indexed already: remove .unique or the other mark")
+                }
+                property.index = (true, nil)
+            }
             if let indexed, unique != nil {
                 report(Syntax(indexed), "\(name) is @Unique, which is an index already: remove @Indexed")
             }
@@ -303,6 +331,43 @@ struct ModelDeclaration {
             }
             properties.append(property)
         }
+    }
+
+    /// `@Attribute(.unique, originalName: "old")`: whether it asks for a unique index, and the
+    /// earlier name.
+    private func readAttribute(
+        _ attribute: AttributeSyntax, of name: String, report: (Syntax, String) -> Void
+    ) -> (unique: Bool, originalName: String?) {
+        var unique = false
+        var originalName: String?
+        guard case .argumentList(let arguments)? = attribute.arguments else { return (false, nil) }
+        for argument in arguments {
+            if argument.label?.text == "originalName" {
+                guard let literal = argument.expression.as(StringLiteralExprSyntax.self),
+                    let text = literal.representedLiteralValue, !text.isEmpty, !text.contains(".")
+                else {
+                    report(
+                        Syntax(argument.expression),
+                        "originalName is the earlier field's name as a string literal (\"title\")")
+                    continue
+                }
+                if text == name {
+                    report(Syntax(argument.expression), "\(name)'s originalName is its own name")
+                    continue
+                }
+                originalName = text
+            } else if argument.label == nil,
+                argument.expression.as(MemberAccessExprSyntax.self)?.declName.baseName.text == "unique"
+            {
+                unique = true
+            } else {
+                report(
+                    Syntax(argument),
+                    "@Attribute takes .unique and originalName: \"…\" (SwiftData's other options have no meaning here)"
+                )
+            }
+        }
+        return (unique, originalName)
     }
 
     /// `func encode(to encoder: …)`: a hand-written `Encodable` conformance.

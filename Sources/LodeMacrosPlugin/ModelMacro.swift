@@ -139,6 +139,10 @@ public struct ModelMacro: ExtensionMacro, MemberMacro {
             return ".field(\\.\(property.identifier), \(initial.trimmedDescription))"
         }
         if !defaults.isEmpty { arguments.append("defaults: [\(defaults.joined(separator: ", "))]") }
+        let renames = model.properties.compactMap { property in
+            property.originalName.map { "\"\(property.name)\": \"\($0)\"" }
+        }
+        if !renames.isEmpty { arguments.append("originalNames: [\(renames.joined(separator: ", "))]") }
         return """
                 \(model.access)static let schema = Schema<\(model.typeName)>(
                     \(arguments.joined(separator: ",\n        "))

@@ -85,3 +85,61 @@ extension ModelDeclarationTests {
         #expect(try store.read { try $0.checkIntegrity() }.problems == [])
     }
 }
+
+extension ModelDeclarationTests {
+    func renamesWithoutAMigration<V2: Persistable & Equatable>(
+        _ type: V2.Type, _ make: (Int, String, String) -> V2, folder: String
+    ) throws {
+        let url = directory.url.appendingPathComponent(folder)
+        do {
+            let store = try Store(at: url, types: [ContactV1.self])
+            try store.write { tx in
+                for id in 1...3 { try tx.insert(ContactV1(id: id, name: "name \(id)", email: "\(id)@x")) }
+            }
+            store.close()
+        }
+        // A record that holds both names (a version that knew both wrote it): the newer one wins.
+        let both = CBORValue.map([
+            .init(key: .text("id"), value: .unsigned(4)), .init(key: .text("name"), value: .text("old four")),
+            .init(key: .text("email"), value: .text("4@x")),
+            .init(key: .text("fullName"), value: .text("new four")),
+        ]).encoded
+        do {
+            let environment = try LMDB.Environment.open(at: url.path)
+            let records = try environment.database(named: "Contact", create: false)
+            try environment.write { try $0.put(both, forKey: try KeyEncoder().encode(4), in: records) }
+        }
+        do {
+            // The newer version opens with no migration: the field is renamed in every record.
+            let store = try Store(at: url, types: [V2.self])
+            let objects = try store.read { tx in try (1...4).map { try tx.object(V2.self, key: $0) } }
+            #expect(
+                objects == [
+                    make(1, "name 1", "1@x"), make(2, "name 2", "2@x"), make(3, "name 3", "3@x"),
+                    make(4, "new four", "4@x"),
+                ])
+            #expect(
+                try store.read { try $0.catalogEntry(named: "Contact") }?.fields == [
+                    "email", "fullName", "id",
+                ])
+            #expect(try store.read { try $0.checkIntegrity() }.problems == [])
+            #expect(try store.read { try $0.schemaHistory() }.migrations == [])
+            // The unique index `.unique` asked for holds.
+            #expect(throws: LodeError.self) {
+                try store.write { tx in try tx.insert(make(9, "nine", "1@x")) }
+            }
+            store.close()
+        }
+        // Opening again finds nothing to rename.
+        let store = try Store(at: url, types: [V2.self])
+        #expect(try store.read { try $0.object(V2.self, key: 4) } == make(4, "new four", "4@x"))
+        #expect(try store.read { try $0.checkIntegrity() }.problems == [])
+    }
+
+    @Test func anAttributesOriginalNameRenamesTheFieldAtOpen() throws {
+        try renamesWithoutAMigration(
+            ContactV2.self, { ContactV2(id: $0, fullName: $1, email: $2) }, folder: "generated")
+        try renamesWithoutAMigration(
+            CodableContactV2.self, { CodableContactV2(id: $0, fullName: $1, email: $2) }, folder: "codable")
+    }
+}

@@ -25,7 +25,7 @@ struct Expansion {
                 "Model": MacroSpec(
                     type: ModelMacro.self, conformances: ["Persistable", "RecordCodable", "Identifiable"]),
                 "PrimaryKey": marker, "Indexed": marker, "Unique": marker, "Linked": marker,
-                "Transient": marker,
+                "Transient": marker, "Attribute": marker,
                 "Index": MacroSpec(type: SchemaMarkerMacro.self),
             ],
             contextGenerator: { _ in context })
@@ -284,6 +284,43 @@ struct Expansion {
         #expect(
             conformances("@Model struct E { @PrimaryKey var key: Int }")
                 == "extension E: Persistable, RecordCodable {")
+    }
+
+    @Test func attributesGiveUniqueIndexesAndEarlierNames() {
+        let expansion = Expansion(
+            """
+            @Model
+            struct Contact {
+                var id: Int
+                @Attribute(originalName: "name") @Indexed var fullName: String
+                @Attribute(.unique) var email: String
+                @Attribute(.unique, originalName: "phone") var mobile: String?
+            }
+            """)
+        #expect(expansion.messages == [])
+        #expect(
+            expansion.source.contains("indexes: [.on(\\.fullName), .unique(\\.email), .unique(\\.mobile)],"))
+        #expect(expansion.source.contains(#"originalNames: ["fullName": "name", "mobile": "phone"]"#))
+        let wrong = Expansion(
+            """
+            @Model
+            struct Contact {
+                @Attribute(originalName: "key") var id: Int
+                @Attribute(originalName: title) var name: String
+                @Attribute(originalName: "email") var address: String
+                var email: String
+                @Attribute(.externalStorage) var photo: Data
+                @Attribute(.unique) @Unique var code: String
+            }
+            """)
+        #expect(
+            wrong.messages == [
+                "4:30: originalName is the earlier field's name as a string literal (\"title\")",
+                "7:16: @Attribute takes .unique and originalName: \"…\" (SwiftData's other options have no meaning here)",
+                "8:5: code is indexed already: remove .unique or the other mark",
+                "3:41: a primary key cannot be renamed by originalName: write a migration that changes the primary key",
+                "5:43: address's originalName \"email\" is another stored property",
+            ])
     }
 
     @Test func misuseIsReportedWhereItIs() {

@@ -157,3 +157,29 @@ struct Trip: Equatable {
     #Index<Trip>([\.name], [\.start, \.end])
     #Unique<Trip>([\.code], [\.country, \.city, \.name])
 }
+
+/// A contact as an earlier version stored it.
+@Model(name: "Contact")
+struct ContactV1: Equatable {
+    var id: Int
+    @Indexed var name: String
+    var email: String
+}
+
+/// The contact after `name` became `fullName`, declared SwiftData's way.
+@Model(name: "Contact", version: 2)
+struct ContactV2: Equatable {
+    var id: Int
+    @Attribute(originalName: "name") @Indexed var fullName: String
+    @Attribute(.unique) var email: String
+}
+
+/// The same rename through `Codable` and a hand-written schema.
+struct CodableContactV2: Persistable, Equatable {
+    var id: Int
+    var fullName: String
+    var email: String
+    static let schema = Schema<CodableContactV2>(
+        name: "Contact", primaryKey: \.id, indexes: [.on(\.fullName), .unique(\.email)], version: 2,
+        originalNames: ["fullName": "name"])
+}

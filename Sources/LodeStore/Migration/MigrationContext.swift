@@ -135,6 +135,25 @@ public final class MigrationContext {
             try record.rename(path, to: newName)
             return .keep
         }
+        try renameInCatalog(path, to: newName, in: type)
+    }
+
+    /// A rename a type declares (`Schema`'s `originalNames`, `@Attribute(originalName:)`) for its
+    /// top-level field `old`: each record holding `old` has it under `new`, unless it holds `new`
+    /// already (a version that knew both names wrote it), which then wins and `old` is removed.
+    func renameDeclaredField(_ old: String, to new: String, in type: String) throws {
+        try updateRecords(of: type) { record in
+            if record[new] != nil {
+                record[old] = nil
+            } else {
+                try record.rename(old, to: new)
+            }
+            return .keep
+        }
+        try renameInCatalog(old, to: new, in: type)
+    }
+
+    private func renameInCatalog(_ path: String, to newName: String, in type: String) throws {
         var components = DynamicRecord.components(path)
         components[components.count - 1] = newName
         let renamed = components.joined(separator: ".")

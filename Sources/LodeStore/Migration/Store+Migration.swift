@@ -33,6 +33,7 @@ extension Store {
                     try migration.body(context)
                     try context.finish()
                     if isLast {
+                        try Self.applyDeclaredRenames(types, in: tx)
                         for type in types {
                             func check<T: Persistable>(_ type: T.Type) throws {
                                 if let problem = try tx.typeCheck(T.self).problem { throw problem }
@@ -69,5 +70,52 @@ extension Store {
                     path: path, position: position, stored: name, given: given[position])
             }
         }
+    }
+}
+
+extension Store {
+    /// The renames `types` declare (``Schema/originalNames``) that records of the store still need:
+    /// their catalog entries list the earlier name.
+    static func pendingRenames(_ types: [any Persistable.Type], in tx: Transaction) throws -> [(
+        type: String, old: String, new: String
+    )] {
+        var pending: [(type: String, old: String, new: String)] = []
+        for type in types {
+            func renames<T: Persistable>(_ type: T.Type) -> (String, [String: String]) {
+                (T.schema.typeName, T.schema.originalNames)
+            }
+            let (name, originalNames) = renames(type)
+            guard !originalNames.isEmpty, let entry = try tx.catalogEntry(named: name) else { continue }
+            for (new, old) in originalNames.sorted(by: { $0.key < $1.key }) where entry.fields.contains(old) {
+                pending.append((name, old, new))
+            }
+        }
+        return pending
+    }
+
+    /// Renames the fields `types` declare renamed in the records that still hold the earlier names,
+    /// in `tx` (a step of opening, not a migration of the list: it is the types' declaration, and
+    /// does nothing once done).
+    static func applyDeclaredRenames(_ types: [any Persistable.Type], in tx: WriteTransaction) throws {
+        let pending = try pendingRenames(types, in: tx)
+        guard !pending.isEmpty else { return }
+        let context = MigrationContext(
+            tx, name: "declared renames", schemaVersion: try tx.schemaHistory().migrations.count)
+        for rename in pending {
+            do {
+                try context.renameDeclaredField(rename.old, to: rename.new, in: rename.type)
+            } catch {
+                throw LodeError.migrationFailed(
+                    name: "rename \(rename.type).\(rename.old) to \(rename.new)", reason: "\(error)")
+            }
+        }
+        try context.finish()
+    }
+
+    /// ``applyDeclaredRenames(_:in:)`` in a write transaction of its own, when any is pending.
+    func applyDeclaredRenames(_ types: [any Persistable.Type]) throws {
+        guard !types.isEmpty, try !read({ try Self.pendingRenames(types, in: $0) }).isEmpty else { return }
+        guard !configuration.readOnly else { throw LodeError.readOnly(path: path) }
+        try write { tx in try Self.applyDeclaredRenames(types, in: tx) }
     }
 }

@@ -78,8 +78,10 @@ struct MigrationsAtOpen: StoreOpening {
     let migrations: [Migration]?
 
     func runMigrations(on store: Store, types: [any Persistable.Type]) throws -> Bool {
-        guard let migrations else { return false }
-        return try store.migrate(migrations, types: types)
+        if let migrations, try store.migrate(migrations, types: types) { return true }
+        // Fields the types declare renamed, in records that still hold the earlier names.
+        try store.applyDeclaredRenames(types)
+        return false
     }
 
     func checkTypes(_ types: [any Persistable.Type], of store: Store) throws {

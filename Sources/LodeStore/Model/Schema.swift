@@ -21,6 +21,8 @@ public struct Schema<Object: Persistable>: @unchecked Sendable {
         let links: [Relationship<Object>]
         let version: Int
         let defaults: [FieldDefault<Object>]
+        /// Earlier names of fields: field → the name an earlier version stored it under.
+        let originalNames: [String: String]
         /// The fields of ``defaults``: a nil optional among them is written as null, not left out
         /// (a field left out reads as its default).
         let defaultFields: Set<String>
@@ -43,9 +45,10 @@ public struct Schema<Object: Persistable>: @unchecked Sendable {
         init<Key: Codable>(
             name: String?, primaryKey: KeyPath<Object, Key>, indexes: [Index<Object>],
             textIndexes: [TextIndex<Object>], links: [Relationship<Object>], version: Int,
-            defaults: [FieldDefault<Object>]
+            defaults: [FieldDefault<Object>], originalNames: [String: String]
         ) {
             self.textIndexes = textIndexes
+            self.originalNames = originalNames
             self.defaults = defaults
             self.defaultFields = Set(defaults.map(\.field))
             self.typeName = name ?? String(describing: Object.self)
@@ -112,6 +115,10 @@ public struct Schema<Object: Persistable>: @unchecked Sendable {
     /// Values for top-level fields that records written before the field existed lack: such a
     /// record reads as if it held the value, so adding a non-optional field needs no migration.
     public var defaults: [FieldDefault<Object>] { storage.defaults }
+    /// Fields renamed since an earlier version: field → the name the earlier version stored it
+    /// under. Opening a store renames the field in the records that still hold the earlier name
+    /// (once: the catalog then no longer lists it), so a rename needs no migration of its own.
+    public var originalNames: [String: String] { storage.originalNames }
     var primaryKeyBytes: (Object) throws -> [UInt8] { storage.primaryKeyBytes }
     /// ``primaryKeyBytes`` of the object a pointer points at (by the field's offset where it can).
     var pointerPrimaryKeyBytes: (UnsafeRawPointer) throws -> [UInt8] { storage.pointerPrimaryKeyBytes }
@@ -136,14 +143,16 @@ public struct Schema<Object: Persistable>: @unchecked Sendable {
     ///     `.toMany(\.tags)`).
     ///   - version: a number recorded in the catalog.
     ///   - defaults: values for fields older records lack (`.field(\.priority, 0)`).
+    ///   - originalNames: fields renamed since an earlier version, each with the name that version
+    ///     stored it under (`["title": "name"]`); see ``originalNames``.
     public init<Key: Codable>(
         name: String? = nil, primaryKey: KeyPath<Object, Key>, indexes: [Index<Object>] = [],
         textIndexes: [TextIndex<Object>] = [], links: [Relationship<Object>] = [], version: Int = 1,
-        defaults: [FieldDefault<Object>] = []
+        defaults: [FieldDefault<Object>] = [], originalNames: [String: String] = [:]
     ) {
         storage = Storage(
             name: name, primaryKey: primaryKey, indexes: indexes, textIndexes: textIndexes, links: links,
-            version: version, defaults: defaults)
+            version: version, defaults: defaults, originalNames: originalNames)
     }
 
     /// The full-text index named `name`.
