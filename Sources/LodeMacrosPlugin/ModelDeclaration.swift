@@ -154,8 +154,11 @@ struct ModelDeclaration {
                     "a primary key cannot be renamed by originalName: write a migration that changes the primary key"
                 )
             } else if properties.contains(where: { $0.name == original }) {
-                report(property.node, "\(property.name)'s originalName \"\(original)\" is another stored property")
-            } else if properties.contains(where: { $0.name != property.name && $0.originalName == original }) {
+                report(
+                    property.node,
+                    "\(property.name)'s originalName \"\(original)\" is another stored property")
+            } else if properties.contains(where: { $0.name != property.name && $0.originalName == original })
+            {
                 report(property.node, "two properties have the originalName \"\(original)\"")
             }
         }
@@ -474,7 +477,8 @@ struct ModelDeclaration {
                     keyPaths.append(keyPath.components.trimmedDescription)
                 }
                 guard (1...3).contains(keyPaths.count) else {
-                    report(Syntax(list), "an index of \(macro) takes one to 3 key paths, not \(keyPaths.count)")
+                    report(
+                        Syntax(list), "an index of \(macro) takes one to 3 key paths, not \(keyPaths.count)")
                     continue
                 }
                 compoundIndexes.append(CompoundIndex(unique: unique, keyPaths: keyPaths, name: nil))

@@ -20,7 +20,9 @@ extension Store {
         try self.init(at: url, configuration: configuration, types: schema.models, migrations: migrations)
     }
 
-    private static func checkChain(_ plan: any SchemaMigrationPlan.Type, ending schema: any VersionedSchema.Type)
+    private static func checkChain(
+        _ plan: any SchemaMigrationPlan.Type, ending schema: any VersionedSchema.Type
+    )
         throws
     {
         func refuse(_ reason: String) -> LodeError {
@@ -31,7 +33,8 @@ extension Store {
             throw refuse("its last schema must be \(schema), the one the store is opened with")
         }
         guard plan.stages.count == versions.count - 1 else {
-            throw refuse("\(versions.count) schemas need \(versions.count - 1) stages, not \(plan.stages.count)")
+            throw refuse(
+                "\(versions.count) schemas need \(versions.count - 1) stages, not \(plan.stages.count)")
         }
         for (position, stage) in plan.stages.enumerated() {
             guard ObjectIdentifier(stage.fromVersion) == versions[position],
@@ -54,9 +57,11 @@ extension MigrationContext {
     func makeLightweightChanges(from old: any VersionedSchema.Type, to new: any VersionedSchema.Type) throws {
         let stored = Set(try typeNames())
         let before = Dictionary(
-            old.models.map { (Self.declaration(of: $0).name, Self.declaration(of: $0)) }, uniquingKeysWith: { a, _ in a })
+            old.models.map { (Self.declaration(of: $0).name, Self.declaration(of: $0)) },
+            uniquingKeysWith: { a, _ in a })
         let after = Dictionary(
-            new.models.map { (Self.declaration(of: $0).name, Self.declaration(of: $0)) }, uniquingKeysWith: { a, _ in a })
+            new.models.map { (Self.declaration(of: $0).name, Self.declaration(of: $0)) },
+            uniquingKeysWith: { a, _ in a })
         for name in before.keys.sorted() where after[name] == nil && stored.contains(name) {
             try deleteType(name)
         }
