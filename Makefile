@@ -1,6 +1,10 @@
 # Lode — the commands a user runs. `make test` is the one test command (CI runs it too).
 
 SWIFT ?= swift
+# The model macro's plug-in builds against the toolchain's SwiftSyntax libraries here: the machines
+# this is developed and tested on cannot fetch the swift-syntax package (Package.swift, README).
+LODE_SWIFT_SYNTAX ?= toolchain
+export LODE_SWIFT_SYNTAX
 SHELL := /bin/bash
 # libsodium for encryption at rest (sealed records, Argon2id key derivation).
 APT_PACKAGES := liblmdb-dev lmdb-utils libsqlite3-dev libsodium-dev pkg-config

@@ -10,11 +10,15 @@ import PackageDescription
 let internalChecks: [SwiftSetting] =
     Context.environment["LODE_INTERNAL_CHECKS"] == "1" ? [.define("LODE_INTERNAL_CHECKS")] : []
 
-// The model macro's plug-in builds against the SwiftSyntax host libraries that ship with the toolchain
-// (`usr/lib/swift/host` beside `swiftc`): found through `swiftc` on the PATH, or set with
-// `LODE_SWIFT_HOST_LIBRARIES`. These search-path flags are unsafe flags, which SwiftPM refuses in a
-// dependency named by version, so only the `LodeMacros` product includes the plug-in.
-func swiftHostLibraries() -> String {
+// The model macro's plug-in is built against SwiftSyntax by one of two routes:
+// - the swift-syntax package, as every macro package is: the default, and the only route when Lode
+//   is a dependency of another package named by version (SwiftPM refuses unsafe flags there);
+// - the SwiftSyntax host libraries that ship with the toolchain (`usr/lib/swift/host` beside
+//   `swiftc`), with search-path flags SwiftPM counts as unsafe: where the package cannot be fetched.
+// `LODE_SWIFT_SYNTAX=package` or `=toolchain` chooses; unset, a root checkout of Lode (not one SwiftPM
+// or Xcode checked out as a dependency) uses the toolchain's libraries when they are there and no
+// swift-syntax checkout is, and everything else uses the package. `make` sets `toolchain`.
+func swiftHostLibraries() -> String? {
     if let explicit = Context.environment["LODE_SWIFT_HOST_LIBRARIES"], !explicit.isEmpty { return explicit }
     for folder in (Context.environment["PATH"] ?? "").split(separator: ":") {
         let compiler = URL(fileURLWithPath: String(folder)).appendingPathComponent("swiftc")
@@ -26,9 +30,49 @@ func swiftHostLibraries() -> String {
             return host.path
         }
     }
-    return "/usr/lib/swift/host"
+    let fallback = "/usr/lib/swift/host"
+    return FileManager.default.fileExists(atPath: fallback + "/SwiftSyntax.swiftmodule") ? fallback : nil
 }
-let hostLibraries = swiftHostLibraries()
+
+func usesToolchainSyntax() -> Bool {
+    switch Context.environment["LODE_SWIFT_SYNTAX"] {
+    case "toolchain": return true
+    case "package": return false
+    default:
+        let directory = Context.packageDirectory
+        let isDependency =
+            directory.contains("/.build/checkouts/") || directory.contains("/SourcePackages/checkouts/")
+        let hasCheckout = FileManager.default.fileExists(atPath: directory + "/.build/checkouts/swift-syntax")
+        return !isDependency && !hasCheckout && swiftHostLibraries() != nil
+    }
+}
+
+let toolchainSyntax = usesToolchainSyntax()
+let hostLibraries = swiftHostLibraries() ?? "/usr/lib/swift/host"
+/// The plug-in's (and its tests') settings and dependencies for the route chosen.
+let syntaxSwiftSettings: [SwiftSetting] = toolchainSyntax ? [.unsafeFlags(["-I", hostLibraries])] : []
+let syntaxLinkerSettings: [LinkerSetting] =
+    toolchainSyntax
+    ? [.unsafeFlags(["-L", hostLibraries, "-Xlinker", "-rpath", "-Xlinker", hostLibraries])] : []
+let pluginDependencies: [Target.Dependency] =
+    toolchainSyntax
+    ? []
+    : [
+        .product(name: "SwiftSyntax", package: "swift-syntax"),
+        .product(name: "SwiftSyntaxMacros", package: "swift-syntax"),
+        .product(name: "SwiftDiagnostics", package: "swift-syntax"),
+        .product(name: "SwiftCompilerPlugin", package: "swift-syntax"),
+    ]
+let macroTestDependencies: [Target.Dependency] =
+    toolchainSyntax
+    ? []
+    : [
+        .product(name: "SwiftSyntax", package: "swift-syntax"),
+        .product(name: "SwiftDiagnostics", package: "swift-syntax"),
+        .product(name: "SwiftParser", package: "swift-syntax"),
+        .product(name: "SwiftSyntaxMacros", package: "swift-syntax"),
+        .product(name: "SwiftSyntaxMacroExpansion", package: "swift-syntax"),
+    ]
 
 let package = Package(
     name: "Lode",
@@ -41,6 +85,9 @@ let package = Package(
         .library(name: "LodeSync", targets: ["LodeSync"]),
         .library(name: "LodeMacros", targets: ["LodeMacros"]),
     ],
+    // swift-syntax 603 is the toolchain's (Swift 6.3); a newer toolchain takes a newer one.
+    dependencies: toolchainSyntax
+        ? [] : [.package(url: "https://github.com/swiftlang/swift-syntax.git", "603.0.0"..<"700.0.0")],
     targets: [
         .systemLibrary(
             name: "CLMDB",
@@ -102,11 +149,8 @@ let package = Package(
             path: "Sources/LodeInspection"),
         // The model macro: its declarations (with Lode re-exported) and its compiler plug-in.
         .macro(
-            name: "LodeMacrosPlugin", path: "Sources/LodeMacrosPlugin",
-            swiftSettings: [.unsafeFlags(["-I", hostLibraries])],
-            linkerSettings: [
-                .unsafeFlags(["-L", hostLibraries, "-Xlinker", "-rpath", "-Xlinker", hostLibraries])
-            ]),
+            name: "LodeMacrosPlugin", dependencies: pluginDependencies, path: "Sources/LodeMacrosPlugin",
+            swiftSettings: syntaxSwiftSettings, linkerSettings: syntaxLinkerSettings),
         .target(
             name: "LodeMacros", dependencies: ["LodeCodec", "LodeStore", "LodeMacrosPlugin"],
             path: "Sources/LodeMacros"),
@@ -244,12 +288,9 @@ let package = Package(
             name: "LodeMacrosTests",
             dependencies: [
                 "LodeMacros", "LodeMacrosPlugin", "Lode", "LodeCodec", "LodeStore", "LodeTestSupport",
-            ],
+            ] + macroTestDependencies,
             path: "Tests/LodeMacrosTests",
-            swiftSettings: [.unsafeFlags(["-I", hostLibraries])],
-            linkerSettings: [
-                .unsafeFlags(["-L", hostLibraries, "-Xlinker", "-rpath", "-Xlinker", hostLibraries])
-            ]),
+            swiftSettings: syntaxSwiftSettings, linkerSettings: syntaxLinkerSettings),
         .testTarget(
             name: "ModelStorageTests", dependencies: ["ModelStorage"], path: "Tests/ModelStorageTests"),
         .testTarget(
