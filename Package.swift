@@ -40,8 +40,11 @@ func usesToolchainSyntax() -> Bool {
     case "package": return false
     default:
         let directory = Context.packageDirectory
+        // A dependency's manifest is read from its checkout, or (while versions are resolved) from its
+        // repository at a revision, which SwiftPM presents at the root of a virtual file system.
         let isDependency =
-            directory.contains("/.build/checkouts/") || directory.contains("/SourcePackages/checkouts/")
+            directory == "/" || directory.contains("/.build/checkouts/")
+            || directory.contains("/SourcePackages/checkouts/")
         let hasCheckout = FileManager.default.fileExists(atPath: directory + "/.build/checkouts/swift-syntax")
         return !isDependency && !hasCheckout && swiftHostLibraries() != nil
     }
