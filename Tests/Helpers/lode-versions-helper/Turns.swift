@@ -68,7 +68,13 @@ extension TurnItem {
     }
 }
 
-extension TurnItemV1: TurnItem {
+/// Version 1's item: its own field is `payload`.
+protocol PayloadTurnItem: TurnItem {
+    init(id: Int, batch: Int, tag: String, payload: String)
+    var payload: String { get set }
+}
+
+extension PayloadTurnItem {
     static func make(id: Int, batch: Int, own: Int) -> Self {
         .init(id: id, batch: batch, tag: "t\(id)", payload: "p\(own)")
     }
@@ -79,18 +85,13 @@ extension TurnItemV1: TurnItem {
     static var ownName: String { "payload" }
 }
 
-extension GeneratedTurnItemV1: TurnItem {
-    static func make(id: Int, batch: Int, own: Int) -> Self {
-        .init(id: id, batch: batch, tag: "t\(id)", payload: "p\(own)")
-    }
-    var own: Int {
-        get { Int(payload.dropFirst()) ?? -1 }
-        set { payload = "p\(newValue)" }
-    }
-    static var ownName: String { "payload" }
+/// Version 2's item: its own field is `priority`.
+protocol PriorityTurnItem: TurnItem {
+    init(id: Int, batch: Int, tag: String, priority: Int)
+    var priority: Int { get set }
 }
 
-extension TurnItemV2: TurnItem {
+extension PriorityTurnItem {
     static func make(id: Int, batch: Int, own: Int) -> Self {
         .init(id: id, batch: batch, tag: "t\(id)", priority: own)
     }
@@ -101,16 +102,10 @@ extension TurnItemV2: TurnItem {
     static var ownName: String { "priority" }
 }
 
-extension GeneratedTurnItemV2: TurnItem {
-    static func make(id: Int, batch: Int, own: Int) -> Self {
-        .init(id: id, batch: batch, tag: "t\(id)", priority: own)
-    }
-    var own: Int {
-        get { priority }
-        set { priority = newValue }
-    }
-    static var ownName: String { "priority" }
-}
+extension TurnItemV1: PayloadTurnItem {}
+extension GeneratedTurnItemV1: PayloadTurnItem {}
+extension TurnItemV2: PriorityTurnItem {}
+extension GeneratedTurnItemV2: PriorityTurnItem {}
 
 /// The item type of a version's name.
 func turnType(_ version: String) -> (any TurnItem.Type)? {
