@@ -39,11 +39,11 @@ public struct CBOREncoder: Sendable {
     /// schema default, which a record that lacks the field reads as: a nil left out would read back
     /// as the default.
     package func withEncodedRecord<T: Encodable, R>(
-        _ value: T, nullFields: Set<String> = [], _ body: (UnsafeRawBufferPointer, UInt64) throws -> R
+        _ value: T, nullFields: Set<String>? = nil, _ body: (UnsafeRawBufferPointer, UInt64) throws -> R
     ) throws -> R {
         let state = CBOREncodingState.borrow(tracksShape: true)
         defer { state.giveBack() }
-        state.storage.pointee.nullFields = nullFields
+        if let nullFields { state.storage.pointee.nullFields = nullFields }
         try state.encodeValue(value)
         state.foldPendingKind()
         state.closeContainers(from: 0)

@@ -23,9 +23,9 @@ public struct Schema<Object: Persistable>: @unchecked Sendable {
         let defaults: [FieldDefault<Object>]
         /// Earlier names of fields: field → the name an earlier version stored it under.
         let originalNames: [String: String]
-        /// The fields of ``defaults``: a nil optional among them is written as null, not left out
-        /// (a field left out reads as its default).
-        let defaultFields: Set<String>
+        /// The fields of ``defaults`` (nil when there are none): a nil optional among them is written
+        /// as null, not left out (a field left out reads as its default).
+        let defaultFields: Set<String>?
         let primaryKeyBytes: (Object) throws -> [UInt8]
         let pointerPrimaryKeyBytes: (UnsafeRawPointer) throws -> [UInt8]
         let primaryKeyValue: (Object) throws -> CBORValue
@@ -50,7 +50,7 @@ public struct Schema<Object: Persistable>: @unchecked Sendable {
             self.textIndexes = textIndexes
             self.originalNames = originalNames
             self.defaults = defaults
-            self.defaultFields = Set(defaults.map(\.field))
+            self.defaultFields = defaults.isEmpty ? nil : Set(defaults.map(\.field))
             self.typeName = name ?? String(describing: Object.self)
             self.primaryKeyPath = primaryKey
             self.primaryKeyField = fieldName(of: primaryKey)
