@@ -10,10 +10,13 @@ enum PropertyValues {
     /// entries in key order.
     static func same(_ first: Any, _ second: Any) -> Bool {
         if let first = first as? any Equatable { return first.isEqual(to: second) }
-        guard let first = first as? any Encodable, let second = second as? any Encodable,
-            let a = try? canonicalEncoding(first), let b = try? canonicalEncoding(second)
-        else { return false }
-        return a == b
+        guard let first = first as? any Encodable, let second = second as? any Encodable else { return false }
+        do {
+            return try canonicalEncoding(first) == canonicalEncoding(second)
+        } catch {
+            // A value that does not encode cannot be told equal: it is reported as changed.
+            return false
+        }
     }
 
     private static func canonicalEncoding(_ value: any Encodable) throws -> CBORValue {

@@ -143,3 +143,29 @@ extension ModelDeclarationTests {
             CodableContactV2.self, { CodableContactV2(id: $0, fullName: $1, email: $2) }, folder: "codable")
     }
 }
+
+/// A contact whose primary key claims an earlier name: refused (a key is changed by a migration).
+struct ContactRenamedKey: Persistable {
+    var code: Int
+    var name: String
+    var email: String
+    static let schema = Schema<ContactRenamedKey>(
+        name: "Contact", primaryKey: \.code, version: 2, originalNames: ["code": "id"])
+}
+
+extension ModelDeclarationTests {
+    @Test func aPrimaryKeyIsNotRenamedByItsOriginalName() throws {
+        let url = directory.url.appendingPathComponent("key")
+        do {
+            let store = try Store(at: url, types: [ContactV1.self])
+            try store.write { tx in try tx.insert(ContactV1(id: 1, name: "one", email: "1@x")) }
+            store.close()
+        }
+        #expect {
+            try Store(at: url, types: [ContactRenamedKey.self])
+        } throws: { error in
+            guard case .schemaMismatch(let type, let reason)? = error as? LodeError else { return false }
+            return type == "Contact" && reason.contains("primary key code cannot be renamed from id")
+        }
+    }
+}

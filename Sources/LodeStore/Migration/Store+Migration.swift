@@ -81,11 +81,18 @@ extension Store {
     )] {
         var pending: [(type: String, old: String, new: String)] = []
         for type in types {
-            func renames<T: Persistable>(_ type: T.Type) -> (String, [String: String]) {
-                (T.schema.typeName, T.schema.originalNames)
+            func renames<T: Persistable>(_ type: T.Type) -> (String, String, [String: String]) {
+                (T.schema.typeName, T.schema.primaryKeyField, T.schema.originalNames)
             }
-            let (name, originalNames) = renames(type)
+            let (name, primaryKey, originalNames) = renames(type)
             guard !originalNames.isEmpty, let entry = try tx.catalogEntry(named: name) else { continue }
+            if let old = originalNames[primaryKey] {
+                throw LodeError.schemaMismatch(
+                    type: name,
+                    reason:
+                        "its primary key \(primaryKey) cannot be renamed from \(old) by originalNames: write a migration that changes the primary key"
+                )
+            }
             for (new, old) in originalNames.sorted(by: { $0.key < $1.key }) where entry.fields.contains(old) {
                 pending.append((name, old, new))
             }
