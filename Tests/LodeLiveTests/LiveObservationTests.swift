@@ -39,7 +39,12 @@ final class Fired: @unchecked Sendable {
             status: .open, priority: n, due: nil)
     }
 
-    @Test func aLiveObjectTellsReadersOfTheChangedPropertiesOnly() throws {
+    /// Waits by blocking (deliveries, processes): on an executor of its own, not the pool.
+    @Test func aLiveObjectTellsReadersOfTheChangedPropertiesOnly() async throws {
+        try await onDedicatedExecutor { try aLiveObjectTellsReadersOfTheChangedPropertiesOnlyBlocking() }
+    }
+
+    func aLiveObjectTellsReadersOfTheChangedPropertiesOnlyBlocking() throws {
         let store = try Store(at: directory.url, types: [Todo.self])
         let (watched, other) = (todo(1), todo(2))
         try store.write { tx in
@@ -82,7 +87,12 @@ final class Fired: @unchecked Sendable {
         #expect(live.title == "again" && live.priority == 1)
     }
 
-    @Test func aLiveObjectFollowsAnotherProcess() throws {
+    /// Waits by blocking (deliveries, processes): on an executor of its own, not the pool.
+    @Test func aLiveObjectFollowsAnotherProcess() async throws {
+        try await onDedicatedExecutor { try aLiveObjectFollowsAnotherProcessBlocking() }
+    }
+
+    func aLiveObjectFollowsAnotherProcessBlocking() throws {
         let store = try Store(at: directory.url, types: [Task.self])
         try store.write { tx in
             for id in 1...3 {
@@ -116,7 +126,12 @@ final class Fired: @unchecked Sendable {
         }
     }
 
-    @Test func aLiveQueryTellsReadersOfTheCountOnlyWhenItChanges() throws {
+    /// Waits by blocking (deliveries, processes): on an executor of its own, not the pool.
+    @Test func aLiveQueryTellsReadersOfTheCountOnlyWhenItChanges() async throws {
+        try await onDedicatedExecutor { try aLiveQueryTellsReadersOfTheCountOnlyWhenItChangesBlocking() }
+    }
+
+    func aLiveQueryTellsReadersOfTheCountOnlyWhenItChangesBlocking() throws {
         let store = try Store(at: directory.url, types: [Task.self])
         try store.write { tx in
             for id in 1...3 {
@@ -152,7 +167,12 @@ final class Fired: @unchecked Sendable {
         #expect(count.value == 1)
     }
 
-    @Test func aLiveQueryOfSomePropertiesIsNotToldOfOthers() throws {
+    /// Waits by blocking (deliveries, processes): on an executor of its own, not the pool.
+    @Test func aLiveQueryOfSomePropertiesIsNotToldOfOthers() async throws {
+        try await onDedicatedExecutor { try aLiveQueryOfSomePropertiesIsNotToldOfOthersBlocking() }
+    }
+
+    func aLiveQueryOfSomePropertiesIsNotToldOfOthersBlocking() throws {
         let store = try Store(at: directory.url, types: [Task.self])
         try store.write { tx in
             for id in 1...3 {
@@ -172,7 +192,12 @@ final class Fired: @unchecked Sendable {
 
 extension LiveObservationTests {
     /// The *Following the store* article's Observation example, as written.
-    @Test func theArticlesObservationExample() throws {
+    /// Waits by blocking (deliveries, processes): on an executor of its own, not the pool.
+    @Test func theArticlesObservationExample() async throws {
+        try await onDedicatedExecutor { try theArticlesObservationExampleBlocking() }
+    }
+
+    func theArticlesObservationExampleBlocking() throws {
         let store = try Store(at: directory.url, types: [Todo.self])
         let (first, second) = (todo(1), todo(2))
         let id = first.id

@@ -30,7 +30,12 @@ import Testing
         }
     }
 
-    @Test func aPropertyThatIsNotCodableIsNamedWithWhatItTakes() throws {
+    /// Waits by blocking (deliveries, processes): on an executor of its own, not the pool.
+    @Test func aPropertyThatIsNotCodableIsNamedWithWhatItTakes() async throws {
+        try await onDedicatedExecutor { try aPropertyThatIsNotCodableIsNamedWithWhatItTakesBlocking() }
+    }
+
+    func aPropertyThatIsNotCodableIsNamedWithWhatItTakesBlocking() throws {
         let found = try errors(
             """
             import Foundation
@@ -54,7 +59,12 @@ import Testing
         #expect(found.contains("'decode' is unavailable: a stored property of a @Model type must be Codable"))
     }
 
-    @Test func aWellFormedModelTypeChecksWithoutErrors() throws {
+    /// Waits by blocking (deliveries, processes): on an executor of its own, not the pool.
+    @Test func aWellFormedModelTypeChecksWithoutErrors() async throws {
+        try await onDedicatedExecutor { try aWellFormedModelTypeChecksWithoutErrorsBlocking() }
+    }
+
+    func aWellFormedModelTypeChecksWithoutErrorsBlocking() throws {
         let found = try errors(
             """
             import Foundation

@@ -56,12 +56,12 @@ extension MigrationContext {
     /// The changes the declarations of two schema versions imply (see ``MigrationStage``).
     func makeLightweightChanges(from old: any VersionedSchema.Type, to new: any VersionedSchema.Type) throws {
         let stored = Set(try typeNames())
-        let before = Dictionary(
-            old.models.map { (Self.declaration(of: $0).name, Self.declaration(of: $0)) },
-            uniquingKeysWith: { a, _ in a })
-        let after = Dictionary(
-            new.models.map { (Self.declaration(of: $0).name, Self.declaration(of: $0)) },
-            uniquingKeysWith: { a, _ in a })
+        func declarations(_ version: any VersionedSchema.Type) -> [String: Declaration] {
+            Dictionary(
+                version.models.map(Self.declaration(of:)).map { ($0.name, $0) },
+                uniquingKeysWith: { a, _ in a })
+        }
+        let (before, after) = (declarations(old), declarations(new))
         for name in before.keys.sorted() where after[name] == nil && stored.contains(name) {
             try deleteType(name)
         }
@@ -86,9 +86,9 @@ extension MigrationContext {
 
     /// What a stored type's declaration says: its name, its renames, its fields (when it has a
     /// generated codec).
-    private static func declaration(of type: any Persistable.Type) -> (
-        name: String, originalNames: [String: String], fields: [String]?
-    ) {
+    typealias Declaration = (name: String, originalNames: [String: String], fields: [String]?)
+
+    private static func declaration(of type: any Persistable.Type) -> Declaration {
         func read<T: Persistable>(_ type: T.Type) -> (String, [String: String], [String]?) {
             (T.schema.typeName, T.schema.originalNames, T.schema.storage.recordFields?.names)
         }

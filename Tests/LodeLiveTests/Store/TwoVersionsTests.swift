@@ -193,8 +193,13 @@ import Testing
         }
     }
 
+    /// Waits for processes by blocking: on an executor of its own, not the pool.
     @Test(arguments: ["codable", "generated"])
-    func twoVersionsRewriteEachOthersObjectsInTurns(codec: String) throws {
+    func twoVersionsRewriteEachOthersObjectsInTurns(codec: String) async throws {
+        try await onDedicatedExecutor { try rewriteInTurns(codec: codec) }
+    }
+
+    func rewriteInTurns(codec: String) throws {
         let (old, new) = codec == "codable" ? ("v1", "v2") : ("g1", "g2")
         let helper = builtTool("lode-versions-helper")
         for round in 0..<TwoVersionsTests.rounds {
