@@ -55,7 +55,29 @@ import Testing
                 "\(error)")
         }
         #expect(try CBORValue(decoding: [0xf9, 0x3c, 0x00]) == .float(1))
-        #expect(try CBORValue(decoding: [0x9f, 0x01, 0xff]) == .array([.unsigned(1)]))
+        // Indefinite lengths (valid CBOR, never written by Lode) are refused where they are, at any
+        // depth: the library's other readers refuse them too (docs/FORMAT.md, "Encoding").
+        for (bytes, expected) in [
+            ([0x9f, 0x01, 0xff], "an indefinite-length array at byte 0"),
+            ([0x82, 0x01, 0x7f, 0x61, 0x61, 0xff], "an indefinite-length text string at byte 2"),
+            ([0xa1, 0x61, 0x61, 0x5f, 0x41, 0x00, 0xff], "an indefinite-length byte string at byte 3"),
+            ([0xc1, 0xbf, 0xff], "an indefinite-length map at byte 1"),
+        ] as [([UInt8], String)] {
+            #expect(throws: CBORError(reason: expected + ", a form Lode neither writes nor reads")) {
+                try CBORValue(decoding: bytes)
+            }
+            // Skipping it (a field a type does not know) refuses it as well.
+            let skipped = bytes.withUnsafeBytes { buffer -> String in
+                var reader = CBORReader(buffer)
+                do throws(CBORReader.Failure) {
+                    try reader.skipItem()
+                    return "skipped"
+                } catch {
+                    return error.description
+                }
+            }
+            #expect(skipped.hasPrefix(expected), "\(skipped)")
+        }
         // A decimal whose mantissa is a negative bignum: -1 - 2^64, exponent -1.
         let bignum: [UInt8] = [0xc4, 0x82, 0x20, 0xc3, 0x49, 0x01] + [UInt8](repeating: 0, count: 8)
         #expect(try CBORValue(decoding: bignum).json == "-1844674407370955161.7")

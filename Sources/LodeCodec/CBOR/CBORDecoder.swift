@@ -1,8 +1,9 @@
 import Foundation
 
 /// Decodes `Decodable` values from CBOR written by ``CBOREncoder`` (or any writer that uses the
-/// same conventions: maps keyed by text, tags 1, 37, 4, 2, 3 and 32 for dates, UUIDs, decimals,
-/// bignums and URLs). Decoding reads the bytes in place.
+/// same conventions: definite lengths, maps keyed by text, tags 1, 37, 4, 2, 3 and 32 for dates,
+/// UUIDs, decimals, bignums and URLs). Decoding reads the bytes in place. A string, array or map of
+/// indefinite length is refused, as every reader of Lode records refuses it.
 public struct CBORDecoder: Sendable {
     /// Makes a decoder.
     public init() {}
@@ -98,15 +99,14 @@ final class CBORDecodingState: Decoder, ThreadCodingState {
         /// under which it sits there.
         var parent: Int
         var key: PathKey
-        /// The number of entries (-1: an indefinite-length map, ended by a break byte) and where the
-        /// first starts.
+        /// The number of entries and where the first starts.
         var count: Int
         var firstEntry: Int
         /// The next entry a lookup looks at, and where it starts.
         var cursorIndex: Int
         var cursorOffset: Int
         /// How many entries have been read (and their keys checked) and where the next unread one
-        /// starts: after the last entry, where the map ends (before its break byte).
+        /// starts: after the last entry, where the map ends.
         var frontierIndex: Int
         var frontierOffset: Int
         /// The entry found last, to answer `contains`, `decodeNil` and `decode` for one key with one walk:
@@ -346,7 +346,10 @@ final class CBORDecodingState: Decoder, ThreadCodingState {
         let head: (major: UInt8, argument: UInt64, info: UInt8)
         do { head = try reader.readHead() } catch { throw corrupted(error, path: path(parent, key)) }
         guard head.major == major else { throw mismatch(type, at: offset, path: path(parent, key)) }
-        guard head.info == 31 || head.argument <= UInt64(bytes.count) else {
+        guard head.info != 31 else {
+            throw corrupted(.indefinite(major: major, at: offset), path: path(parent, key))
+        }
+        guard head.argument <= UInt64(bytes.count) else {
             throw corrupted(.truncated(at: offset), path: path(parent, key))
         }
         if frameCount == frameCapacity {
@@ -356,7 +359,7 @@ final class CBORDecodingState: Decoder, ThreadCodingState {
             frames = larger
             frameCapacity *= 2
         }
-        let count = head.info == 31 ? -1 : Int(head.argument)
+        let count = Int(head.argument)
         (frames + frameCount).initialize(
             to: Frame(
                 parent: parent, key: key, count: count, firstEntry: reader.offset, cursorIndex: 0,
@@ -788,15 +791,10 @@ extension CBORDecodingState {
         return true
     }
 
-    /// Whether the map of `frame` has an entry at `offset` (the `index`th), or has ended.
+    /// Whether the map of `frame` has an entry at its `index`th position, or has ended.
     @inline(__always)
-    private func hasEntry(_ frame: UnsafeMutablePointer<Frame>, index: Int, offset: Int) throws(CBORReader
-        .Failure)
-        -> Bool
-    {
-        if frame.pointee.count >= 0 { return index < frame.pointee.count }
-        guard offset < bytes.count else { throw .truncated(at: offset) }
-        return bytes[offset] != 0xff
+    private func hasEntry(_ frame: UnsafeMutablePointer<Frame>, index: Int) -> Bool {
+        index < frame.pointee.count
     }
 
     /// Where the value under the key `name` starts in the map of frame `number`: -1 when there is no
@@ -818,7 +816,7 @@ extension CBORDecodingState {
             let cursor = frame.pointee.cursorIndex
             var index = cursor
             var offset = frame.pointee.cursorOffset
-            while try hasEntry(frame, index: index, offset: offset) {
+            while hasEntry(frame, index: index) {
                 // A key read for the first time is checked unless it is the name asked for (valid text).
                 let entry = try readEntry(at: offset, checkKey: false)
                 let firstRead = index >= frame.pointee.frontierIndex
@@ -866,13 +864,13 @@ extension CBORDecodingState {
         let frame = frames + number
         var index = frame.pointee.frontierIndex
         var offset = frame.pointee.frontierOffset
-        while try hasEntry(frame, index: index, offset: offset) {
+        while hasEntry(frame, index: index) {
             offset = try readEntry(at: offset, checkKey: true).next
             index += 1
         }
         frame.pointee.frontierIndex = index
         frame.pointee.frontierOffset = offset
-        return offset + (frame.pointee.count < 0 ? 1 : 0)
+        return offset
     }
 
     /// A text key the map of frame `number` holds more than once, or nil. The map has been read to
@@ -909,7 +907,7 @@ extension CBORDecodingState {
         var keys: [String] = []
         var index = 0
         var offset = frame.pointee.firstEntry
-        while try hasEntry(frame, index: index, offset: offset) {
+        while hasEntry(frame, index: index) {
             let entry = try readEntry(at: offset, checkKey: false)
             if entry.keyLength >= 0 {
                 keys.append(
@@ -1093,7 +1091,9 @@ struct CBORUnkeyedDecodingContainer: IntegerForwardingUnkeyedDecoder {
     let state: CBORDecodingState
     /// The array's frame: it gives the elements their coding paths.
     let frame: Int
-    let count: Int?
+    /// How many elements the array holds.
+    let elementCount: Int
+    var count: Int? { elementCount }
     var currentIndex = 0
     var position: Int
     var codingPath: [any CodingKey] { state.path(of: frame) }
@@ -1102,14 +1102,11 @@ struct CBORUnkeyedDecodingContainer: IntegerForwardingUnkeyedDecoder {
         self.state = state
         frame = try state.openFrame(at: offset, major: 4, as: [Any].self, parent: parent, key: key)
         let opened = state.frames[frame]
-        count = opened.count < 0 ? nil : opened.count
+        elementCount = opened.count
         position = opened.firstEntry
     }
 
-    var isAtEnd: Bool {
-        if let count { return currentIndex >= count }
-        return position >= state.bytes.count || state.bytes[position] == 0xff
-    }
+    var isAtEnd: Bool { currentIndex >= elementCount }
 
     private var elementPath: [any CodingKey] { state.path(frame, ArrayIndexKey(currentIndex)) }
 

@@ -14,12 +14,23 @@ import Foundation
     @usableFromInline package enum Failure: Error, CustomStringConvertible {
         case truncated(at: Int)
         case malformed(String, at: Int)
+        /// A string, array or map of indefinite length (`what` names it): valid CBOR, but not a form
+        /// Lode writes or reads (see docs/FORMAT.md, "Encoding").
+        case indefiniteLength(String, at: Int)
 
         @usableFromInline package var description: String {
             switch self {
             case .truncated(let offset): return "the CBOR data ends early (at byte \(offset))"
             case .malformed(let what, let offset): return "malformed CBOR at byte \(offset): \(what)"
+            case .indefiniteLength(let what, let offset):
+                return "an indefinite-length \(what) at byte \(offset), a form Lode neither writes nor reads"
             }
+        }
+
+        /// The indefinite-length item's name for a head of major type `major` (2 to 5) at `offset`.
+        @usableFromInline package static func indefinite(major: UInt8, at offset: Int) -> Failure {
+            let names = ["byte string", "text string", "array", "map"]
+            return .indefiniteLength(names[Int(major) - 2], at: offset)
         }
     }
 
@@ -67,7 +78,8 @@ import Foundation
         }
     }
 
-    /// Skips one complete data item (with nested items, tags and indefinite lengths).
+    /// Skips one complete data item (with nested items and tags). An item of indefinite length, at
+    /// any depth, throws ``Failure/indefiniteLength(_:at:)``: Lode reads definite lengths only.
     @usableFromInline package mutating func skipItem(depth: Int = 0) throws(Failure) {
         guard depth < 512 else { throw .malformed("nesting deeper than 512", at: offset) }
         let start = offset
@@ -76,24 +88,14 @@ import Foundation
         case 0, 1:
             return
         case 2, 3:
-            if info == 31 {
-                while try peekByte() != 0xff { try skipItem(depth: depth + 1) }
-                offset += 1
-            } else {
-                guard argument <= UInt64(bytes.count - offset) else { throw .truncated(at: start) }
-                offset += Int(argument)
-            }
+            guard info != 31 else { throw .indefinite(major: major, at: start) }
+            guard argument <= UInt64(bytes.count - offset) else { throw .truncated(at: start) }
+            offset += Int(argument)
         case 4, 5:
+            guard info != 31 else { throw .indefinite(major: major, at: start) }
             let perEntry = major == 5 ? 2 : 1
-            if info == 31 {
-                while try peekByte() != 0xff {
-                    for _ in 0..<perEntry { try skipItem(depth: depth + 1) }
-                }
-                offset += 1
-            } else {
-                guard argument <= UInt64(bytes.count) else { throw .truncated(at: start) }
-                for _ in 0..<Int(argument) * perEntry { try skipItem(depth: depth + 1) }
-            }
+            guard argument <= UInt64(bytes.count) else { throw .truncated(at: start) }
+            for _ in 0..<Int(argument) * perEntry { try skipItem(depth: depth + 1) }
         case 6:
             try skipItem(depth: depth + 1)
         default:
@@ -101,7 +103,8 @@ import Foundation
         }
     }
 
-    /// Reads a definite-length text or byte string's bytes (indefinite strings are joined).
+    /// Reads a text or byte string's bytes, or returns nil (the offset unchanged) for an item of another
+    /// major type. A string of indefinite length throws ``Failure/indefiniteLength(_:at:)``.
     @usableFromInline package mutating func readStringBytes(major expected: UInt8) throws(Failure)
         -> UnsafeRawBufferPointer?
     {
@@ -111,9 +114,7 @@ import Foundation
             offset = start
             return nil
         }
-        guard info != 31 else {
-            throw .malformed("indefinite-length strings are not supported here", at: start)
-        }
+        guard info != 31 else { throw .indefinite(major: major, at: start) }
         guard argument <= UInt64(bytes.count - offset) else { throw .truncated(at: start) }
         let slice = UnsafeRawBufferPointer(rebasing: bytes[offset..<offset + Int(argument)])
         offset += Int(argument)

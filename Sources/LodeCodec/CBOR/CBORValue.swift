@@ -43,10 +43,21 @@ public enum CBORValue: Sendable, Equatable {
         }
     }
 
-    /// Decodes exactly one data item filling `bytes`.
-    /// - Throws: ``CBORError`` naming the byte offset of malformed or truncated input, or of bytes left
-    ///   after the item (callers that know which record it was say so in their own error).
+    /// Decodes exactly one data item filling `bytes`. Strings, arrays and maps must have definite
+    /// lengths, as in every record Lode writes (docs/FORMAT.md, "Encoding").
+    /// - Throws: ``CBORError`` naming the byte offset of malformed or truncated input, of an item of
+    ///   indefinite length, or of bytes left after the item (callers that know which record it was say
+    ///   so in their own error).
     public init(decoding bytes: [UInt8]) throws(CBORError) {
+        do throws(CBORReader.Failure) {
+            self = try Self.decode(bytes)
+        } catch {
+            throw CBORError(reason: error.description)
+        }
+    }
+
+    /// Decodes exactly one data item filling `bytes`, throwing the reader's own failure.
+    package static func decode(_ bytes: [UInt8]) throws(CBORReader.Failure) -> CBORValue {
         let result: Result<CBORValue, CBORReader.Failure> = bytes.withUnsafeBytes { buffer in
             var reader = CBORReader(buffer)
             do throws(CBORReader.Failure) {
@@ -60,10 +71,7 @@ public enum CBORValue: Sendable, Equatable {
                 return .failure(error)
             }
         }
-        switch result {
-        case .success(let value): self = value
-        case .failure(let failure): throw CBORError(reason: failure.description)
-        }
+        return try result.get()
     }
 
     static func read(_ reader: inout CBORReader, depth: Int) throws(CBORReader.Failure) -> CBORValue {
@@ -78,47 +86,26 @@ public enum CBORValue: Sendable, Equatable {
         case 0: return .unsigned(argument)
         case 1: return .negative(argument)
         case 2, 3:
-            var collected: [UInt8] = []
-            if info == 31 {
-                while try reader.peekByte() != 0xff {
-                    guard case let chunk = try read(&reader, depth: depth + 1),
-                        let bytes = major == 2 ? chunk.byteString : chunk.textBytes
-                    else {
-                        throw .malformed("a chunk of another type inside an indefinite string", at: start)
-                    }
-                    collected += bytes
-                }
-                reader.offset += 1
-            } else {
-                let length = try count()
-                collected = Array(reader.bytes[reader.offset..<reader.offset + length])
-                reader.offset += length
-            }
+            guard info != 31 else { throw .indefinite(major: major, at: start) }
+            let length = try count()
+            let collected = Array(reader.bytes[reader.offset..<reader.offset + length])
+            reader.offset += length
             if major == 2 { return .bytes(collected) }
             guard let text = String(validating: collected, as: UTF8.self) else {
                 throw .malformed("text that is not UTF-8", at: start)
             }
             return .text(text)
         case 4:
+            guard info != 31 else { throw .indefinite(major: major, at: start) }
             var items: [CBORValue] = []
-            if info == 31 {
-                while try reader.peekByte() != 0xff { items.append(try read(&reader, depth: depth + 1)) }
-                reader.offset += 1
-            } else {
-                for _ in 0..<(try count()) { items.append(try read(&reader, depth: depth + 1)) }
-            }
+            for _ in 0..<(try count()) { items.append(try read(&reader, depth: depth + 1)) }
             return .array(items)
         case 5:
+            guard info != 31 else { throw .indefinite(major: major, at: start) }
             var entries: [MapEntry] = []
-            func entry() throws(CBORReader.Failure) -> MapEntry {
+            for _ in 0..<(try count()) {
                 let key = try read(&reader, depth: depth + 1)
-                return MapEntry(key: key, value: try read(&reader, depth: depth + 1))
-            }
-            if info == 31 {
-                while try reader.peekByte() != 0xff { entries.append(try entry()) }
-                reader.offset += 1
-            } else {
-                for _ in 0..<(try count()) { entries.append(try entry()) }
+                entries.append(MapEntry(key: key, value: try read(&reader, depth: depth + 1)))
             }
             return .map(entries)
         case 6:
@@ -145,9 +132,6 @@ public enum CBORValue: Sendable, Equatable {
         case .bytes, .array, .map, .tagged: return false
         }
     }
-
-    private var byteString: [UInt8]? { if case .bytes(let bytes) = self { bytes } else { nil } }
-    private var textBytes: [UInt8]? { if case .text(let text) = self { Array(text.utf8) } else { nil } }
 
     /// The value of the map entry whose key is the text `field`, or nil.
     public subscript(field: String) -> CBORValue? {

@@ -249,9 +249,7 @@ extension RecordReader {
         let start = cbor.offset
         let head = try head()
         guard head.major == major else { throw mismatch(name, at: start) }
-        guard head.info != 31 else {
-            throw RecordDecodingError(field: "", reason: "an indefinite-length container is not read here")
-        }
+        guard head.info != 31 else { throw Self.corrupted(.indefinite(major: major, at: start)) }
         // Every item takes a byte at least.
         guard head.argument <= UInt64(cbor.bytes.count - cbor.offset) else {
             throw Self.corrupted(.truncated(at: start))

@@ -81,9 +81,7 @@ public struct RecordReader: ~Copyable {
             throw RecordDecodingError(
                 field: "", reason: "expected a map of fields, found \(Self.describe(major: head.major))")
         }
-        guard head.info != 31 else {
-            throw RecordDecodingError(field: "", reason: "an indefinite-length map is not a record")
-        }
+        guard head.info != 31 else { throw Self.corrupted(.indefinite(major: 5, at: 0)) }
         guard head.argument <= UInt64(cbor.bytes.count) else {
             throw Self.corrupted(.truncated(at: 0))
         }

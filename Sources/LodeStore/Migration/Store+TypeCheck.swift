@@ -18,6 +18,10 @@ extension Transaction {
             guard problem == nil else { return }
             do {
                 _ = try decode(T.self, from: value, key: key)
+            } catch LodeError.recordDoesNotDecode where Self.isDamaged(value) {
+                // Not one CBOR item of definite lengths: a damaged record, not a changed type. Its
+                // reads throw, naming it; `lode-dump check` reports it; the store opens.
+                return
             } catch LodeError.recordDoesNotDecode(let type, let key, let field, let reason) {
                 problem = .typeChangedWithoutMigration(type: type, key: key, field: field, reason: reason)
             } catch {
@@ -64,6 +68,16 @@ extension Transaction {
             while more, problem == nil { more = try cursor.withNext(visit) != nil }
         }
         return (problem, problem == nil ? examples : nil)
+    }
+
+    /// Whether `record` is not one CBOR item of definite lengths, which every record Lode writes is.
+    private static func isDamaged(_ record: UnsafeRawBufferPointer) -> Bool {
+        do throws(UntypedRecord.Problem) {
+            _ = try UntypedRecord.decode(Array(record))
+            return false
+        } catch {
+            return true
+        }
     }
 }
 

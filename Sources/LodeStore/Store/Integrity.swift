@@ -15,8 +15,9 @@ public struct IntegrityReport: Sendable {
 }
 
 extension Transaction {
-    /// Checks the store without the app's types: every record decodes as CBOR and is stored under its
-    /// own primary key; every link points at an object that exists and its inverse index agrees with
+    /// Checks the store without the app's types: every record decodes as the library's readers read
+    /// it (one CBOR item of definite lengths, a map of text field names each used once) and is stored
+    /// under its own primary key; every link points at an object that exists and its inverse index agrees with
     /// the records; every record is one the type's history explains — a definite-length map whose
     /// top-level fields are ones the type's records have had, in a sequence they were written with,
     /// each holding a kind of value that field has held (as far as the catalog lists them); every index
@@ -57,9 +58,7 @@ extension Transaction {
             for record in stored {
                 report.records += 1
                 let label = "\(type.name) \(KeyDescription.describe(record.key))"
-                if let entry, let problem = Self.unexplained(record.bytes, by: entry) {
-                    report.problems.append("\(label): \(problem)")
-                }
+                // Read as the library reads it: a record that does not is reported once, for why.
                 let untyped: UntypedRecord
                 do {
                     untyped = try UntypedRecord(bytes: record.bytes, type: type)
@@ -69,6 +68,9 @@ extension Transaction {
                             + error.reason)
                     unreadable.insert(record.key)
                     continue
+                }
+                if let entry, let problem = Self.unexplained(record.bytes, by: entry) {
+                    report.problems.append("\(label): \(problem)")
                 }
                 records[record.key] = untyped
                 if untyped.primaryKey != record.key {
@@ -352,7 +354,7 @@ extension Transaction {
         do {
             fields = try record.withUnsafeBytes { try RecordNames.fields($0) }
         } catch {
-            return nil  // not CBOR: the decoding check says so
+            return nil  // not readable: the decoding check (run first) says so
         }
         guard let fields else {
             return "not a definite-length map of text field names, which no version of Lode writes"

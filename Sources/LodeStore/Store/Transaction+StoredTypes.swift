@@ -178,13 +178,13 @@ public struct StoredRecord: Sendable, Equatable {
 
     /// The record decoded as a CBOR value.
     /// - Throws: ``LodeError/recordDoesNotDecode(type:key:field:reason:)`` for bytes that are not one
-    ///   CBOR item.
+    ///   CBOR item, or that hold an item of indefinite length (no reader of the library's reads one).
     public func value(type: String) throws -> CBORValue {
-        do {
-            return try CBORValue(decoding: bytes)
+        do throws(UntypedRecord.Problem) {
+            return try UntypedRecord.decode(bytes)
         } catch {
             throw LodeError.recordDoesNotDecode(
-                type: type, key: KeyDescription.describe(key), field: "", reason: error.reason)
+                type: type, key: KeyDescription.describe(key), field: error.field, reason: error.reason)
         }
     }
 }

@@ -24,12 +24,7 @@ package struct UntypedRecord {
 
     /// Reads `bytes` as a record of `type`.
     package init(bytes: [UInt8], type: StoredType) throws(Problem) {
-        let decoded: CBORValue
-        do {
-            decoded = try CBORValue(decoding: bytes)
-        } catch {
-            throw Problem(field: "", reason: "the record is not CBOR: \(error.reason)")
-        }
+        let decoded = try Self.decode(bytes)
         guard case .map(let entries) = decoded else {
             throw Problem(field: "", reason: "the record is not a CBOR map")
         }
@@ -57,6 +52,45 @@ package struct UntypedRecord {
             of: primaryKeyValue, field: type.primaryKey, value: "the value", key: "the primary key")
         self.value = value
         self.primaryKeyValue = primaryKeyValue
+    }
+
+    /// Decodes a record's bytes as the library's readers read them: one CBOR item of definite lengths.
+    /// - Throws: ``Problem`` naming the top-level field that holds an item of indefinite length.
+    static func decode(_ bytes: [UInt8]) throws(Problem) -> CBORValue {
+        do throws(CBORReader.Failure) {
+            return try CBORValue.decode(bytes)
+        } catch .indefiniteLength(let what, let offset) {
+            // Valid CBOR, but no reader of the library's reads it: named where it is.
+            throw Problem(
+                field: field(holding: offset, in: bytes),
+                reason: CBORReader.Failure.indefiniteLength(what, at: offset).description)
+        } catch {
+            throw Problem(field: "", reason: "the record is not CBOR: \(error.description)")
+        }
+    }
+
+    /// The top-level field whose value holds byte `offset` of the record `bytes`, or "" (the map's
+    /// own head, or a field name).
+    static func field(holding offset: Int, in bytes: [UInt8]) -> String {
+        bytes.withUnsafeBytes { buffer in
+            var reader = CBORReader(buffer)
+            do throws(CBORReader.Failure) {
+                let head = try reader.readHead()
+                guard head.major == 5, head.info != 31 else { return "" }
+                for _ in 0..<min(head.argument, UInt64(buffer.count)) {
+                    guard let name = try reader.readStringBytes(major: 3) else { return "" }
+                    let value = reader.offset
+                    do throws(CBORReader.Failure) {
+                        try reader.skipItem()
+                    } catch {
+                        return offset >= value ? String(decoding: name, as: UTF8.self) : ""
+                    }
+                }
+            } catch {
+                return ""
+            }
+            return ""
+        }
     }
 
     /// The field names, in record order.

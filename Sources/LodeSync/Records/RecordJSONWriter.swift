@@ -59,10 +59,12 @@ enum RecordJSONWriter {
             let read: UnsafeRawBufferPointer?
             do throws(CBORReader.Failure) {
                 read = try reader.readStringBytes(major: head.major)
+            } catch .indefiniteLength(let what, let offset) {
+                throw Failure(reason: CBORReader.Failure.indefiniteLength(what, at: offset).description)
             } catch {
                 throw Failure(reason: "the record is not CBOR: \(error)")
             }
-            guard let bytes = read else { throw Failure(reason: "an indefinite-length string") }
+            guard let bytes = read else { throw Failure(reason: "the record is not CBOR") }
             if head.major == 2 {
                 out.append(UInt8(ascii: "\""))
                 out += Array(Data(bytes).base64EncodedString().utf8)
@@ -71,7 +73,9 @@ enum RecordJSONWriter {
                 appendQuoted(bytes, to: &out)
             }
         case 4:
-            guard head.info != 31 else { throw Failure(reason: "an indefinite-length array") }
+            guard head.info != 31 else {
+                throw Failure(reason: CBORReader.Failure.indefinite(major: 4, at: start).description)
+            }
             out.append(UInt8(ascii: "["))
             for index in 0..<head.argument {
                 if index > 0 { out.append(UInt8(ascii: ",")) }
@@ -79,7 +83,9 @@ enum RecordJSONWriter {
             }
             out.append(UInt8(ascii: "]"))
         case 5:
-            guard head.info != 31 else { throw Failure(reason: "an indefinite-length map") }
+            guard head.info != 31 else {
+                throw Failure(reason: CBORReader.Failure.indefinite(major: 5, at: start).description)
+            }
             out.append(UInt8(ascii: "{"))
             for index in 0..<head.argument {
                 if index > 0 { out.append(UInt8(ascii: ",")) }

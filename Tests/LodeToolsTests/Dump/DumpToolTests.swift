@@ -619,7 +619,7 @@ import Testing
         for expected in [
             "Task 1: field \"tiTle\" is not one the type's records have ever had (they had: done, group, id, rank, title)",
             "Task 2: field \"title\" holds integer, a kind of value it never held (it held text)",
-            "Task 4: not a definite-length map of text field names, which no version of Lode writes",
+            "Task 4: an indefinite-length map at byte 0, a form Lode neither writes nor reads",
         ] {
             #expect(lines.contains(expected), "missing \"\(expected)\" in \(check.out)")
         }
@@ -670,5 +670,111 @@ import Testing
         let store = try Store(at: tmp.url, types: [Task.self, Counter.self])
         try store.write { tx in try tx.insert(Counter(name: "after", value: 1)) }
         #expect(try runDump(["get", path, "Counter", "after"]).out == #"{"name":"after","value":1}"# + "\n")
+    }
+}
+
+/// `Task`'s records read through `Codable` instead of the generated codec.
+private struct CodableTask: Persistable, Codable, Equatable {
+    var id: Int
+    var title: String
+    var rank: Int
+    var done: Bool
+    var group: String
+    static let schema = Schema<CodableTask>(
+        name: "Task", primaryKey: \.id, indexes: [.on(\.rank), .on(\.done), .on(\.group)])
+}
+
+extension DumpToolTests {
+    /// Issue 64, finding 2: a record holding a string of indefinite length (valid CBOR, which no
+    /// version of Lode writes) passed `check`, `dump`, `get` and `export` while every read of the
+    /// library threw. The tools and both codecs now read it alike: refused, naming the field and
+    /// the byte — a string, an array nested in a field the type does not know, the record's own map.
+    @Test func recordsOfIndefiniteLengthAreRefusedAlikeByTheToolsAndTheLibrary() throws {
+        let path = try makeStore()
+        var offsets: [Int: Int] = [:]
+        do {
+            let environment = try LMDB.Environment.open(at: path)
+            let records = try environment.database(named: "Task", create: false)
+            try environment.write { txn in
+                let key = KeyEncoder()
+                /// The record of `id` rewritten entry by entry, `replace` giving a field's bytes.
+                func rewrite(_ id: Int, adding extra: [UInt8] = [], _ replace: (String) -> [UInt8]?) throws {
+                    let value = try CBORValue(
+                        decoding: try #require(try txn.get(try key.encode(id), in: records)))
+                    guard case .map(let entries) = value else { throw LodeError.typeNotFound("a map") }
+                    var bytes: [UInt8] = [0xa0 | UInt8(entries.count + (extra.isEmpty ? 0 : 1))]
+                    for entry in entries {
+                        guard case .text(let name) = entry.key else { continue }
+                        bytes += entry.key.encoded
+                        if let replaced = replace(name) {
+                            offsets[id] = bytes.count
+                            bytes += replaced
+                        } else {
+                            bytes += entry.value.encoded
+                        }
+                    }
+                    if !extra.isEmpty {
+                        bytes += CBORValue.text("notes").encoded
+                        offsets[id] = bytes.count
+                        bytes += extra
+                    }
+                    try txn.put(bytes, forKey: try key.encode(id), in: records)
+                }
+                // Task 3's title "task 3" as two chunks of an indefinite-length text string.
+                try rewrite(3) {
+                    $0 == "title"
+                        ? [0x7f, 0x63] + Array("tas".utf8) + [0x63] + Array("k 3".utf8) + [0xff] : nil
+                }
+                // Task 5 with a field no version of the type has, holding [_ 1] (an indefinite array).
+                try rewrite(5, adding: [0x9f, 0x01, 0xff]) { _ in nil }
+            }
+        }
+        let check = try runDump(["check", path])
+        #expect(check.status == 1, "\(check.out)")
+        let lines = check.out.split(separator: "\n").map(String.init)
+        let three = try #require(offsets[3])
+        let five = try #require(offsets[5])
+        for expected in [
+            "Task 3: field \"title\": an indefinite-length text string at byte \(three), a form Lode neither writes nor reads",
+            "Task 5: field \"notes\": an indefinite-length array at byte \(five), a form Lode neither writes nor reads",
+        ] {
+            #expect(lines.contains(expected), "missing \"\(expected)\" in \(check.out)")
+        }
+        // The records exist: their index entries are not reported; each record is reported once.
+        #expect(lines.count == 3, "\(check.out)")
+        for id in [3, 5] {
+            let get = try runDump(["get", path, "Task", "\(id)"])
+            #expect(get.status != 0 && get.err.contains("indefinite-length"), "\(get.err)")
+        }
+        let dump = try runDump(["dump", path, "Task", "--format", "ndjson"])
+        #expect(dump.status != 0 && dump.err.contains("field \"title\""), "\(dump.err)")
+        let export = try runDump(["export", path])
+        #expect(export.status == 1 && export.err.contains("Task 3"), "\(export.err)")
+
+        // The library, through the generated codec and through Codable: the same records refused
+        // with the same reason, the others read.
+        let store = try Store(at: tmp.url, types: [Task.self, Counter.self])
+        defer { store.close() }
+        func expectRefused(_ body: () throws -> Void, field: String, offset: Int) {
+            guard case .recordDoesNotDecode(_, _, let found, let reason)? = lodeError(body) else { return }
+            #expect(found.hasSuffix(field) || found.isEmpty, "\(found)")
+            #expect(reason.contains("indefinite-length") && reason.contains("at byte \(offset)"), "\(reason)")
+        }
+        expectRefused({ _ = try store.objects(Task.self).fetch() }, field: "title", offset: three)
+        expectRefused(
+            { _ = try store.read { try $0.object(Task.self, key: 3) } }, field: "title", offset: three)
+        expectRefused(
+            { _ = try store.read { try $0.object(Task.self, key: 5) } }, field: "notes", offset: five)
+        #expect(try store.read { try $0.object(Task.self, key: 4) }?.title == "task 4")
+        store.close()
+        let codable = try Store(at: tmp.url, types: [CodableTask.self, Counter.self])
+        defer { codable.close() }
+        expectRefused(
+            { _ = try codable.read { try $0.object(CodableTask.self, key: 3) } }, field: "title",
+            offset: three)
+        expectRefused(
+            { _ = try codable.read { try $0.object(CodableTask.self, key: 5) } }, field: "notes", offset: five
+        )
+        #expect(try codable.read { try $0.object(CodableTask.self, key: 4) }?.title == "task 4")
     }
 }
