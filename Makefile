@@ -195,7 +195,7 @@ fuzz:
 	$(MAKE) fuzz-quick FUZZ_SECONDS=$(FUZZ_LONG_SECONDS)
 
 # The long runs: 1,000 kills of the crash-durability writer, 10,000 power cuts per durability mode,
-# the corruption sweep over 400 copies, the two-versions suite six times per change with random
+# the corruption sweep over 1,000 copies, the two-versions suite six times per change with random
 # timing and longer runs, the concurrency suites under ThreadSanitizer, and every fuzz target for
 # FUZZ_LONG_SECONDS.
 soak: deps powercut
@@ -203,7 +203,7 @@ soak: deps powercut
 	$(CHECKS) LODE_CRASH_KILLS=1000 $(SWIFT) test --skip-build --filter CrashDurabilityTests
 	$(SWIFT) build -c release --product lode-test-helper
 	$(CHECKS) LODE_POWERCUT_CUTS=10000 $(POWERCUT_HELPER) $(SWIFT) test --skip-build --filter PowerCutTests
-	$(CHECKS) LODE_SWEEP_COPIES=400 $(SWIFT) test --skip-build --filter CorruptionSweepTests
+	$(CHECKS) LODE_SWEEP_COPIES=1000 $(SWIFT) test --skip-build --filter CorruptionSweepTests
 	$(CHECKS) LODE_VERSIONS_ROUNDS=6 $(SWIFT) test --skip-build --filter TwoVersionsTests
 	$(MAKE) test-tsan
 	$(MAKE) fuzz

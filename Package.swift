@@ -200,7 +200,7 @@ let package = Package(
         .executableTarget(
             name: "lode-test-helper",
             dependencies: [
-                "Lode", "LodeInspection", "LodeMacros", "LodeSync", "LodeTestSupport", "ModelStorage",
+                "LMDB", "Lode", "LodeInspection", "LodeMacros", "LodeSync", "LodeTestSupport", "ModelStorage",
             ],
             path: "Tests/Helpers/lode-test-helper"),
         .executableTarget(

@@ -57,8 +57,10 @@ struct DataFileHeader {
     /// Refuses a data file shorter than the pages its newest version uses.
     ///
     /// - Throws: ``LMDBError/Code/corrupted`` naming the file, its size and the size the version needs.
-    static func refuseTruncated(_ path: String, operation: String) throws {
-        guard let header = try read(path) else { return }  // LMDB refuses it by name
+    /// Returns the header (nil when neither meta page is valid: LMDB refuses that by name).
+    @discardableResult
+    static func refuseTruncated(_ path: String, operation: String) throws -> DataFileHeader? {
+        guard let header = try read(path) else { return nil }
         var status = stat()
         guard stat(path, &status) == 0 else { throw LMDBError(returnCode: errno, operation: "stat \(path)") }
         let needed = (header.lastPage + 1) * header.pageSize
@@ -69,5 +71,6 @@ struct DataFileHeader {
                     "\(path) is truncated: it holds \(status.st_size) bytes, but its last commit uses pages up to byte \(needed)"
             )
         }
+        return header
     }
 }

@@ -37,11 +37,20 @@ package enum DurableNames {
         let syncError = errno
         close(descriptor)
         if synced != 0 { throw LMDBError(returnCode: syncError, operation: operation + " (fsync \(file))") }
+        // The new file is trusted where the source was: closed cleanly by this library, unchanged.
+        let trusted = CloseRecord.stored(in: source).map { $0 == CloseRecord.current(of: file) }
+        var info = stat()
+        let mode = stat(file, &info) == 0 ? info.st_mode & 0o777 : 0o600
         guard rename(file, directory + "/data.mdb") == 0 else {
             throw LMDBError(returnCode: errno, operation: operation + " (rename)")
         }
         try syncDirectory(directory, operation: operation)
         unlink(directory + "/lock.mdb")
+        if trusted == true, let current = CloseRecord.current(of: directory + "/data.mdb") {
+            current.write(in: directory, fileMode: mode)
+        } else {
+            CloseRecord.remove(in: directory)
+        }
     }
 
     /// Creates the directory `path` and its missing parents with `mode`, each name synced into its

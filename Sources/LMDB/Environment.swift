@@ -37,6 +37,14 @@ public final class Environment: @unchecked Sendable {
     /// checking its pages (``checkPages(maxProblems:)``), then call ``forgetSystemCrash()``. Lode's `Store` does
     /// both by itself.
     public var sawSystemCrashWhileUnsynced: Bool { crashedSessionsLock.withLock { !crashedSessions.isEmpty } }
+    /// Why this process trusts the data file (reads it without checking its pages first), or why not.
+    /// A file is trusted when this process created it, when it is the file this library last closed
+    /// cleanly here, unchanged since (`.clean-close`, docs/FORMAT.md), when another process that
+    /// trusts it has it open, or once ``checkPages(maxProblems:)`` found every page sound. Anything
+    /// else — a copy, a restored backup, a download, a file another program wrote, a file a process
+    /// was writing when it was killed or the power went — is not: check its pages before reading it
+    /// (Lode's `Store` does, by default).
+    public var fileTrust: FileTrust { trustLock.withLock { trust } }
     /// The markers of the sessions the system crash interrupted.
     /// Under `crashedSessionsLock` (a pthread mutex, which ThreadSanitizer sees: `Synchronization.Mutex`
     /// waits on a raw futex on Linux).
@@ -44,6 +52,12 @@ public final class Environment: @unchecked Sendable {
     private let crashedSessionsLock = Lock()
     /// This process's marker while it writes without syncing every commit.
     private let unsyncedMarker: String?
+    /// Why this process trusts the data file, or why not; under `trustLock`.
+    nonisolated(unsafe) private var trust: FileTrust
+    private let trustLock = Lock()
+    /// The lock this process holds on `.clean-close.lock` once it trusts the file (nil when the
+    /// file cannot be opened: others then check a file this process trusts).
+    private let trustHold: TrustLock?
 
     let handle: OpaquePointer
     let resizeLock = ResizeLock()
@@ -125,7 +139,8 @@ public final class Environment: @unchecked Sendable {
     }
 
     /// Who else has the environment in the directory at `path` open: this process (an environment
-    /// not yet closed), another process (the shared lock every open holds on `lock.mdb`), or nobody.
+    /// not yet closed; then another process is not looked for), another process (the shared lock
+    /// every open holds on `lock.mdb`), or nobody.
     ///
     /// - Throws: ``LMDBError`` when the directory or its lock file cannot be examined.
     package static func openers(at path: String) throws -> (thisProcess: Bool, otherProcess: pid_t?) {
@@ -133,6 +148,10 @@ public final class Environment: @unchecked Sendable {
         guard stat(path, &info) == 0 else { throw LMDBError(returnCode: errno, operation: "stat \(path)") }
         let key = EnvironmentRegistry.Key(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
         let here = EnvironmentRegistry.shared.isOpen(key)
+        // POSIX drops every lock a process holds on a file when it closes any descriptor of it: a
+        // probe of `lock.mdb` would take this process's LMDB lock away, and the next process to open
+        // the environment would think it alone and reset the reader table under this one's readers.
+        if here { return (true, nil) }
         let fd = Glibc.open(path + "/lock.mdb", O_RDWR | O_CLOEXEC)
         guard fd >= 0 else {
             if errno == ENOENT { return (here, nil) }
@@ -186,7 +205,8 @@ public final class Environment: @unchecked Sendable {
         if rc != 0 { throw fail(rc) }
         rc = mdb_env_set_maxreaders(env, UInt32(options.maxReaders))
         if rc != 0 { throw fail(rc) }
-        if !options.readOnly && access(path + "/data.mdb", F_OK) != 0 {
+        let existed = access(path + "/data.mdb", F_OK) == 0
+        if !options.readOnly && !existed {
             // A new store appears whole (two valid meta pages, on disk) or not at all.
             do {
                 try DurableNames.createDataFile(
@@ -198,14 +218,23 @@ public final class Environment: @unchecked Sendable {
             }
         }
         // A data file shorter than its pages is refused before LMDB maps it (see `DataFileHeader`).
+        var header: DataFileHeader?
         if access(path + "/data.mdb", F_OK) == 0 {
             do {
-                try DataFileHeader.refuseTruncated(path + "/data.mdb", operation: operation)
+                header = try DataFileHeader.refuseTruncated(path + "/data.mdb", operation: operation)
             } catch {
                 mdb_env_close(env)
                 throw error
             }
         }
+        // The file as it is before LMDB opens it (a write-map open extends it), and the record of its
+        // last clean close.
+        let observed =
+            options.keepsCloseRecord && existed
+            ? (
+                current: CloseRecord.current(of: path + "/data.mdb", pageSize: header?.pageSize ?? 4096),
+                stored: CloseRecord.stored(in: path)
+            ) : nil
         let crashed = UnsyncedSessions.crashedSessions(in: path, removingStale: !options.readOnly)
         var flags = UInt32(MDB_NOTLS) | options.durability.flags
         if options.readOnly { flags |= UInt32(MDB_RDONLY) }
@@ -244,6 +273,13 @@ public final class Environment: @unchecked Sendable {
         self.staleReadersClearedAtOpen = Int(dead)
         self.crashedSessions = crashed
         self.unsyncedMarker = marker
+        let trustHold =
+            options.keepsCloseRecord
+            ? TrustLock(directory: path, readOnly: options.readOnly, fileMode: mode_t(options.fileMode)) : nil
+        let trust = Self.trust(existed: existed, observed: observed, options: options, lock: trustHold)
+        self.trust = trust
+        self.trustHold = trustHold
+        if trust.isTrusted { trustHold?.hold() }
         self.registryKey = key
         self.writerQueue = DispatchQueue(label: "lode.lmdb.writer \(path)")
         self.mainDatabase = Database(name: nil, kind: .plain, handle: MDB_dbi(1))  // MAIN_DBI
@@ -253,12 +289,62 @@ public final class Environment: @unchecked Sendable {
         EnvironmentRegistry.shared.close(key: registryKey) {
             for txn in pooledReadHandles { mdb_txn_abort(txn) }
             pooledReadHandles.removeAll()
+            var synced = true
             if let unsyncedMarker {
                 // A clean close: everything on disk, then nothing left to suspect.
-                if mdb_env_sync(handle, 1) == 0 { unlink(unsyncedMarker) }
+                synced = mdb_env_sync(handle, 1) == 0
+                if synced { unlink(unsyncedMarker) }
             }
             mdb_env_close(handle)
+            // The record of a clean close, for a file this process trusted and left whole on disk.
+            if options.keepsCloseRecord, !options.readOnly, synced, trust.isTrusted {
+                recordCleanClose()
+            }
+            trustHold?.close()
         }
+    }
+
+    /// What this process trusts of the file at open (see ``fileTrust``), from the file as it was
+    /// before LMDB opened it and the record of its last clean close.
+    private static func trust(
+        existed: Bool, observed: (current: CloseRecord?, stored: CloseRecord?)?, options: EnvironmentOptions,
+        lock: TrustLock?
+    ) -> FileTrust {
+        guard options.keepsCloseRecord else { return .closedCleanly }
+        guard existed, let (current, stored) = observed else { return .created }
+        if let current, current == stored { return .closedCleanly }
+        if lock?.isHeldElsewhere == true { return .openElsewhere }
+        if let current, current.wasCheckedHere { return .checked }
+        guard let stored, let current else {
+            return .untrusted(reason: "there is no record of a clean close of it by this library here")
+        }
+        return .untrusted(reason: stored.difference(from: current))
+    }
+
+    /// Writes the record of the data file as it is now (see `CloseRecord`).
+    private func recordCleanClose() {
+        let file = path + "/data.mdb"
+        if let current = CloseRecord.current(of: file, pageSize: pageSize) {
+            current.write(in: path, fileMode: mode_t(options.fileMode))
+        }
+    }
+
+    /// Trusts the file from now on: every page of it was checked and found sound. A writable
+    /// environment writes the record at once, so the next open need not check again.
+    func trustAfterCheck() {
+        if options.keepsCloseRecord,
+            let current = CloseRecord.current(of: path + "/data.mdb", pageSize: pageSize)
+        {
+            CloseRecord.noteChecked(current)
+        }
+        let wasTrusted = trustLock.withLock {
+            let was = trust.isTrusted
+            if !was { trust = .checked }
+            return was
+        }
+        guard !wasTrusted else { return }
+        trustHold?.hold()
+        if options.keepsCloseRecord && !options.readOnly { recordCleanClose() }
     }
 
     // MARK: Read transactions
@@ -878,9 +964,12 @@ public final class Environment: @unchecked Sendable {
         guard descriptor >= 0 else {
             throw LMDBError(returnCode: errno, operation: operation + " (open \(temporary))")
         }
+        var open = true
         defer {
-            Glibc.close(descriptor)
-            unlink(temporary)
+            if open {
+                Glibc.close(descriptor)
+                unlink(temporary)
+            }
         }
         try withMapAccess { _ in
             try check(mdb_env_copyfd2(handle, descriptor, compacting ? UInt32(MDB_CP_COMPACT) : 0), operation)
@@ -892,6 +981,14 @@ public final class Environment: @unchecked Sendable {
             throw LMDBError(returnCode: errno, operation: operation + " (link data.mdb)")
         }
         try DurableNames.syncDirectory(directory, operation: operation)
+        open = false
+        Glibc.close(descriptor)
+        unlink(temporary)
+        // LMDB wrote the copy from a file this process trusts: so may the copy's next opener.
+        if options.keepsCloseRecord && fileTrust.isTrusted {
+            CloseRecord.current(of: directory + "/data.mdb", pageSize: pageSize)?
+                .write(in: directory, fileMode: mode_t(options.fileMode))
+        }
     }
 }
 

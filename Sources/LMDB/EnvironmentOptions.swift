@@ -28,6 +28,9 @@ public struct EnvironmentOptions: Sendable, Equatable {
     /// The mode of directories the layer creates: ``fileMode`` with search permission wherever it
     /// grants reading (`0o600` → `0o700`, `0o644` → `0o755`).
     public var directoryMode: UInt32 { fileMode | ((fileMode & 0o444) >> 2) }
+    /// For the benchmark's baseline only: false opens and closes as before close records existed —
+    /// no record read at open (the file counts as closed cleanly), none written at close.
+    package var keepsCloseRecord: Bool
 
     /// Makes options; every parameter has a sensible default.
     public init(
@@ -41,6 +44,20 @@ public struct EnvironmentOptions: Sendable, Equatable {
         readTransactionPoolSize: Int = 8,
         fileMode: UInt32 = 0o600
     ) {
+        self.init(
+            mapSize: mapSize, maxDatabases: maxDatabases, maxReaders: maxReaders, durability: durability,
+            readOnly: readOnly, noReadAhead: noReadAhead, createDirectory: createDirectory,
+            readTransactionPoolSize: readTransactionPoolSize, fileMode: fileMode, keepsCloseRecord: true)
+    }
+
+    /// Makes options, with or without the record of clean closes (see ``keepsCloseRecord``).
+    package init(
+        mapSize: Int = 64 << 20, maxDatabases: Int = 128, maxReaders: Int = 126,
+        durability: Durability = .full,
+        readOnly: Bool = false, noReadAhead: Bool = false, createDirectory: Bool = false,
+        readTransactionPoolSize: Int = 8, fileMode: UInt32 = 0o600, keepsCloseRecord: Bool
+    ) {
+        self.keepsCloseRecord = keepsCloseRecord
         self.mapSize = mapSize
         self.maxDatabases = maxDatabases
         self.maxReaders = maxReaders

@@ -60,6 +60,9 @@ extension Environment {
     /// (see ``PageCheck``), holding a read transaction so that the version's pages stay put while it
     /// reads them. Reads the whole used part of the file once: its cost grows with the file.
     ///
+    /// A file found sound is trusted from then on (``fileTrust`` is ``FileTrust/checked``), and a
+    /// writable environment records it as closed cleanly at once (`.clean-close`).
+    ///
     /// - Parameter maxProblems: how many problems to keep before stopping early.
     /// - Throws: ``LMDBError`` when the file cannot be opened or read, or when a read transaction
     ///   cannot begin.
@@ -78,7 +81,11 @@ extension Environment {
                 walker.check(meta)
                 return walker.report
             }
-            if let result { return result }
+            if let result {
+                // A sound file is trusted from now on (see `fileTrust`).
+                if result.isClean { trustAfterCheck() }
+                return result
+            }
         }
         throw LMDBError(
             .corrupted, operation: "check \(file)",

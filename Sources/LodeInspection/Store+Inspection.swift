@@ -149,9 +149,10 @@ extension Store {
     /// Checks the structure of every page of the store's current version with reads of its own,
     /// never through LMDB's map (see `PageCheck` in the LMDB module): a page a tree names that is
     /// missing, of the wrong type or malformed, keys out of order, counts that do not match, pages used
-    /// twice or lost. Run it (or open with `StoreConfiguration/checksPagesAtOpen`) before reading a
-    /// file you do not trust: LMDB itself trusts every page and may abort or fault on a damaged one.
-    /// Reads the whole file once.
+    /// twice or lost. An open checks a file that is not known to be the one Lode left by itself
+    /// (`StoreConfiguration/pageCheck`); run this for one you suspect all the same: LMDB itself trusts
+    /// every page and may abort or fault on a damaged one. Reads the whole file once; a file found
+    /// sound is trusted from then on (and, in a writable store, its record of a clean close written).
     ///
     /// - Complexity: O(*P*) for the *P* pages of the file, each read once with reads of its own.
     /// - Throws: `LodeError/storage(_:)` when the file cannot be read.

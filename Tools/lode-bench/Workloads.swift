@@ -333,7 +333,7 @@ enum Workloads {
         ]
     }
 
-    /// The structural check of every page (`checksPagesAtOpen`, `lode-dump check`) against SQLite's
+    /// The structural check of every page (`StoreConfiguration.pageCheck`, `lode-dump check`) against SQLite's
     /// own structural check (`PRAGMA quick_check`) and against reading the file once, the floor for
     /// any check that looks at every page. Systems take turns run by run.
     static func pageCheck(_ settings: Settings) throws -> [Figure] {
@@ -381,7 +381,8 @@ enum Workloads {
     }
 
     /// Opening a store with its type registered, with the check at open (the catalog's example
-    /// record of each shape and the first and last 16 records decoded) and without it.
+    /// record of each shape and the first and last 16 records decoded) and without it; and a cold
+    /// open and close of the store closed cleanly, with the record of its clean close and without.
     static func openCheck(_ settings: Settings) throws -> [Figure] {
         let fixture = try Fixture(count: settings.size(1_000_000))
         let url = URL(fileURLWithPath: fixture.store.path)
@@ -398,13 +399,41 @@ enum Workloads {
                 System(name: "Lode, unchecked") { try open(checking: false) },
             ])
         let count = fixture.rows.count
+        // Cold opens of a store closed cleanly, nothing else holding it in this process: as an app
+        // opens it (the record of its last clean close read and compared, written again at close)
+        // against the open before Lode kept the record. Each run opens and closes the store.
+        fixture.store.close()
+        fixture.codableStore.close()
+        var checkedOpens = 0
+        func cold(recording: Bool) throws {
+            var configuration = StoreConfiguration()
+            configuration.keepsCloseRecord = recording
+            let store = try Store(at: url, configuration: configuration, types: [Row.self])
+            if store.pagesCheckedAtOpen { checkedOpens += 1 }
+            store.close()
+        }
+        try cold(recording: true)
+        checkedOpens = 0
+        let coldTimes = try alternate(
+            runs: Swift.max(settings.runs, 5),
+            [
+                System(name: "Lode") { try cold(recording: true) },
+                System(name: "Lode, no record") { try cold(recording: false) },
+            ])
         return [
             Figure(
                 workload: "open with the type check at open", size: count,
                 timings: [
                     Timing(system: "Lode, checked", runs: times[0], operations: count),
                     Timing(system: "Lode, unchecked", runs: times[1], operations: count),
-                ])
+                ]),
+            Figure(
+                workload: "open and close of a store closed cleanly", size: count,
+                timings: [
+                    Timing(system: "Lode (clean-close record)", runs: coldTimes[0], operations: count),
+                    Timing(system: "Lode (no record, as before)", runs: coldTimes[1], operations: count),
+                ],
+                notes: ["opens that checked the pages (the file not found as recorded): \(checkedOpens)"]),
         ]
     }
 

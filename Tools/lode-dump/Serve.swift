@@ -14,7 +14,7 @@ func serve(_ path: String, port: UInt16, seconds: Double?) throws {
     do {
         if pages.isClean {
             server = try StudioServer(
-                store: try openStore(path, checkingPages: false), path: path, port: port)
+                store: try openStore(path), path: path, port: port)
         } else {
             server = try StudioServer(damaged: pages, path: path, port: port)
             FileHandle.standardError.write(

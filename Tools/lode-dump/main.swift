@@ -86,15 +86,14 @@ struct Arguments {
     }
 }
 
-/// Opens the store read-only (with the key of `--key-file` or `--passphrase-file`, if given);
-/// unless `checkingPages` is off, its pages are checked first, so a damaged file is refused by name
-/// before LMDB reads it.
-func openStore(_ path: String, checkingPages: Bool = true) throws -> Store {
+/// Opens the store read-only (with the key of `--key-file` or `--passphrase-file`, if given). A data
+/// file that is not known to be the one Lode left (a copy, a restored backup, a file changed since
+/// its last clean close) has its pages checked first, so a damaged file is refused by name before
+/// LMDB reads it; one this process checked already (`check`, `serve`) is not checked again.
+func openStore(_ path: String) throws -> Store {
     try requireDirectory(path)
     return try Store(
-        atPath: path,
-        configuration: StoreConfiguration(
-            readOnly: true, checksPagesAtOpen: checkingPages, encryption: KeyFiles.encryption))
+        atPath: path, configuration: StoreConfiguration(readOnly: true, encryption: KeyFiles.encryption))
 }
 
 /// The key files of the command line: read once, never echoed.
@@ -462,7 +461,7 @@ func check(_ path: String) throws -> Int32 {
         )
         return 1
     }
-    let store = try openStore(path, checkingPages: false)
+    let store = try openStore(path)
     let report = try store.read { tx in try tx.checkIntegrity() }
     for problem in report.problems { print(problem) }
     let summary =

@@ -88,6 +88,10 @@ public enum LodeError: Error, Equatable, CustomStringConvertible, Sendable {
     /// A sealed record of an encrypted store does not open: its bytes were damaged, or moved from
     /// another key or type (tampering).
     case recordSealBroken(type: String, key: String)
+    /// The store's data file is not known to be the one Lode left (`reason` says why: a copy, a
+    /// restored backup, a file changed since its last clean close), and the store was opened with
+    /// ``StoreConfiguration/PageCheck/never``: nothing was read. Check its pages first.
+    case fileNotTrusted(path: String, reason: String)
 
     /// Another process committed while a write grew the map: nothing was written, the write may run
     /// again.
@@ -192,6 +196,9 @@ public enum LodeError: Error, Equatable, CustomStringConvertible, Sendable {
         case .recordSealBroken(let type, let key):
             return
                 "\(type) \(q(key)): the sealed record does not open with the store's key (damaged, or moved from another key or type)"
+        case .fileNotTrusted(let path, let reason):
+            return
+                "\(path)/data.mdb is not known to be the file Lode left: \(reason); check its pages before reading it (open with pageCheck .whenUntrusted, the default, or .always; or run lode-dump check \(path))"
         case .versionHeldTooLong(let held, let limit):
             return
                 "write refused: \(held), more than the limit of \(limit) (release or refresh what holds it; the file cannot reuse pages while it is held)"

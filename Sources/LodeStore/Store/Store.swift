@@ -67,6 +67,10 @@ public final class Store: @unchecked Sendable {
     let cachedLinkGraph = Locked<LinkGraph?>(nil, name: "the link graph")
 
     package let meta: Database
+    /// Whether this open checked every page of the data file before reading it
+    /// (``StoreConfiguration/pageCheck``): always asked, or the file was not known to be the one Lode
+    /// left, or a system crash interrupted a process that wrote without syncing.
+    public let pagesCheckedAtOpen: Bool
     /// True when the store is encrypted (opened with its key: ``StoreConfiguration/encryption``).
     public let isEncrypted: Bool
     let catalog: Database
@@ -92,7 +96,7 @@ public final class Store: @unchecked Sendable {
                     durability: configuration.durability.lmdb, readOnly: configuration.readOnly,
                     createDirectory: !configuration.readOnly,
                     readTransactionPoolSize: configuration.readTransactionPoolSize,
-                    fileMode: configuration.fileMode))
+                    fileMode: configuration.fileMode, keepsCloseRecord: configuration.keepsCloseRecord))
         } catch let error as LMDBError {
             if error.code == .notAnEnvironment {
                 throw LodeError.notAStore(path: url.path, reason: "the directory holds no store")
@@ -103,8 +107,15 @@ public final class Store: @unchecked Sendable {
         // After a system crash that interrupted a process writing without syncing, the file may be
         // damaged (the disk wrote its pages in any order): its pages are checked first, whatever the
         // configuration says, and then the records against the indexes and the catalog.
+        // A file that is not known to be the one Lode left is checked too, unless the app said never
+        // (then it is refused, unread).
         let afterSystemCrash = environment.sawSystemCrashWhileUnsynced
-        if configuration.checksPagesAtOpen || afterSystemCrash { try Store.refuseDamagedPages(environment) }
+        let trust = environment.fileTrust
+        if configuration.pageCheck == .never && !trust.isTrusted && !afterSystemCrash {
+            throw LodeError.fileNotTrusted(path: url.path, reason: trust.description)
+        }
+        pagesCheckedAtOpen = configuration.pageCheck == .always || !trust.isTrusted || afterSystemCrash
+        if pagesCheckedAtOpen { try Store.refuseDamagedPages(environment) }
         let (meta, catalog, changeLog) = try Store.prepare(
             environment, path: url.path, readOnly: configuration.readOnly,
             encryption: configuration.encryption, decryptedCacheSize: configuration.decryptedCacheSize,

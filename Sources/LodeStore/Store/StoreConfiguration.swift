@@ -30,11 +30,16 @@ public struct StoreConfiguration: Sendable, Equatable {
     /// the count) instead of one by one, so its change-log entry stays small; live results of the type
     /// then evaluate their query again for that commit.
     public var changeLogBulkThreshold: Int
-    /// Checks the structure of every page of the data file before the first read (see
-    /// `Store.checkPages(maxProblems:)` in `LodeInspection`) and refuses a damaged file with ``StorageFailure/Reason/damaged``
-    /// instead of letting LMDB walk a page it cannot trust (LMDB has no checksums; a damaged page can
-    /// make it abort or fault). Reads the whole file once at open.
-    public var checksPagesAtOpen: Bool
+    /// When the structure of every page of the data file is checked before the first read (see
+    /// `Store.checkPages(maxProblems:)` in `LodeInspection`): a damaged file is refused with
+    /// ``StorageFailure/Reason/damaged`` instead of letting LMDB walk a page it cannot trust (LMDB
+    /// has no checksums; a damaged page can make it abort or fault). A check reads the whole file
+    /// once. By default (``PageCheck/whenUntrusted``) only a file that is not known to be the one
+    /// Lode left is checked; see the article "Guarantees" for what that catches.
+    public var pageCheck: PageCheck
+    /// For the benchmark's baseline only: false opens and closes the store as before Lode kept a
+    /// record of each clean close (no record read or written; every file counts as closed cleanly).
+    package var keepsCloseRecord = true
     /// How many versions a version held by this process (unrefreshed live results, results kept
     /// around) may fall behind the last commit before ``Store/versionLagHandler`` is told, once per
     /// holder and version. LMDB cannot reuse a page a held version still sees, so the data file grows
@@ -75,7 +80,7 @@ public struct StoreConfiguration: Sendable, Equatable {
         maxReaders: Int = 126, readTransactionPoolSize: Int = 4, fileMode: UInt32 = 0o600,
         notificationPollInterval: Duration = .milliseconds(50),
         changeLogRetention: Duration = .seconds(600), changeLogBulkThreshold: Int = 10_000,
-        checksPagesAtOpen: Bool = false, versionLagWarning: Int = 1_000, maxVersionLag: Int? = nil,
+        pageCheck: PageCheck = .whenUntrusted, versionLagWarning: Int = 1_000, maxVersionLag: Int? = nil,
         checksTypesAtOpen: Bool = true, erasesIncompatibleTypes: Bool = false,
         encryption: StoreEncryption? = nil, decryptedCacheSize: Int = 64 << 20
     ) {
@@ -85,7 +90,7 @@ public struct StoreConfiguration: Sendable, Equatable {
         self.erasesIncompatibleTypes = erasesIncompatibleTypes
         self.versionLagWarning = versionLagWarning
         self.maxVersionLag = maxVersionLag
-        self.checksPagesAtOpen = checksPagesAtOpen
+        self.pageCheck = pageCheck
         self.changeLogBulkThreshold = changeLogBulkThreshold
         self.changeLogRetention = changeLogRetention
         self.notificationPollInterval = notificationPollInterval
@@ -95,5 +100,26 @@ public struct StoreConfiguration: Sendable, Equatable {
         self.maxReaders = maxReaders
         self.readTransactionPoolSize = readTransactionPoolSize
         self.fileMode = fileMode
+    }
+}
+
+extension StoreConfiguration {
+    /// When a store's pages are checked at open (``StoreConfiguration/pageCheck``).
+    ///
+    /// Lode keeps a record of each clean close beside the data file (its identity, size, change time
+    /// and meta pages: `.clean-close`, docs/FORMAT.md). A file is *trusted* when this process created
+    /// it, when it is the file Lode last closed cleanly there and nothing has written to it since,
+    /// or when another process that trusts it has it open. Any other file — a copy, a restored
+    /// backup, a download, a file another program wrote, a file a process was writing when it was
+    /// killed or the power went — is not, until its pages are checked.
+    public enum PageCheck: Sendable, Equatable {
+        /// Check every open, trusted or not.
+        case always
+        /// Check a file that is not trusted, then trust it (an open of a store Lode closed cleanly
+        /// costs what it did without the check).
+        case whenUntrusted
+        /// Never check: a file that is not trusted is refused with
+        /// ``LodeError/fileNotTrusted(path:reason:)`` before anything is read.
+        case never
     }
 }

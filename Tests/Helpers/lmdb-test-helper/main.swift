@@ -107,6 +107,10 @@ do {
         // readme-tour DIR: the LMDB tour, as written, in DIR.
         guard FileManager.default.changeCurrentDirectoryPath(directory) else { exit(1) }
         try readmeTour()
+    case "openers":
+        // openers DIR: the process, other than this one, that has the environment open, or "none".
+        let openers = try Environment.openers(at: directory)
+        say("opened by \(openers.otherProcess.map(String.init) ?? "none")")
     case "open":
         // open DIR: opens the environment (read-write) and prints its info, or the error.
         let env = try Environment.open(at: directory)

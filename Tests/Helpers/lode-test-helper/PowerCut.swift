@@ -159,7 +159,7 @@ func openCrashState(_ workload: String, mode: Store.Durability, directory: Strin
     let path = directory + "/store"
     guard FileManager.default.fileExists(atPath: path + "/data.mdb") else { return .absent }
     let configuration = StoreConfiguration(
-        durability: mode, initialMapSize: 64 << 10, checksPagesAtOpen: pageCheck)
+        durability: mode, initialMapSize: 64 << 10, pageCheck: pageCheck ? .always : .whenUntrusted)
     switch workload {
     case "commits":
         let store = try Store(
@@ -391,15 +391,16 @@ func checkLiveResults(_ store: Store) throws {
 }
 
 /// `powercut-check WORKLOAD MODE STATE…`: for each state directory, a line per open (with and
-/// without the page check, each on its own copy): `STATE check|nocheck absent`, `… opened X`,
+/// with the page check always and with the default configuration, each on its own copy — a copy is
+/// not the file Lode last closed, so the default checks it too): `STATE check|default absent`, `… opened X`,
 /// `… refused MESSAGE` or `… wrong MESSAGE`. A state that kills the process is one whose line
 /// "begin" has no outcome after it.
 func powerCutCheck(_ workload: String, mode: Store.Durability, states: [String]) throws {
     let manager = FileManager.default
     for state in states {
         for pageCheck in [true, false] {
-            let label = "\(state) \(pageCheck ? "check" : "nocheck")"
-            let copy = state + (pageCheck ? ".check" : ".nocheck")
+            let label = "\(state) \(pageCheck ? "check" : "default")"
+            let copy = state + (pageCheck ? ".check" : ".default")
             try? manager.removeItem(atPath: copy)
             try manager.copyItem(atPath: state, toPath: copy)
             // A power cut means the machine booted again: markers of sessions that wrote without

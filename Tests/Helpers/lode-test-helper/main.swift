@@ -9,8 +9,10 @@
 //     plain command-line program with no main loop, on ./todos.
 //   lode-test-helper readme-first-use — the README's first-use example as written, on ./todos;
 //     readme-live — then the synchronous live results of "Following the store" on it.
-//   lode-test-helper read-all DIR [--no-page-check] — opens the store read-only (checking its pages
-//     first) and reads every object, an index range and the integrity walk.
+//   lode-test-helper read-all DIR [--as-if-closed-cleanly] — opens the store with the default
+//     configuration (a file not known to be the one Lode left is checked first) and reads every
+//     object, an index range and the integrity walk; the option first records a clean close of the
+//     file as it is (damage in place after a clean close, which is not checked).
 //   lode-test-helper migration-seed DIR COUNT — a store of COUNT items; migration-run DIR — opens it
 //     with a migration that reshapes every item, printing "migrating" when it starts, "done" at the end.
 //   lode-test-helper lag-and-exit DIR LAG — keeps results while committing LAG times with
@@ -31,6 +33,8 @@ import Lode
 import LodeInspection
 import LodeMacros
 import LodeTestSupport
+
+import struct LMDB.CloseRecord
 
 struct Task: Persistable {
     var id: Int
@@ -207,11 +211,15 @@ func readmeObserve() throws {
     print("done")
 }
 
-/// Opens the store read-only (checking its pages first unless told not to) and reads everything an
-/// app would: every task and counter, an index range, and the untyped integrity walk.
-func readAll(_ path: String, checkingPages: Bool) throws {
-    let store = try Store(
-        atPath: path, configuration: StoreConfiguration(readOnly: true, checksPagesAtOpen: checkingPages))
+/// Opens the store as an app does, with the default configuration, and reads everything an app
+/// would: every task and counter, an index range, and the untyped integrity walk. With
+/// `asIfClosedCleanly`, first writes the record of a clean close for the file as it is — what damage
+/// in place after a clean close looks like, which the default does not check.
+func readAll(_ path: String, asIfClosedCleanly: Bool) throws {
+    if asIfClosedCleanly, let record = CloseRecord.current(of: path + "/data.mdb") {
+        record.write(in: path, fileMode: 0o600)
+    }
+    let store = try Store(atPath: path)
     let (tasks, ranked, counters, report) = try store.read { tx in
         (
             try tx.objects(Task.self).fetch().count,
@@ -330,7 +338,7 @@ do {
     } else if arguments.count == 3, arguments[1] == "migration-run" {
         try migrationRun(arguments[2])
     } else if arguments.count >= 3, arguments[1] == "read-all" {
-        try readAll(arguments[2], checkingPages: !arguments.contains("--no-page-check"))
+        try readAll(arguments[2], asIfClosedCleanly: arguments.contains("--as-if-closed-cleanly"))
     } else if arguments.count == 3, arguments[1] == "temporary-store" {
         try temporaryStore(crashing: arguments[2] == "crash")
     } else if arguments.count == 3, arguments[1] == "cascade-writer" {
@@ -368,7 +376,7 @@ do {
     } else {
         FileHandle.standardError.write(
             Data(
-                "usage: lode-test-helper write DIR FIRST COUNT | readme-observe | readme-first-use | readme-live | crash-writer DIR | read-all DIR [--no-page-check] | migration-seed DIR COUNT | migration-run DIR | temporary-store exit|crash | lag-and-exit DIR LAG | hold-reader DIR | powercut-writer WORKLOAD MODE DIR MARKS | powercut-check WORKLOAD MODE STATE… | powercut-source DIR | powercut-items DIR | sync-client STORE NAME SECONDS SEED LOG | sync-dump STORE | starved-pool DIR | fork-nonces | change-key DIR OLDKEYFILE|- NEWKEYFILE|-\n"
+                "usage: lode-test-helper write DIR FIRST COUNT | readme-observe | readme-first-use | readme-live | crash-writer DIR | read-all DIR [--as-if-closed-cleanly] | migration-seed DIR COUNT | migration-run DIR | temporary-store exit|crash | lag-and-exit DIR LAG | hold-reader DIR | powercut-writer WORKLOAD MODE DIR MARKS | powercut-check WORKLOAD MODE STATE… | powercut-source DIR | powercut-items DIR | sync-client STORE NAME SECONDS SEED LOG | sync-dump STORE | starved-pool DIR | fork-nonces | change-key DIR OLDKEYFILE|- NEWKEYFILE|-\n"
                     .utf8
             ))
         exit(2)

@@ -229,7 +229,7 @@ final class PowerCutHarness {
             ?? trace.events.count
         let state = directory.appendingPathComponent("state")
         try CrashStateBuilder(trace).build(at: position, variant: .nothingPending, into: state)
-        return try check(workload, states: [state.path])["\(state.path) nocheck"] ?? "no outcome"
+        return try check(workload, states: [state.path])["\(state.path) default"] ?? "no outcome"
     }
 
     private func prepare(_ workload: String, root: URL) throws {
@@ -332,7 +332,7 @@ final class PowerCutHarness {
         for (path, summary) in built {
             let acknowledged = trace.marks(before: summary.position)
             let ended = acknowledgedAtEnd && summary.position == trace.events.count
-            for open in ["check", "nocheck"] {
+            for open in ["check", "default"] {
                 let outcome = results["\(path) \(open)"] ?? "crashed (the checker process died)"
                 outcomes[(outcome.split(separator: " ").first.map(String.init) ?? outcome), default: 0] += 1
                 if let problem = verdict(
@@ -378,7 +378,7 @@ final class PowerCutHarness {
             results[begun] = "crashed \(output.status)"
             let state = String(begun.split(separator: " ")[0])
             guard let index = remaining.firstIndex(of: state) else { break }
-            if begun.hasSuffix(" check") { results[state + " nocheck"] = "crashed (not reached)" }
+            if begun.hasSuffix(" check") { results[state + " default"] = "crashed (not reached)" }
             remaining = remaining[(index + 1)...]
         }
         return results

@@ -314,7 +314,7 @@ import Testing
             #expect(!refused.err.contains("failed hard"), "\(refused.err)")
         }
         #expect {
-            _ = try Store(at: tmp.url, configuration: StoreConfiguration(checksPagesAtOpen: true))
+            _ = try Store(at: tmp.url, configuration: StoreConfiguration(pageCheck: .always))
         } throws: { error in
             guard case .storage(let failure) = error as? LodeError else { return false }
             return failure.reason == .damaged && failure.message.hasPrefix("page ")
