@@ -29,8 +29,12 @@ package struct CloseRecord: Hashable {
     var changedNanoseconds: Int64
     var modified: Int64
     var modifiedNanoseconds: Int64
-    /// FNV-1a of the file's first two pages (LMDB's meta pages, `pageSize` each).
+    /// FNV-1a of the two meta pages' `MDB_meta` (the first 152 bytes of each of the file's first two
+    /// pages, `pageSize` each; LMDB writes nothing else there).
     var metaDigest: UInt64
+
+    /// How many bytes at the start of each meta page the digest covers.
+    static let metaBytes = DataFileHeader.metaOffset + 136
 
     /// The record the data file at `path` would have now (`pageSize`: the file's, read from its
     /// first meta page when not given); nil when it cannot be read.
@@ -38,22 +42,25 @@ package struct CloseRecord: Hashable {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { return nil }
         defer { close(descriptor) }
+        return current(descriptor: descriptor, pageSize: pageSize)
+    }
+
+    /// The record the data file open as `descriptor` would have now.
+    static func current(descriptor: Int32, pageSize: Int?) -> CloseRecord? {
         var info = stat()
         guard fstat(descriptor, &info) == 0 else { return nil }
-        var size = pageSize
-        if size == nil {
-            do {
-                size = try DataFileHeader.read(path)?.pageSize
-            } catch {
-                return nil
-            }
-        }
-        let length = min(2 * (size ?? 4096), Int(info.st_size))
-        var pages = [UInt8](repeating: 0, count: length)
-        let read = pages.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, length, 0) }
-        guard read == length else { return nil }
+        let size = pageSize ?? DataFileHeader.read(descriptor: descriptor)?.pageSize
         var digest: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in pages { digest = (digest ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        for page in 0..<2 {
+            let offset = page * (size ?? 4096)
+            let length = max(0, min(metaBytes, Int(info.st_size) - offset))
+            var bytes = [UInt8](repeating: 0, count: length)
+            let read = bytes.withUnsafeMutableBytes {
+                pread(descriptor, $0.baseAddress, length, off_t(offset))
+            }
+            guard read == length else { return nil }
+            for byte in bytes { digest = (digest ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        }
         return CloseRecord(
             device: UInt64(info.st_dev), inode: UInt64(info.st_ino), size: Int64(info.st_size),
             changed: Int64(info.st_ctim.tv_sec), changedNanoseconds: Int64(info.st_ctim.tv_nsec),
@@ -64,8 +71,13 @@ package struct CloseRecord: Hashable {
     /// The record kept in `directory`; nil when there is none or it does not read (a record cut short
     /// by a power cut reads as none).
     static func stored(in directory: String) -> CloseRecord? {
-        guard let data = FileManager.default.contents(atPath: directory + "/" + fileName),
-            let text = String(data: data, encoding: .utf8), text.hasSuffix("\n")
+        let descriptor = open(directory + "/" + fileName, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return nil }
+        var bytes = [UInt8](repeating: 0, count: 256)
+        let count = bytes.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+        close(descriptor)
+        guard count > 0, count < bytes.count, let text = String(validating: bytes[..<count], as: UTF8.self),
+            text.hasSuffix("\n")
         else { return nil }
         let words = text.dropLast().split(separator: " ", omittingEmptySubsequences: false)
         guard words.count == 10, words[0...1].joined(separator: " ") == header,

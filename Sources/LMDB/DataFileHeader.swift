@@ -18,11 +18,9 @@ struct DataFileHeader {
     var lastPage: Int
     var version: Int
 
-    /// The header of the file at `path`, or nil when neither meta page is valid (LMDB names that).
-    static func read(_ path: String) throws -> DataFileHeader? {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { throw LMDBError(returnCode: errno, operation: "open \(path)") }
-        defer { close(descriptor) }
+    /// The header of the file open as `descriptor`, or nil when neither meta page is valid (LMDB
+    /// names that).
+    static func read(descriptor: Int32) -> DataFileHeader? {
         // The first meta page says the page size (kept in the free database's `md_pad`), which says
         // where the second one starts.
         guard let first = meta(descriptor, at: 0) else { return nil }
@@ -59,10 +57,14 @@ struct DataFileHeader {
     /// - Throws: ``LMDBError/Code/corrupted`` naming the file, its size and the size the version needs.
     /// Returns the header (nil when neither meta page is valid: LMDB refuses that by name).
     @discardableResult
-    static func refuseTruncated(_ path: String, operation: String) throws -> DataFileHeader? {
-        guard let header = try read(path) else { return nil }
+    static func refuseTruncated(_ path: String, descriptor: Int32, operation: String) throws
+        -> DataFileHeader?
+    {
+        guard let header = read(descriptor: descriptor) else { return nil }
         var status = stat()
-        guard stat(path, &status) == 0 else { throw LMDBError(returnCode: errno, operation: "stat \(path)") }
+        guard fstat(descriptor, &status) == 0 else {
+            throw LMDBError(returnCode: errno, operation: "stat \(path)")
+        }
         let needed = (header.lastPage + 1) * header.pageSize
         if Int(status.st_size) < needed {
             throw LMDBError(

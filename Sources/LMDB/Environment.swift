@@ -54,6 +54,9 @@ public final class Environment: @unchecked Sendable {
     private let unsyncedMarker: String?
     /// Why this process trusts the data file, or why not; under `trustLock`.
     nonisolated(unsafe) private var trust: FileTrust
+    /// The record of a clean close this process found or wrote last (a close that finds the file
+    /// as it describes need not write it again); under `trustLock`.
+    nonisolated(unsafe) private var recorded: CloseRecord?
     private let trustLock = Lock()
     /// The lock this process holds on `.clean-close.lock` once it trusts the file (nil when the
     /// file cannot be opened: others then check a file this process trusts).
@@ -218,23 +221,26 @@ public final class Environment: @unchecked Sendable {
             }
         }
         // A data file shorter than its pages is refused before LMDB maps it (see `DataFileHeader`).
-        var header: DataFileHeader?
-        if access(path + "/data.mdb", F_OK) == 0 {
+        // The file as it is before LMDB opens it (a write-map open extends it), and the record of its
+        // last clean close.
+        var observed: (current: CloseRecord?, stored: CloseRecord?)?
+        let dataFile = Glibc.open(path + "/data.mdb", O_RDONLY | O_CLOEXEC)
+        if dataFile >= 0 {
+            defer { Glibc.close(dataFile) }
             do {
-                header = try DataFileHeader.refuseTruncated(path + "/data.mdb", operation: operation)
+                let header = try DataFileHeader.refuseTruncated(
+                    path + "/data.mdb", descriptor: dataFile, operation: operation)
+                if options.keepsCloseRecord && existed {
+                    observed = (
+                        CloseRecord.current(descriptor: dataFile, pageSize: header?.pageSize ?? 4096),
+                        CloseRecord.stored(in: path)
+                    )
+                }
             } catch {
                 mdb_env_close(env)
                 throw error
             }
         }
-        // The file as it is before LMDB opens it (a write-map open extends it), and the record of its
-        // last clean close.
-        let observed =
-            options.keepsCloseRecord && existed
-            ? (
-                current: CloseRecord.current(of: path + "/data.mdb", pageSize: header?.pageSize ?? 4096),
-                stored: CloseRecord.stored(in: path)
-            ) : nil
         let crashed = UnsyncedSessions.crashedSessions(in: path, removingStale: !options.readOnly)
         var flags = UInt32(MDB_NOTLS) | options.durability.flags
         if options.readOnly { flags |= UInt32(MDB_RDONLY) }
@@ -278,6 +284,7 @@ public final class Environment: @unchecked Sendable {
             ? TrustLock(directory: path, readOnly: options.readOnly, fileMode: mode_t(options.fileMode)) : nil
         let trust = Self.trust(existed: existed, observed: observed, options: options, lock: trustHold)
         self.trust = trust
+        self.recorded = trust == .closedCleanly ? observed?.stored : nil
         self.trustHold = trustHold
         if trust.isTrusted { trustHold?.hold() }
         self.registryKey = key
@@ -295,11 +302,15 @@ public final class Environment: @unchecked Sendable {
                 synced = mdb_env_sync(handle, 1) == 0
                 if synced { unlink(unsyncedMarker) }
             }
+            // The record of a clean close, for a file this process trusted and left whole on disk
+            // (read through LMDB's own descriptor; closing the environment writes nothing).
+            var descriptor: Int32 = -1
+            let closing =
+                options.keepsCloseRecord && !options.readOnly && synced && trust.isTrusted
+                    && mdb_env_get_fd(handle, &descriptor) == 0
+                ? CloseRecord.current(descriptor: descriptor, pageSize: pageSize) : nil
             mdb_env_close(handle)
-            // The record of a clean close, for a file this process trusted and left whole on disk.
-            if options.keepsCloseRecord, !options.readOnly, synced, trust.isTrusted {
-                recordCleanClose()
-            }
+            if let closing { record(closing) }
             trustHold?.close()
         }
     }
@@ -321,22 +332,21 @@ public final class Environment: @unchecked Sendable {
         return .untrusted(reason: stored.difference(from: current))
     }
 
-    /// Writes the record of the data file as it is now (see `CloseRecord`).
-    private func recordCleanClose() {
-        let file = path + "/data.mdb"
-        if let current = CloseRecord.current(of: file, pageSize: pageSize) {
-            current.write(in: path, fileMode: mode_t(options.fileMode))
+    /// Writes `current`, the record of the data file as it is now (see `CloseRecord`), unless the one
+    /// this process found or wrote last says the same.
+    private func record(_ current: CloseRecord) {
+        guard trustLock.withLock({ recorded }) != current else { return }
+        if current.write(in: path, fileMode: mode_t(options.fileMode)) {
+            trustLock.withLock { recorded = current }
         }
     }
 
     /// Trusts the file from now on: every page of it was checked and found sound. A writable
     /// environment writes the record at once, so the next open need not check again.
     func trustAfterCheck() {
-        if options.keepsCloseRecord,
-            let current = CloseRecord.current(of: path + "/data.mdb", pageSize: pageSize)
-        {
-            CloseRecord.noteChecked(current)
-        }
+        let current =
+            options.keepsCloseRecord ? CloseRecord.current(of: path + "/data.mdb", pageSize: pageSize) : nil
+        if let current { CloseRecord.noteChecked(current) }
         let wasTrusted = trustLock.withLock {
             let was = trust.isTrusted
             if !was { trust = .checked }
@@ -344,7 +354,7 @@ public final class Environment: @unchecked Sendable {
         }
         guard !wasTrusted else { return }
         trustHold?.hold()
-        if options.keepsCloseRecord && !options.readOnly { recordCleanClose() }
+        if !options.readOnly, let current { record(current) }
     }
 
     // MARK: Read transactions
