@@ -162,13 +162,26 @@ import Testing
         let file = try browser.evaluate(Self.texts("#file dt")) as? [String] ?? []
         #expect(file.contains("free pages") && file.contains("oldest pinned version"), "\(file)")
         try browser.screenshot(HeadlessChromium.screenshots.appendingPathComponent("summary.png"))
-        // A commit of another process: the count follows and the commit is listed with its change.
+        // A commit of another process: the count follows and the commit is listed with its change —
+        // and the commit rate counts it as soon as it is listed (it said "0 in the last minute"
+        // beside a commit listed a second before: it counted the versions between ticks).
+        _ = try browser.evaluate(
+            """
+            window.captionsWhenListed = [];
+            new MutationObserver(() => window.captionsWhenListed.push(
+              document.getElementById('value-commits').textContent))
+              .observe(document.getElementById('commits'), { childList: true });
+            true
+            """)
         let result = try shell(
             "'\(builtTool("lode-test-helper"))' commit-one '\(directory.path)' insert 100")
         #expect(result.status == 0, "\(result.err)")
         try browser.waitFor(
             "document.querySelector('#types tr[data-type=\"Task\"] td:nth-child(2)').textContent === '38'")
         try browser.waitFor("document.querySelector('#commits li span').textContent === 'insert Task 100'")
+        let captions = try browser.evaluate("window.captionsWhenListed") as? [String] ?? []
+        #expect(
+            !captions.isEmpty && captions.allSatisfy { $0.hasPrefix("1 in the last minute") }, "\(captions)")
 
         // Activity a person can read: a burst of commits shows as bars over a labelled time axis, in a
         // window that fits the minute the page has been open, and the caption keeps the count after

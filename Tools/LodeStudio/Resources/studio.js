@@ -1,7 +1,8 @@
 "use strict";
 const page = document.body.dataset.page;
 const params = new URLSearchParams(location.search);
-const live = { handlers: [], ticks: [] };
+// `commits`: the time of each commit the page was told of (the ones its lists show), newest last.
+const live = { handlers: [], ticks: [], commits: [] };
 
 function el(tag, text, className) {
   const node = document.createElement(tag);
@@ -107,7 +108,11 @@ function follow() {
   source.addEventListener("commits", event => {
     const batch = JSON.parse(event.data);
     indicator.textContent = "live · version " + batch.version;
+    for (const commit of batch.commits) live.commits.push(commit.time);
+    const newest = live.commits[live.commits.length - 1];
+    while (live.commits.length && newest - live.commits[0] > 300000) live.commits.shift();
     for (const handler of live.handlers) handler(batch);
+    if (page === "summary") drawCharts();
   });
   source.addEventListener("notice", event => {
     indicator.textContent = JSON.parse(event.data).message;
@@ -212,11 +217,17 @@ function roundTop(value) {
   return 10 * power;
 }
 const plot = { left: 52, right: 350, top: 10, bottom: 112, width: 360, height: 140 };
+// The right edge of the charts: the last tick or the newest commit, whichever came later.
+function chartNow() {
+  const tick = live.ticks.length ? live.ticks[live.ticks.length - 1].time : 0;
+  const commit = live.commits.length ? live.commits[live.commits.length - 1] : 0;
+  return Math.max(tick, commit) || Date.now();
+}
 // Draws `points` ({time, value}) into the SVG `id`: bars when `bars`, else a line.
 function chart(id, points, format, bars) {
   const node = document.getElementById(id);
   node.replaceChildren();
-  const now = live.ticks.length ? live.ticks[live.ticks.length - 1].time : Date.now();
+  const now = chartNow();
   const first = live.ticks.length ? live.ticks[0].time : now;
   const span = Math.min(300, Math.max(60, Math.ceil((now - first) / 1000 / 30) * 30));
   const x = time => plot.right - ((now - time) / 1000 / span) * (plot.right - plot.left);
@@ -256,18 +267,19 @@ function chart(id, points, format, bars) {
 }
 function drawCharts() {
   const ticks = live.ticks;
-  // Commits in each second between two ticks, at the later one.
-  const commits = [];
-  for (let n = 1; n < ticks.length; n++) {
-    commits.push({ time: ticks[n].time, value: Math.max(0, ticks[n].version - ticks[n - 1].version) });
+  // The commits the page was told of — the ones its list shows — in the second each was made.
+  const perSecond = new Map();
+  for (const at of live.commits) {
+    const second = Math.floor(at / 1000) * 1000;
+    perSecond.set(second, (perSecond.get(second) || 0) + 1);
   }
+  const commits = [...perSecond].map(([time, value]) => ({ time, value }));
   chart("chart-commits", commits, value => Number.isInteger(value) ? String(value) : value.toFixed(1), true);
   chart("chart-file", ticks.map(tick => ({ time: tick.time, value: tick.fileBytes })), bytes, false);
   chart("chart-lag", ticks.map(tick => ({ time: tick.time, value: tick.oldestLag || 0 })), String, false);
-  const now = ticks.length ? ticks[ticks.length - 1].time : 0;
-  const lastMinute = commits.filter(point => now - point.time <= 60000);
-  const total = lastMinute.reduce((sum, point) => sum + point.value, 0);
-  const peak = Math.max(0, ...lastMinute.map(point => point.value));
+  const now = chartNow();
+  const total = live.commits.filter(at => now - at <= 60000).length;
+  const peak = Math.max(0, ...commits.filter(point => now - point.time <= 60000).map(point => point.value));
   document.getElementById("value-commits").textContent =
     total + " in the last minute" + (total > 0 ? ", at most " + peak + " in one second" : "");
   document.getElementById("value-file").textContent = ticks.length ? bytes(ticks[ticks.length - 1].fileBytes) : "";
