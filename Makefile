@@ -141,7 +141,7 @@ test: deps lint powercut
 
 test-steps:
 	$(CHECKS) $(SWIFT) build --build-tests $(BUILD_FLAGS)
-	$(SWIFT) build -c release --product lode-test-helper
+	$(SWIFT) build -c release $(BUILD_FLAGS)
 	$(CHECKS) $(POWERCUT_HELPER) $(SWIFT) test --skip-build --skip '$(SYNC_SUITES)'
 	$(CHECKS) $(SWIFT) test --skip-build --filter '$(SYNC_SUITES)'
 	$(MAKE) docs-check
@@ -201,7 +201,7 @@ fuzz:
 soak: deps powercut
 	$(CHECKS) $(SWIFT) build --build-tests $(BUILD_FLAGS)
 	$(CHECKS) LODE_CRASH_KILLS=1000 $(SWIFT) test --skip-build --filter CrashDurabilityTests
-	$(SWIFT) build -c release --product lode-test-helper
+	$(SWIFT) build -c release $(BUILD_FLAGS)
 	$(CHECKS) LODE_POWERCUT_CUTS=10000 $(POWERCUT_HELPER) $(SWIFT) test --skip-build --filter PowerCutTests
 	$(CHECKS) LODE_SWEEP_COPIES=1000 $(SWIFT) test --skip-build --filter CorruptionSweepTests
 	$(CHECKS) LODE_VERSIONS_ROUNDS=6 $(SWIFT) test --skip-build --filter TwoVersionsTests

@@ -1,13 +1,12 @@
 import Dispatch
 import Foundation
+import LodeLive
+import LodeQuery
 import LodeStore
+import LodeTestModels
+import LodeTestSupport
 import ModelStorage
 import Testing
-
-@testable import LodeLive
-@testable import LodeQuery
-@testable import LodeTestModels
-@testable import LodeTestSupport
 
 /// A consumer's view of a list: replays each update on a mirror and checks it against the contents
 /// the update was delivered with.

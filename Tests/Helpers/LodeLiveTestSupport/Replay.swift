@@ -1,13 +1,12 @@
 import Dispatch
 import Foundation
+import LodeLive
+import LodeQuery
 import LodeStore
+import LodeTestModels
+import LodeTestSupport
 import ModelStorage
 import Testing
-
-@testable import LodeLive
-@testable import LodeQuery
-@testable import LodeTestModels
-@testable import LodeTestSupport
 
 /// Replays a change on a mirror of the old rows and checks it gives the new rows exactly.
 func replay(_ change: CollectionChange, old: [Task], new: [Task]) throws -> [Task] {

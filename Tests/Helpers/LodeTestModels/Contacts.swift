@@ -1,8 +1,7 @@
 import Foundation
 import LodeStore
+import LodeTestSupport
 import Testing
-
-@testable import LodeTestSupport
 
 // The contact types of the migration tests: versions of one type, and the migrations between them.
 

@@ -2,9 +2,8 @@ import Foundation
 import LodeCodec
 import LodeMacros
 import LodeStore
+import LodeTestSupport
 import Testing
-
-@testable import LodeTestSupport
 
 /// The error `body` throws, as a LodeError.
 func lodeError(_ body: () throws -> Void, sourceLocation: SourceLocation = #_sourceLocation) -> LodeError? {
@@ -40,13 +39,13 @@ struct Counter: Equatable {
 }
 
 @Model
-struct Task: Equatable, CustomStringConvertible {
-    @PrimaryKey var id: Int
-    var title: String
-    @Indexed var rank: Int
-    @Indexed var done: Bool
-    @Indexed var group: String
-    var description: String { "#\(id)(\(title), rank \(rank), \(done ? "done" : "open"), \(group))" }
+package struct Task: Equatable, CustomStringConvertible {
+    @PrimaryKey package var id: Int
+    package var title: String
+    @Indexed package var rank: Int
+    @Indexed package var done: Bool
+    @Indexed package var group: String
+    package var description: String { "#\(id)(\(title), rank \(rank), \(done ? "done" : "open"), \(group))" }
 }
 
 /// A model with collections whose equal values may be encoded in different orders, a property with

@@ -4,9 +4,9 @@ import Foundation
 // module with @testable).
 
 /// The test suites' status values (a `Codable` enum with a raw value).
-enum Status: String, Codable, CaseIterable, Comparable, Sendable {
+package enum Status: String, Codable, CaseIterable, Comparable, Sendable {
     case open, doing, done
-    static func < (lhs: Status, rhs: Status) -> Bool { lhs.rawValue < rhs.rawValue }
+    package static func < (lhs: Status, rhs: Status) -> Bool { lhs.rawValue < rhs.rawValue }
 }
 
 /// A nested value.
