@@ -168,24 +168,27 @@ struct TrustLock {
         self.descriptor = descriptor
     }
 
-    /// Whether another process holds the lock (this process's own lock never shows).
-    var isHeldElsewhere: Bool {
+    /// A lock of `type` on the file's first byte.
+    private static func firstByte(_ type: Int32) -> flock {
         var lock = flock()
-        lock.l_type = Int16(F_WRLCK)
+        lock.l_type = Int16(type)
         lock.l_whence = Int16(SEEK_SET)
         lock.l_start = 0
         lock.l_len = 1
+        return lock
+    }
+
+    /// Whether another process holds the lock (this process's own lock never shows).
+    var isHeldElsewhere: Bool {
+        var lock = Self.firstByte(F_WRLCK)
         guard fcntl(descriptor, F_GETLK, &lock) == 0 else { return false }
         return lock.l_type != Int16(F_UNLCK)
     }
 
-    /// Takes the shared lock (without waiting: no process ever holds it exclusively).
+    /// Takes the shared lock (without waiting: no process ever holds it exclusively). If it cannot be
+    /// taken, other processes check a file this one trusts: the safe direction.
     func hold() {
-        var lock = flock()
-        lock.l_type = Int16(F_RDLCK)
-        lock.l_whence = Int16(SEEK_SET)
-        lock.l_start = 0
-        lock.l_len = 1
+        var lock = Self.firstByte(F_RDLCK)
         _ = fcntl(descriptor, F_SETLK, &lock)
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import LodeTestSupport
 import Testing
 
 @testable import LMDB
@@ -9,14 +10,17 @@ import Testing
     /// Asking who has the environment open, while this process has it open, keeps this process's
     /// lock on `lock.mdb`: another process still sees it (closing a probe descriptor of the file
     /// used to drop it, and the next opener would have reset the reader table under this process).
-    @Test func askingWhoHasTheEnvironmentOpenKeepsThisProcesssLock() throws {
-        let env = try Environment.open(at: tmp.path, options: EnvironmentOptions(mapSize: 1 << 20))
-        let before = try Helper.run(["openers", tmp.path])
-        #expect(before.output == "opened by \(getpid())\n", "\(before)")
-        #expect(try Environment.openers(at: tmp.path) == (true, nil))
-        let after = try Helper.run(["openers", tmp.path])
-        #expect(after.output == "opened by \(getpid())\n", "\(after)")
-        _ = env
+    @Test func askingWhoHasTheEnvironmentOpenKeepsThisProcesssLock() async throws {
+        // The helper runs are waited for on an executor of their own, not the cooperative pool.
+        try await onDedicatedExecutor {
+            let env = try Environment.open(at: tmp.path, options: EnvironmentOptions(mapSize: 1 << 20))
+            let before = try Helper.run(["openers", tmp.path])
+            #expect(before.output == "opened by \(getpid())\n", "\(before)")
+            #expect(try Environment.openers(at: tmp.path) == (true, nil))
+            let after = try Helper.run(["openers", tmp.path])
+            #expect(after.output == "opened by \(getpid())\n", "\(after)")
+            _ = env
+        }
     }
 
     @Test func aWriterKilledMidTransactionLeavesNothingAndTheNextWriterProceeds() throws {
