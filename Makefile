@@ -149,9 +149,10 @@ test-steps:
 	$(MAKE) fuzz-quick
 	$(SWIFT) run -c release lode-bench --quick
 
-# DocC documentation of every public module, as static HTML in .build/docs; any warning fails it.
+# DocC documentation of every public module, as static HTML in .build/docs; any warning fails it. It
+# reads the symbol graphs from the debug build's modules, built with `make test`'s settings.
 docs:
-	SWIFT=$(SWIFT) scripts/build-docs.sh
+	$(CHECKS) SWIFT=$(SWIFT) BUILD_FLAGS="$(BUILD_FLAGS)" scripts/build-docs.sh
 
 # The built documentation opened in headless Chromium (installed when missing): each landing page and
 # an article must render with its title and known symbols.
@@ -234,4 +235,4 @@ bench-instructions: deps
 	.build/release/lode-bench --instructions
 
 clean:
-	rm -rf .build .build-tsan .build-fuzz .build-docs
+	rm -rf .build .build-tsan .build-fuzz

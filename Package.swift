@@ -57,15 +57,22 @@ let syntaxSwiftSettings: [SwiftSetting] = toolchainSyntax ? [.unsafeFlags(["-I",
 let syntaxLinkerSettings: [LinkerSetting] =
     toolchainSyntax
     ? [.unsafeFlags(["-L", hostLibraries, "-Xlinker", "-rpath", "-Xlinker", hostLibraries])] : []
-let pluginDependencies: [Target.Dependency] =
+let expansionDependencies: [Target.Dependency] =
     toolchainSyntax
     ? []
     : [
         .product(name: "SwiftSyntax", package: "swift-syntax"),
         .product(name: "SwiftSyntaxMacros", package: "swift-syntax"),
         .product(name: "SwiftDiagnostics", package: "swift-syntax"),
-        .product(name: "SwiftCompilerPlugin", package: "swift-syntax"),
     ]
+let pluginDependencies: [Target.Dependency] =
+    ["LodeMacrosExpansion"]
+    + (toolchainSyntax
+        ? []
+        : [
+            .product(name: "SwiftSyntaxMacros", package: "swift-syntax"),
+            .product(name: "SwiftCompilerPlugin", package: "swift-syntax"),
+        ])
 let macroTestDependencies: [Target.Dependency] =
     toolchainSyntax
     ? []
@@ -150,7 +157,14 @@ let package = Package(
         .target(
             name: "LodeInspection", dependencies: ["LMDB", "LodeCodec", "LodeStore"],
             path: "Sources/LodeInspection"),
-        // The model macro: its declarations (with Lode re-exported) and its compiler plug-in.
+        // The model macro: its declarations (with Lode re-exported), its compiler plug-in, and the
+        // expansion the plug-in runs — a library of its own so that the macro's tests link it without
+        // depending on a macro target, which would make SwiftPM build every test target, and every
+        // library they use a second time, for the host (the `-tool` build).
+        .target(
+            name: "LodeMacrosExpansion", dependencies: expansionDependencies,
+            path: "Sources/LodeMacrosExpansion",
+            swiftSettings: syntaxSwiftSettings, linkerSettings: syntaxLinkerSettings),
         .macro(
             name: "LodeMacrosPlugin", dependencies: pluginDependencies, path: "Sources/LodeMacrosPlugin",
             swiftSettings: syntaxSwiftSettings, linkerSettings: syntaxLinkerSettings),
@@ -290,7 +304,7 @@ let package = Package(
         .testTarget(
             name: "LodeMacrosTests",
             dependencies: [
-                "LodeMacros", "LodeMacrosPlugin", "Lode", "LodeCodec", "LodeStore", "LodeTestSupport",
+                "LodeMacros", "LodeMacrosExpansion", "Lode", "LodeCodec", "LodeStore", "LodeTestSupport",
             ] + macroTestDependencies,
             path: "Tests/LodeMacrosTests",
             swiftSettings: syntaxSwiftSettings, linkerSettings: syntaxLinkerSettings),

@@ -1,44 +1,45 @@
 #!/usr/bin/env bash
-# Builds the DocC documentation of every public module as static HTML into .build/docs, from symbol
-# graphs the compiler emits (no plugin). Any DocC warning — an unresolved link included — fails it.
+# Builds the DocC documentation of every public module as static HTML into .build/docs, from the
+# symbol graphs of the debug build's modules (no plugin). Any DocC warning — an unresolved link
+# included — fails it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 SWIFT=${SWIFT:-swift}
 DOCC=${DOCC:-$(dirname "$(readlink -f "$(command -v "$SWIFT")")")/docc}
 MODULES=(Lode LodeInspection LodeSync ModelStorage LMDB LodeTesting LodeMacros)
-WORK=.build-docs
-GRAPHS=$WORK/symbol-graphs
+BUILD_FLAGS=${BUILD_FLAGS:-}
+WORK=.build/docs-work
 OUT=.build/docs
 
-rm -rf "$WORK/graphs" "$WORK/catalogs" "$OUT"
-mkdir -p "$GRAPHS" "$OUT"
+rm -rf "$WORK" "$OUT"
+mkdir -p "$WORK/catalogs" "$OUT"
 
-# LodeTesting depends on every other documented module but LodeInspection, LodeSync and LodeMacros,
-# so building the four emits all their graphs. A module is compiled (and its graph written) only when it changed: the graphs of
-# the last build stay.
-emit_graphs() {
-    for target in LodeTesting LodeInspection LodeSync LodeMacros; do
-        "$SWIFT" build --scratch-path "$WORK" --target "$target" \
-            -Xswiftc -emit-symbol-graph -Xswiftc -emit-symbol-graph-dir -Xswiftc "$PWD/$GRAPHS" \
-            -Xswiftc -emit-extension-block-symbols
-    done
-}
-emit_graphs
+# The symbol graphs are read from the modules of the package's debug build (`make test` has just
+# built them; `swift build` here is then a no-op, so run this with the environment the build had,
+# `LODE_INTERNAL_CHECKS` included): no second compilation of the package. A module's graph includes
+# what it re-exports (`@_exported import`), as the compiler's own graphs do.
+"$SWIFT" build $BUILD_FLAGS
+BIN=$("$SWIFT" build --show-bin-path)
+TRIPLE=$(basename "$(dirname "$(readlink -f "$BIN")")")
+EXTRACT=$(dirname "$(readlink -f "$(command -v "$SWIFT")")")/swift-symbolgraph-extract
+C_MODULES=()
+for folder in Sources/C*; do C_MODULES+=(-I "$folder"); done
+# The system libraries' header folders, from the pkg-config names Package.swift gives them.
+for name in $(sed -nE 's/.*pkgConfig: "([^"]+)".*/\1/p' Package.swift); do
+    for flag in $(pkg-config --cflags-only-I "$name"); do C_MODULES+=(-Xcc "$flag"); done
+done
 for module in "${MODULES[@]}"; do
-    if [ ! -f "$GRAPHS/$module.symbols.json" ]; then
-        echo "docs: no symbol graph for $module; building again from scratch"
-        rm -rf "$WORK"
-        mkdir -p "$GRAPHS"
-        emit_graphs
-        break
-    fi
+    reexported=$( (grep -rhE --include='*.swift' '^@_exported import' "Sources/$module" || true) \
+        | sed -E 's/^@_exported import ([a-z]+ )?([A-Za-z]+).*/\2/' | sort -u | paste -sd, -)
+    mkdir -p "$WORK/graphs/$module"
+    "$EXTRACT" -module-name "$module" -target "$TRIPLE" -I "$BIN/Modules" "${C_MODULES[@]}" \
+        -minimum-access-level public -emit-extension-block-symbols -skip-inherited-docs \
+        ${reexported:+-experimental-allowed-reexported-modules="$reexported"} \
+        -output-dir "$WORK/graphs/$module"
 done
 
 for module in "${MODULES[@]}"; do
-    mkdir -p "$WORK/graphs/$module" "$WORK/catalogs"
-    cp "$GRAPHS/$module.symbols.json" "$WORK/graphs/$module/"
-    cp "$GRAPHS/$module"@*.symbols.json "$WORK/graphs/$module/" 2>/dev/null || true
     catalog="$WORK/catalogs/$module.docc"
     cp -r "Sources/$module/$module.docc" "$catalog"
     if [ "$module" = Lode ]; then

@@ -2,8 +2,9 @@
 // input and output. It knows nothing of LMDB or of Lode's types: it writes source text that calls
 // them. Built against the swift-syntax package it is a `CompilerPlugin`; against the toolchain's
 // host libraries (which have no `SwiftCompilerPlugin`) it runs their message listener itself (see
-// Package.swift for how the route is chosen).
+// Package.swift for how the route is chosen). The expansion itself is in `LodeMacrosExpansion`.
 
+import LodeMacrosExpansion
 import SwiftSyntaxMacros
 
 /// The macro types the declarations in `LodeMacros` name.

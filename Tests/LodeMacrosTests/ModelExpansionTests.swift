@@ -6,7 +6,7 @@ import SwiftSyntaxMacroExpansion
 import SwiftSyntaxMacros
 import Testing
 
-@testable import LodeMacrosPlugin
+@testable import LodeMacrosExpansion
 @testable import LodeTestSupport
 
 /// The model macro's expansion of a declaration, and what it reports: run in this process with the
