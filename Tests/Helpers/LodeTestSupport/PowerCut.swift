@@ -65,7 +65,9 @@ public struct PowerCutTrace: Sendable {
                 throw PowerCutError("a truncated record at byte \(at)")
             }
             let payload = Array(data[start..<(start + length)])
-            let text = String(decoding: payload, as: UTF8.self)
+            // Only the records that hold a path or a mark are text. (Decoding a page's bytes as
+            // UTF-8 repairs them, and each repair made Swift Testing capture a backtrace.)
+            var text: String { String(decoding: payload, as: UTF8.self) }
             at = start + length
             switch kind {
             case 1: events.append(.initialDirectory(path: text))
@@ -221,10 +223,25 @@ public struct CrashStateBuilder {
 
     /// Writes several states of one cut (the trace is replayed once for all of them).
     public func build(at position: Int, variants: [(CrashVariant, URL)]) throws -> [Summary] {
-        let replayed = replay(to: position)
-        return try variants.map { variant, directory in
-            try write(replayed, at: position, variant: variant, into: directory)
+        try build(cuts: [(position, variants)])[0]
+    }
+
+    /// Writes the states of several cuts, in the order given: the trace is replayed once, in order
+    /// of position, and each cut's states are written as the replay passes it (replaying from the
+    /// start for every cut cost the power-cut suite most of its time).
+    public func build(cuts: [(position: Int, variants: [(CrashVariant, URL)])]) throws -> [[Summary]] {
+        var summaries = [[Summary]](repeating: [], count: cuts.count)
+        var replayed = Replayed()
+        var replayedTo = 0
+        for index in cuts.indices.sorted(by: { cuts[$0].position < cuts[$1].position }) {
+            let position = cuts[index].position
+            replay(&replayed, from: replayedTo, to: position)
+            replayedTo = position
+            summaries[index] = try cuts[index].variants.map { variant, directory in
+                try write(replayed, at: position, variant: variant, into: directory)
+            }
         }
+        return summaries
     }
 
     /// What is on disk and what is pending at a cut.
@@ -234,53 +251,53 @@ public struct CrashStateBuilder {
         var changes: [(change: NameChange, durable: Bool)] = []
     }
 
-    private func replay(to position: Int) -> Replayed {
-        var files: [UInt64: File] = [:]
-        var initial: [String: Entry] = ["": .directory]
-        var changes: [(change: NameChange, durable: Bool)] = []
-        for event in trace.events[..<position] {
+    /// Applies the events from `start` up to `position` to `replayed`.
+    private func replay(_ replayed: inout Replayed, from start: Int, to position: Int) {
+        for event in trace.events[start..<position] {
             switch event {
-            case .initialDirectory(let path): initial[path] = .directory
+            case .initialDirectory(let path): replayed.initial[path] = .directory
             case .initialFile(let path, let inode, let bytes):
-                initial[path] = .file(inode)
-                files[inode] = File(durable: bytes, current: bytes)
+                replayed.initial[path] = .file(inode)
+                replayed.files[inode] = File(durable: bytes, current: bytes)
             case .write(let inode, let offset, let bytes, let synchronous):
                 // Changed in place (`files[…, default:]` is an in-place access): taking a file out
                 // of the dictionary and putting it back would copy its bytes at every event.
                 Self.apply(
-                    .write(offset: offset, bytes: bytes[...]), to: &files[inode, default: File()].current)
+                    .write(offset: offset, bytes: bytes[...]),
+                    to: &replayed.files[inode, default: File()].current)
                 if synchronous {
                     Self.apply(
-                        .write(offset: offset, bytes: bytes[...]), to: &files[inode, default: File()].durable)
+                        .write(offset: offset, bytes: bytes[...]),
+                        to: &replayed.files[inode, default: File()].durable)
                 } else {
-                    files[inode, default: File()].pending.append(.write(offset: offset, bytes: bytes[...]))
+                    replayed.files[inode, default: File()].pending.append(
+                        .write(offset: offset, bytes: bytes[...]))
                 }
             case .truncate(let inode, let length):
-                Self.apply(.truncate(length), to: &files[inode, default: File()].current)
-                files[inode, default: File()].pending.append(.truncate(length))
+                Self.apply(.truncate(length), to: &replayed.files[inode, default: File()].current)
+                replayed.files[inode, default: File()].pending.append(.truncate(length))
             case .sync(let inode):
-                Self.sync(&files[inode, default: File()])
+                Self.sync(&replayed.files[inode, default: File()])
             case .rangeSync(let inode, let offset, let length):
                 // Writes inside the range are on disk, and the file's length (`msync` with MS_SYNC
                 // is a data sync of the range, which writes the size the data needs); the other
                 // writes stay pending.
-                Self.sync(&files[inode, default: File()], offset: offset, length: length)
+                Self.sync(&replayed.files[inode, default: File()], offset: offset, length: length)
             case .create(let path, let inode):
-                changes.append((.create(path, inode), false))
-                if files[inode] == nil { files[inode] = File() }
-            case .makeDirectory(let path): changes.append((.makeDirectory(path), false))
-            case .rename(let from, let to): changes.append((.rename(from, to), false))
-            case .link(let from, let to): changes.append((.link(from, to), false))
-            case .unlink(let path): changes.append((.unlink(path), false))
-            case .removeDirectory(let path): changes.append((.removeDirectory(path), false))
+                replayed.changes.append((.create(path, inode), false))
+                if replayed.files[inode] == nil { replayed.files[inode] = File() }
+            case .makeDirectory(let path): replayed.changes.append((.makeDirectory(path), false))
+            case .rename(let from, let to): replayed.changes.append((.rename(from, to), false))
+            case .link(let from, let to): replayed.changes.append((.link(from, to), false))
+            case .unlink(let path): replayed.changes.append((.unlink(path), false))
+            case .removeDirectory(let path): replayed.changes.append((.removeDirectory(path), false))
             case .directorySync(let path):
-                for index in changes.indices where changes[index].change.anchor == path {
-                    changes[index].durable = true
+                for index in replayed.changes.indices where replayed.changes[index].change.anchor == path {
+                    replayed.changes[index].durable = true
                 }
             case .mark, .cut: continue
             }
         }
-        return Replayed(files: files, initial: initial, changes: changes)
     }
 
     private func write(_ replayed: Replayed, at position: Int, variant: CrashVariant, into directory: URL)
@@ -402,18 +419,41 @@ public struct CrashStateBuilder {
     }
 
     private static func apply(_ change: Pending, to bytes: inout [UInt8]) {
+        // Byte copies and zero fills through memory, not element by element: the test helpers are
+        // built without optimization, where a generic `replaceSubrange` or a growth by
+        // `repeatElement` walks every byte through the standard library's unspecialized code.
         switch change {
         case .write(let offset, let written):
-            if bytes.count < offset + written.count {
-                bytes.append(contentsOf: repeatElement(0, count: offset + written.count - bytes.count))
+            resize(&bytes, toAtLeast: offset + written.count)
+            bytes.withUnsafeMutableBytes { target in
+                written.withUnsafeBytes { source in
+                    guard let from = source.baseAddress, let to = target.baseAddress else { return }
+                    (to + offset).copyMemory(from: from, byteCount: source.count)
+                }
             }
-            bytes.replaceSubrange(offset..<(offset + written.count), with: written)
         case .truncate(let length):
             if length < bytes.count {
                 bytes.removeSubrange(length...)
             } else {
-                bytes.append(contentsOf: repeatElement(0, count: length - bytes.count))
+                resize(&bytes, toAtLeast: length)
             }
+        }
+    }
+
+    /// Grows `bytes` with zeros to `length` bytes if it is shorter.
+    private static func resize(_ bytes: inout [UInt8], toAtLeast length: Int) {
+        guard bytes.count < length else { return }
+        let old = bytes.count
+        bytes = [UInt8](unsafeUninitializedCapacity: length) { buffer, count in
+            guard let base = buffer.baseAddress else { return }
+            bytes.withUnsafeBytes { existing in
+                if let from = existing.baseAddress {
+                    UnsafeMutableRawPointer(base).copyMemory(from: from, byteCount: old)
+                }
+            }
+            UnsafeMutableRawPointer(base + old).initializeMemory(
+                as: UInt8.self, repeating: 0, count: length - old)
+            count = length
         }
     }
 

@@ -55,6 +55,52 @@ import Testing
                     ? "opened 1" : workload == "load" ? "opened complete" : "opened with copy"), "\(outcome)")
     }
 
+    /// The states of many cuts, built in one pass over the trace (as the suite builds them), are
+    /// byte for byte the states of each cut built on its own from the start of the trace.
+    @Test func statesBuiltInOnePassAreTheStatesOfEachCutBuiltAlone() throws {
+        let harness = try PowerCutHarness(tmp: tmp.url, mode: .noSync, seed: 11)
+        let trace = try harness.traceOfAFullRun("commits")
+        let count = trace.events.count
+        #expect(count > 100)
+        // Out of order, with a repeat and both ends: the builder sorts them and keeps their order.
+        let positions = [count, count / 2, 1, count / 3, count / 2, count - 7]
+        let variants: [CrashVariant] = [.nothingPending, .everything, .random(seed: 5)]
+        func folder(_ way: String, _ cut: Int, _ variant: Int) -> URL {
+            tmp.url.appendingPathComponent("\(way)/\(cut)-\(variant)")
+        }
+        let builder = CrashStateBuilder(trace)
+        var stores = 0
+        let together = try builder.build(
+            cuts: positions.indices.map { cut in
+                (positions[cut], variants.indices.map { (variants[$0], folder("together", cut, $0)) })
+            })
+        for cut in positions.indices {
+            let alone = try builder.build(
+                at: positions[cut],
+                variants: variants.indices.map { (variants[$0], folder("alone", cut, $0)) })
+            #expect(together[cut].map(\.description) == alone.map(\.description))
+            for variant in variants.indices {
+                let a = try Self.files(in: folder("together", cut, variant))
+                let b = try Self.files(in: folder("alone", cut, variant))
+                #expect(a == b, "cut \(cut) at \(positions[cut]), variant \(variant)")
+                if a.keys.contains(where: { $0.hasSuffix("data.mdb") }) { stores += 1 }
+            }
+        }
+        #expect(stores >= 12, "the cuts after the store's creation hold its data file")
+    }
+
+    /// Every file under `directory`, by relative path, with its bytes.
+    static func files(in directory: URL) throws -> [String: Data] {
+        var files: [String: Data] = [:]
+        for path in try FileManager.default.subpathsOfDirectory(atPath: directory.path) {
+            let url = directory.appendingPathComponent(path)
+            var isDirectory: ObjCBool = false
+            _ = FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory)
+            files[path] = isDirectory.boolValue ? Data() : try Data(contentsOf: url)
+        }
+        return files
+    }
+
     /// A store a process was writing without syncing when the system went down (its marker names
     /// another boot) is checked at the next open, whatever the configuration: whole, it opens and
     /// the marker goes; with an index entry missing — what pages written back in any order leave —
@@ -232,6 +278,17 @@ final class PowerCutHarness {
         return try check(workload, states: [state.path])["\(state.path) default"] ?? "no outcome"
     }
 
+    /// The trace of `workload` run to its end, without a cut.
+    func traceOfAFullRun(_ workload: String) throws -> PowerCutTrace {
+        let directory = tmp.appendingPathComponent("\(workload)-full")
+        let root = directory.appendingPathComponent("root")
+        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+        try prepare(workload, root: root)
+        let (trace, status) = try run(workload, root: root, directory: directory, cutAt: nil)
+        guard status == 0 else { throw PowerCutError("\(workload) failed (\(status))") }
+        return trace
+    }
+
     private func prepare(_ workload: String, root: URL) throws {
         let store = root.appendingPathComponent("store").path
         switch workload {
@@ -319,13 +376,15 @@ final class PowerCutHarness {
         _ workload: String, trace: PowerCutTrace, positions: [Int], acknowledgedAtEnd: Bool, directory: URL,
         round: Int
     ) throws {
-        let builder = CrashStateBuilder(trace)
-        var built: [(path: String, summary: CrashStateBuilder.Summary)] = []
+        var cuts: [(position: Int, variants: [(CrashVariant, URL)])] = []
         for position in positions {
             let variants: [CrashVariant] = [.nothingPending, .everything, .random(seed: rng.next())]
             let states = variants.indices.map { directory.appendingPathComponent("state-\(position)-\($0)") }
-            let summaries = try builder.build(at: position, variants: Array(zip(variants, states)))
-            built += zip(states.map(\.path), summaries).map { ($0, $1) }
+            cuts.append((position, Array(zip(variants, states))))
+        }
+        var built: [(path: String, summary: CrashStateBuilder.Summary)] = []
+        for (cut, summaries) in zip(cuts, try CrashStateBuilder(trace).build(cuts: cuts)) {
+            built += zip(cut.variants.map(\.1.path), summaries).map { ($0, $1) }
         }
         states += built.count
         let results = try check(workload, states: built.map(\.path))
