@@ -24,7 +24,7 @@ FUZZ_TARGETS := cbor keys expression loader
 # inspection layers and of lode-dump.
 CODEC_SOURCES := $(wildcard Sources/LodeCodec/CBOR/*.swift) $(wildcard Sources/LodeCodec/Keys/*.swift) \
 	$(wildcard Sources/LodeCodec/Record/*.swift)
-LOADER_SOURCES := $(addprefix Sources/LodeStore/Store/,UntypedRecord.swift StoredType.swift StoredIndex.swift \
+LOADER_SOURCES := $(addprefix Sources/LodeStore/Records/,UntypedRecord.swift StoredType.swift StoredIndex.swift \
 	StoredLink.swift StoredTextIndex.swift FieldHistoryEntry.swift) Sources/LodeStore/Model/DeleteRule.swift \
 	Sources/LodeInspection/RawDatabaseKind.swift
 FUZZ_SOURCES = $(addprefix .build-fuzz/src/,$(notdir $(CODEC_SOURCES)))

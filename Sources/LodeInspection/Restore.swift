@@ -156,7 +156,7 @@ extension WriteTransaction {
         restored.links = type.links.isEmpty ? nil : type.links.map(Self.linkEntry)
         restored.defaults = type.defaults.isEmpty ? nil : type.defaults.mapValues { Data($0.encoded) }
         restored.textIndexes = textIndexes.isEmpty ? nil : textIndexes
-        try flushPendingText()
+        try flushDeferredIndexWrites()
         try writeCatalog(restored)
         return count
     }

@@ -56,7 +56,7 @@ extension Results {
 
     /// The full-text index the search reads, and the search made ready for its tokenizer.
     package func textSearch(_ state: TypeState<Element>) throws -> (
-        index: TypeState<Element>.LiveTextIndex, search: TextSearch
+        index: LiveTextIndex<Element>, search: TextSearch
     )? {
         guard let textFilter else { return nil }
         let query: TextQuery
@@ -108,7 +108,7 @@ extension Results {
     /// order of relevance when ranked (only the first `keep` and the ones tied with the last of them,
     /// when given), else in primary-key order.
     func textCandidates(
-        index: TypeState<Element>.LiveTextIndex, search: TextSearch, in transaction: Transaction, keep: Int?
+        index: LiveTextIndex<Element>, search: TextSearch, in transaction: Transaction, keep: Int?
     ) throws -> (keys: [[UInt8]], scores: [Double], matches: Int) {
         let hits = try search.hits(in: transaction, postings: index.postings)
         guard isRankedByRelevance else {

@@ -36,12 +36,15 @@ import Testing
         }
     }
 
-    /// A file's code without its comments (so a doc comment naming a type is no dependency).
+    /// A file's code without its comments (so a doc comment naming a type is no dependency), and
+    /// without names qualified by another module (`LMDB.Transaction` is not the store's `Transaction`).
     static func code(of text: String) -> String {
-        text.split(separator: "\n", omittingEmptySubsequences: false).map { line in
+        let uncommented = text.split(separator: "\n", omittingEmptySubsequences: false).map { line in
             guard let comment = line.range(of: "//") else { return Substring(line) }
             return line[..<comment.lowerBound]
         }.joined(separator: "\n")
+        return uncommented.replacingOccurrences(
+            of: #"\b(LMDB|LodeCodec|Foundation|Swift|Glibc)\.\w+"#, with: "", options: .regularExpression)
     }
 
     /// Which folder of `module` uses which other folder's types, with one example for each edge.
@@ -118,6 +121,52 @@ import Testing
             graph["Errors"].map { Set($0.keys) }.map { $0.isSubset(of: ["Identity"]) } ?? true,
             "\(graph["Errors"] ?? [:])")
         #expect(graph["Identity"] == nil, "\(graph["Identity"] ?? [:])")
+    }
+
+    /// The store layer's folders, by what they may name: the core (`Store/`: the store, its
+    /// transactions and the write path) names only folders below it, which never name the core; the
+    /// folders above extend the core's types (indexes, links, history, the catalog, checks, full-text
+    /// search, migrations) and the core names none of their types.
+    static let belowTheStoreCore: Set<String> = [
+        "Identity", "Errors", "Model", "Locks", "Records", "ChangeLog", "Encryption",
+    ]
+    static let aboveTheStoreCore: Set<String> = [
+        "Indexes", "Links", "History", "Catalog", "Integrity", "Text", "Migration",
+    ]
+
+    @Test func theStoreCoreNamesOnlyTheFoldersBelowItAndTheyNeverNameIt() throws {
+        let graph = try Self.folderGraph(of: "LodeStore")
+        let folders = Set(try Self.sources(of: "LodeStore").keys)
+        #expect(
+            folders == Self.belowTheStoreCore.union(Self.aboveTheStoreCore).union(["Store"]),
+            "every folder of LodeStore is placed below or above the core (and named in the article)")
+        for folder in Self.belowTheStoreCore {
+            #expect(graph[folder]?["Store"] == nil, "\(folder): \(graph[folder]?["Store"] ?? "")")
+            for above in Self.aboveTheStoreCore {
+                #expect(graph[folder]?[above] == nil, "\(folder): \(graph[folder]?[above] ?? "")")
+            }
+        }
+        for above in Self.aboveTheStoreCore {
+            #expect(graph["Store"]?[above] == nil, "Store: \(graph["Store"]?[above] ?? "")")
+        }
+        let article = try String(
+            contentsOf: Self.root.appendingPathComponent("Sources/Lode/Lode.docc/Architecture.md"),
+            encoding: .utf8)
+        for folder in folders where !folder.isEmpty {
+            #expect(
+                article.contains("`\(folder)/`:"),
+                "the Architecture article says what LodeStore/\(folder) owns")
+        }
+    }
+
+    /// No folder of the store layer grows past what a reader takes in at once.
+    @Test func noFolderOfTheStoreLayerIsAboveAboutTwoAndAHalfThousandLines() throws {
+        for (folder, files) in try Self.sources(of: "LodeStore") {
+            let lines = files.reduce(0) {
+                $0 + $1.text.split(separator: "\n", omittingEmptySubsequences: false).count
+            }
+            #expect(lines <= 2_600, "LodeStore/\(folder) has \(lines) lines: split it by concern")
+        }
     }
 
     @Test func everyFileTheArchitectureArticleNamesExists() throws {

@@ -56,7 +56,7 @@ public final class Store: @unchecked Sendable {
     let groupCommit = GroupCommitQueue()
     /// When the reader table was last read for readers of other processes, and the version each
     /// such process was last warned about.
-    private let otherReaders = Locked<(checkedAt: Int, warned: [Int32: Int])>((0, [:]))
+    let otherReaders = Locked<(checkedAt: Int, warned: [Int32: Int])>((0, [:]))
 
     /// True once this process saw the store's format say it has links (format 3).
     let hasLinksFormat = Locked(false, name: "the links format flag")
@@ -422,7 +422,7 @@ public final class Store: @unchecked Sendable {
                             transaction = tx
                             LockWatch.check(entering: "a write closure")
                             let result = try body(tx)
-                            try tx.flushPendingText()
+                            try tx.flushDeferredIndexWrites()
                             try tx.writeChangeLog()
                             tx.committingVersion = tx.version
                             return result
@@ -475,67 +475,6 @@ public final class Store: @unchecked Sendable {
             Data(
                 "lode: warning: \(held); the data file cannot reuse the pages later commits replaced until it is released or refreshed\n"
                     .utf8))
-    }
-
-    /// The versions objects of this process hold (results read outside a transaction, live results),
-    /// oldest first, with what holds each and how far behind the last commit it is.
-    ///
-    /// - Throws: ``LodeError/storeClosed(path:)`` after the store closed and ``LodeError/storage(_:)`` when
-    ///   LMDB fails.
-    public func heldVersions() throws -> [HeldVersion] {
-        pins.held(latest: try environment().info.lastTransactionID)
-    }
-
-    /// Throws when a held version would fall further behind than ``StoreConfiguration/maxVersionLag``.
-    private func refuseIfVersionHeldTooLong(committing version: Int) throws {
-        guard let limit = configuration.maxVersionLag, let oldest = pins.oldestHeld,
-            version - oldest > limit, let held = pins.held(latest: version).first
-        else { return }
-        throw LodeError.versionHeldTooLong(held, limit: limit)
-    }
-
-    /// Hands the versions that just fell too far behind to the handler, on the committing thread
-    /// after the commit (a process that exits right after a write has printed its warning).
-    private func warnAboutHeldVersions(latest: Int, in environment: Environment) {
-        let threshold = configuration.versionLagWarning
-        guard threshold > 0, let handler = versionLagHandler else { return }
-        var lagging: [HeldVersion] = []
-        if let oldest = pins.oldestHeld, latest - oldest >= threshold {
-            lagging = pins.newlyLagging(latest: latest, threshold: threshold)
-        }
-        lagging += laggingReadersOfOtherProcesses(latest: latest, threshold: threshold, in: environment)
-        LockWatch.check(entering: "the version-lag handler")
-        for held in lagging { handler(held) }
-    }
-
-    /// Readers of other processes (a frozen or slow one) `threshold` versions behind and not warned
-    /// about at that version yet, read from the reader table every tenth of `threshold` commits.
-    private func laggingReadersOfOtherProcesses(latest: Int, threshold: Int, in environment: Environment)
-        -> [HeldVersion]
-    {
-        let due = otherReaders.withLock { state -> Bool in
-            guard latest - state.checkedAt >= Swift.max(1, threshold / 10) else { return false }
-            state.checkedAt = latest
-            return true
-        }
-        guard due else { return [] }
-        let me = getpid()
-        var oldest: [Int32: Int] = [:]
-        for slot in environment.readers() where slot.processID != me {
-            guard let version = slot.transactionID, latest - version >= threshold, slot.processIsAlive else {
-                continue
-            }
-            oldest[slot.processID] = Swift.min(oldest[slot.processID] ?? version, version)
-        }
-        return otherReaders.withLock { state in
-            let fresh = oldest.filter { state.warned[$0.key] != $0.value }
-            state.warned = oldest
-            return fresh.sorted { $0.key < $1.key }.map { process, version in
-                HeldVersion(
-                    version: version, owners: ["a reader of process \(process)"], behind: latest - version,
-                    processID: process)
-            }
-        }
     }
 
     /// Runs `body` in a read transaction, off the caller's task.
@@ -655,23 +594,7 @@ public final class Store: @unchecked Sendable {
                 } catch let error as LMDBError where error.code == .notFound {}
             }
             for entry in entries {
-                try open(entry.name, kind: .plain)
-                for index in entry.indexes {
-                    try open(
-                        CatalogEntry.databaseName(type: entry.name, index: index.name),
-                        kind: index.unique ? .plain : .duplicates)
-                }
-                for link in entry.links ?? [] {
-                    try open(
-                        CatalogEntry.linkDatabaseName(type: entry.name, field: link.field), kind: .duplicates)
-                }
-                for index in entry.textIndexes ?? [] {
-                    try open(
-                        TextIndexLayout.postingsDatabaseName(type: entry.name, index: index.name),
-                        kind: .plain)
-                    try open(
-                        TextIndexLayout.keysDatabaseName(type: entry.name, index: index.name), kind: .plain)
-                }
+                for database in entry.databases { try open(database.name, kind: database.kind) }
             }
             withState { $0.catalogSyncedVersion = max($0.catalogSyncedVersion, version) }
         }
@@ -684,18 +607,4 @@ private struct RollBackWrite: Error {}
 /// Rethrows LMDB errors as ``LodeError/storage(_:)``.
 package func mapStorageErrors<R>(_ body: () throws -> R) throws -> R {
     do { return try body() } catch let error as LMDBError { throw LodeError(storage: error) }
-}
-
-extension Store {
-    /// Throws ``StorageFailure/Reason/damaged`` naming the first problem when the pages are not sound.
-    static func refuseDamagedPages(_ environment: Environment) throws {
-        let report = try mapStorageErrors { try environment.checkPages(maxProblems: 10) }
-        guard let first = report.problems.first else { return }
-        let more = report.problems.count - 1
-        throw LodeError.storage(
-            StorageFailure(
-                reason: .damaged, operation: "check pages of \(environment.path)/data.mdb",
-                message: "\(first)"
-                    + (more > 0 ? " (and \(more)\(report.truncated ? "+" : "") more problems)" : "")))
-    }
 }

@@ -20,32 +20,9 @@ public class Transaction {
     /// The version (LMDB transaction id) this transaction reads.
     public var version: Int { lmdb.id }
 
-    /// Writes the full-text changes a write transaction gathered (nothing in a read transaction):
-    /// called before a search reads a full-text index.
-    package func flushText() throws {}
-
-    /// The postings of a block of `term` whose key names `base`.
-    /// - Throws: ``LodeError/textIndexDamaged(type:index:reason:)`` when they do not read.
-    package func decodePostingBlock(
-        _ bytes: UnsafeRawBufferPointer, base: Int, term: String, in postings: Database
-    ) throws -> [PostingBlock.Posting] {
-        do {
-            return try PostingBlock(decoding: bytes, base: base).postings
-        } catch {
-            throw textIndexDamaged(postings, "the postings of term \"\(term)\" do not read: \(error.reason)")
-        }
-    }
-
-    /// ``LodeError/textIndexDamaged(type:index:reason:)`` for the full-text index whose postings are
-    /// `postings`.
-    package func textIndexDamaged(_ postings: Database, _ reason: String) -> LodeError {
-        let name = postings.name ?? ""
-        let parts = name.components(separatedBy: ".@text:")
-        return .textIndexDamaged(
-            type: parts.first ?? name,
-            index: parts.count > 1 ? parts[1...].joined(separator: ".@text:") : name,
-            reason: reason)
-    }
+    /// Writes the changes of attached indexes a write transaction gathered (nothing in a read
+    /// transaction): called before anything reads an attached index (a search reads a full-text one).
+    package func flushDeferredIndexWrites() throws {}
 
     // MARK: Types
 
@@ -155,22 +132,14 @@ public class Transaction {
                 CatalogEntry.linkDatabaseName(type: schema.typeName, field: link.field), kind: .duplicates)
             links.append(.init(definition: link, database: database))
         }
-        var textIndexes: [TypeState<T>.LiveTextIndex] = []
-        for index in schema.textIndexes {
-            guard (entry.textIndexes ?? []).contains(CatalogEntry.TextIndexEntry(index)) else { continue }
-            let postings = try openDatabase(
-                TextIndexLayout.postingsDatabaseName(type: schema.typeName, index: index.name), kind: .plain)
-            let keys = try openDatabase(
-                TextIndexLayout.keysDatabaseName(type: schema.typeName, index: index.name), kind: .plain)
-            textIndexes.append(.init(definition: index, postings: postings, keys: keys))
-        }
+        let attached = try openTextIndexes(of: schema, entry: entry)
         let complete =
             indexes.count == schema.indexes.count && entry.indexes.count == schema.indexes.count
             && links.count == schema.links.count && (entry.links ?? []).count == schema.links.count
-            && textIndexes.count == schema.textIndexes.count
+            && attached.count == schema.textIndexes.count
             && (entry.textIndexes ?? []).count == schema.textIndexes.count
         let state = TypeState(
-            schema: schema, records: records, indexes: indexes, links: links, textIndexes: textIndexes,
+            schema: schema, records: records, indexes: indexes, links: links, attachedIndexes: attached,
             entry: entry, complete: complete)
         if complete { store.publish([schema.typeName: state]) }
         return state

@@ -24,13 +24,6 @@ package final class TypeState<T: Persistable>: Sendable, PendingWriteState {
         package let database: Database
     }
 
-    /// A declared full-text index and its two databases.
-    package struct LiveTextIndex {
-        package let definition: TextIndex<T>
-        package let postings: Database
-        package let keys: Database
-    }
-
     /// An index a newer version of the type declared and this (older) schema does not: the store
     /// keeps it, and this process keeps it up to date from the records (see
     /// `WriteTransaction.register(_:)`).
@@ -58,8 +51,9 @@ package final class TypeState<T: Persistable>: Sendable, PendingWriteState {
     package let indexes: [LiveIndex]
     /// Links whose inverse index exists on disk and matches the schema.
     package let links: [LiveLink]
-    /// Full-text indexes that exist on disk and match the schema (fields and tokenizer).
-    package let textIndexes: [LiveTextIndex]
+    /// Indexes of other kinds, kept by the write path through ``AttachedIndex`` (the full-text
+    /// indexes), that exist on disk and match the schema.
+    package let attachedIndexes: [any AttachedIndex<T>]
     /// Indexes of a newer version of the type, kept from its records; `keptType` describes the type
     /// for reading them untyped (its primary key and the newer version's defaults).
     let keptIndexes: [KeptIndex]
@@ -78,9 +72,10 @@ package final class TypeState<T: Persistable>: Sendable, PendingWriteState {
 
     init(
         schema: Schema<T>, records: Database?, indexes: [LiveIndex], links: [LiveLink],
-        textIndexes: [LiveTextIndex] = [], keptIndexes: [KeptIndex] = [], entry: CatalogEntry, complete: Bool
+        attachedIndexes: [any AttachedIndex<T>] = [], keptIndexes: [KeptIndex] = [], entry: CatalogEntry,
+        complete: Bool
     ) {
-        self.textIndexes = textIndexes
+        self.attachedIndexes = attachedIndexes
         self.keptIndexes = keptIndexes
         self.keptType = keptIndexes.isEmpty ? nil : entry.storedType
         self.schema = schema
@@ -101,7 +96,7 @@ package final class TypeState<T: Persistable>: Sendable, PendingWriteState {
                 fields: codec.fields, fieldsByKeyPath: codec.fieldsByKeyPath,
                 primaryKeyField: codec.field(of: schema.primaryKeyPath),
                 indexes: indexes.map { ($0.definition.fields, $0.definition.isUnique) },
-                linkFields: links.map(\.definition.field) + textIndexes.flatMap(\.definition.fields))
+                linkFields: links.map(\.definition.field) + attachedIndexes.flatMap(\.fields))
         }
         self.catalog = Locked((entry, nil))
         self.complete = complete
@@ -253,14 +248,15 @@ package final class TypeState<T: Persistable>: Sendable, PendingWriteState {
             return "link \"\(added.field)\" was added, which this process does not maintain"
         }
         let storedText = entry.textIndexes ?? []
-        for index in textIndexes {
-            let wanted = CatalogEntry.TextIndexEntry(index.definition)
+        for index in schema.textIndexes where attachedIndexes.contains(where: { $0.name == index.name }) {
+            let wanted = CatalogEntry.TextIndexEntry(index)
             guard let found = storedText.first(where: { $0.name == wanted.name }) else {
                 return "full-text index \"\(wanted.name)\" was dropped"
             }
             if found != wanted { return "full-text index \"\(wanted.name)\" was redefined" }
         }
-        if writing, let added = storedText.first(where: { textIndex(named: $0.name) == nil }) {
+        let attachedNames = Set(attachedIndexes.map(\.name))
+        if writing, let added = storedText.first(where: { !attachedNames.contains($0.name) }) {
             return "full-text index \"\(added.name)\" was added, which this process does not maintain"
         }
         return nil
@@ -276,11 +272,6 @@ package final class TypeState<T: Persistable>: Sendable, PendingWriteState {
     var typeName: String { schema.typeName }
 
     package func index(named name: String) -> LiveIndex? { indexes.first { $0.definition.name == name } }
-
-    /// The full-text index named `name`, when it exists on disk and matches the schema.
-    package func textIndex(named name: String) -> LiveTextIndex? {
-        textIndexes.first { $0.definition.name == name }
-    }
 
     /// The live link on `field`.
     package func link(named field: String) -> LiveLink? { links.first { $0.definition.field == field } }

@@ -29,11 +29,12 @@ extension WriteTransaction {
     public func savepoint<R>(_ body: (WriteTransaction) throws -> R) throws -> R {
         var child: WriteTransaction?
         do {
-            // Full-text changes gathered so far are written before the savepoint; its own are written
-            // into it when it commits, and gone with it when it rolls back.
-            try flushPendingText()
-            // Read again after it: the savepoint changes the statistics (or rolls them back).
-            pendingText = [:]
+            // Attached indexes' changes gathered so far are written before the savepoint; its own are
+            // written into it when it commits, and gone with it when it rolls back.
+            try flushDeferredIndexWrites()
+            // Begun again after it: the savepoint changes what they read to begin (a full-text
+            // index's statistics), or rolls it back.
+            deferredIndexWrites = [:]
             let result = try mapStorageErrors {
                 try lmdbWrite.nested { lmdbChild in
                     let savepoint = WriteTransaction(store: store, lmdb: lmdbChild)
@@ -42,7 +43,7 @@ extension WriteTransaction {
                     savepoint.shapesNoted = shapesNoted
                     child = savepoint
                     let result = try body(savepoint)
-                    try savepoint.flushPendingText()
+                    try savepoint.flushDeferredIndexWrites()
                     return result
                 }
             }

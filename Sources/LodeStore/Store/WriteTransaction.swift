@@ -24,10 +24,13 @@ public final class WriteTransaction: Transaction {
     /// per write).
     package var lmdbWrite: LMDB.WriteTransaction { unsafeDowncast(lmdb, to: LMDB.WriteTransaction.self) }
 
-    /// Full-text changes gathered and not yet written, by postings database (see ``PendingText``).
-    @exclusivity(unchecked) var pendingText: [UInt32: PendingText] = [:]
+    /// Changes of attached indexes gathered and not yet written, by the database they belong to (see
+    /// ``DeferredIndexWrites``).
+    @exclusivity(unchecked) package var deferredIndexWrites: [UInt32: any DeferredIndexWrites] = [:]
 
-    override package func flushText() throws { try flushPendingText() }
+    override package func flushDeferredIndexWrites() throws {
+        for writes in deferredIndexWrites.values { try writes.flush(in: self) }
+    }
 
     /// Type states this transaction already looked up, by Swift type.
     @exclusivity(unchecked) var stateCache: [ObjectIdentifier: AnyObject] = [:]
@@ -290,8 +293,8 @@ public final class WriteTransaction: Transaction {
             try removeLinkEntries(link.database, targets: change.removed, primaryKey: key)
             try putLinkEntries(link.database, targets: change.added, primaryKey: key)
         }
-        for index in state.textIndexes {
-            try indexText(index, key: key, old: old.map { $0.object(as: T.self) }, new: object)
+        for index in state.attachedIndexes {
+            try index.objectChanged(key: key, old: old.map { $0.object(as: T.self) }, new: object, in: self)
         }
         // The transaction's own notes first (no lock), then what the type has learned.
         let note = ShapeNote(state: ObjectIdentifier(state), shape: shape)
@@ -456,11 +459,7 @@ public final class WriteTransaction: Transaction {
         for index in state.indexes { try lmdbWrite.empty(index.database) }
         for index in state.keptIndexes { try lmdbWrite.empty(index.database) }
         for link in state.links { try lmdbWrite.empty(link.database) }
-        for index in state.textIndexes {
-            discardPendingText(index.postings)
-            try lmdbWrite.empty(index.postings)
-            try lmdbWrite.empty(index.keys)
-        }
+        for index in state.attachedIndexes { try index.typeEmptied(in: self) }
         pendingChanges.recordClear(type: state.typeName)
         return count
     }
@@ -500,11 +499,11 @@ public final class WriteTransaction: Transaction {
                 try removeEntries(pointingAt: key, in: link.database)
             }
         }
-        for index in state.textIndexes {
+        for index in state.attachedIndexes {
             if let old {
-                try indexText(index, key: key, old: old, new: nil)
+                try index.objectChanged(key: key, old: old, new: nil, in: self)
             } else {
-                try removeTextEntries(index, key: key)
+                try index.undecodableObjectDeleted(key: key, in: self)
             }
         }
         if !state.keptIndexes.isEmpty {

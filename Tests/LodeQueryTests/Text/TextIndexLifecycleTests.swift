@@ -200,7 +200,7 @@ import Testing
             changed[99] = "replaced"
             try tx.update(Searchable.self, key: 1) { $0.text = changed.joined(separator: " ") }
             // One term left the document, one joined it: two postings to write, not a hundred.
-            #expect(tx.pendingText.values.map(\.count) == [2])
+            #expect(tx.deferredIndexWrites.values.compactMap { ($0 as? PendingText)?.count } == [2])
         }
         #expect(try store.objects(Searchable.self).matching("replaced word0").count == 1)
         #expect(try store.objects(Searchable.self).matching("word99").count == 0)

@@ -2,7 +2,7 @@ import Foundation
 import LMDB
 
 /// What a write transaction changed in one full-text index and has not written yet: postings are
-/// gathered per term and written term by term (`WriteTransaction.flushPendingText()`), so a load of
+/// gathered per term and written term by term (`WriteTransaction.flushText(_:)`), so a load of
 /// many objects rewrites each term's last block once per flush, not once per object.
 ///
 /// Terms are interned (``TermTable``) and postings kept in flat arrays: the writer makes no `String`

@@ -1,4 +1,5 @@
 import Foundation
+import LMDB
 import LodeCodec
 
 /// One `@catalog` entry: what the store knows about a stored type, readable without the Swift type
@@ -244,6 +245,34 @@ package struct CatalogEntry: Codable, Equatable {
     }
 
     package static func databaseName(type: String, index: String) -> String { type + "." + index }
+
+    /// The postings database of full-text index `index` of `type` (see `TextIndexLayout`).
+    package static func textPostingsDatabaseName(type: String, index: String) -> String {
+        type + ".@text:" + index
+    }
+
+    /// The primary-key → document database of full-text index `index` of `type`.
+    package static func textKeysDatabaseName(type: String, index: String) -> String {
+        type + ".@textkeys:" + index
+    }
+
+    /// Every database the type this entry describes keeps, by name, with its kind: its records, its
+    /// indexes, the inverse indexes of its links, and the two databases of each full-text index.
+    package var databases: [(name: String, kind: Database.Kind)] {
+        var databases: [(name: String, kind: Database.Kind)] = [(name, .plain)]
+        for index in indexes {
+            databases.append(
+                (Self.databaseName(type: name, index: index.name), index.unique ? .plain : .duplicates))
+        }
+        for link in links ?? [] {
+            databases.append((Self.linkDatabaseName(type: name, field: link.field), .duplicates))
+        }
+        for index in textIndexes ?? [] {
+            databases.append((Self.textPostingsDatabaseName(type: name, index: index.name), .plain))
+            databases.append((Self.textKeysDatabaseName(type: name, index: index.name), .plain))
+        }
+        return databases
+    }
 
     /// The inverse index of the link on `field`: target primary key → the keys of the objects of
     /// `type` that link to it (index names never start with `@`, so it cannot collide with one).

@@ -6,7 +6,7 @@ import LodeCodec
 extension WriteTransaction {
     /// Moves the postings of the object under `key` from `old`'s terms to `new`'s (nil: no object):
     /// only the terms whose positions changed are touched.
-    func indexText<T>(_ index: TypeState<T>.LiveTextIndex, key: [UInt8], old: T?, new: T?) throws {
+    func indexText<T>(_ index: LiveTextIndex<T>, key: [UInt8], old: T?, new: T?) throws {
         let definition = index.definition
         try indexText(
             index.postings, keys: index.keys, key: key, before: old.map { definition.texts($0) },
@@ -76,31 +76,29 @@ extension WriteTransaction {
         if old == nil || new == nil || oldLength != newLength {
             pending.lengths[document] = UInt32(clamping: newLength)
         }
-        if pending.count >= PendingText.flushThreshold { try flush(pending) }
+        if pending.count >= PendingText.flushThreshold { try flushText(pending) }
     }
 
     /// The pending changes of the index whose postings are `postings`, begun with its stored
     /// statistics.
     /// - Throws: ``LodeError/textIndexDamaged(type:index:reason:)`` when they do not read.
     func pendingTextState(_ postings: Database, keys: Database) throws -> PendingText {
-        if let pending = pendingText[postings.number] { return pending }
+        // Only full-text indexes defer writes to their postings database: the cast cannot fail.
+        if let pending = deferredIndexWrites[postings.number] {
+            return unsafeDowncast(pending, to: PendingText.self)
+        }
         let pending = PendingText(
             postings: postings, keys: keys, statistics: try textIndexStatistics(postings))
-        pendingText[postings.number] = pending
+        deferredIndexWrites[postings.number] = pending
         return pending
     }
 
     /// Forgets what the transaction gathered for the index whose postings are `postings` (emptied or
     /// dropped).
-    func discardPendingText(_ postings: Database) { pendingText[postings.number] = nil }
+    func discardPendingText(_ postings: Database) { deferredIndexWrites[postings.number] = nil }
 
-    /// Writes every full-text change gathered so far: before a commit, a savepoint, and a search in
-    /// this transaction.
-    package func flushPendingText() throws {
-        for pending in pendingText.values { try flush(pending) }
-    }
-
-    private func flush(_ pending: PendingText) throws {
+    /// Writes the full-text changes `pending` gathered (see ``DeferredIndexWrites``).
+    func flushText(_ pending: PendingText) throws {
         if pending.count > 0 {
             // The changes grouped by term (a counting sort: each term's in the order made), the terms
             // in key order.
@@ -499,8 +497,8 @@ struct BlockBuilder {
 extension WriteTransaction {
     /// Removes the document of the object under `key` from a full-text index when its record no
     /// longer decodes (its terms are unknown): every block of the index is read.
-    func removeTextEntries<T>(_ index: TypeState<T>.LiveTextIndex, key: [UInt8]) throws {
-        try flushPendingText()
+    func removeTextEntries<T>(_ index: LiveTextIndex<T>, key: [UInt8]) throws {
+        try flushDeferredIndexWrites()
         guard let document = try lmdb.get(key, in: index.keys).flatMap({ TextIndexLayout.bigEndian($0) })
         else {
             return
@@ -530,6 +528,6 @@ extension WriteTransaction {
         pending.statistics.tokens -= length
         pending.statisticsChanged = true
         pending.lengths[document] = 0
-        try flushPendingText()
+        try flushDeferredIndexWrites()
     }
 }

@@ -177,7 +177,7 @@ package struct TextSearch: Sendable {
     /// The matching documents of the index with what their scores are made of.
     /// - Throws: as ``hits(in:postings:)``.
     package func details(in transaction: Transaction, postings: Database) throws -> Details {
-        try transaction.flushText()
+        try transaction.flushDeferredIndexWrites()
         var reader = IndexReader(transaction: transaction, postings: postings)
         let statistics = try reader.statistics()
         var leaves: [PostingList] = []

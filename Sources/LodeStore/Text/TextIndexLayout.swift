@@ -20,12 +20,12 @@ package enum TextIndexLayout {
 
     /// The postings database of index `name` of `type`.
     package static func postingsDatabaseName(type: String, index: String) -> String {
-        type + ".@text:" + index
+        CatalogEntry.textPostingsDatabaseName(type: type, index: index)
     }
 
     /// The primary-key → document database of index `name` of `type`.
     package static func keysDatabaseName(type: String, index: String) -> String {
-        type + ".@textkeys:" + index
+        CatalogEntry.textKeysDatabaseName(type: type, index: index)
     }
 
     /// `0x01 term 0x00`: what every block key of `term` begins with.
