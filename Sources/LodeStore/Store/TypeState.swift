@@ -54,6 +54,9 @@ package final class TypeState<T: Persistable>: Sendable, PendingWriteState {
     /// Indexes of other kinds, kept by the write path through ``AttachedIndex`` (the full-text
     /// indexes), that exist on disk and match the schema.
     package let attachedIndexes: [any AttachedIndex<T>]
+    /// Whether `attachedIndexes` is not empty: read per write, where even an empty loop over the
+    /// array, in code unspecialized for `T`, looks up the metadata of `any AttachedIndex<T>`.
+    let hasAttachedIndexes: Bool
     /// Indexes of a newer version of the type, kept from its records; `keptType` describes the type
     /// for reading them untyped (its primary key and the newer version's defaults).
     let keptIndexes: [KeptIndex]
@@ -76,6 +79,7 @@ package final class TypeState<T: Persistable>: Sendable, PendingWriteState {
         complete: Bool
     ) {
         self.attachedIndexes = attachedIndexes
+        self.hasAttachedIndexes = !attachedIndexes.isEmpty
         self.keptIndexes = keptIndexes
         self.keptType = keptIndexes.isEmpty ? nil : entry.storedType
         self.schema = schema

@@ -293,8 +293,11 @@ public final class WriteTransaction: Transaction {
             try removeLinkEntries(link.database, targets: change.removed, primaryKey: key)
             try putLinkEntries(link.database, targets: change.added, primaryKey: key)
         }
-        for index in state.attachedIndexes {
-            try index.objectChanged(key: key, old: old.map { $0.object(as: T.self) }, new: object, in: self)
+        if state.hasAttachedIndexes {
+            for index in state.attachedIndexes {
+                try index.objectChanged(
+                    key: key, old: old.map { $0.object(as: T.self) }, new: object, in: self)
+            }
         }
         // The transaction's own notes first (no lock), then what the type has learned.
         let note = ShapeNote(state: ObjectIdentifier(state), shape: shape)
@@ -499,7 +502,7 @@ public final class WriteTransaction: Transaction {
                 try removeEntries(pointingAt: key, in: link.database)
             }
         }
-        for index in state.attachedIndexes {
+        for index in state.hasAttachedIndexes ? state.attachedIndexes : [] {
             if let old {
                 try index.objectChanged(key: key, old: old, new: nil, in: self)
             } else {
