@@ -60,6 +60,9 @@ package final class TypeState<T: Persistable>: Sendable, PendingWriteState {
     /// Indexes of a newer version of the type, kept from its records; `keptType` describes the type
     /// for reading them untyped (its primary key and the newer version's defaults).
     let keptIndexes: [KeptIndex]
+    /// Whether `keptIndexes` is not empty, read per write without the array's metadata (see
+    /// `hasAttachedIndexes`).
+    let hasKeptIndexes: Bool
     let keptType: StoredType?
     /// The committed catalog entry and the one the running write transaction wrote, if any. A write
     /// settles them after its commit, outside the writer lock, while the next write may already read
@@ -81,6 +84,7 @@ package final class TypeState<T: Persistable>: Sendable, PendingWriteState {
         self.attachedIndexes = attachedIndexes
         self.hasAttachedIndexes = !attachedIndexes.isEmpty
         self.keptIndexes = keptIndexes
+        self.hasKeptIndexes = !keptIndexes.isEmpty
         self.keptType = keptIndexes.isEmpty ? nil : entry.storedType
         self.schema = schema
         self.reader = ObjectReader<T>()

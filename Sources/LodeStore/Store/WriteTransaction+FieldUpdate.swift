@@ -54,7 +54,7 @@ extension WriteTransaction {
             try update(T.self, key: key) { try body(&$0[keyPath: keyPath]) }[keyPath: keyPath]
         }
         // The indexes a newer version declared are read from whole records: the whole update.
-        guard state.keptIndexes.isEmpty, let plans = state.fieldPlans, let records = state.records,
+        guard !state.hasKeptIndexes, let plans = state.fieldPlans, let records = state.records,
             let field = plans.fieldsByKeyPath[keyPath], let slots = plans.slots[field]
         else { return try whole() }
         let fields = plans.fields

@@ -261,7 +261,7 @@ public final class WriteTransaction: Transaction {
             try checkUnique(state.indexes[position], key: newKeys[position], primaryKey: key, object: object)
         }
         let keptMoves =
-            state.keptIndexes.isEmpty
+            !state.hasKeptIndexes
             ? [] : try keptIndexMoves(state, key: key, old: old?.record, new: record)
         do {
             // An insert refuses an existing key here, before anything else is written.
@@ -509,7 +509,7 @@ public final class WriteTransaction: Transaction {
                 try index.undecodableObjectDeleted(key: key, in: self)
             }
         }
-        if !state.keptIndexes.isEmpty {
+        if state.hasKeptIndexes {
             do {
                 try apply(try keptIndexMoves(state, key: key, old: record, new: nil), key: key)
             } catch LodeError.recordDoesNotDecode {
