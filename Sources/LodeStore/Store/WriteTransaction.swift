@@ -502,11 +502,13 @@ public final class WriteTransaction: Transaction {
                 try removeEntries(pointingAt: key, in: link.database)
             }
         }
-        for index in state.hasAttachedIndexes ? state.attachedIndexes : [] {
-            if let old {
-                try index.objectChanged(key: key, old: old, new: nil, in: self)
-            } else {
-                try index.undecodableObjectDeleted(key: key, in: self)
+        if state.hasAttachedIndexes {
+            for index in state.attachedIndexes {
+                if let old {
+                    try index.objectChanged(key: key, old: old, new: nil, in: self)
+                } else {
+                    try index.undecodableObjectDeleted(key: key, in: self)
+                }
             }
         }
         if state.hasKeptIndexes {
