@@ -40,7 +40,7 @@ extension WriteTransaction {
                     reason: "records can only be appended to a type restored with the same description")
             }
             guard (existing.links ?? []) == type.links.map(Self.linkEntry),
-                existing.textIndexes ?? [] == Self.restorableTextIndexes(of: type)
+                existing.attachedIndexes ?? [] == Self.restorableTextIndexes(of: type)
             else {
                 throw LodeError.invalidTypeDescription(
                     type: name,
@@ -58,7 +58,9 @@ extension WriteTransaction {
                 let databaseName = CatalogEntry.linkDatabaseName(type: name, field: link.field)
                 try lmdbWrite.drop(try lmdbWrite.database(named: databaseName, create: false))
             }
-            for index in existing.textIndexes ?? [] { try dropTextIndex(type: name, index: index.name) }
+            for index in existing.attachedIndexes ?? [] {
+                try dropAttachedIndex(type: name, index: index.name)
+            }
             pendingChanges.recordClear(type: name)
         }
         let recordsDatabase = try lmdbWrite.database(named: name, kind: .plain)
@@ -155,16 +157,16 @@ extension WriteTransaction {
         restored.kinds = kinds
         restored.links = type.links.isEmpty ? nil : type.links.map(Self.linkEntry)
         restored.defaults = type.defaults.isEmpty ? nil : type.defaults.mapValues { Data($0.encoded) }
-        restored.textIndexes = textIndexes.isEmpty ? nil : textIndexes
+        restored.attachedIndexes = textIndexes.isEmpty ? nil : textIndexes
         try flushDeferredIndexWrites()
         try writeCatalog(restored)
         return count
     }
 
     /// The full-text indexes of `type` a restore builds: those of a tokenizer this library has.
-    private static func restorableTextIndexes(of type: StoredType) -> [CatalogEntry.TextIndexEntry] {
+    private static func restorableTextIndexes(of type: StoredType) -> [CatalogEntry.AttachedIndexEntry] {
         type.textIndexes.filter { knownTokenizers[$0.tokenizer] != nil }.map {
-            CatalogEntry.TextIndexEntry(name: $0.name, fields: $0.fields, tokenizer: $0.tokenizer)
+            CatalogEntry.AttachedIndexEntry(name: $0.name, fields: $0.fields, tokenizer: $0.tokenizer)
         }
     }
 

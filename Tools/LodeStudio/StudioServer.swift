@@ -32,6 +32,9 @@ package final class StudioServer: Sendable {
     }
 
     private init(source: Source, path: String, port: UInt16, token: String) throws {
+        // Studio reads stores without their types: their full-text indexes are described and
+        // checked through the full-text module's inspector.
+        TextIndexInspector.register()
         // The handler needs the port, known once the server listens.
         let granted = Mutex<StudioAccess?>(nil)
         server = try HTTPServer(port: port) { request in

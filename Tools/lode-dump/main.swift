@@ -573,6 +573,9 @@ func isoTime(_ date: Date) -> String {
 }
 
 func main() -> Int32 {
+    // lode-dump reads stores without their types: their full-text indexes are described and checked
+    // through the full-text module's inspector.
+    TextIndexInspector.register()
     var raw = Array(CommandLine.arguments.dropFirst())
     do {
         let (newKey, decrypt) = try KeyFiles.extract(&raw)

@@ -32,96 +32,13 @@ extension Transaction {
                 named: stored.links[position].databaseName(of: entry.name), kind: .duplicates)
             stored.links[position].entryCount = try lmdb.count(in: database)
         }
-        stored.textIndexes = try (entry.textIndexes ?? []).map { index in
-            let postings = try self.database(
-                named: TextIndexLayout.postingsDatabaseName(type: entry.name, index: index.name), kind: .plain
-            )
-            let statistics = try textIndexStatistics(postings)
-            return StoredTextIndex(
-                name: index.name, fields: index.fields, tokenizer: index.tokenizer,
-                documentCount: statistics.documents, tokenCount: statistics.tokens)
+        let inspector = AttachedIndexInspection.inspector
+        stored.textIndexes = try (entry.attachedIndexes ?? []).map { index in
+            try inspector?.describe(index, of: entry.name, in: self)
+                ?? StoredTextIndex(name: index.name, fields: index.fields, tokenizer: index.tokenizer)
         }
         stored.objectCount = try lmdb.count(in: records)
         return stored
-    }
-
-    /// The statistics of the full-text index whose postings are `postings` (zero when it has none).
-    /// - Throws: ``LodeError/textIndexDamaged(type:index:reason:)`` when they do not read.
-    package func textIndexStatistics(_ postings: Database) throws -> TextIndexStatistics {
-        guard
-            let statistics = try lmdb.withValue(
-                forKey: TextIndexLayout.statisticsKey, in: postings, { TextIndexStatistics($0) })
-        else {
-            return TextIndexStatistics()
-        }
-        guard let statistics else { throw textIndexDamaged(postings, "its statistics do not read") }
-        return statistics
-    }
-
-    /// Counts what the full-text index `index` of `type` holds, reading every block of it.
-    /// - Complexity: O(*b*) for the index's *b* blocks.
-    /// - Throws: ``LodeError/typeNotFound(_:)``, ``LodeError/indexNotFound(type:index:)``,
-    ///   ``LodeError/textIndexDamaged(type:index:reason:)`` when a block does not read.
-    public func textIndexReport(named index: String, of type: String) throws -> TextIndexReport {
-        guard let catalog = try catalogEntry(named: type) else { throw LodeError.typeNotFound(type) }
-        guard (catalog.textIndexes ?? []).contains(where: { $0.name == index }) else {
-            throw LodeError.indexNotFound(type: type, index: index)
-        }
-        let postings = try database(
-            named: TextIndexLayout.postingsDatabaseName(type: type, index: index), kind: .plain)
-        let keys = try database(
-            named: TextIndexLayout.keysDatabaseName(type: type, index: index), kind: .plain)
-        var report = TextIndexReport(terms: 0, postings: 0, blocks: 0, bytes: 0, commonTerms: [])
-        var current: [UInt8]?
-        var held = 0
-        var counts: [(term: String, documents: Int)] = []
-        func finish() {
-            guard let term = current else { return }
-            counts.append((String(decoding: term, as: UTF8.self), held))
-            if counts.count > 64 {
-                counts.sort { $0.documents > $1.documents }
-                counts.removeLast(counts.count - 10)
-            }
-        }
-        let cursor = try lmdb.cursor(in: postings)
-        defer { cursor.close() }
-        var entry =
-            try cursor.seek(atLeast: [TextIndexLayout.postingsTag]).map { _ in
-                try cursor.entryInPlace(.current)
-            } ?? nil
-        while let (key, value) = entry, key.first == TextIndexLayout.postingsTag {
-            guard key.count >= 10, key[key.count - 9] == 0 else {
-                throw textIndexDamaged(postings, "a key of its postings is not a term and a document")
-            }
-            let term = Array(key[1..<(key.count - 9)])
-            if term != current {
-                finish()
-                current = term
-                held = 0
-                report.terms += 1
-            }
-            var reader = VarintReader(bytes: value)
-            let count: Int
-            do {
-                count = try reader.count()
-            } catch {
-                throw textIndexDamaged(
-                    postings,
-                    "the postings of term \"\(String(decoding: term, as: UTF8.self))\" do not read: \(error.reason)"
-                )
-            }
-            held += count
-            report.postings += count
-            report.blocks += 1
-            entry = try cursor.entryInPlace(.next)
-        }
-        finish()
-        report.commonTerms = Array(
-            counts.sorted { ($0.documents, $1.term) > ($1.documents, $0.term) }.prefix(10))
-        for database in [postings, keys] {
-            report.bytes += try lmdb.statistics(of: database).totalBytes
-        }
-        return report
     }
 
     /// One index of a stored type.

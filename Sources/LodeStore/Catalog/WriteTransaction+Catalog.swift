@@ -81,8 +81,23 @@ extension WriteTransaction {
             let databaseName = CatalogEntry.linkDatabaseName(type: name, field: stored.field)
             try lmdbWrite.drop(try lmdbWrite.database(named: databaseName, create: false))
         }
-        let (liveText, textToBuild) = try registerTextIndexes(of: schema, existing: existing)
-        if !toBuild.isEmpty || !linksToBuild.isEmpty || !textToBuild.isEmpty {
+        // Attached indexes (full-text): one stored another way (other fields, another tokenizer) is
+        // dropped and built again, one no longer declared is dropped.
+        let storedAttached = existing?.attachedIndexes ?? []
+        var liveAttached: [any AttachedIndex<T>] = []
+        var attachedToBuild: [any AttachedIndex<T>] = []
+        for definition in schema.attachedIndexDefinitions {
+            let wanted = definition.catalogEntry
+            let found = storedAttached.first { $0.name == wanted.name }
+            if let found, found != wanted { try dropAttachedIndex(type: name, index: found.name) }
+            let index = try definition.create(type: name, in: self)
+            liveAttached.append(index)
+            if found != wanted { attachedToBuild.append(index) }
+        }
+        for found in storedAttached where !schema.attachedIndexes.contains(where: { $0.name == found.name }) {
+            try dropAttachedIndex(type: name, index: found.name)
+        }
+        if !toBuild.isEmpty || !linksToBuild.isEmpty || !attachedToBuild.isEmpty {
             // Build from the records; a unique index that the data violates fails the registration.
             try lmdb.forEachEntry(in: records) { entry in
                 let object = try entry.value.withUnsafeBytes { try decode(T.self, from: $0, key: entry.key) }
@@ -94,7 +109,7 @@ extension WriteTransaction {
                     try putLinkEntries(
                         link.database, targets: link.definition.targetKeys(object), primaryKey: entry.key)
                 }
-                for index in textToBuild {
+                for index in attachedToBuild {
                     try index.objectChanged(key: entry.key, old: nil, new: object, in: self)
                 }
                 return true
@@ -106,7 +121,7 @@ extension WriteTransaction {
             schema.indexes.map { .init(name: $0.name, fields: $0.fields, unique: $0.isUnique) }
             + kept.map { .init(name: $0.stored.name, fields: $0.stored.fields, unique: $0.stored.isUnique) }
         entry.links = CatalogEntry.links(schema)
-        entry.textIndexes = CatalogEntry.textIndexes(schema)
+        entry.attachedIndexes = CatalogEntry.attachedIndexes(schema)
         if older {
             // The newer version stays the one recorded, with the defaults of the fields it added.
             var defaults = existing?.defaults ?? [:]
@@ -121,7 +136,7 @@ extension WriteTransaction {
         }
         if entry != existing { try writeCatalog(entry) }
         let state = TypeState(
-            schema: schema, records: records, indexes: live, links: liveLinks, attachedIndexes: liveText,
+            schema: schema, records: records, indexes: live, links: liveLinks, attachedIndexes: liveAttached,
             keptIndexes: kept, entry: entry, complete: true)
         registeredTypes[name] = state
         return state
@@ -156,22 +171,15 @@ extension WriteTransaction {
         if let index = schema.indexes.first(where: { $0.name.hasPrefix("@") }) {
             throw refuse("index name \"\(index.name)\" starts with @, which link indexes use")
         }
-        var textNames = Set<String>()
-        for index in schema.textIndexes {
-            guard !index.name.isEmpty, textNames.insert(index.name).inserted else {
+        var attachedNames = Set<String>()
+        for index in schema.attachedIndexes {
+            guard !index.name.isEmpty, attachedNames.insert(index.name).inserted else {
                 throw refuse("the full-text index \"\(index.name)\" is declared twice or has no name")
             }
             guard !index.fields.isEmpty else {
                 throw refuse("the full-text index \"\(index.name)\" has no fields")
             }
-            if let bad = index.unsupported.first {
-                throw refuse(
-                    "field \"\(bad.field)\" of full-text index \"\(index.name)\" is \(bad.type), not String, String?, [String] or [String]?"
-                )
-            }
-            if index.tokenizer.identifier.isEmpty {
-                throw refuse("the tokenizer of full-text index \"\(index.name)\" has an empty identifier")
-            }
+            if let problem = index.declarationProblem { throw refuse(problem) }
         }
         var fields = Set<String>()
         for link in schema.links {
@@ -188,7 +196,7 @@ extension WriteTransaction {
         if entry.links?.isEmpty == false { try noteLinksFormat() }
         // A Lode that predates full-text indexes refuses the store from then on, instead of writing
         // objects without their postings.
-        if entry.textIndexes?.isEmpty == false {
+        if entry.attachedIndexes?.isEmpty == false {
             try noteFormat(StoreLayout.textIndexesFormatVersion, known: store.hasTextIndexesFormat)
         }
         try lmdbWrite.put(try CBOREncoder().encode(entry), forKey: Array(entry.name.utf8), in: store.catalog)

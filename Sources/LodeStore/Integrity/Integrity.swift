@@ -12,6 +12,10 @@ public struct IntegrityReport: Sendable {
     public var indexEntries = 0
     /// How many types the catalog lists.
     public var types = 0
+    /// Indexes whose contents were not checked, named: full-text indexes, when the process never
+    /// declared one and opened no store for a tool (the full-text module checks them once it is in
+    /// use). Their databases were checked to exist.
+    public var unchecked: [String] = []
 }
 
 extension Transaction {
@@ -127,12 +131,18 @@ extension Transaction {
                 expectedDatabases.insert(databaseName)
                 try checkLink(link, of: type.name, records: records, database: databaseName, into: &report)
             }
+            let inspector = AttachedIndexInspection.inspector
             for index in type.textIndexes {
-                expectedDatabases.insert(
-                    TextIndexLayout.postingsDatabaseName(type: type.name, index: index.name))
-                expectedDatabases.insert(TextIndexLayout.keysDatabaseName(type: type.name, index: index.name))
-                try checkTextIndex(
-                    index, of: type.name, records: records, unreadable: unreadable, into: &report)
+                expectedDatabases.formUnion(
+                    CatalogEntry.attachedIndexDatabaseNames(type: type.name, index: index.name))
+                if let inspector {
+                    let check = try inspector.check(
+                        index, of: type.name, records: records, unreadable: unreadable, in: self)
+                    report.problems += check.problems
+                    report.indexEntries += check.entries
+                } else {
+                    report.unchecked.append("full-text index \(index.name) of \(type.name)")
+                }
             }
         }
         let environment = lmdb.environment
@@ -143,154 +153,6 @@ extension Transaction {
             }
         }
         return report
-    }
-
-    /// Checks a full-text index: its blocks read and are in order, every posting's document is an
-    /// object's and every object has a document, the lengths and statistics add up — and, when the
-    /// index was built by the default tokenizer, every object's terms and positions are the ones its
-    /// fields' text gives.
-    private func checkTextIndex(
-        _ index: StoredTextIndex, of type: String, records: [[UInt8]: UntypedRecord],
-        unreadable: Set<[UInt8]>,
-        into report: inout IntegrityReport
-    ) throws {
-        let name = TextIndexLayout.postingsDatabaseName(type: type, index: index.name)
-        let postings = try openDatabase(name, kind: .plain)
-        let keys = try openDatabase(
-            TextIndexLayout.keysDatabaseName(type: type, index: index.name), kind: .plain)
-        func problem(_ text: String) { report.problems.append("full-text index \(name): \(text)") }
-        var statistics: TextIndexStatistics?
-        var documents: [Int: [UInt8]] = [:]
-        var lengths: [Int: Int] = [:]
-        // Per document, its terms and their positions as the postings hold them.
-        var held: [Int: [String: [Int32]]] = [:]
-        var previous: (term: [UInt8], last: Int)?
-        for entry in try lmdb.allEntries(in: postings) {
-            report.indexEntries += 1
-            switch entry.key.first {
-            case 0x00 where entry.key == TextIndexLayout.statisticsKey:
-                statistics = entry.value.withUnsafeBytes { TextIndexStatistics($0) }
-                if statistics == nil { problem("its statistics are not 24 bytes") }
-            case TextIndexLayout.postingsTag
-            where entry.key.count >= 10 && entry.key[entry.key.count - 9] == 0:
-                let term = Array(entry.key[1..<(entry.key.count - 9)])
-                let text = String(decoding: term, as: UTF8.self)
-                let base = TextIndexLayout.bigEndian(entry.key.suffix(8)) ?? 0
-                let block: [PostingBlock.Posting]
-                do {
-                    block = try entry.value.withUnsafeBytes {
-                        try PostingBlock(decoding: $0, base: base).postings
-                    }
-                } catch let error as PostingBlockError {
-                    problem(
-                        "the block of term \"\(text)\" at document \(base) does not read: \(error.reason)")
-                    continue
-                }
-                if block.isEmpty { problem("the block of term \"\(text)\" at document \(base) is empty") }
-                if let previous, previous.term == term, let first = block.first,
-                    first.document <= previous.last
-                {
-                    problem("the blocks of term \"\(text)\" overlap at document \(first.document)")
-                }
-                for posting in block {
-                    held[posting.document, default: [:]][text] = posting.positions
-                }
-                previous = (term, block.last?.document ?? base)
-            case TextIndexLayout.documentTag where entry.key.count == 9:
-                if let document = TextIndexLayout.bigEndian(entry.key.suffix(8)) {
-                    documents[document] = entry.value
-                }
-            case TextIndexLayout.lengthsTag where entry.key.count == 9 && entry.value.count == 1024:
-                let chunk = TextIndexLayout.bigEndian(entry.key.suffix(8)) ?? 0
-                entry.value.withUnsafeBytes { bytes in
-                    for slot in 0..<TextIndexLayout.lengthsPerChunk {
-                        let length = UInt32(
-                            littleEndian: bytes.loadUnaligned(fromByteOffset: slot * 4, as: UInt32.self))
-                        if length > 0 {
-                            lengths[chunk * TextIndexLayout.lengthsPerChunk + slot] = Int(length)
-                        }
-                    }
-                }
-            default:
-                problem("entry \(KeyDescription.describe(entry.key)) is not part of a full-text index")
-            }
-        }
-        var documentOfKey: [[UInt8]: Int] = [:]
-        for entry in try lmdb.allEntries(in: keys) {
-            report.indexEntries += 1
-            guard let document = TextIndexLayout.bigEndian(entry.value) else {
-                problem("the document of \(type) \(KeyDescription.describe(entry.key)) is not 8 bytes")
-                continue
-            }
-            documentOfKey[entry.key] = document
-            if documents[document] != entry.key {
-                problem(
-                    "\(type) \(KeyDescription.describe(entry.key)) is document \(document), which is not its document"
-                )
-            }
-        }
-        for (document, key) in documents.sorted(by: { $0.key < $1.key }) {
-            if records[key] == nil && !unreadable.contains(key) {
-                problem(
-                    "document \(document) is \(type) \(KeyDescription.describe(key)), which does not exist")
-            }
-            if documentOfKey[key] != document {
-                problem(
-                    "document \(document) is \(type) \(KeyDescription.describe(key)), whose document is not it"
-                )
-            }
-            let tokens = held[document]?.values.reduce(0) { $0 + $1.count } ?? 0
-            if tokens != (lengths[document] ?? 0) {
-                problem(
-                    "document \(document) has \(tokens) tokens in its postings but length \(lengths[document] ?? 0)"
-                )
-            }
-        }
-        for document in Set(held.keys).union(lengths.keys).subtracting(documents.keys).sorted() {
-            problem("document \(document) has postings or a length but no object")
-        }
-        for key in records.keys.sorted(by: { $0.lexicographicallyPrecedes($1) })
-        where documentOfKey[key] == nil {
-            problem("\(type) \(KeyDescription.describe(key)) is missing")
-        }
-        if let statistics {
-            let tokens = lengths.values.reduce(0, +)
-            if statistics.documents != documents.count || statistics.tokens != tokens {
-                problem(
-                    "its statistics say \(statistics.documents) documents of \(statistics.tokens) tokens; it holds \(documents.count) of \(tokens)"
-                )
-            }
-            if let last = documents.keys.max(), statistics.nextDocument <= last {
-                problem("its next document, \(statistics.nextDocument), is already used")
-            }
-        } else if !documents.isEmpty {
-            problem("its statistics are missing")
-        }
-        // The terms themselves, when this library has the tokenizer that built them.
-        let tokenizer = UnicodeTokenizer()
-        guard index.tokenizer == tokenizer.identifier else { return }
-        for (key, record) in records.sorted(by: { $0.key.lexicographicallyPrecedes($1.key) }) {
-            guard let document = documentOfKey[key] else { continue }
-            let expected = TextDocument(record: record.value, fields: index.fields, tokenizer: tokenizer)
-                .terms
-            let found = held[document] ?? [:]
-            if expected != found {
-                let missing = expected.keys.filter { found[$0] == nil }.sorted()
-                let extra = found.keys.filter { expected[$0] == nil }.sorted()
-                let moved = expected.keys.filter { found[$0] != nil && found[$0] != expected[$0] }.sorted()
-                var parts: [String] = []
-                if !missing.isEmpty {
-                    parts.append("missing terms \(missing.prefix(5).joined(separator: ", "))")
-                }
-                if !extra.isEmpty {
-                    parts.append("terms it does not have \(extra.prefix(5).joined(separator: ", "))")
-                }
-                if !moved.isEmpty {
-                    parts.append("other positions of \(moved.prefix(5).joined(separator: ", "))")
-                }
-                problem("\(type) \(KeyDescription.describe(key)): " + parts.joined(separator: "; "))
-            }
-        }
     }
 
     /// Compares the inverse index of `link` with the records, and finds links whose target is missing.

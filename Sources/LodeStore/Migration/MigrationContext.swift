@@ -292,7 +292,7 @@ public final class MigrationContext {
                     named: CatalogEntry.databaseName(type: old, index: index.name), create: false))
         }
         for link in entry.links ?? [] { try dropLinkDatabase(type: old, field: link.field) }
-        _ = try dropTextIndexes(of: old, entry: &entry)
+        _ = try dropAttachedIndexes(of: old, entry: &entry)
         try write.delete(Array(old.utf8), in: transaction.store.catalog)
         transaction.catalogDidChange()
         // Links into the type follow it (their values are its keys, which do not change).
@@ -334,7 +334,9 @@ public final class MigrationContext {
                     named: CatalogEntry.databaseName(type: name, index: index.name), create: false))
         }
         for link in entry.links ?? [] { try dropLinkDatabase(type: name, field: link.field) }
-        for index in entry.textIndexes ?? [] { try transaction.dropTextIndex(type: name, index: index.name) }
+        for index in entry.attachedIndexes ?? [] {
+            try transaction.dropAttachedIndex(type: name, index: index.name)
+        }
         try write.delete(Array(name.utf8), in: transaction.store.catalog)
         transaction.catalogDidChange()
         transaction.pendingChanges.recordClear(type: name)
@@ -432,7 +434,7 @@ public final class MigrationContext {
         // Full-text indexes need the tokenizer that built them, which only the app's schema has:
         // they are dropped here and built again when the type is registered after the migrations.
         var entry = entry
-        if try dropTextIndexes(of: type, entry: &entry) { try transaction.writeCatalog(entry) }
+        if try dropAttachedIndexes(of: type, entry: &entry) { try transaction.writeCatalog(entry) }
         let stored = entry.storedType
         let indexes = try entry.indexes.map { index in
             let database = try write.database(
@@ -528,24 +530,17 @@ public final class MigrationContext {
                 try write.database(
                     named: CatalogEntry.linkDatabaseName(type: type, field: link.field), kind: .duplicates))
         }
-        for index in entry.textIndexes ?? [] {
-            for name in [
-                TextIndexLayout.postingsDatabaseName(type: type, index: index.name),
-                TextIndexLayout.keysDatabaseName(type: type, index: index.name),
-            ] {
-                let database = try write.database(named: name, kind: .plain)
-                transaction.discardPendingText(database)
-                try write.empty(database)
-            }
+        for index in entry.attachedIndexes ?? [] {
+            try transaction.emptyAttachedIndex(type: type, index: index.name)
         }
         transaction.pendingChanges.recordClear(type: type)
     }
 
     /// Drops the full-text indexes of `type` and takes them out of `entry`; returns whether it had any.
-    private func dropTextIndexes(of type: String, entry: inout CatalogEntry) throws -> Bool {
-        guard let indexes = entry.textIndexes else { return false }
-        for index in indexes { try transaction.dropTextIndex(type: type, index: index.name) }
-        entry.textIndexes = nil
+    private func dropAttachedIndexes(of type: String, entry: inout CatalogEntry) throws -> Bool {
+        guard let indexes = entry.attachedIndexes else { return false }
+        for index in indexes { try transaction.dropAttachedIndex(type: type, index: index.name) }
+        entry.attachedIndexes = nil
         return true
     }
 
@@ -554,12 +549,12 @@ public final class MigrationContext {
     /// - Throws: ``LodeError/indexNotFound(type:index:)`` when the type has no such index.
     public func dropTextIndex(_ name: String, of type: String) throws {
         var entry = try entry(type)
-        guard let position = entry.textIndexes?.firstIndex(where: { $0.name == name }) else {
+        guard let position = entry.attachedIndexes?.firstIndex(where: { $0.name == name }) else {
             throw LodeError.indexNotFound(type: type, index: name)
         }
-        try transaction.dropTextIndex(type: type, index: name)
-        entry.textIndexes?.remove(at: position)
-        if entry.textIndexes?.isEmpty == true { entry.textIndexes = nil }
+        try transaction.dropAttachedIndex(type: type, index: name)
+        entry.attachedIndexes?.remove(at: position)
+        if entry.attachedIndexes?.isEmpty == true { entry.attachedIndexes = nil }
         try transaction.writeCatalog(entry)
     }
 

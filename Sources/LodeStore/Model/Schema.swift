@@ -17,7 +17,8 @@ public struct Schema<Object: Persistable>: @unchecked Sendable {
         let primaryKeyPath: PartialKeyPath<Object>
         let primaryKeyField: String
         let indexes: [Index<Object>]
-        let textIndexes: [TextIndex<Object>]
+        /// Indexes of kinds attached through the write path's seam (full-text indexes).
+        let attachedIndexes: [any AttachedIndexDeclaration<Object>]
         let links: [Relationship<Object>]
         let version: Int
         let defaults: [FieldDefault<Object>]
@@ -44,10 +45,10 @@ public struct Schema<Object: Persistable>: @unchecked Sendable {
 
         init<Key: Codable>(
             name: String?, primaryKey: KeyPath<Object, Key>, indexes: [Index<Object>],
-            textIndexes: [TextIndex<Object>], links: [Relationship<Object>], version: Int,
-            defaults: [FieldDefault<Object>], originalNames: [String: String]
+            attachedIndexes: [any AttachedIndexDeclaration<Object>], links: [Relationship<Object>],
+            version: Int, defaults: [FieldDefault<Object>], originalNames: [String: String]
         ) {
-            self.textIndexes = textIndexes
+            self.attachedIndexes = attachedIndexes
             self.originalNames = originalNames
             self.defaults = defaults
             self.defaultFields = defaults.isEmpty ? nil : Set(defaults.map(\.field))
@@ -106,8 +107,9 @@ public struct Schema<Object: Persistable>: @unchecked Sendable {
     public var primaryKeyField: String { storage.primaryKeyField }
     /// The indexes.
     public var indexes: [Index<Object>] { storage.indexes }
-    /// The full-text indexes.
-    public var textIndexes: [TextIndex<Object>] { storage.textIndexes }
+    /// The indexes of kinds attached through the write path's seam (``AttachedIndex``): the
+    /// full-text indexes.
+    package var attachedIndexes: [any AttachedIndexDeclaration<Object>] { storage.attachedIndexes }
     /// The link properties, with their delete rules.
     public var links: [Relationship<Object>] { storage.links }
     /// A version number the app may raise when the type changes shape (recorded in the catalog).
@@ -137,8 +139,6 @@ public struct Schema<Object: Persistable>: @unchecked Sendable {
     ///   - name: the type's name in the store; defaults to the Swift type name.
     ///   - primaryKey: the property that identifies an object.
     ///   - indexes: secondary indexes (`.on`, `.unique`, compound `.on(a, b)`).
-    ///   - textIndexes: full-text indexes (`.on(\.title, \.body)`), searched with
-    ///     `results.matching(_:)`.
     ///   - links: the ``Link`` properties and their delete rules (`.to(\.project, onDelete: .cascade)`,
     ///     `.toMany(\.tags)`).
     ///   - version: a number recorded in the catalog.
@@ -147,16 +147,25 @@ public struct Schema<Object: Persistable>: @unchecked Sendable {
     ///     stored it under (`["title": "name"]`); see ``originalNames``.
     public init<Key: Codable>(
         name: String? = nil, primaryKey: KeyPath<Object, Key>, indexes: [Index<Object>] = [],
-        textIndexes: [TextIndex<Object>] = [], links: [Relationship<Object>] = [], version: Int = 1,
-        defaults: [FieldDefault<Object>] = [], originalNames: [String: String] = [:]
+        links: [Relationship<Object>] = [], version: Int = 1, defaults: [FieldDefault<Object>] = [],
+        originalNames: [String: String] = [:]
     ) {
-        storage = Storage(
-            name: name, primaryKey: primaryKey, indexes: indexes, textIndexes: textIndexes, links: links,
+        self.init(
+            name: name, primaryKey: primaryKey, indexes: indexes, attachedIndexes: [], links: links,
             version: version, defaults: defaults, originalNames: originalNames)
     }
 
-    /// The full-text index named `name`.
-    public func textIndex(named name: String) -> TextIndex<Object>? { textIndexes.first { $0.name == name } }
+    /// Makes a schema with indexes of attached kinds (the full-text module's public initializer
+    /// calls it); see ``init(name:primaryKey:indexes:links:version:defaults:originalNames:)``.
+    package init<Key: Codable>(
+        name: String?, primaryKey: KeyPath<Object, Key>, indexes: [Index<Object>],
+        attachedIndexes: [any AttachedIndexDeclaration<Object>], links: [Relationship<Object>], version: Int,
+        defaults: [FieldDefault<Object>], originalNames: [String: String]
+    ) {
+        storage = Storage(
+            name: name, primaryKey: primaryKey, indexes: indexes, attachedIndexes: attachedIndexes,
+            links: links, version: version, defaults: defaults, originalNames: originalNames)
+    }
 
     /// The index named `name`.
     public func index(named name: String) -> Index<Object>? { indexes.first { $0.name == name } }

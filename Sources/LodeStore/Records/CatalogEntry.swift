@@ -58,15 +58,16 @@ package struct CatalogEntry: Codable, Equatable {
         }
     }
 
-    /// One full-text index of the type: its databases are
-    /// ``TextIndexLayout/postingsDatabaseName(type:index:)`` and
-    /// ``TextIndexLayout/keysDatabaseName(type:index:)``.
-    package struct TextIndexEntry: Codable, Equatable {
+    /// One attached index of the type (an index of a kind the write path keeps through
+    /// ``AttachedIndex``: a full-text index, the one such kind the format has), stored under
+    /// `textIndexes`. Its databases are ``attachedIndexDatabaseNames(type:index:)``.
+    package struct AttachedIndexEntry: Codable, Equatable {
         /// The index name.
         package var name: String
         /// The indexed fields.
         package var fields: [String]
-        /// The identifier of the tokenizer that built it (``TextTokenizer/identifier``).
+        /// The identifier of what split the fields into the index's entries (a full-text index's
+        /// tokenizer): an index built by another is built again.
         package var tokenizer: String
 
         /// The index `name` over `fields`, built by `tokenizer`.
@@ -74,11 +75,6 @@ package struct CatalogEntry: Codable, Equatable {
             self.name = name
             self.fields = fields
             self.tokenizer = tokenizer
-        }
-
-        /// The entry `index` makes.
-        init<T>(_ index: TextIndex<T>) {
-            self.init(name: index.name, fields: index.fields, tokenizer: index.tokenizer.identifier)
         }
     }
 
@@ -110,8 +106,16 @@ package struct CatalogEntry: Codable, Equatable {
     package var kinds: [String: [String]]?
     /// The type's links (absent when it has none, and in entries written before links existed).
     package var links: [LinkEntry]?
-    /// The type's full-text indexes (absent when it has none).
-    package var textIndexes: [TextIndexEntry]?
+    /// The type's attached indexes: its full-text indexes (absent when it has none; stored as
+    /// `textIndexes`).
+    package var attachedIndexes: [AttachedIndexEntry]?
+
+    /// The stored names of the properties: the Swift names, but for ``attachedIndexes``.
+    enum CodingKeys: String, CodingKey {
+        case name, primaryKey, indexes, fields, version, history, defaults, removedFields, shapes, kinds,
+            links
+        case attachedIndexes = "textIndexes"
+    }
 
     /// A record shape and a record that had it when it was listed.
     package struct ShapeExample: Codable, Equatable {
@@ -212,11 +216,11 @@ package struct CatalogEntry: Codable, Equatable {
         shapes = []
         kinds = [:]
         links = Self.links(schema)
-        textIndexes = Self.textIndexes(schema)
+        attachedIndexes = Self.attachedIndexes(schema)
     }
 
-    static func textIndexes<T: Persistable>(_ schema: Schema<T>) -> [TextIndexEntry]? {
-        schema.textIndexes.isEmpty ? nil : schema.textIndexes.map(TextIndexEntry.init)
+    static func attachedIndexes<T: Persistable>(_ schema: Schema<T>) -> [AttachedIndexEntry]? {
+        schema.attachedIndexes.isEmpty ? nil : schema.attachedIndexes.map(\.catalogEntry)
     }
 
     static func links<T: Persistable>(_ schema: Schema<T>) -> [LinkEntry]? {
@@ -246,18 +250,24 @@ package struct CatalogEntry: Codable, Equatable {
 
     package static func databaseName(type: String, index: String) -> String { type + "." + index }
 
-    /// The postings database of full-text index `index` of `type` (see `TextIndexLayout`).
+    /// The first database of the attached index `index` of `type` (a full-text index's postings).
     package static func textPostingsDatabaseName(type: String, index: String) -> String {
         type + ".@text:" + index
     }
 
-    /// The primary-key → document database of full-text index `index` of `type`.
+    /// The second database of the attached index `index` of `type` (a full-text index's primary key
+    /// → document numbers).
     package static func textKeysDatabaseName(type: String, index: String) -> String {
         type + ".@textkeys:" + index
     }
 
+    /// The databases of the attached index `index` of `type`, both plain.
+    package static func attachedIndexDatabaseNames(type: String, index: String) -> [String] {
+        [textPostingsDatabaseName(type: type, index: index), textKeysDatabaseName(type: type, index: index)]
+    }
+
     /// Every database the type this entry describes keeps, by name, with its kind: its records, its
-    /// indexes, the inverse indexes of its links, and the two databases of each full-text index.
+    /// indexes, the inverse indexes of its links, and the two databases of each attached index.
     package var databases: [(name: String, kind: Database.Kind)] {
         var databases: [(name: String, kind: Database.Kind)] = [(name, .plain)]
         for index in indexes {
@@ -267,9 +277,10 @@ package struct CatalogEntry: Codable, Equatable {
         for link in links ?? [] {
             databases.append((Self.linkDatabaseName(type: name, field: link.field), .duplicates))
         }
-        for index in textIndexes ?? [] {
-            databases.append((Self.textPostingsDatabaseName(type: name, index: index.name), .plain))
-            databases.append((Self.textKeysDatabaseName(type: name, index: index.name), .plain))
+        for index in attachedIndexes ?? [] {
+            for database in Self.attachedIndexDatabaseNames(type: name, index: index.name) {
+                databases.append((database, .plain))
+            }
         }
         return databases
     }
@@ -309,5 +320,12 @@ package struct CatalogEntry: Codable, Equatable {
                 event: $0.event)
         }
         return stored
+    }
+}
+
+extension AttachedIndexDeclaration {
+    /// What the catalog records of the index.
+    package var catalogEntry: CatalogEntry.AttachedIndexEntry {
+        CatalogEntry.AttachedIndexEntry(name: name, fields: fields, tokenizer: builderIdentifier)
     }
 }

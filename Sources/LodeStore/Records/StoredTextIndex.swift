@@ -22,25 +22,3 @@ public struct StoredTextIndex: Sendable, Equatable {
         self.tokenCount = tokenCount
     }
 }
-
-/// What a full-text index holds, counted by reading all of it (``Transaction/textIndexReport(named:of:)``).
-public struct TextIndexReport: Sendable, Equatable {
-    /// Distinct terms.
-    public var terms: Int
-    /// Postings: (term, document) pairs.
-    public var postings: Int
-    /// Blocks the postings are kept in.
-    public var blocks: Int
-    /// Bytes of the index's two databases (their pages).
-    public var bytes: Int
-    /// The terms held by the most documents, most first (at most ten), with their document counts.
-    public var commonTerms: [(term: String, documents: Int)]
-
-    /// Two reports are equal when they count the same.
-    public static func == (lhs: TextIndexReport, rhs: TextIndexReport) -> Bool {
-        lhs.terms == rhs.terms && lhs.postings == rhs.postings && lhs.blocks == rhs.blocks
-            && lhs.bytes == rhs.bytes
-            && lhs.commonTerms.map(\.term) == rhs.commonTerms.map(\.term)
-            && lhs.commonTerms.map(\.documents) == rhs.commonTerms.map(\.documents)
-    }
-}

@@ -33,3 +33,61 @@ package protocol DeferredIndexWrites: AnyObject {
     /// Writes what was gathered (what it read to begin, such as an index's statistics, it may keep).
     func flush(in transaction: WriteTransaction) throws
 }
+
+/// An attached index's declaration (``AttachedIndexDeclaration``) with what the write path does with
+/// it: open it for a registered type, or make it as the type is registered. Every declaration a
+/// schema holds is one (the kind's module declares both).
+package protocol AttachedIndexDefinition<Object>: AttachedIndexDeclaration {
+    /// The index over its databases, which exist (the type is registered and the catalog lists the
+    /// index as it is declared).
+    func open(type: String, in transaction: Transaction) throws -> any AttachedIndex<Object>
+    /// The index as its type is registered, its databases made when missing (then empty: the
+    /// registration fills a new or redefined index from the type's records).
+    /// - Throws: when the store cannot keep an index of the kind (see the kind's errors).
+    func create(type: String, in transaction: WriteTransaction) throws -> any AttachedIndex<Object>
+}
+
+extension Schema {
+    /// The definitions of the schema's attached indexes, which ``AttachedIndexDeclaration``s are.
+    var attachedIndexDefinitions: [any AttachedIndexDefinition<Object>] {
+        attachedIndexes.map { declaration in
+            guard let definition = declaration as? any AttachedIndexDefinition<Object> else {
+                preconditionFailure("\(type(of: declaration)) declares an attached index with no definition")
+            }
+            return definition
+        }
+    }
+}
+
+extension WriteTransaction {
+    /// Drops the databases of the attached index `index` of `type` (those that exist) and what the
+    /// transaction gathered for them.
+    package func dropAttachedIndex(type: String, index: String) throws {
+        for databaseName in CatalogEntry.attachedIndexDatabaseNames(type: type, index: index) {
+            let database: Database
+            do {
+                database = try lmdbWrite.database(named: databaseName, create: false)
+            } catch let error as LMDBError where error.code == .notFound {
+                continue
+            }
+            discardDeferredIndexWrites(of: database)
+            try lmdbWrite.drop(database)
+        }
+    }
+
+    /// Empties the databases of the attached index `index` of `type` (made when missing) and forgets
+    /// what the transaction gathered for them.
+    package func emptyAttachedIndex(type: String, index: String) throws {
+        for databaseName in CatalogEntry.attachedIndexDatabaseNames(type: type, index: index) {
+            let database = try lmdbWrite.database(named: databaseName, kind: .plain)
+            discardDeferredIndexWrites(of: database)
+            try lmdbWrite.empty(database)
+        }
+    }
+
+    /// Forgets the writes gathered for `database` and not yet written (the database is being emptied
+    /// or dropped).
+    package func discardDeferredIndexWrites(of database: Database) {
+        deferredIndexWrites[database.number] = nil
+    }
+}

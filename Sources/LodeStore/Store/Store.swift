@@ -126,6 +126,10 @@ public final class Store: @unchecked Sendable {
         self.changeLog = changeLog
         self.guarded = State(environment: environment)
         if afterSystemCrash {
+            // The types' schemas are read first: a kind of attached index one declares (full-text)
+            // registers what checks its indexes (see `AttachedIndexInspection`).
+            func readSchema<T: Persistable>(_: T.Type) { _ = T.schema }
+            for type in types { readSchema(type) }
             let report = try read { try $0.checkIntegrity() }
             if let first = report.problems.first {
                 throw LodeError.storage(

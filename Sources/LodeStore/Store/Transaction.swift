@@ -132,12 +132,16 @@ public class Transaction {
                 CatalogEntry.linkDatabaseName(type: schema.typeName, field: link.field), kind: .duplicates)
             links.append(.init(definition: link, database: database))
         }
-        let attached = try openTextIndexes(of: schema, entry: entry)
+        var attached: [any AttachedIndex<T>] = []
+        for definition in schema.attachedIndexDefinitions {
+            guard (entry.attachedIndexes ?? []).contains(definition.catalogEntry) else { continue }
+            attached.append(try definition.open(type: schema.typeName, in: self))
+        }
         let complete =
             indexes.count == schema.indexes.count && entry.indexes.count == schema.indexes.count
             && links.count == schema.links.count && (entry.links ?? []).count == schema.links.count
-            && attached.count == schema.textIndexes.count
-            && (entry.textIndexes ?? []).count == schema.textIndexes.count
+            && attached.count == schema.attachedIndexes.count
+            && (entry.attachedIndexes ?? []).count == schema.attachedIndexes.count
         let state = TypeState(
             schema: schema, records: records, indexes: indexes, links: links, attachedIndexes: attached,
             entry: entry, complete: complete)
@@ -145,7 +149,8 @@ public class Transaction {
         return state
     }
 
-    func openDatabase(_ name: String, kind: Database.Kind) throws -> Database {
+    /// The database `name`, which exists.
+    package func openDatabase(_ name: String, kind: Database.Kind) throws -> Database {
         try lmdb.environment.database(named: name, kind: kind, create: false)
     }
 

@@ -255,16 +255,16 @@ package final class TypeState<T: Persistable>: Sendable, PendingWriteState {
         if writing, let added = stored.first(where: { link(named: $0.field) == nil }) {
             return "link \"\(added.field)\" was added, which this process does not maintain"
         }
-        let storedText = entry.textIndexes ?? []
-        for index in schema.textIndexes where attachedIndexes.contains(where: { $0.name == index.name }) {
-            let wanted = CatalogEntry.TextIndexEntry(index)
-            guard let found = storedText.first(where: { $0.name == wanted.name }) else {
+        let storedAttached = entry.attachedIndexes ?? []
+        let attachedNames = Set(attachedIndexes.map(\.name))
+        for definition in schema.attachedIndexes where attachedNames.contains(definition.name) {
+            let wanted = definition.catalogEntry
+            guard let found = storedAttached.first(where: { $0.name == wanted.name }) else {
                 return "full-text index \"\(wanted.name)\" was dropped"
             }
             if found != wanted { return "full-text index \"\(wanted.name)\" was redefined" }
         }
-        let attachedNames = Set(attachedIndexes.map(\.name))
-        if writing, let added = storedText.first(where: { !attachedNames.contains($0.name) }) {
+        if writing, let added = storedAttached.first(where: { !attachedNames.contains($0.name) }) {
             return "full-text index \"\(added.name)\" was added, which this process does not maintain"
         }
         return nil

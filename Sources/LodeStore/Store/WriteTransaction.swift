@@ -81,7 +81,7 @@ public final class WriteTransaction: Transaction {
         migrationsChecked = true
     }
 
-    override func openDatabase(_ name: String, kind: Database.Kind) throws -> Database {
+    override package func openDatabase(_ name: String, kind: Database.Kind) throws -> Database {
         try lmdbWrite.database(named: name, kind: kind, create: false)
     }
 

@@ -26,10 +26,83 @@ package struct LiveTextIndex<Object>: AttachedIndex {
     }
 
     package func typeEmptied(in transaction: WriteTransaction) throws {
-        transaction.discardPendingText(postings)
+        transaction.discardDeferredIndexWrites(of: postings)
         try transaction.lmdbWrite.empty(postings)
         try transaction.lmdbWrite.empty(keys)
     }
+}
+
+extension TextIndex: AttachedIndexDefinition {
+    package var builderIdentifier: String { tokenizer.identifier }
+
+    package var declarationProblem: String? {
+        if let bad = unsupported.first {
+            return
+                "field \"\(bad.field)\" of full-text index \"\(name)\" is \(bad.type), not String, String?, [String] or [String]?"
+        }
+        if tokenizer.identifier.isEmpty {
+            return "the tokenizer of full-text index \"\(name)\" has an empty identifier"
+        }
+        return nil
+    }
+
+    package func open(type: String, in transaction: Transaction) throws -> any AttachedIndex<Object> {
+        LiveTextIndex(
+            definition: self,
+            postings: try transaction.openDatabase(
+                TextIndexLayout.postingsDatabaseName(type: type, index: name), kind: .plain),
+            keys: try transaction.openDatabase(
+                TextIndexLayout.keysDatabaseName(type: type, index: name), kind: .plain))
+    }
+
+    package func create(type: String, in transaction: WriteTransaction) throws -> any AttachedIndex<Object> {
+        if transaction.store.isEncrypted {
+            // Its terms would be keys LMDB sorts, and a search walks them in order: hashed, they
+            // could not be found by prefix nor walked block by block.
+            throw LodeError.textIndexUnavailable(
+                type: type, index: name,
+                reason:
+                    "full-text indexes are not available in an encrypted store (their terms are sorted keys)")
+        }
+        return LiveTextIndex(
+            definition: self,
+            postings: try transaction.lmdbWrite.database(
+                named: TextIndexLayout.postingsDatabaseName(type: type, index: name), kind: .plain),
+            keys: try transaction.lmdbWrite.database(
+                named: TextIndexLayout.keysDatabaseName(type: type, index: name), kind: .plain))
+    }
+}
+
+extension Schema {
+    /// Makes a schema with full-text indexes.
+    /// - Parameters:
+    ///   - name: the type's name in the store; defaults to the Swift type name.
+    ///   - primaryKey: the property that identifies an object.
+    ///   - indexes: secondary indexes (`.on`, `.unique`, compound `.on(a, b)`).
+    ///   - textIndexes: full-text indexes (`.on(\.title, \.body)`), searched with
+    ///     `results.matching(_:)`.
+    ///   - links: the ``Link`` properties and their delete rules (`.to(\.project, onDelete: .cascade)`,
+    ///     `.toMany(\.tags)`).
+    ///   - version: a number recorded in the catalog.
+    ///   - defaults: values for fields older records lack (`.field(\.priority, 0)`).
+    ///   - originalNames: fields renamed since an earlier version, each with the name that version
+    ///     stored it under (`["title": "name"]`); see ``originalNames``.
+    public init<Key: Codable>(
+        name: String? = nil, primaryKey: KeyPath<Object, Key>, indexes: [Index<Object>] = [],
+        textIndexes: [TextIndex<Object>], links: [Relationship<Object>] = [], version: Int = 1,
+        defaults: [FieldDefault<Object>] = [], originalNames: [String: String] = [:]
+    ) {
+        TextIndexInspector.register()
+        self.init(
+            name: name, primaryKey: primaryKey, indexes: indexes, attachedIndexes: textIndexes, links: links,
+            version: version, defaults: defaults, originalNames: originalNames)
+    }
+
+    /// The full-text indexes.
+    public var textIndexes: [TextIndex<Object>] { attachedIndexes.compactMap { $0 as? TextIndex<Object> } }
+
+    /// The full-text index named `name`.
+    public func textIndex(named name: String) -> TextIndex<Object>? { textIndexes.first { $0.name == name } }
 }
 
 extension PendingText: DeferredIndexWrites {
@@ -50,21 +123,6 @@ extension TypeState {
 }
 
 extension Transaction {
-    /// The full-text indexes of `schema` that `entry` (the stored catalog entry) lists as they are
-    /// declared, opened.
-    func openTextIndexes<T>(of schema: Schema<T>, entry: CatalogEntry) throws -> [any AttachedIndex<T>] {
-        var opened: [any AttachedIndex<T>] = []
-        for index in schema.textIndexes {
-            guard (entry.textIndexes ?? []).contains(CatalogEntry.TextIndexEntry(index)) else { continue }
-            let postings = try openDatabase(
-                TextIndexLayout.postingsDatabaseName(type: schema.typeName, index: index.name), kind: .plain)
-            let keys = try openDatabase(
-                TextIndexLayout.keysDatabaseName(type: schema.typeName, index: index.name), kind: .plain)
-            opened.append(LiveTextIndex(definition: index, postings: postings, keys: keys))
-        }
-        return opened
-    }
-
     /// The postings of a block of `term` whose key names `base`.
     /// - Throws: ``LodeError/textIndexDamaged(type:index:reason:)`` when they do not read.
     package func decodePostingBlock(

@@ -93,10 +93,6 @@ extension WriteTransaction {
         return pending
     }
 
-    /// Forgets what the transaction gathered for the index whose postings are `postings` (emptied or
-    /// dropped).
-    func discardPendingText(_ postings: Database) { deferredIndexWrites[postings.number] = nil }
-
     /// Writes the full-text changes `pending` gathered (see ``DeferredIndexWrites``).
     func flushText(_ pending: PendingText) throws {
         if pending.count > 0 {

@@ -34,6 +34,7 @@ public struct TextIndex<Object>: @unchecked Sendable {
     }
 
     init(keyPaths: [PartialKeyPath<Object>], name: String?, tokenizer: any TextTokenizer) {
+        TextIndexInspector.register()
         let fields = keyPaths.map(fieldName(of:))
         self.fields = fields
         self.name = name ?? fields.joined(separator: "+")
