@@ -137,17 +137,24 @@ let package = Package(
         .target(name: "LodeCodec", path: "Sources/LodeCodec"),
         .target(
             name: "LodeStore", dependencies: ["CSodium", "LMDB", "LodeCodec"], path: "Sources/LodeStore"),
+        // Full-text search: tokenizers, the query language, postings, search, ranking and highlights,
+        // kept by the write path through the store's attached-index seam.
         .target(
-            name: "LodeQuery", dependencies: ["LMDB", "LodeCodec", "LodeStore"], path: "Sources/LodeQuery"),
+            name: "LodeText", dependencies: ["LMDB", "LodeCodec", "LodeStore"], path: "Sources/LodeText"),
         .target(
-            name: "LodeLive", dependencies: ["LMDB", "LodeCodec", "LodeStore", "LodeQuery", "ModelStorage"],
+            name: "LodeQuery", dependencies: ["LMDB", "LodeCodec", "LodeStore", "LodeText"],
+            path: "Sources/LodeQuery"),
+        .target(
+            name: "LodeLive",
+            dependencies: ["LMDB", "LodeCodec", "LodeStore", "LodeText", "LodeQuery", "ModelStorage"],
             path: "Sources/LodeLive", swiftSettings: internalChecks),
         .target(
             name: "LodeStorage",
             dependencies: ["LodeCodec", "LodeStore", "LodeQuery", "LodeLive", "ModelStorage"],
             path: "Sources/LodeStorage"),
         .target(
-            name: "Lode", dependencies: ["LodeCodec", "LodeStore", "LodeQuery", "LodeLive", "LodeStorage"],
+            name: "Lode",
+            dependencies: ["LodeCodec", "LodeStore", "LodeText", "LodeQuery", "LodeLive", "LodeStorage"],
             path: "Sources/Lode"),
         // Sync sits above live: it reads the change log as its outbox and writes downloaded changes
         // as ordinary commits.
@@ -155,7 +162,7 @@ let package = Package(
             name: "LodeSync", dependencies: ["CLibPQ", "LMDB", "LodeCodec", "LodeStore", "LodeLive"],
             path: "Sources/LodeSync"),
         .target(
-            name: "LodeInspection", dependencies: ["LMDB", "LodeCodec", "LodeStore"],
+            name: "LodeInspection", dependencies: ["LMDB", "LodeCodec", "LodeStore", "LodeText"],
             path: "Sources/LodeInspection"),
         // The model macro: its declarations (with Lode re-exported), its compiler plug-in, and the
         // expansion the plug-in runs — a library of its own so that the macro's tests link it without
@@ -169,7 +176,7 @@ let package = Package(
             name: "LodeMacrosPlugin", dependencies: pluginDependencies, path: "Sources/LodeMacrosPlugin",
             swiftSettings: syntaxSwiftSettings, linkerSettings: syntaxLinkerSettings),
         .target(
-            name: "LodeMacros", dependencies: ["LodeCodec", "LodeStore", "LodeMacrosPlugin"],
+            name: "LodeMacros", dependencies: ["LodeCodec", "LodeStore", "LodeText", "LodeMacrosPlugin"],
             path: "Sources/LodeMacros"),
         .target(name: "LodeTesting", dependencies: ["Lode", "ModelStorage"], path: "Sources/LodeTesting"),
         .executableTarget(
@@ -247,17 +254,21 @@ let package = Package(
             ],
             path: "Tests/LodeStoreTests"),
         .testTarget(
+            name: "LodeTextTests", dependencies: ["LodeCodec", "LodeStore", "LodeText", "LodeTestSupport"],
+            path: "Tests/LodeTextTests"),
+        .testTarget(
             name: "LodeQueryTests",
             dependencies: [
-                "LMDB", "LodeCodec", "LodeStore", "LodeQuery", "LodeTestSupport", "LodeTestModels",
+                "LMDB", "LodeCodec", "LodeStore", "LodeText", "LodeQuery", "LodeTestSupport",
+                "LodeTestModels",
                 "lode-test-helper", "lode-dump",
             ],
             path: "Tests/LodeQueryTests"),
         .testTarget(
             name: "LodeLiveTests",
             dependencies: [
-                "LMDB", "LodeCodec", "LodeStore", "LodeQuery", "LodeLive", "ModelStorage", "LodeTestSupport",
-                "LodeTestModels", "LodeLiveTestSupport", "LodeTesting", "lode-test-helper",
+                "LMDB", "LodeCodec", "LodeStore", "LodeText", "LodeQuery", "LodeLive", "ModelStorage",
+                "LodeTestSupport", "LodeTestModels", "LodeLiveTestSupport", "LodeTesting", "lode-test-helper",
                 "lode-versions-helper",
                 "lode-dump",
             ],
@@ -288,7 +299,8 @@ let package = Package(
         .testTarget(
             name: "LodeToolsTests",
             dependencies: [
-                "Lode", "LMDB", "LodeCodec", "LodeStore", "LodeQuery", "LodeLive", "LodeInspection",
+                "Lode", "LMDB", "LodeCodec", "LodeStore", "LodeText", "LodeQuery", "LodeLive",
+                "LodeInspection",
                 "LodeStudio", "StoredQuery", "ModelStorage", "LodeTestSupport", "LodeTestModels",
                 "lode-test-helper", "lode-demo", "lode-dump",
             ],

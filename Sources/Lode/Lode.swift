@@ -10,6 +10,7 @@
 @_exported import LodeQuery
 @_exported import LodeStorage
 @_exported import LodeStore
+@_exported import LodeText
 
 @_exported import struct LodeCodec.CBORError
 @_exported import enum LodeCodec.CBORValue

@@ -1,5 +1,6 @@
 import Foundation
 import LodeStore
+import LodeText
 
 import struct LMDB.LMDBError
 

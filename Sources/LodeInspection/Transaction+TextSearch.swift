@@ -1,4 +1,5 @@
 import LodeStore
+import LodeText
 
 import struct LMDB.Database
 

@@ -2,6 +2,7 @@ import Foundation
 import LodeCodec
 import LodeQuery
 import LodeStore
+import LodeText
 
 import enum LMDB.LockWatch
 import class LMDB.ReadSnapshot

@@ -3,6 +3,7 @@ import Foundation
 import LodeCodec
 import LodeQuery
 import LodeStore
+import LodeText
 
 import class LMDB.ReadSnapshot
 

@@ -5,6 +5,7 @@
 
 import LodeCodec
 import LodeStore
+import LodeText
 
 /// Makes a struct or final class a stored model: writes its `Persistable` conformance — the
 /// `Schema` from the marks on its properties — and a record codec that reads and writes the

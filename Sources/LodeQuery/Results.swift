@@ -1,6 +1,7 @@
 import Foundation
 import LodeCodec
 import LodeStore
+import LodeText
 import Synchronization
 
 import struct LMDB.Database

@@ -8,6 +8,7 @@ import Testing
 @testable import LodeQuery
 @testable import LodeStore
 @testable import LodeTestSupport
+@testable import LodeText
 
 /// Live full-text searches: every change a commit delivers, replayed on the list mirror, gives
 /// exactly what a fresh search gives — ranked ones re-ranked (moves included), sorted ones, filtered

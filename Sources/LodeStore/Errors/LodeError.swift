@@ -74,7 +74,7 @@ public enum LodeError: Error, Equatable, CustomStringConvertible, Sendable {
     /// A link points at an object that does not exist (see ``Transaction/resolve(_:)``).
     case linkTargetMissing(type: String, key: String)
     /// A full-text query could not be read, or holds nothing the index's tokenizer keeps as a word
-    /// (see ``TextQuery``).
+    /// (see `TextQuery`).
     case invalidTextQuery(TextQueryError)
     /// A search named a full-text index the type cannot search now (`reason` says why: not declared,
     /// or built with other fields or another tokenizer in a store opened read-only).

@@ -3,6 +3,7 @@ import Testing
 
 @testable import LodeQuery
 @testable import LodeStore
+@testable import LodeText
 
 /// A search's matches can be shown: ranges in the object's text, and snippets around them.
 @Suite struct TextHighlightTests {

@@ -6,6 +6,7 @@ import Testing
 @testable import LodeQuery
 @testable import LodeStore
 @testable import LodeTestSupport
+@testable import LodeText
 
 /// A full-text index is built when declared, rebuilt when its fields or tokenizer change, dropped
 /// when removed, kept in the same transaction (savepoints included), and refuses bad input with a

@@ -4,6 +4,7 @@ import Testing
 @testable import LodeQuery
 @testable import LodeStore
 @testable import LodeTestSupport
+@testable import LodeText
 
 /// A full-text search must find exactly what a brute-force scan of the objects finds, tokenizing
 /// them the same way, and rank them as a straightforward BM25 computed here.

@@ -4,6 +4,7 @@ import Testing
 @testable import LodeInspection
 @testable import LodeStore
 @testable import LodeTestSupport
+@testable import LodeText
 
 /// `lode-dump` searches full-text indexes without the app's types, lists them in `schema`, counts
 /// them in `stats`, checks them in `check`, and carries them through an export and a load.

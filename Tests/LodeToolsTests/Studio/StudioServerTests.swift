@@ -13,6 +13,7 @@ import Testing
 @testable import LodeStudio
 @testable import LodeTestModels
 @testable import LodeTestSupport
+@testable import LodeText
 
 /// Lode Studio's server over a real store and real sockets: the token and the loopback `Host` are
 /// required, the first visit leaves the token in a cookie, the summary arrives as JSON, and paths

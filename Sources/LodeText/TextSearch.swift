@@ -1,5 +1,8 @@
 import Foundation
-import LMDB
+import LodeCodec
+import LodeStore
+
+import struct LMDB.Database
 
 /// A ``TextQuery`` made ready for one index: its words split by the index's tokenizer. Searches the
 /// index (postings, ranked by BM25) or one document's terms (what live results and tests check).

@@ -1,7 +1,10 @@
+import LodeCodec
 import LodeStore
 
+import struct LMDB.Database
+
 /// Where the words of a full-text search occur in one text of an object: for highlighting matches
-/// in a list (see ``Results/highlights(in:)``).
+/// in a list (`results.highlights(in:)`).
 public struct TextHighlight: Sendable, Equatable {
     /// The indexed field the text is (each element of an array field is a text of its own).
     public var field: String
@@ -60,40 +63,5 @@ public struct TextHighlight: Sendable, Equatable {
         result += text[cursor..<to]
         if upper < spans.count { result += ellipsis }
         return result
-    }
-}
-
-extension Results {
-    /// Where the words of this results' full-text search occur in `object`'s indexed fields: one
-    /// highlight per text that holds a match, in the order of the index's fields. The ranges come
-    /// from the index's tokenizer, as the search's terms do: `cafe` highlights `Café`.
-    ///
-    /// - Complexity: the results' evaluation, once; then O(length of the object's indexed text).
-    /// - Throws: what ``matching(_:in:)-(TextQuery,_)`` makes a read throw (no full-text search, an
-    ///   invalid query, an index that is not available), and ``LodeError/storage(_:)``.
-    public func highlights(in object: Element) throws -> [TextHighlight] {
-        guard textFilter != nil else {
-            throw LodeError.textIndexUnavailable(
-                type: Element.schema.typeName, index: "", reason: "the results have no full-text search")
-        }
-        let (index, search) = try read(at: try evaluation()) { transaction in
-            let state = try transaction.typeState(Element.self)
-            guard let found = try textSearch(state) else {
-                throw LodeError.textIndexUnavailable(
-                    type: Element.schema.typeName, index: "", reason: "the results have no full-text search")
-            }
-            return found
-        }
-        let definition = index.definition
-        var highlights: [TextHighlight] = []
-        for (field, texts) in zip(definition.fields, definition.texts(object)) {
-            for text in texts {
-                let ranges = search.highlightRanges(in: text, tokenizer: definition.tokenizer)
-                if !ranges.isEmpty {
-                    highlights.append(TextHighlight(field: field, text: text, ranges: ranges))
-                }
-            }
-        }
-        return highlights
     }
 }

@@ -1,3 +1,8 @@
+import LodeCodec
+import LodeStore
+
+import struct LMDB.Database
+
 /// A full-text index of a ``Persistable`` type: the words of one or more text properties, kept in
 /// the same transaction as the objects and searched with a ``TextQuery`` (`results.matching(…)`).
 ///

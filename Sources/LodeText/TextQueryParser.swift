@@ -1,3 +1,8 @@
+import LodeCodec
+import LodeStore
+
+import struct LMDB.Database
+
 /// Reads the syntax of ``TextQuery`` (see there), one token of lookahead.
 struct TextQueryParser {
     private enum Token: Equatable {

@@ -1,6 +1,8 @@
 import Foundation
-import LMDB
 import LodeCodec
+import LodeStore
+
+import struct LMDB.Database
 
 /// A declared full-text index that exists on disk and matches the schema (fields and tokenizer),
 /// with its two databases: the full-text kind of ``AttachedIndex``.

@@ -1,3 +1,8 @@
+import LodeCodec
+import LodeStore
+
+import struct LMDB.Database
+
 /// A full-text query: what a ``TextIndex`` is searched for.
 ///
 /// Written as text in a small syntax (``init(_:)``), or built as a value (``init(expression:)``):

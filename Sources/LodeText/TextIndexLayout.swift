@@ -1,3 +1,8 @@
+import LodeCodec
+import LodeStore
+
+import struct LMDB.Database
+
 /// The keys of a full-text index's databases (docs/FORMAT.md, "Full-text indexes").
 ///
 /// `<Type>.@text:<name>` (plain) holds, by the first byte of the key:

@@ -1,3 +1,8 @@
+import LodeCodec
+import LodeStore
+
+import struct LMDB.Database
+
 /// A block of one term's postings: which documents hold the term, how often, and where.
 ///
 /// Encoded as unsigned LEB128 numbers: the count *n*; *n* document deltas (the first from the

@@ -1,4 +1,7 @@
 import LodeCodec
+import LodeStore
+
+import struct LMDB.Database
 
 /// The terms of a document (the texts of an object's indexed fields) and where they are.
 package struct TextDocument {

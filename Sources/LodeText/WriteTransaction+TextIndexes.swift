@@ -1,6 +1,9 @@
 import Foundation
-import LMDB
 import LodeCodec
+import LodeStore
+
+import class LMDB.Cursor
+import struct LMDB.Database
 
 /// Full-text index entries of the objects a write transaction stores and deletes.
 extension WriteTransaction {

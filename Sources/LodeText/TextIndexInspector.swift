@@ -1,6 +1,8 @@
 import Foundation
-import LMDB
 import LodeCodec
+import LodeStore
+
+import struct LMDB.Database
 
 /// A full-text index read without the app's types: its statistics, its report, its integrity
 /// check (registered as the store's ``AttachedIndexInspector`` for full-text indexes).

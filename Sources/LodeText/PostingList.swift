@@ -1,3 +1,8 @@
+import LodeCodec
+import LodeStore
+
+import struct LMDB.Database
+
 /// The postings of one query term (or of every term a prefix matches) over the whole index, in
 /// document order: read from the blocks, without their positions unless a phrase needs them.
 package struct PostingList {

@@ -1,6 +1,7 @@
 import Testing
 
 @testable import LodeStore
+@testable import LodeText
 
 /// The query syntax: what parses to what, and where a bad query is wrong.
 @Suite struct TextQueryTests {

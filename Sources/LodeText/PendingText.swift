@@ -1,5 +1,8 @@
 import Foundation
-import LMDB
+import LodeCodec
+import LodeStore
+
+import struct LMDB.Database
 
 /// What a write transaction changed in one full-text index and has not written yet: postings are
 /// gathered per term and written term by term (`WriteTransaction.flushText(_:)`), so a load of

@@ -1,3 +1,8 @@
+import LodeCodec
+import LodeStore
+
+import struct LMDB.Database
+
 /// One word of a text, as a ``TextTokenizer`` finds it: the term the index keeps (folded) and where
 /// the word is in the text.
 public struct TextToken: Sendable, Hashable {

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import LodeStore
+@testable import LodeText
 
 /// What the default tokenizer makes of text: the terms a search matches.
 @Suite struct UnicodeTokenizerTests {

@@ -1,5 +1,9 @@
 import Foundation
+import LodeCodec
+import LodeStore
 import Synchronization
+
+import struct LMDB.Database
 
 /// Lode's default ``TextTokenizer``: words by Unicode general category, folded for case, diacritics
 /// and width; Chinese, Japanese and Korean text by overlapping pairs of characters.
