@@ -1,4 +1,8 @@
 /// One full-text index of a ``StoredType``, as the catalog and the index's statistics describe it.
+///
+/// The counts come from the full-text module, which a process uses once it declares a full-text
+/// index (or a Lode tool opens the store); in a process that never did they are zero, and
+/// ``IntegrityReport/unchecked`` names the index.
 public struct StoredTextIndex: Sendable, Equatable {
     /// The index name.
     public var name: String

@@ -13,6 +13,9 @@
 //     configuration (a file not known to be the one Lode left is checked first) and reads every
 //     object, an index range and the integrity walk; the option first records a clean close of the
 //     file as it is (damage in place after a clean close, which is not checked).
+//   lode-test-helper check-without-types DIR — opens the store with no types, in a process that
+//     declares no full-text index, and prints each type's full-text indexes with their document
+//     counts, what the integrity check did not check, and its problems.
 //   lode-test-helper migration-seed DIR COUNT — a store of COUNT items; migration-run DIR — opens it
 //     with a migration that reshapes every item, printing "migrating" when it starts, "done" at the end.
 //   lode-test-helper lag-and-exit DIR LAG — keeps results while committing LAG times with
@@ -231,6 +234,17 @@ func readAll(_ path: String, asIfClosedCleanly: Bool) throws {
     print("read \(tasks) tasks, \(ranked) ranked, \(counters) counters, \(report.problems.count) problems")
 }
 
+/// What a process that never declared a full-text index sees of a store's full-text indexes.
+func checkWithoutTypes(_ path: String) throws {
+    let store = try Store(atPath: path)
+    let (types, report) = try store.read { tx in (try tx.storedTypes(), try tx.checkIntegrity()) }
+    for type in types {
+        for index in type.textIndexes { print("index \(type.name) \(index.name) \(index.documentCount)") }
+    }
+    for index in report.unchecked { print("unchecked \(index)") }
+    print("problems \(report.problems.count)")
+}
+
 // MARK: A large migration, for the kill test
 
 struct Item: Persistable {
@@ -337,6 +351,8 @@ do {
         try migrationSeed(arguments[2], count: count)
     } else if arguments.count == 3, arguments[1] == "migration-run" {
         try migrationRun(arguments[2])
+    } else if arguments.count == 3, arguments[1] == "check-without-types" {
+        try checkWithoutTypes(arguments[2])
     } else if arguments.count >= 3, arguments[1] == "read-all" {
         try readAll(arguments[2], asIfClosedCleanly: arguments.contains("--as-if-closed-cleanly"))
     } else if arguments.count == 3, arguments[1] == "temporary-store" {

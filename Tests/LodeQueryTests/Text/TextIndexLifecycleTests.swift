@@ -341,6 +341,31 @@ import Testing
             ])
     }
 
+    /// The untyped paths reach a full-text index through the full-text module's inspector, which a
+    /// process registers once it declares a full-text index (or opens a store for a tool): one that
+    /// never did lists the index without counts and says it did not check it, rather than call it
+    /// sound or damaged.
+    @Test func aProcessThatNeverDeclaredAFullTextIndexSaysItDidNotCheckOne() throws {
+        let tmp = TemporaryDirectory("text-unchecked")
+        do {
+            let store = try Store(at: tmp.url, types: [Searchable.self])
+            try store.write { tx in
+                try tx.insert(Searchable(id: 1, text: "alpha beta"))
+                try tx.insert(Searchable(id: 2, text: "beta"))
+            }
+            let report = try store.read { try $0.checkIntegrity() }
+            #expect(report.problems == [] && report.unchecked == [])
+            #expect(try store.read { try $0.storedType(named: "Doc") }.textIndexes[0].documentCount == 2)
+        }
+        let helper = builtTool("lode-test-helper")
+        let result = try shell("'\(helper)' check-without-types '\(tmp.url.path)'")
+        #expect(result.status == 0, "\(result.err)")
+        #expect(
+            result.out.split(separator: "\n") == [
+                "index Doc text 0", "unchecked full-text index text of Doc", "problems 0",
+            ])
+    }
+
     @Test func aMigrationThatChangesRecordsLeavesTheIndexToBeBuiltAgain() throws {
         do {
             let store = try Store(at: tmp.url, types: [Searchable.self])
