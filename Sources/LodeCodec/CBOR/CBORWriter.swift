@@ -96,6 +96,11 @@ import Foundation
         }
     }
 
+    /// Appends `item`, one encoded CBOR item (or several, inside a head written before), as it is.
+    package mutating func raw(_ item: UnsafeRawBufferPointer) {
+        bytes.append(contentsOf: item)
+    }
+
     @usableFromInline package mutating func byteString(_ value: UnsafeRawBufferPointer) {
         head(2, UInt64(value.count))
         bytes.append(contentsOf: value)

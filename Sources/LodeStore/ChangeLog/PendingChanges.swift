@@ -52,6 +52,16 @@ package struct PendingChanges {
 
     var isEmpty: Bool { nets.isEmpty }
 
+    /// Each object's net change in the order first touched — its type, key, and whether it existed
+    /// before the transaction and exists after it — or, with `cleared`, a type emptied at that point
+    /// (the changes before it of that type then neither existed before nor exist after).
+    package func forEach(
+        _ body: (_ type: String, _ key: [UInt8], _ existedBefore: Bool, _ existsAfter: Bool, _ cleared: Bool)
+            throws -> Void
+    ) rethrows {
+        for net in nets { try body(net.type, net.key, net.existedBefore, net.existsAfter, net.cleared) }
+    }
+
     package mutating func record(
         type: String, key: [UInt8], existedBefore: Bool, existsAfter: Bool, fields: Set<String>? = nil
     ) {

@@ -168,6 +168,8 @@ enum KeyChange {
             var format = max(
                 StoreLayout.baseFormatVersion, min(sourceFormat, StoreLayout.textIndexesFormatVersion))
             if record != nil { format = StoreLayout.encryptedFormatVersion }
+            // History is kept whatever the key: a store that keeps it stays at its format.
+            if sourceFormat >= StoreLayout.historyFormatVersion { format = StoreLayout.historyFormatVersion }
             try put(try encoder.encode(format), forKey: Array(StoreLayout.formatVersionKey.utf8), in: meta)
         }
 

@@ -7,7 +7,8 @@ import LMDB
 ///   salt and parameters of a passphrase, the key check), and so does the main database (the names
 ///   of the others: type, index and field names are visible, as in every encrypted store Lode
 ///   compares with).
-/// - `@catalog` and `@changes` keep their keys (type names, transaction ids) and seal their values.
+/// - `@catalog`, `@changes` and `@history` keep their keys (type names, transaction ids) and seal
+///   their values.
 /// - Every other database (records, indexes, links, the sync layer's) stores a keyed hash of each
 ///   key and seals each value bound to the database's name and the stored key, so a value moved to
 ///   another key or database does not open. A record carries its primary key inside the seal.
@@ -26,7 +27,10 @@ package final class StoreSealer: EntrySealer {
 
     /// The sealing of the store's databases.
     package let policy = SealingPolicy(
-        modes: [StoreLayout.meta: .clear, StoreLayout.catalog: .values, StoreLayout.changes: .values],
+        modes: [
+            StoreLayout.meta: .clear, StoreLayout.catalog: .values, StoreLayout.changes: .values,
+            StoreLayout.history: .values,
+        ],
         otherwise: .keysAndValues)
 
     package var storedKeyLength: Int { RecordSealer.keyedHashLength }

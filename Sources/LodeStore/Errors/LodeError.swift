@@ -82,6 +82,9 @@ public enum LodeError: Error, Equatable, CustomStringConvertible, Sendable {
     /// A full-text index's stored entries do not read (a damaged store): `lode-dump check` tells
     /// more; declaring the index again after a migration that drops it rebuilds it.
     case textIndexDamaged(type: String, index: String, reason: String)
+    /// The history asked for is not there (`reason` says why: the store keeps none, or it was pruned
+    /// past the token, or a migration broke it): nothing is returned rather than part of it.
+    case historyUnavailable(reason: String)
     /// The store at `path` cannot be opened with the key given (or without one): see the
     /// ``EncryptionError``. Nothing was read.
     case encryption(path: String, EncryptionError)
@@ -192,6 +195,7 @@ public enum LodeError: Error, Equatable, CustomStringConvertible, Sendable {
             return "\(type) cannot be searched with full-text index \"\(index)\": \(q(reason))"
         case .textIndexDamaged(let type, let index, let reason):
             return "the full-text index \"\(index)\" of \(type) is damaged: \(q(reason))"
+        case .historyUnavailable(let reason): return "the history asked for is not available: \(reason)"
         case .encryption(let path, let error): return "cannot open \(path): \(error)"
         case .recordSealBroken(let type, let key):
             return

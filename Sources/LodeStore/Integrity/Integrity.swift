@@ -36,7 +36,9 @@ extension Transaction {
         var report = IntegrityReport()
         let types = try storedTypes()
         report.types = types.count
-        var expectedDatabases: Set<String> = [StoreLayout.meta, StoreLayout.catalog, StoreLayout.changes]
+        var expectedDatabases: Set<String> = [
+            StoreLayout.meta, StoreLayout.catalog, StoreLayout.changes, StoreLayout.history,
+        ]
         for type in types {
             expectedDatabases.insert(type.name)
             var records: [[UInt8]: UntypedRecord] = [:]

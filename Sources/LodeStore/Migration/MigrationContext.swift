@@ -22,6 +22,7 @@ public final class MigrationContext {
     private let schemaVersion: Int
 
     init(_ transaction: WriteTransaction, name: String = "", schemaVersion: Int = 0) {
+        transaction.breaksHistory = "the migration \"\(name)\""
         self.transaction = transaction
         self.name = name
         self.schemaVersion = schemaVersion

@@ -6,8 +6,10 @@ package enum StoreLayout {
     static let meta = "@meta"
     static let catalog = "@catalog"
     static let changes = "@changes"
+    /// The history with values (see `HistoryLayout`), present once a store keeps history.
+    static let history = "@history"
     /// The newest format this code reads and writes.
-    static let formatVersion = 5
+    static let formatVersion = 6
     /// The format of a store without links: what a new store gets, and what an older store is
     /// upgraded to when opened for writing.
     static let baseFormatVersion = 2
@@ -20,6 +22,9 @@ package enum StoreLayout {
     /// The format of an encrypted store, from its creation: a Lode that does not know encryption
     /// must not open it (it would read sealed bytes and write plain ones).
     static let encryptedFormatVersion = 5
+    /// The format a store gets when it starts keeping history: a Lode that does not know history must
+    /// not write to it (its commits would leave gaps in the history no reader could see).
+    static let historyFormatVersion = 6
     static let formatVersionKey = "format"
     static let createdKey = "created"
     /// The names of the migrations the store ran, in order (a CBOR array of text).

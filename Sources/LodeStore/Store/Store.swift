@@ -60,6 +60,8 @@ public final class Store: @unchecked Sendable {
 
     /// True once this process saw the store's format say it has links (format 3).
     let hasLinksFormat = Locked(false, name: "the links format flag")
+    /// The `@history` database once this process has seen the store keep history.
+    let historyDatabase = Locked<Database?>(nil, name: "the history database")
     /// Whether the store is known to have the full-text format (see `StoreLayout.textIndexesFormatVersion`).
     let hasTextIndexesFormat = Locked(false, name: "the full-text format flag")
 
@@ -125,6 +127,7 @@ public final class Store: @unchecked Sendable {
         self.catalog = catalog
         self.changeLog = changeLog
         self.guarded = State(environment: environment)
+        if let history = configuration.history, !configuration.readOnly { try keepHistory(history) }
         if afterSystemCrash {
             // The types' schemas are read first: a kind of attached index one declares (full-text)
             // registers what checks its indexes (see `AttachedIndexInspection`).
@@ -427,6 +430,7 @@ public final class Store: @unchecked Sendable {
                             LockWatch.check(entering: "a write closure")
                             let result = try body(tx)
                             try tx.flushDeferredIndexWrites()
+                            try tx.writeHistory()
                             try tx.writeChangeLog()
                             tx.committingVersion = tx.version
                             return result

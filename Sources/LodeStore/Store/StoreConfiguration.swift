@@ -71,6 +71,11 @@ public struct StoreConfiguration: Sendable, Equatable {
     /// is what SQLCipher's page cache and Realm's decrypted pages hold too. See the article
     /// "Encryption at rest".
     public var decryptedCacheSize: Int
+    /// Keep the store's history — every commit's changes with their values, readable with
+    /// `history(since:)` — within this retention (nil: this process does not turn it on). Once a
+    /// store keeps history every writer records it, in any process; the last process to open the
+    /// store with a retention sets it.
+    public var history: HistoryRetention?
     /// The encryption format a new encrypted store is written in (tests write older ones to check
     /// that they still open).
     package var encryptionFormat = EncryptionRecord.currentFormat
@@ -82,8 +87,10 @@ public struct StoreConfiguration: Sendable, Equatable {
         changeLogRetention: Duration = .seconds(600), changeLogBulkThreshold: Int = 10_000,
         pageCheck: PageCheck = .whenUntrusted, versionLagWarning: Int = 1_000, maxVersionLag: Int? = nil,
         checksTypesAtOpen: Bool = true, erasesIncompatibleTypes: Bool = false,
-        encryption: StoreEncryption? = nil, decryptedCacheSize: Int = 64 << 20
+        encryption: StoreEncryption? = nil, decryptedCacheSize: Int = 64 << 20,
+        history: HistoryRetention? = nil
     ) {
+        self.history = history
         self.encryption = encryption
         self.decryptedCacheSize = decryptedCacheSize
         self.checksTypesAtOpen = checksTypesAtOpen

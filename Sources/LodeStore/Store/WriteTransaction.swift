@@ -10,6 +10,12 @@ import LodeCodec
 /// violation) has changed nothing, so the closure may catch the error and carry on. An error that
 /// leaves the closure rolls back the whole transaction.
 public final class WriteTransaction: Transaction {
+    /// Who or what made this transaction's changes — a user, a device, "sync", "undo" — recorded with
+    /// them in the store's history (``HistoryTransaction/author``). Nil: nothing recorded.
+    public var author: String?
+    /// Why this transaction's changes cannot be kept in the history (a migration rewrote records):
+    /// the history then starts again after it.
+    package var breaksHistory: String?
     /// Types registered by this transaction, published when it commits.
     package var registeredTypes: [String: AnyObject] = [:]
     /// This transaction's version, set once its closure and change-log entry are done (the commit

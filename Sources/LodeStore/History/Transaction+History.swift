@@ -1,0 +1,90 @@
+import Foundation
+import LMDB
+import LodeCodec
+
+extension Transaction {
+    /// The token after this transaction's version: the history read from it on holds the commits
+    /// made after this transaction's snapshot.
+    public var historyToken: HistoryToken { HistoryToken(version: version) }
+
+    /// The commits after `token` up to this transaction's version, oldest first, each with every
+    /// object it changed and the values before and after — commits of every process that wrote the
+    /// store. From `nil`: every commit the history still holds.
+    ///
+    /// ```swift
+    /// let changes = try store.read { try $0.history(since: savedToken) }
+    /// for commit in changes { print(commit.version, commit.author ?? "", commit.changes.count) }
+    /// ```
+    ///
+    /// - Complexity: O(*c*) for the *c* changes read.
+    /// - Throws: ``LodeError/historyUnavailable(reason:)`` when the store keeps no history, or no
+    ///   longer holds all of it after `token` (pruned by the retention, or begun again after a
+    ///   migration): never a history with a gap. ``LodeError/recordDoesNotDecode(type:key:field:reason:)``
+    ///   naming `@history` for an entry that does not read.
+    public func history(since token: HistoryToken? = nil) throws -> [HistoryTransaction] {
+        var found: [HistoryTransaction] = []
+        try forEachHistoryEntry(since: token) { version, bytes in
+            found.append(try HistoryLayout.decode(Array(bytes), version: version))
+        }
+        return found
+    }
+
+    /// The commits after `token` that changed objects of `type` (the type's store name), with only
+    /// those changes; see ``history(since:)``.
+    public func history(of type: String, since token: HistoryToken? = nil) throws -> [HistoryTransaction] {
+        try history(since: token).compactMap { commit in
+            var commit = commit
+            commit.changes.removeAll { $0.type != type }
+            return commit.changes.isEmpty ? nil : commit
+        }
+    }
+
+    /// The changes of the object of `type` under `key` (its encoded primary key) after `token`,
+    /// oldest first, each with its commit's version, time and author; see ``history(since:)``.
+    public func history(of type: String, key: [UInt8], since token: HistoryToken? = nil) throws
+        -> [HistoryTransaction]
+    {
+        try history(since: token).compactMap { commit in
+            var commit = commit
+            commit.changes.removeAll { $0.type != type || $0.key != key }
+            return commit.changes.isEmpty ? nil : commit
+        }
+    }
+
+    /// Calls `body` with each history entry after `token` up to this transaction's version, in order.
+    func forEachHistoryEntry(
+        since token: HistoryToken?, _ body: (Int, UnsafeRawBufferPointer) throws -> Void
+    ) throws {
+        guard try lmdb.get(HistoryLayout.retentionKey, in: store.meta) != nil else {
+            throw LodeError.historyUnavailable(
+                reason: "the store keeps no history (open it with StoreConfiguration.history set)")
+        }
+        let floor =
+            try lmdb.get(HistoryLayout.floorKey, in: store.meta).map { HistoryLayout.version(of: $0) } ?? 0
+        if let token, token.version + 1 < floor {
+            let broken = try lmdb.get(HistoryLayout.breakKey, in: store.meta).map {
+                String(decoding: $0, as: UTF8.self)
+            }
+            throw LodeError.historyUnavailable(
+                reason:
+                    "the history is complete from version \(floor) on, and the token is at version \(token.version)"
+                    + (broken.map { ": \($0) rewrote records at version \(floor - 1)" }
+                        ?? ": older commits were pruned (see StoreConfiguration.history)"))
+        }
+        let database = try self.database(named: StoreLayout.history, kind: .plain)
+        // From nil: where the history is complete (entries before a migration's break stay until
+        // pruned, but they do not lead to the store as it is).
+        let start = HistoryLayout.key(for: max((token?.version ?? 0) + 1, floor))
+        try lmdb.withCursor(in: database) { cursor in
+            func visit(_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool {
+                let version = HistoryLayout.version(of: key)
+                guard version <= self.version else { return false }
+                try body(version, value)
+                return true
+            }
+            guard try cursor.seek(atLeast: start) != nil else { return }
+            var going = try cursor.withCurrent(visit)
+            while going == true { going = try cursor.withNext(visit) }
+        }
+    }
+}

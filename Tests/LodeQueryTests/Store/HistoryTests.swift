@@ -1,0 +1,221 @@
+import Foundation
+import Testing
+
+@testable import LodeCodec
+@testable import LodeQuery
+@testable import LodeStore
+@testable import LodeTestSupport
+
+/// The history with values: what `history(since:)` returns, replayed from the state at its start,
+/// gives the store as it was after every commit; the values before each change are the ones the
+/// commit before left; tokens older than what is kept are refused.
+@Suite struct HistoryTests {
+    struct Note: Persistable, Equatable {
+        var id: Int
+        var title: String
+        var rank: Int
+        var tags: [String]
+        var remark: String?
+        static let schema = Schema<Note>(primaryKey: \.id, indexes: [.on(\.rank)])
+    }
+
+    /// The objects of a history change's side, as the fields of each key.
+    typealias State = [[UInt8]: [String: CBORValue]]
+
+    func fields(of note: Note) throws -> [String: CBORValue] {
+        guard case .map(let entries) = try CBORValue(decoding: CBOREncoder().encode(note)) else { return [:] }
+        return Dictionary(
+            uniqueKeysWithValues: entries.map { entry in
+                guard case .text(let name) = entry.key else { return ("", entry.value) }
+                return (name, entry.value)
+            })
+    }
+
+    func state(of store: Store) throws -> State {
+        var state: State = [:]
+        for note in try store.read({ try $0.objects(Note.self).fetch() }) {
+            state[try KeyEncoder().encode(note.id)] = try fields(of: note)
+        }
+        return state
+    }
+
+    /// Applies one commit's changes to `state`, checking each change's values before against it.
+    func apply(_ commit: HistoryTransaction, to state: inout State) {
+        for change in commit.changes {
+            #expect(change.type == "Note")
+            switch change.kind {
+            case .insert:
+                #expect(state[change.key] == nil, "insert of an object that exists, at \(commit.version)")
+                #expect(change.before.isEmpty)
+                state[change.key] = change.after
+            case .delete:
+                #expect(state[change.key] == change.before, "delete at \(commit.version): before differs")
+                #expect(change.after.isEmpty)
+                state[change.key] = nil
+            case .update:
+                var fields = state[change.key] ?? [:]
+                for (name, value) in change.before {
+                    #expect(fields[name] == value, "update at \(commit.version): \(name) before differs")
+                    fields[name] = nil
+                }
+                for (name, value) in change.after { fields[name] = value }
+                #expect(!change.before.isEmpty || !change.after.isEmpty)
+                state[change.key] = fields
+            }
+        }
+    }
+
+    @Test func replayingTheHistoryGivesTheStoreAfterEveryCommit() throws {
+        let directory = TemporaryDirectory("history-oracle")
+        let store = try Store(
+            at: directory.url, configuration: StoreConfiguration(history: .forever), types: [Note.self])
+        var random = SeededGenerator(seed: 61)
+        let start = try store.read { $0.historyToken }
+        let initial = try state(of: store)
+        var states: [Int: State] = [:]
+        for round in 0..<120 {
+            let version = try store.write { tx -> Int in
+                tx.author = round % 3 == 0 ? "author \(round)" : nil
+                for _ in 0..<Int.random(in: 1...6, using: &random) {
+                    let id = Int.random(in: 0..<30, using: &random)
+                    let existing = try tx.object(Note.self, key: id)
+                    switch Int.random(in: 0..<10, using: &random) {
+                    case 0..<4:
+                        let note = Note(
+                            id: id, title: "t\(Int.random(in: 0..<5, using: &random))",
+                            rank: Int.random(in: 0..<4, using: &random),
+                            tags: (0..<Int.random(in: 0..<3, using: &random)).map { "g\($0)" },
+                            remark: Bool.random(using: &random) ? nil : "r\(round)")
+                        try tx.upsert(note)
+                    case 4..<7:
+                        guard existing != nil else { continue }
+                        try tx.update(Note.self, key: id) { note in
+                            note.rank += 1
+                            if Bool.random(using: &random) { note.remark = note.remark == nil ? "set" : nil }
+                        }
+                    case 7..<9:
+                        if existing != nil { try tx.delete(Note.self, key: id) }
+                    default:
+                        // Changes inside a savepoint that rolls back leave no history.
+                        _ = try? tx.savepoint { inner -> Int in
+                            try inner.upsert(Note(id: 99, title: "gone", rank: 0, tags: [], remark: nil))
+                            throw CancellationError()
+                        }
+                    }
+                }
+                if round == 60 { _ = try tx.deleteAll(Note.self) }
+                return tx.version
+            }
+            states[version] = try state(of: store)
+        }
+        let history = try store.read { try $0.history(since: start) }
+        #expect(history.map(\.version) == history.map(\.version).sorted())
+        #expect(Set(history.map(\.version)).isSubset(of: Set(states.keys)))
+        var replayed = initial
+        var checked = 0
+        for commit in history {
+            apply(commit, to: &replayed)
+            #expect(replayed == states[commit.version], "after version \(commit.version)")
+            checked += 1
+        }
+        #expect(checked > 100)
+        #expect(replayed == (try state(of: store)))
+        // Commits that changed nothing listed are not in it; every listed one carries its author.
+        for commit in history where commit.author != nil {
+            #expect(commit.author?.hasPrefix("author ") == true)
+        }
+        #expect(history.contains { $0.author != nil })
+        // A history read from the middle starts there.
+        let middle = history[history.count / 2]
+        #expect(try store.read { try $0.history(since: middle.token) }.first?.version ?? 0 > middle.version)
+        // Of one object: only its changes.
+        let key = try KeyEncoder().encode(3)
+        let ofThree = try store.read { try $0.history(of: "Note", key: key, since: start) }
+        #expect(ofThree.allSatisfy { $0.changes.allSatisfy { $0.key == key } })
+        #expect(
+            ofThree.map(\.version)
+                == history.filter { $0.changes.contains { $0.key == key } }.map(\.version))
+    }
+
+    @Test func aStoreWithoutHistoryAndAPrunedTokenAreTypedErrors() throws {
+        let directory = TemporaryDirectory("history-errors")
+        do {
+            let store = try Store(at: directory.url, types: [Note.self])
+            try store.write { tx in try tx.insert(Note(id: 1, title: "a", rank: 0, tags: [], remark: nil)) }
+            #expect {
+                try store.read { try $0.history() }
+            } throws: { error in
+                guard case .historyUnavailable(let reason) = error as? LodeError else { return false }
+                return reason.contains("keeps no history")
+            }
+        }
+        // Kept for 10 versions: after 200 commits, a token from the start is refused, a recent one
+        // reads.
+        let store = try Store(
+            at: directory.url, configuration: StoreConfiguration(history: .keep(versions: 10)),
+            types: [Note.self])
+        let start = try store.read { $0.historyToken }
+        for id in 0..<200 {
+            try store.write { tx in
+                try tx.upsert(Note(id: id % 7, title: "\(id)", rank: id, tags: [], remark: nil))
+            }
+        }
+        #expect {
+            try store.read { try $0.history(since: start) }
+        } throws: { error in
+            guard case .historyUnavailable(let reason) = error as? LodeError else { return false }
+            return reason.contains("pruned")
+        }
+        let recent = try store.read { HistoryToken(version: $0.version - 5) }
+        #expect(try store.read { try $0.history(since: recent) }.count == 5)
+        // Everything the history holds reads from nil.
+        let kept = try store.read { try $0.history() }
+        #expect(!kept.isEmpty && kept.count <= 10 + 64)
+    }
+
+    @Test func anotherProcessCommitsAreInTheHistory() throws {
+        let directory = TemporaryDirectory("history-process")
+        let store = try Store(
+            at: directory.url, configuration: StoreConfiguration(history: .forever), types: [Note.self])
+        let start = try store.read { $0.historyToken }
+        let helper = builtTool("lode-test-helper")
+        for operation in ["insert", "update"] {
+            let result = try shell("'\(helper)' commit-one '\(directory.url.path)' \(operation) 7")
+            #expect(result.status == 0, "\(result.err)")
+        }
+        let history = try store.read { try $0.history(since: start) }
+        #expect(history.map { $0.changes.map(\.kind) } == [[.insert], [.update]])
+        #expect(history.first?.changes.first?.type == "Task")
+        #expect(history.first?.changes.first?.after["title"] == .text("task 7"))
+        #expect(history.last?.changes.first?.before == ["title": .text("task 7"), "rank": .unsigned(7)])
+        #expect(
+            history.last?.changes.first?.after == ["title": .text("task 7 (edited)"), "rank": .unsigned(107)])
+    }
+
+    @Test func aMigrationStartsTheHistoryAgain() throws {
+        let directory = TemporaryDirectory("history-migration")
+        let start: HistoryToken
+        do {
+            let store = try Store(
+                at: directory.url, configuration: StoreConfiguration(history: .forever), types: [Note.self])
+            start = try store.read { $0.historyToken }
+            try store.write { tx in try tx.insert(Note(id: 1, title: "a", rank: 0, tags: [], remark: nil)) }
+        }
+        let migration = Migration("ranks doubled") { context in
+            try context.updateRecords(of: "Note") { record in
+                if case .unsigned(let rank)? = record["rank"] { record["rank"] = .unsigned(rank * 2) }
+                return .keep
+            }
+        }
+        let store = try Store(at: directory.url, types: [Note.self], migrations: [migration])
+        try store.write { tx in try tx.insert(Note(id: 2, title: "b", rank: 0, tags: [], remark: nil)) }
+        #expect {
+            try store.read { try $0.history(since: start) }
+        } throws: { error in
+            guard case .historyUnavailable(let reason) = error as? LodeError else { return false }
+            return reason.contains("ranks doubled")
+        }
+        let after = try store.read { try $0.history() }
+        #expect(after.map { $0.changes.map(\.kind) } == [[.insert]])
+    }
+}
