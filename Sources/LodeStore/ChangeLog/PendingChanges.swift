@@ -55,7 +55,7 @@ package struct PendingChanges {
     /// Each object's net change in the order first touched — its type, key, and whether it existed
     /// before the transaction and exists after it — or, with `cleared`, a type emptied at that point
     /// (the changes before it of that type then neither existed before nor exist after).
-    package func forEach(
+    package func visitNetChanges(
         _ body: (_ type: String, _ key: [UInt8], _ existedBefore: Bool, _ existsAfter: Bool, _ cleared: Bool)
             throws -> Void
     ) rethrows {

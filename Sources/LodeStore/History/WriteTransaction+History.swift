@@ -81,7 +81,7 @@ extension WriteTransaction {
             func typeExisted(_ type: String) throws -> Bool {
                 try snapshot.get(Array(type.utf8), in: lmdb.environment.mainDatabase) != nil
             }
-            try pendingChanges.forEach { type, key, existedBefore, existsAfter, cleared in
+            try pendingChanges.visitNetChanges { type, key, existedBefore, existsAfter, cleared in
                 if cleared {
                     guard try typeExisted(type) else { return }
                     let database = try recordsDatabase(type)
