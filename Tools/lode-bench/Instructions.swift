@@ -161,6 +161,29 @@ enum Instructions {
             let fixture = try EncryptionFixture(count: settings.size(1_000_000))
             return (fixture.inserts(), fixture.rows.count)
         },
+        InstructionWorkload(
+            name: "history-insert", title: "history kept: bulk insert, one index, one transaction"
+        ) { settings in
+            let count = settings.size(1_000_000)
+            return (HistorySystems.bulkInsert(rows: rows(count)), count)
+        },
+        InstructionWorkload(
+            name: "history-update", title: "history kept: update 10% of objects in one transaction"
+        ) { settings in
+            let rows = rows(settings.size(1_000_000))
+            let stores = try HistorySystems.Stores(rows: rows, label: "history-update", durability: .noSync)
+            let ids = Array(stride(from: 0, to: rows.count, by: 10))
+            return (HistorySystems.update(stores, ids: ids), ids.count)
+        },
+        InstructionWorkload(
+            name: "history-durable", title: "history kept: single-object durable commits (fsync each)"
+        ) {
+            settings in
+            let perBody = Swift.max(settings.size(10_000), 10)
+            let rows = rows(perBody * 2)
+            let stores = try HistorySystems.Stores(rows: [], label: "history-durable")
+            return (HistorySystems.durableCommits(stores, rows: rows, perBody: perBody), perBody)
+        },
         InstructionWorkload(name: "bulk-insert", title: "bulk insert, one index, one transaction") {
             settings in
             let count = settings.size(1_000_000)
@@ -383,6 +406,7 @@ enum Instructions {
         case "text-build", "text-query": return ["Lode", "SQLite FTS5"]
         case "text-live": return ["Lode"]
         case "encrypted-scan", "encrypted-point-reads", "encrypted-insert": return ["Lode encrypted", "Lode"]
+        case "history-insert", "history-update", "history-durable": return HistorySystems.names
         default: return ["Lode", "raw LMDB", "SQLite", "Lode (Codable)"]
         }
     }

@@ -1,6 +1,7 @@
 import Foundation
 import LMDB
 import LodeCodec
+import Synchronization
 
 /// The history with values (`@history`): turned on, written at each commit, pruned.
 ///
@@ -40,7 +41,14 @@ extension WriteTransaction {
     /// The `@history` database and the retention, when the store keeps history. Read from `@meta` in
     /// every transaction that changed objects: another process may have turned history on since.
     private func historySettings() throws -> (Database, HistoryRetention)? {
-        guard let bytes = try lmdb.get(HistoryLayout.retentionKey, in: store.meta) else { return nil }
+        if store.historyOffThrough.load(ordering: .acquiring) == lmdb.id - 1 {
+            sawNoHistory = true
+            return nil
+        }
+        guard let bytes = try lmdb.get(HistoryLayout.retentionKey, in: store.meta) else {
+            sawNoHistory = true
+            return nil
+        }
         let retention: HistoryRetention
         do {
             retention = try CBORDecoder().decode(HistoryRetention.self, from: bytes)

@@ -1,6 +1,7 @@
 import Foundation
 import LMDB
 import LodeCodec
+import Synchronization
 
 /// A Lode store: a directory holding typed objects, kept in ACID transactions.
 ///
@@ -62,6 +63,11 @@ public final class Store: @unchecked Sendable {
     let hasLinksFormat = Locked(false, name: "the links format flag")
     /// The `@history` database once this process has seen the store keep history.
     let historyDatabase = Locked<Database?>(nil, name: "the history database")
+    /// The last version this process committed having seen that the store keeps no history: a write
+    /// that starts right after it (no other commit between, which alone could have turned history
+    /// on) need not look again.
+    /// An atomic, not a lock: it is read and set on every commit.
+    let historyOffThrough = Atomic<Int>(-1)
     /// Whether the store is known to have the full-text format (see `StoreLayout.textIndexesFormatVersion`).
     let hasTextIndexesFormat = Locked(false, name: "the full-text format flag")
 
@@ -456,6 +462,9 @@ public final class Store: @unchecked Sendable {
     /// After a write of this process ended: settle its type states, note the commit, wake listeners.
     private func didCommit(_ transaction: WriteTransaction?, in environment: Environment) {
         transaction?.finishPending(committed: true)
+        if let version = transaction?.committingVersion, transaction?.sawNoHistory == true {
+            historyOffThrough.store(version, ordering: .releasing)
+        }
         if let version = transaction?.committingVersion { noteCommit(version: version, in: environment) }
         if let transaction { publish(transaction.registeredTypes) }
         didCommit()

@@ -16,6 +16,8 @@ public final class WriteTransaction: Transaction {
     /// Why this transaction's changes cannot be kept in the history (a migration rewrote records):
     /// the history then starts again after it.
     package var breaksHistory: String?
+    /// Whether this transaction found that the store keeps no history (see `Store.historyOffThrough`).
+    var sawNoHistory = false
     /// Types registered by this transaction, published when it commits.
     package var registeredTypes: [String: AnyObject] = [:]
     /// This transaction's version, set once its closure and change-log entry are done (the commit

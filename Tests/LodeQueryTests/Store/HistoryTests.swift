@@ -192,6 +192,22 @@ import Testing
             history.last?.changes.first?.after == ["title": .text("task 7 (edited)"), "rank": .unsigned(107)])
     }
 
+    /// A writer that found no history skips looking again while no one else commits; once history is
+    /// turned on (by another store on the file, here), its next commit is recorded.
+    @Test func aWriterThatSawNoHistoryRecordsOnceAnotherTurnsItOn() throws {
+        let directory = TemporaryDirectory("history-turned-on")
+        let plain = try Store(at: directory.url, types: [Note.self])
+        for id in 0..<3 {
+            try plain.write { tx in try tx.insert(Note(id: id, title: "a", rank: 0, tags: [], remark: nil)) }
+        }
+        let keeping = try Store(
+            at: directory.url, configuration: StoreConfiguration(history: .forever), types: [Note.self])
+        try plain.write { tx in try tx.insert(Note(id: 10, title: "b", rank: 1, tags: [], remark: nil)) }
+        let history = try keeping.read { try $0.history() }
+        #expect(history.map { $0.changes.map(\.kind) } == [[.insert]])
+        #expect(history.first?.changes.first?.after["title"] == .text("b"))
+    }
+
     @Test func aMigrationStartsTheHistoryAgain() throws {
         let directory = TemporaryDirectory("history-migration")
         let start: HistoryToken
