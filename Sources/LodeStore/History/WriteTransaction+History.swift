@@ -14,7 +14,7 @@ extension WriteTransaction {
     /// Writes this transaction's history entry when the store keeps history (called once, right
     /// before the commit, while its net changes are still recorded).
     func writeHistory() throws {
-        guard !pendingChanges.isEmpty, let (history, retention) = try historySettings() else { return }
+        guard !pendingChanges.isEmpty, let history = try historyDatabase() else { return }
         if let reason = breaksHistory {
             // What the migration did is not kept: the history starts again after this commit.
             try setHistoryFloor(lmdb.id + 1, in: history, reason: reason)
@@ -35,31 +35,40 @@ extension WriteTransaction {
             changes.bytes.withUnsafeBytes { entry.raw($0) }
             try lmdbWrite.put(entry.bytes, forKey: HistoryLayout.key(for: lmdb.id), in: history)
         }
-        if lmdb.id % HistoryLayout.pruneInterval == 0 { try pruneHistory(history, retention: retention) }
+        if lmdb.id % HistoryLayout.pruneInterval == 0 {
+            try pruneHistory(history, retention: try historyRetention())
+        }
     }
 
-    /// The `@history` database and the retention, when the store keeps history. Read from `@meta` in
-    /// every transaction that changed objects: another process may have turned history on since.
-    private func historySettings() throws -> (Database, HistoryRetention)? {
+    /// The `@history` database, when the store keeps history: once this process has seen that it
+    /// does, it does for good (nothing turns history off); until then `@meta` says, read in every
+    /// transaction that changed objects unless this process's own commit came last (another process
+    /// may have turned history on since).
+    private func historyDatabase() throws -> Database? {
+        if let known = store.historyDatabase.withLock({ $0 }) { return known }
         if store.historyOffThrough.load(ordering: .acquiring) == lmdb.id - 1 {
             sawNoHistory = true
             return nil
         }
-        guard let bytes = try lmdb.get(HistoryLayout.retentionKey, in: store.meta) else {
+        guard try lmdb.withValue(forKey: HistoryLayout.retentionKey, in: store.meta, { _ in true }) == true
+        else {
             sawNoHistory = true
             return nil
         }
-        let retention: HistoryRetention
+        let database = try lmdbWrite.database(named: StoreLayout.history, kind: .plain)
+        store.historyDatabase.withLock { $0 = database }
+        return database
+    }
+
+    /// The retention `@meta` holds now (the last process to open the store with one set it).
+    private func historyRetention() throws -> HistoryRetention {
+        guard let bytes = try lmdb.get(HistoryLayout.retentionKey, in: store.meta) else { return .forever }
         do {
-            retention = try CBORDecoder().decode(HistoryRetention.self, from: bytes)
+            return try CBORDecoder().decode(HistoryRetention.self, from: bytes)
         } catch {
             throw LodeError.recordDoesNotDecode(
                 type: StoreLayout.meta, key: "history", field: "", reason: "\(error)")
         }
-        if let known = store.historyDatabase.withLock({ $0 }) { return (known, retention) }
-        let database = try lmdbWrite.database(named: StoreLayout.history, kind: .plain)
-        store.historyDatabase.withLock { $0 = database }
-        return (database, retention)
     }
 
     /// The encoded changes of this transaction (the items of the entry's `changes` array) and how
@@ -84,16 +93,24 @@ extension WriteTransaction {
             writer.text(op.rawValue)
             count += 1
         }
-        // The values before come from the version this transaction started from.
-        try lmdb.environment.read { snapshot in
+        // The values before come from the version this transaction started from: a snapshot, opened
+        // only when a change needs one (inserts do not).
+        var needsSnapshot = false
+        pendingChanges.visitNetChanges { _, _, existedBefore, _, cleared in
+            if existedBefore || cleared { needsSnapshot = true }
+        }
+        func withSnapshot(_ body: (LMDB.Transaction?) throws -> Void) throws {
+            if needsSnapshot { try lmdb.environment.read { try body($0) } } else { try body(nil) }
+        }
+        try withSnapshot { snapshot in
             func typeExisted(_ type: String) throws -> Bool {
-                try snapshot.get(Array(type.utf8), in: lmdb.environment.mainDatabase) != nil
+                try snapshot?.get(Array(type.utf8), in: lmdb.environment.mainDatabase) != nil
             }
             try pendingChanges.visitNetChanges { type, key, existedBefore, existsAfter, cleared in
                 if cleared {
                     guard try typeExisted(type) else { return }
                     let database = try recordsDatabase(type)
-                    try snapshot.forEachEntry(in: database) { entry in
+                    try snapshot?.forEachEntry(in: database) { entry in
                         change(type: type, key: entry.key, op: .delete, fields: 1)
                         writer.text("before")
                         entry.value.withUnsafeBytes { writer.raw($0) }
@@ -104,17 +121,18 @@ extension WriteTransaction {
                 let database = try recordsDatabase(type)
                 switch (existedBefore, existsAfter) {
                 case (false, true):
-                    guard let after = try lmdb.get(key, in: database) else { return }
-                    change(type: type, key: key, op: .insert, fields: 1)
-                    writer.text("after")
-                    after.withUnsafeBytes { writer.raw($0) }
+                    _ = try lmdb.withValue(forKey: key, in: database) { after in
+                        change(type: type, key: key, op: .insert, fields: 1)
+                        writer.text("after")
+                        writer.raw(after)
+                    }
                 case (true, false):
-                    guard let before = try snapshot.get(key, in: database) else { return }
+                    guard let before = try snapshot?.get(key, in: database) else { return }
                     change(type: type, key: key, op: .delete, fields: 1)
                     writer.text("before")
                     before.withUnsafeBytes { writer.raw($0) }
                 case (true, true):
-                    guard let before = try snapshot.get(key, in: database),
+                    guard let before = try snapshot?.get(key, in: database),
                         let after = try lmdb.get(key, in: database)
                     else { return }
                     try before.withUnsafeBytes { before in
