@@ -45,11 +45,11 @@ extension WriteTransaction {
     /// transaction that changed objects unless this process's own commit came last (another process
     /// may have turned history on since).
     private func historyDatabase() throws -> Database? {
-        if let known = store.historyDatabase.withLock({ $0 }) { return known }
         if store.historyOffThrough.load(ordering: .acquiring) == lmdb.id - 1 {
             sawNoHistory = true
             return nil
         }
+        if let known = store.historyDatabase.withLock({ $0 }) { return known }
         guard try lmdb.withValue(forKey: HistoryLayout.retentionKey, in: store.meta, { _ in true }) == true
         else {
             sawNoHistory = true
