@@ -208,6 +208,29 @@ import Testing
         #expect(history.first?.changes.first?.after["title"] == .text("b"))
     }
 
+    /// In an encrypted store the history is sealed like the change log: it reads back with the key,
+    /// and its values are nowhere in the file in the clear.
+    @Test func anEncryptedStoreSealsItsHistory() throws {
+        let directory = TemporaryDirectory("history-encrypted")
+        let key = try StoreKey.random()
+        let store = try Store(
+            at: directory.url, configuration: StoreConfiguration(encryption: .key(key), history: .forever),
+            types: [Note.self])
+        let start = try store.read { $0.historyToken }
+        try store.write { tx in
+            try tx.insert(Note(id: 1, title: "plaintext-marker-4711", rank: 0, tags: [], remark: nil))
+        }
+        try store.write { tx in try tx.update(Note.self, key: 1) { $0.title = "second-marker-0815" } }
+        let history = try store.read { try $0.history(since: start) }
+        #expect(history.map { $0.changes.map(\.kind) } == [[.insert], [.update]])
+        #expect(history.last?.changes.first?.before["title"] == .text("plaintext-marker-4711"))
+        store.close()
+        let file = try Data(contentsOf: directory.url.appendingPathComponent("data.mdb"))
+        for marker in ["plaintext-marker-4711", "second-marker-0815"] {
+            #expect(file.range(of: Data(marker.utf8)) == nil, "\(marker) is in the file in the clear")
+        }
+    }
+
     @Test func aMigrationStartsTheHistoryAgain() throws {
         let directory = TemporaryDirectory("history-migration")
         let start: HistoryToken
