@@ -17,6 +17,20 @@ package struct PendingChanges {
         var cleared = false
     }
 
+    /// The records of a net change, kept for the history: the record before the transaction
+    /// (captured at the first change) and after the last change; nil where not captured.
+    private struct Captured {
+        var before: [UInt8]?
+        var after: [UInt8]?
+    }
+
+    /// Whether changes keep the records before and after them (the store keeps history): the
+    /// history then reads them here instead of from the records (see ``startCapturingValues()``).
+    package private(set) var capturesValues = false
+    /// With ``capturesValues``, one per net change, at the same position (kept apart from `nets`,
+    /// whose size every store pays).
+    private var captured: [Captured] = []
+
     /// A primary key hashed as one run of bytes (an array hashes element by element).
     private struct Slot: Hashable {
         var key: [UInt8]
@@ -52,18 +66,37 @@ package struct PendingChanges {
 
     var isEmpty: Bool { nets.isEmpty }
 
+    /// Keeps the records of the changes recorded from now on (those recorded before keep none: the
+    /// history reads theirs from the records).
+    package mutating func startCapturingValues() {
+        guard !capturesValues else { return }
+        capturesValues = true
+        captured = Array(repeating: Captured(before: nil, after: nil), count: nets.count)
+    }
+
     /// Each object's net change in the order first touched — its type, key, and whether it existed
     /// before the transaction and exists after it — or, with `cleared`, a type emptied at that point
     /// (the changes before it of that type then neither existed before nor exist after).
     package func visitNetChanges(
-        _ body: (_ type: String, _ key: [UInt8], _ existedBefore: Bool, _ existsAfter: Bool, _ cleared: Bool)
-            throws -> Void
+        _ body: (
+            _ type: String, _ key: [UInt8], _ existedBefore: Bool, _ existsAfter: Bool, _ cleared: Bool,
+            _ before: [UInt8]?, _ after: [UInt8]?
+        ) throws -> Void
     ) rethrows {
-        for net in nets { try body(net.type, net.key, net.existedBefore, net.existsAfter, net.cleared) }
+        for (position, net) in nets.enumerated() {
+            let kept = capturesValues ? captured[position] : Captured(before: nil, after: nil)
+            try body(
+                net.type, net.key, net.existedBefore, net.existsAfter, net.cleared, kept.before, kept.after)
+        }
     }
 
+    /// Records a change of the object of `type` under `key`; with ``capturesValues``, `before` (the
+    /// stored record this change replaced or deleted) and `after` (the record it stored) are kept
+    /// for the history — a change that does not give them makes the history read them from the
+    /// records instead.
     package mutating func record(
-        type: String, key: [UInt8], existedBefore: Bool, existsAfter: Bool, fields: Set<String>? = nil
+        type: String, key: [UInt8], existedBefore: Bool, existsAfter: Bool, fields: Set<String>? = nil,
+        before: [UInt8]? = nil, after: UnsafeRawBufferPointer? = nil
     ) {
         let typeIndex = typeIndex(type)
         if onlyNewKeys, !existedBefore, existsAfter {
@@ -73,12 +106,14 @@ package struct PendingChanges {
                 Net(
                     type: type, typeIndex: typeIndex, key: key, existedBefore: false, existsAfter: true,
                     fields: fields))
+            if capturesValues { captured.append(Captured(before: nil, after: after.map { Array($0) })) }
             return
         }
         buildIndex()
         let slot = Slot(key: key)
         if let position = index[typeIndex][slot] {
             nets[position].existsAfter = existsAfter
+            if capturesValues { captured[position].after = existsAfter ? after.map { Array($0) } : nil }
             if let known = nets[position].fields, let fields {
                 nets[position].fields = known.union(fields)
             } else {
@@ -90,6 +125,12 @@ package struct PendingChanges {
                 Net(
                     type: type, typeIndex: typeIndex, key: key, existedBefore: existedBefore,
                     existsAfter: existsAfter, fields: fields))
+            if capturesValues {
+                captured.append(
+                    Captured(
+                        before: existedBefore ? before : nil,
+                        after: existsAfter ? after.map { Array($0) } : nil))
+            }
         }
     }
 
@@ -100,6 +141,8 @@ package struct PendingChanges {
             if net.cleared {
                 recordClear(type: net.type)
             } else {
+                // A savepoint's changes keep no records (it is a transaction of its own): the history
+                // reads the records of those objects.
                 record(
                     type: net.type, key: net.key, existedBefore: net.existedBefore,
                     existsAfter: net.existsAfter, fields: net.fields)
@@ -116,6 +159,7 @@ package struct PendingChanges {
         }
         let typeIndex = typeIndex(type)
         index[typeIndex] = [:]
+        if capturesValues { captured.append(Captured(before: nil, after: nil)) }
         nets.append(
             Net(
                 type: type, typeIndex: typeIndex, key: [], existedBefore: true, existsAfter: false,

@@ -44,7 +44,7 @@ extension WriteTransaction {
     /// does, it does for good (nothing turns history off); until then `@meta` says, read in every
     /// transaction that changed objects unless this process's own commit came last (another process
     /// may have turned history on since).
-    private func historyDatabase() throws -> Database? {
+    func historyDatabase() throws -> Database? {
         if store.historyOffThrough.load(ordering: .acquiring) == lmdb.id - 1 {
             sawNoHistory = true
             return nil
@@ -58,6 +58,13 @@ extension WriteTransaction {
         let database = try lmdbWrite.database(named: StoreLayout.history, kind: .plain)
         store.historyDatabase.withLock { $0 = database }
         return database
+    }
+
+    /// Makes this transaction's changes keep their records when the store keeps history (once, at
+    /// its first change: nothing can turn history on while it writes).
+    func prepareHistoryCapture() throws {
+        historyCaptureChecked = true
+        if try historyDatabase() != nil { pendingChanges.startCapturingValues() }
     }
 
     /// The retention `@meta` holds now (the last process to open the store with one set it).
@@ -96,8 +103,8 @@ extension WriteTransaction {
         // The values before come from the version this transaction started from: a snapshot, opened
         // only when a change needs one (inserts do not).
         var needsSnapshot = false
-        pendingChanges.visitNetChanges { _, _, existedBefore, _, cleared in
-            if existedBefore || cleared { needsSnapshot = true }
+        pendingChanges.visitNetChanges { _, _, existedBefore, _, cleared, before, _ in
+            if (existedBefore && before == nil) || cleared { needsSnapshot = true }
         }
         func withSnapshot(_ body: (LMDB.Transaction?) throws -> Void) throws {
             if needsSnapshot { try lmdb.environment.read { try body($0) } } else { try body(nil) }
@@ -106,7 +113,8 @@ extension WriteTransaction {
             func typeExisted(_ type: String) throws -> Bool {
                 try snapshot?.get(Array(type.utf8), in: lmdb.environment.mainDatabase) != nil
             }
-            try pendingChanges.visitNetChanges { type, key, existedBefore, existsAfter, cleared in
+            try pendingChanges.visitNetChanges {
+                type, key, existedBefore, existsAfter, cleared, kept, keptAfter in
                 if cleared {
                     guard try typeExisted(type) else { return }
                     let database = try recordsDatabase(type)
@@ -121,19 +129,25 @@ extension WriteTransaction {
                 let database = try recordsDatabase(type)
                 switch (existedBefore, existsAfter) {
                 case (false, true):
+                    if let keptAfter {
+                        change(type: type, key: key, op: .insert, fields: 1)
+                        writer.text("after")
+                        keptAfter.withUnsafeBytes { writer.raw($0) }
+                        return
+                    }
                     _ = try lmdb.withValue(forKey: key, in: database) { after in
                         change(type: type, key: key, op: .insert, fields: 1)
                         writer.text("after")
                         writer.raw(after)
                     }
                 case (true, false):
-                    guard let before = try snapshot?.get(key, in: database) else { return }
+                    guard let before = try kept ?? snapshot?.get(key, in: database) else { return }
                     change(type: type, key: key, op: .delete, fields: 1)
                     writer.text("before")
                     before.withUnsafeBytes { writer.raw($0) }
                 case (true, true):
-                    guard let before = try snapshot?.get(key, in: database),
-                        let after = try lmdb.get(key, in: database)
+                    guard let before = try kept ?? snapshot?.get(key, in: database),
+                        let after = try keptAfter ?? lmdb.get(key, in: database)
                     else { return }
                     try before.withUnsafeBytes { before in
                         try after.withUnsafeBytes { after in

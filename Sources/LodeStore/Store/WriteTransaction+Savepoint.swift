@@ -41,6 +41,8 @@ extension WriteTransaction {
                     savepoint.registeredTypes = registeredTypes
                     savepoint.stateCache = stateCache
                     savepoint.shapesNoted = shapesNoted
+                    // Its changes are merged without their records (the history reads those).
+                    savepoint.historyCaptureChecked = true
                     child = savepoint
                     let result = try body(savepoint)
                     try savepoint.flushDeferredIndexWrites()

@@ -18,6 +18,9 @@ public final class WriteTransaction: Transaction {
     package var breaksHistory: String?
     /// Whether this transaction found that the store keeps no history (see `Store.historyOffThrough`).
     var sawNoHistory = false
+    /// Whether this transaction looked whether the store keeps history, for its changes to keep
+    /// their records (see `prepareHistoryCapture()`).
+    var historyCaptureChecked = false
     /// Types registered by this transaction, published when it commits.
     package var registeredTypes: [String: AnyObject] = [:]
     /// This transaction's version, set once its closure and change-log entry are done (the commit
@@ -317,8 +320,10 @@ public final class WriteTransaction: Transaction {
         // The stored record, not a re-encoding of the decoded object, is what changed.
         let changed = old.flatMap { old in old.record.withUnsafeBytes { RecordDiff.changedFields($0, record) }
         }
+        if !historyCaptureChecked { try prepareHistoryCapture() }
         pendingChanges.record(
-            type: state.typeName, key: key, existedBefore: old != nil, existsAfter: true, fields: changed)
+            type: state.typeName, key: key, existedBefore: old != nil, existsAfter: true, fields: changed,
+            before: old?.record, after: record)
     }
 
     /// Per records database (by handle number), the key this transaction inserted last, while its
@@ -527,7 +532,9 @@ public final class WriteTransaction: Transaction {
             }
         }
         try lmdbWrite.delete(key, in: records)
-        pendingChanges.record(type: state.typeName, key: key, existedBefore: true, existsAfter: false)
+        if !historyCaptureChecked { try prepareHistoryCapture() }
+        pendingChanges.record(
+            type: state.typeName, key: key, existedBefore: true, existsAfter: false, before: record)
         if let plan { try apply(plan, skipping: { $0 == root }) }
         return true
     }

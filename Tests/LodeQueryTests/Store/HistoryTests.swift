@@ -4,6 +4,7 @@ import Testing
 @testable import LodeCodec
 @testable import LodeQuery
 @testable import LodeStore
+@testable import LodeTestModels
 @testable import LodeTestSupport
 
 /// The history with values: what `history(since:)` returns, replayed from the state at its start,
@@ -40,9 +41,9 @@ import Testing
     }
 
     /// Applies one commit's changes to `state`, checking each change's values before against it.
-    func apply(_ commit: HistoryTransaction, to state: inout State) {
+    func apply(_ commit: HistoryTransaction, to state: inout State, type: String = "Note") {
         for change in commit.changes {
-            #expect(change.type == "Note")
+            #expect(change.type == type)
             switch change.kind {
             case .insert:
                 #expect(state[change.key] == nil, "insert of an object that exists, at \(commit.version)")
@@ -135,6 +136,66 @@ import Testing
         #expect(
             ofThree.map(\.version)
                 == history.filter { $0.changes.contains { $0.key == key } }.map(\.version))
+    }
+
+    /// The records of `type` as stored, each as its fields.
+    func storedState(of store: Store, type: String) throws -> State {
+        try store.read { tx in
+            var state: State = [:]
+            for entry in try tx.lmdb.allEntries(in: try tx.database(named: type, kind: .plain)) {
+                guard case .map(let entries) = try CBORValue(decoding: entry.value) else { continue }
+                state[entry.key] = Dictionary(
+                    uniqueKeysWithValues: entries.map { field in
+                        guard case .text(let name) = field.key else { return ("", field.value) }
+                        return (name, field.value)
+                    })
+            }
+            return state
+        }
+    }
+
+    /// A generated model's one-field updates (which patch the stored record in place) and whole
+    /// updates, inserts and deletes: the history replayed gives the records as stored after every
+    /// commit, and within one transaction an object changed several ways is one net change.
+    @Test func fieldUpdatesInPlaceAreInTheHistoryToo() throws {
+        let directory = TemporaryDirectory("history-fields")
+        let store = try Store(
+            at: directory.url, configuration: StoreConfiguration(history: .forever), types: [Task.self])
+        var random = SeededGenerator(seed: 62)
+        let start = try store.read { $0.historyToken }
+        var states: [Int: State] = [:]
+        for round in 0..<80 {
+            let version = try store.write { tx -> Int in
+                for _ in 0..<Int.random(in: 1...5, using: &random) {
+                    let id = Int.random(in: 0..<20, using: &random)
+                    let exists = try tx.object(Task.self, key: id) != nil
+                    switch Int.random(in: 0..<8, using: &random) {
+                    case 0..<2 where !exists:
+                        try tx.insert(Task(id: id, title: "t\(round)", rank: round, done: false, group: "g"))
+                    case 2..<4 where exists:
+                        try tx.update(Task.self, key: id, \.rank) { $0 += 1 }
+                    case 4 where exists:
+                        try tx.update(Task.self, key: id, \.title) { $0 = "renamed \(round)" }
+                    case 5 where exists:
+                        try tx.update(Task.self, key: id) { $0.done.toggle() }
+                    case 6 where exists:
+                        _ = try tx.delete(Task.self, key: id)
+                    default:
+                        continue
+                    }
+                }
+                return tx.version
+            }
+            states[version] = try storedState(of: store, type: "Task")
+        }
+        var replayed: State = [:]
+        let history = try store.read { try $0.history(since: start) }
+        for commit in history {
+            apply(commit, to: &replayed, type: "Task")
+            #expect(replayed == states[commit.version], "after version \(commit.version)")
+        }
+        #expect(history.count > 40)
+        #expect(replayed == (try storedState(of: store, type: "Task")))
     }
 
     @Test func aStoreWithoutHistoryAndAPrunedTokenAreTypedErrors() throws {
