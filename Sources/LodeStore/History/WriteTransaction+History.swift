@@ -14,7 +14,10 @@ extension WriteTransaction {
     /// Writes this transaction's history entry when the store keeps history (called once, right
     /// before the commit, while its net changes are still recorded).
     func writeHistory() throws {
-        guard !pendingChanges.isEmpty, let history = try historyDatabase() else { return }
+        guard !pendingChanges.isEmpty else { return }
+        // Looked at its first change already: no history then, none now.
+        if historyCaptureChecked && !pendingChanges.capturesValues { return }
+        guard let history = try historyDatabase() else { return }
         if let reason = breaksHistory {
             // What the migration did is not kept: the history starts again after this commit.
             try setHistoryFloor(lmdb.id + 1, in: history, reason: reason)
