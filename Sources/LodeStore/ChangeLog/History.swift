@@ -118,7 +118,8 @@ package enum HistoryLayout {
     static func changedFields(before: UnsafeRawBufferPointer, after: UnsafeRawBufferPointer)
         -> [(name: UnsafeRawBufferPointer, before: UnsafeRawBufferPointer?, after: UnsafeRawBufferPointer?)]?
     {
-        guard let old = fields(before), let new = fields(after) else { return nil }
+        guard let old = RecordDiff.fields(before), let new = RecordDiff.fields(after) else { return nil }
+        let same = RecordDiff.same
         var changed:
             [(name: UnsafeRawBufferPointer, before: UnsafeRawBufferPointer?, after: UnsafeRawBufferPointer?)] =
                 []
@@ -131,27 +132,6 @@ package enum HistoryLayout {
             changed.append((field.name, field.value, nil))
         }
         return changed
-    }
-
-    /// The fields of a record: each name's and value's bytes.
-    static func fields(_ record: UnsafeRawBufferPointer) -> [(
-        name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer
-    )]? {
-        var reader = CBORReader(record)
-        guard let head = try? reader.readHead(), head.major == 5, head.info != 31 else { return nil }
-        var fields: [(name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer)] = []
-        fields.reserveCapacity(Int(head.argument))
-        for _ in 0..<head.argument {
-            guard let name = try? reader.readStringBytes(major: 3) else { return nil }
-            let start = reader.offset
-            guard (try? reader.skipItem()) != nil else { return nil }
-            fields.append((name, UnsafeRawBufferPointer(rebasing: record[start..<reader.offset])))
-        }
-        return fields
-    }
-
-    private static func same(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Bool {
-        a.count == b.count && (a.isEmpty || memcmp(a.baseAddress!, b.baseAddress!, a.count) == 0)
     }
 
     /// Decodes an entry stored under `version`.

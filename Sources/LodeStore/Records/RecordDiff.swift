@@ -9,24 +9,36 @@ package enum RecordDiff {
         String
     >? {
         if let changed = changedFieldsInStep(old, new) { return changed }
-        func fields(_ bytes: UnsafeRawBufferPointer) -> [String: [UInt8]]? {
-            // Records written by the encoder are definite-length maps keyed by text.
-            var reader = CBORReader(bytes)
-            guard let head = try? reader.readHead(), head.major == 5, head.info != 31 else { return nil }
+        func byName(_ bytes: UnsafeRawBufferPointer) -> [String: [UInt8]]? {
+            guard let fields = fields(bytes) else { return nil }
             var result: [String: [UInt8]] = [:]
-            for _ in 0..<head.argument {
-                guard let name = try? reader.readStringBytes(major: 3) else { return nil }
-                let start = reader.offset
-                guard (try? reader.skipItem()) != nil else { return nil }
-                result[String(decoding: name, as: UTF8.self)] = Array(bytes[start..<reader.offset])
-            }
+            for field in fields { result[String(decoding: field.name, as: UTF8.self)] = Array(field.value) }
             return result
         }
-        guard let before = fields(old), let after = fields(new) else { return nil }
+        guard let before = byName(old), let after = byName(new) else { return nil }
         var changed = Set<String>()
         for (name, value) in after where before[name] != value { changed.insert(name) }
         for name in before.keys where after[name] == nil { changed.insert(name) }
         return changed
+    }
+
+    /// The top-level fields of a record, in record order: each name's and value's bytes (views into
+    /// `record`); nil when it is not a definite-length map of text keys, as records written by the
+    /// encoder are.
+    package static func fields(_ record: UnsafeRawBufferPointer)
+        -> [(name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer)]?
+    {
+        var reader = CBORReader(record)
+        guard let head = try? reader.readHead(), head.major == 5, head.info != 31 else { return nil }
+        var fields: [(name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer)] = []
+        fields.reserveCapacity(Int(head.argument))
+        for _ in 0..<head.argument {
+            guard let name = try? reader.readStringBytes(major: 3) else { return nil }
+            let start = reader.offset
+            guard (try? reader.skipItem()) != nil else { return nil }
+            fields.append((name, UnsafeRawBufferPointer(rebasing: record[start..<reader.offset])))
+        }
+        return fields
     }
 
     /// The common case of ``changedFields(_:_:)`` without a dictionary: both records hold the same
@@ -59,7 +71,7 @@ package enum RecordDiff {
     }
 
     /// Whether two byte runs are equal (`memcmp`, not a generic walk).
-    private static func same(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Bool {
+    package static func same(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Bool {
         a.count == b.count && (a.isEmpty || memcmp(a.baseAddress!, b.baseAddress!, a.count) == 0)
     }
 }
