@@ -518,7 +518,7 @@ public struct Results<Element: Persistable>: @unchecked Sendable {
     }
 
     /// The positions offset and limit keep of `count` sorted objects.
-    private func window(count: Int) -> (lower: Int, upper: Int) {
+    func window(count: Int) -> (lower: Int, upper: Int) {
         let lower = Swift.min(offsetCount, count)
         return (lower, limitCount.map { $0 >= count - lower ? count : lower + $0 } ?? count)
     }

@@ -85,6 +85,11 @@ public enum LodeError: Error, Equatable, CustomStringConvertible, Sendable {
     /// The history asked for is not there (`reason` says why: the store keeps none, or it was pruned
     /// past the token, or a migration broke it): nothing is returned rather than part of it.
     case historyUnavailable(reason: String)
+    /// An undo or redo (`action`, with its name) was refused because objects it would put back
+    /// changed since — by another writer, another process, sync — each with the fields that did (none
+    /// listed: the object was deleted, or made again). Nothing was written; undo with
+    /// ``UndoConflictPolicy/skipChanged`` to put back only what nobody changed.
+    case undoConflict(action: String, conflicts: [UndoConflict])
     /// The store at `path` cannot be opened with the key given (or without one): see the
     /// ``EncryptionError``. Nothing was read.
     case encryption(path: String, EncryptionError)
@@ -196,6 +201,11 @@ public enum LodeError: Error, Equatable, CustomStringConvertible, Sendable {
         case .textIndexDamaged(let type, let index, let reason):
             return "the full-text index \"\(index)\" of \(type) is damaged: \(q(reason))"
         case .historyUnavailable(let reason): return "the history asked for is not available: \(reason)"
+        case .undoConflict(let action, let conflicts):
+            let shown = conflicts.prefix(5).map(\.description)
+            let more = conflicts.count > 5 ? " and \(conflicts.count - 5) more" : ""
+            return
+                "\(q(action)) refused: \(shown.joined(separator: "; "))\(more) changed since (nothing was written; skip what changed with UndoConflictPolicy.skipChanged)"
         case .encryption(let path, let error): return "cannot open \(path): \(error)"
         case .recordSealBroken(let type, let key):
             return

@@ -207,6 +207,65 @@ extension WriteTransaction {
         pendingChanges.record(type: ref.type, key: ref.key, existedBefore: true, existsAfter: false)
     }
 
+    /// Writes `record` as the object `ref` (nil: removes it, without delete rules) without its Swift
+    /// type: its record, index and link entries, from the catalog's description of the type.
+    /// - Throws: ``LodeError/typeNotFound(_:)`` for a type with a full-text index (its entries are
+    ///   made by the type's own code), ``LodeError/uniqueViolation(type:index:value:)``.
+    func writeUntyped(_ ref: ObjectRef, record: [UInt8]?) throws {
+        guard let entry = try catalogEntry(named: ref.type) else { throw LodeError.typeNotFound(ref.type) }
+        guard (entry.attachedIndexes ?? []).isEmpty else {
+            throw LodeError.typeNotFound(
+                "\(ref.type) (its full-text index is written by its Swift type: use the type in this process)")
+        }
+        let type = try UntypedType(name: ref.type, in: self)
+        let stored = try lmdb.get(ref.key, in: type.records)
+        guard let record else {
+            if stored != nil { try deleteUntyped(ref, type: type) }
+            return
+        }
+        func readable<R>(_ body: () throws(UntypedRecord.Problem) -> R) throws -> R {
+            do throws(UntypedRecord.Problem) {
+                return try body()
+            } catch {
+                throw LodeError.recordDoesNotDecode(
+                    type: ref.type, key: KeyDescription.describe(ref.key), field: error.field,
+                    reason: error.reason)
+            }
+        }
+        let before = try stored.map { stored in try readable { () throws(UntypedRecord.Problem) in try UntypedRecord(bytes: stored, type: type.stored) } }
+        let after = try readable { () throws(UntypedRecord.Problem) in try UntypedRecord(bytes: record, type: type.stored) }
+        for (index, database) in type.indexes {
+            let old = try before.map { before in try readable { () throws(UntypedRecord.Problem) in try before.indexKey(index) } }
+            let new = try readable { () throws(UntypedRecord.Problem) in try after.indexKey(index) }
+            guard old != new else { continue }
+            if index.isUnique, let owner = try lmdb.get(new, in: database), owner != ref.key {
+                throw LodeError.uniqueViolation(
+                    type: ref.type, index: index.name,
+                    value: index.fields.map { after.value.value(atPath: $0)?.json ?? "null" }
+                        .joined(separator: ", "))
+            }
+            if let old {
+                try removeIndexEntry(in: database, unique: index.isUnique, key: old, primaryKey: ref.key)
+            }
+            try lmdbWrite.put(ref.key, forKey: new, in: database)
+        }
+        for (link, database) in type.links {
+            let old = Set(try before.map { before in try readable { () throws(UntypedRecord.Problem) in try before.linkTargets(link) } } ?? [])
+            let new = Set(try readable { () throws(UntypedRecord.Problem) in try after.linkTargets(link) })
+            try removeLinkEntries(database, targets: Array(old.subtracting(new)), primaryKey: ref.key)
+            try putLinkEntries(database, targets: Array(new.subtracting(old)), primaryKey: ref.key)
+        }
+        try lmdbWrite.put(record, forKey: ref.key, in: type.records)
+        try noteUntypedRecord(record, key: ref.key, type: ref.type)
+        if !historyCaptureChecked { try prepareHistoryCapture() }
+        let changed = stored.flatMap { old in
+            old.withUnsafeBytes { old in record.withUnsafeBytes { RecordDiff.changedFields(old, $0) } }
+        }
+        pendingChanges.record(
+            type: ref.type, key: ref.key, existedBefore: stored != nil, existsAfter: true, fields: changed,
+            before: stored)
+    }
+
     /// Removes every entry of `database` whose value is `key` (a walk of the whole index).
     func removeEntries(pointingAt key: [UInt8], in database: Database) throws {
         try lmdbWrite.withCursor(in: database) { cursor in

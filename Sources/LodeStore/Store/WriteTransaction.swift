@@ -493,6 +493,17 @@ public final class WriteTransaction: Transaction {
             let planned = try planDeletion(of: [root], graph: graph)
             if planned.deletions.count > 1 || !planned.nullifications.isEmpty { plan = planned }
         }
+        try removeObject(T.self, key: key, record: record, state: state)
+        if let plan { try apply(plan, skipping: { $0 == root }) }
+        return true
+    }
+
+    /// Removes the stored `T` under `key` (whose record is `record`) with its index, link and attached
+    /// index entries — without the delete rules of links into it, which the caller applies.
+    func removeObject<T: Persistable>(_ type: T.Type, key: [UInt8], record: [UInt8], state: TypeState<T>)
+        throws
+    {
+        guard let records = state.records else { return }
         let old: T?
         do {
             old = try record.withUnsafeBytes { try decode(T.self, from: $0, key: key) }
@@ -535,7 +546,5 @@ public final class WriteTransaction: Transaction {
         if !historyCaptureChecked { try prepareHistoryCapture() }
         pendingChanges.record(
             type: state.typeName, key: key, existedBefore: true, existsAfter: false, before: record)
-        if let plan { try apply(plan, skipping: { $0 == root }) }
-        return true
     }
 }

@@ -1,0 +1,145 @@
+import Foundation
+import LodeCodec
+
+/// One change of a history entry as it is stored: views into the entry's bytes, valid while they are.
+package struct StoredHistoryChange {
+    /// The type's store name (UTF-8).
+    package var type: UnsafeRawBufferPointer
+    /// The object's encoded primary key.
+    package var key: UnsafeRawBufferPointer
+    /// Inserted, updated or deleted.
+    package var kind: HistoryChange.Kind
+    /// The encoded record (a deletion) or map of changed fields (an update) before, when present.
+    package var before: UnsafeRawBufferPointer?
+    /// The encoded record (an insert) or map of changed fields (an update) after, when present.
+    package var after: UnsafeRawBufferPointer?
+}
+
+extension HistoryLayout {
+    /// Calls `body` with each change of the entry `entry` (stored under `version`) in order, without
+    /// decoding any value: a reader that wants one type's or one object's changes skips the rest.
+    /// - Throws: ``LodeError/recordDoesNotDecode(type:key:field:reason:)`` naming `@history` when the
+    ///   entry is not a history entry.
+    package static func walkChanges(
+        _ entry: UnsafeRawBufferPointer, version: Int, _ body: (StoredHistoryChange) throws -> Void
+    ) throws {
+        func damaged(_ reason: String) -> LodeError {
+            .recordDoesNotDecode(type: database, key: "\(version)", field: "", reason: reason)
+        }
+        var reader = CBORReader(entry)
+        func string(_ major: UInt8, _ what: String) throws -> UnsafeRawBufferPointer {
+            guard let bytes = try reader.readStringBytes(major: major) else {
+                throw damaged("\(what) is not a \(major == 2 ? "byte" : "text") string")
+            }
+            return bytes
+        }
+        do {
+            let head = try reader.readHead()
+            guard head.major == 5, head.info != 31 else { throw damaged("not a map") }
+            for _ in 0..<head.argument {
+                let name = try string(3, "a name")
+                guard matches(name, changesName) else {
+                    try reader.skipItem()
+                    continue
+                }
+                let list = try reader.readHead()
+                guard list.major == 4, list.info != 31 else { throw damaged("its changes are not an array") }
+                for _ in 0..<list.argument {
+                    let item = try reader.readHead()
+                    guard item.major == 5, item.info != 31 else { throw damaged("a change is not a map") }
+                    var type: UnsafeRawBufferPointer?
+                    var key: UnsafeRawBufferPointer?
+                    var kind: HistoryChange.Kind?
+                    var before: UnsafeRawBufferPointer?
+                    var after: UnsafeRawBufferPointer?
+                    for _ in 0..<item.argument {
+                        let field = try string(3, "a field name")
+                        switch field.count {
+                        case 4 where matches(field, typeName):
+                            type = try string(3, "a type")
+                        case 3 where matches(field, keyName):
+                            key = try string(2, "a key")
+                        case 2 where matches(field, opName):
+                            let op = try string(3, "an operation")
+                            kind = HistoryChange.Kind(rawValue: String(decoding: op, as: UTF8.self))
+                        case 6, 5:
+                            let start = reader.offset
+                            try reader.skipItem()
+                            let value = UnsafeRawBufferPointer(rebasing: entry[start..<reader.offset])
+                            if matches(field, beforeName) {
+                                before = value
+                            } else if matches(field, afterName) {
+                                after = value
+                            }
+                        default:
+                            try reader.skipItem()
+                        }
+                    }
+                    guard let type, let key, let kind else {
+                        throw damaged("a change is not a type, a key and an operation")
+                    }
+                    try body(StoredHistoryChange(type: type, key: key, kind: kind, before: before, after: after))
+                }
+            }
+        } catch let error as LodeError {
+            throw error
+        } catch {
+            throw damaged("\(error)")
+        }
+    }
+
+    /// Whether `view` holds `bytes`.
+    private static func matches(_ view: UnsafeRawBufferPointer, _ bytes: [UInt8]) -> Bool {
+        bytes.withUnsafeBytes { RecordDiff.same(view, $0) }
+    }
+
+    private static let changesName = Array("changes".utf8)
+    private static let typeName = Array("type".utf8)
+    private static let keyName = Array("key".utf8)
+    private static let opName = Array("op".utf8)
+    private static let beforeName = Array("before".utf8)
+    private static let afterName = Array("after".utf8)
+
+    /// The record `record` as it was before an update whose changed fields were `before` and `after`
+    /// (maps of the fields' encoded values): each field in `before` takes its value there, one only
+    /// in `after` (added by the update) goes; the others stay as they are, in their order. Nil when a
+    /// side is not a map of fields.
+    package static func undoingUpdate(
+        of record: UnsafeRawBufferPointer, before: UnsafeRawBufferPointer, after: UnsafeRawBufferPointer
+    ) -> [UInt8]? {
+        replacingFields(of: record, with: before, removing: after)
+    }
+
+    /// `record` with each field of `values` (a map of encoded values) set to its value there, and each
+    /// field of `removed` that `values` lacks taken out; the fields of `values` the record lacks come
+    /// last. Nil when any of them is not a map of fields.
+    package static func replacingFields(
+        of record: UnsafeRawBufferPointer, with values: UnsafeRawBufferPointer,
+        removing removed: UnsafeRawBufferPointer?
+    ) -> [UInt8]? {
+        guard let fields = RecordDiff.fields(record), let set = RecordDiff.fields(values) else { return nil }
+        let gone = removed.map { RecordDiff.fields($0) } ?? []
+        guard let gone else { return nil }
+        let same = RecordDiff.same
+        var kept: [(name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer)] = []
+        kept.reserveCapacity(fields.count + set.count)
+        for field in fields {
+            if let replacement = set.first(where: { same($0.name, field.name) }) {
+                kept.append((field.name, replacement.value))
+            } else if !gone.contains(where: { same($0.name, field.name) }) {
+                kept.append(field)
+            }
+        }
+        for field in set where !fields.contains(where: { same($0.name, field.name) }) {
+            kept.append(field)
+        }
+        var writer = CBORWriter(capacity: record.count + values.count)
+        writer.head(5, UInt64(kept.count))
+        for field in kept {
+            writer.head(3, UInt64(field.name.count))
+            writer.raw(field.name)
+            writer.raw(field.value)
+        }
+        return writer.bytes
+    }
+}

@@ -1,0 +1,116 @@
+import Foundation
+import LMDB
+import LodeCodec
+
+/// Time travel: the store read as it was after an earlier commit, rebuilt from the records now and
+/// the history of what changed since (each change undone, newest first).
+extension Transaction {
+    /// The objects of `type` (its store name) that commits after `version` changed, each with its
+    /// record as it was at `version` — nil for an object that did not exist then — by encoded
+    /// primary key; with `keys`, only those objects. Objects absent from the answer are as they are
+    /// now.
+    ///
+    /// - Complexity: O(*c*) for the *c* changes of every type after `version` (each entry is walked,
+    ///   only this type's changes are kept), and one lookup and *k* field rewrites per object changed
+    ///   *k* times.
+    /// - Throws: ``LodeError/historyUnavailable(reason:)`` when the history does not reach back to
+    ///   `version` or `version` is after this transaction's;
+    ///   ``LodeError/recordDoesNotDecode(type:key:field:reason:)`` for an entry or record that does not
+    ///   read.
+    package func changedRecords(of type: String, asOf version: Int, keys: Set<[UInt8]>? = nil) throws
+        -> [[UInt8]: [UInt8]?]
+    {
+        guard version <= self.version else {
+            throw LodeError.historyUnavailable(
+                reason: "version \(version) is after the version read (\(self.version))")
+        }
+        guard version >= 0 else {
+            throw LodeError.historyUnavailable(reason: "version \(version) is not a version")
+        }
+        typealias Step = (kind: HistoryChange.Kind, before: [UInt8]?, after: [UInt8]?)
+        var steps: [[UInt8]: [Step]] = [:]
+        let typeBytes = Array(type.utf8)
+        let only = keys?.count == 1 ? keys!.first! : nil
+        try typeBytes.withUnsafeBytes { typeName in
+            try forEachHistoryEntry(since: HistoryToken(version: version)) { committed, entry in
+                try HistoryLayout.walkChanges(entry, version: committed) { change in
+                    guard RecordDiff.same(change.type, typeName) else { return }
+                    if let only {
+                        guard only.withUnsafeBytes({ RecordDiff.same($0, change.key) }) else { return }
+                    }
+                    let key = Array(change.key)
+                    if only == nil, let keys, !keys.contains(key) { return }
+                    steps[key, default: []].append((change.kind, change.before.map(Array.init), change.after.map(Array.init)))
+                }
+            }
+        }
+        guard !steps.isEmpty else { return [:] }
+        let records = try recordsDatabase(of: type)
+        var past: [[UInt8]: [UInt8]?] = [:]
+        past.reserveCapacity(steps.count)
+        for (key, changes) in steps {
+            var record = try lmdb.get(key, in: records)
+            for change in changes.reversed() {
+                switch change.kind {
+                case .insert:
+                    record = nil
+                case .delete:
+                    record = change.before
+                case .update:
+                    guard let current = record, let before = change.before, let after = change.after,
+                        let undone = current.withUnsafeBytes({ current in
+                            before.withUnsafeBytes { before in
+                                after.withUnsafeBytes { HistoryLayout.undoingUpdate(of: current, before: before, after: $0) }
+                            }
+                        })
+                    else {
+                        throw LodeError.recordDoesNotDecode(
+                            type: StoreLayout.history, key: KeyDescription.describe(key), field: type,
+                            reason: "an update of the object does not undo onto its record")
+                    }
+                    record = undone
+                }
+            }
+            past[key] = record
+        }
+        return past
+    }
+
+    /// The record of the type stored as `type` under `key` (its encoded primary key) as it was after
+    /// the commit that made `version`, or nil when the object did not exist then; see
+    /// ``object(_:key:asOf:)``.
+    ///
+    /// - Throws: as ``object(_:key:asOf:)``, and ``LodeError/typeNotFound(_:)`` for a type the store
+    ///   does not hold.
+    public func storedRecord(of type: String, key: [UInt8], asOf version: Int) throws -> StoredRecord? {
+        if let past = try changedRecords(of: type, asOf: version, keys: [key])[key] {
+            return past.map { StoredRecord(key: key, bytes: $0) }
+        }
+        return try storedRecord(of: type, key: key)
+    }
+
+    /// The `T` whose primary key is `key` as it was after the commit that made `version` (nil when
+    /// there was none then): the object read now, with every change the history holds since undone.
+    ///
+    /// ```swift
+    /// let yesterday = try store.read { try $0.object(Note.self, key: 1, asOf: version) }
+    /// ```
+    ///
+    /// - Complexity: O(*c*) for the *c* changes after `version`.
+    /// - Throws: ``LodeError/historyUnavailable(reason:)`` when the store keeps no history, the
+    ///   history no longer reaches back to `version` (pruned, or begun again after a migration), or
+    ///   `version` is after this transaction's; ``LodeError/recordDoesNotDecode(type:key:field:reason:)``
+    ///   when the record as it was does not decode as a `T`.
+    public func object<T: Persistable, Key: Encodable>(_ type: T.Type, key: Key, asOf version: Int) throws
+        -> T?
+    {
+        let bytes = try KeyEncoder().encode(key)
+        guard bytes.count <= IndexKeyLimit.maximum else { return nil }
+        let state = try typeState(T.self)
+        guard let past = try changedRecords(of: state.typeName, asOf: version, keys: [bytes])[bytes] else {
+            return try object(T.self, keyBytes: bytes, state: state)
+        }
+        guard let record = past else { return nil }
+        return try record.withUnsafeBytes { try decode(T.self, from: $0, key: bytes) }
+    }
+}
