@@ -24,6 +24,19 @@ package struct TextIndexInspector: AttachedIndexInspector {
             documentCount: statistics.documents, tokenCount: statistics.tokens)
     }
 
+    package func objectDeleted(
+        key: [UInt8], from entry: CatalogEntry.AttachedIndexEntry, of type: String,
+        in transaction: WriteTransaction
+    ) throws {
+        let write = transaction.lmdbWrite
+        try transaction.removeTextEntries(
+            postings: try write.database(
+                named: TextIndexLayout.postingsDatabaseName(type: type, index: entry.name), create: false),
+            keys: try write.database(
+                named: TextIndexLayout.keysDatabaseName(type: type, index: entry.name), create: false),
+            key: key)
+    }
+
     package func check(
         _ index: StoredTextIndex, of type: String, records: [[UInt8]: UntypedRecord],
         unreadable: Set<[UInt8]>, in transaction: Transaction

@@ -497,6 +497,13 @@ extension WriteTransaction {
     /// Removes the document of the object under `key` from a full-text index when its record no
     /// longer decodes (its terms are unknown): every block of the index is read.
     func removeTextEntries<T>(_ index: LiveTextIndex<T>, key: [UInt8]) throws {
+        try removeTextEntries(postings: index.postings, keys: index.keys, key: key)
+    }
+
+    /// Removes the document of the object under `key` from the full-text index whose databases are
+    /// `postings` and `keys` (nothing when it holds none).
+    func removeTextEntries(postings: Database, keys: Database, key: [UInt8]) throws {
+        let index = (postings: postings, keys: keys)
         try flushDeferredIndexWrites()
         guard let document = try lmdb.get(key, in: index.keys).flatMap({ TextIndexLayout.bigEndian($0) })
         else {

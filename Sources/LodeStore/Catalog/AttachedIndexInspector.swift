@@ -15,6 +15,11 @@ package protocol AttachedIndexInspector: Sendable {
         _ index: StoredTextIndex, of type: String, records: [[UInt8]: UntypedRecord],
         unreadable: Set<[UInt8]>, in transaction: Transaction
     ) throws -> AttachedIndexCheck
+    /// Removes the object under `key` from the index `entry` of `type`: a deletion made without the
+    /// type's Swift type (one a delete rule reached).
+    func objectDeleted(
+        key: [UInt8], from entry: CatalogEntry.AttachedIndexEntry, of type: String,
+        in transaction: WriteTransaction) throws
 }
 
 /// What checking an attached index found (see `Transaction.checkIntegrity()`).

@@ -78,7 +78,8 @@ extension HistoryLayout {
                     guard let type, let key, let kind else {
                         throw damaged("a change is not a type, a key and an operation")
                     }
-                    try body(StoredHistoryChange(type: type, key: key, kind: kind, before: before, after: after))
+                    try body(
+                        StoredHistoryChange(type: type, key: key, kind: kind, before: before, after: after))
                 }
             }
         } catch let error as LodeError {

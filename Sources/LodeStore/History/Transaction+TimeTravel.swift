@@ -40,7 +40,8 @@ extension Transaction {
                     }
                     let key = Array(change.key)
                     if only == nil, let keys, !keys.contains(key) { return }
-                    steps[key, default: []].append((change.kind, change.before.map(Array.init), change.after.map(Array.init)))
+                    steps[key, default: []].append(
+                        (change.kind, change.before.map(Array.init), change.after.map(Array.init)))
                 }
             }
         }
@@ -60,7 +61,9 @@ extension Transaction {
                     guard let current = record, let before = change.before, let after = change.after,
                         let undone = current.withUnsafeBytes({ current in
                             before.withUnsafeBytes { before in
-                                after.withUnsafeBytes { HistoryLayout.undoingUpdate(of: current, before: before, after: $0) }
+                                after.withUnsafeBytes {
+                                    HistoryLayout.undoingUpdate(of: current, before: before, after: $0)
+                                }
                             }
                         })
                     else {

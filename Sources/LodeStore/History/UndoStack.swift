@@ -67,7 +67,9 @@ public final class UndoStack: Sendable {
         let keeps = try store.read { try $0.keepsHistory }
         guard keeps else {
             throw LodeError.historyUnavailable(
-                reason: "undo reads the store's history, and it keeps none (open it with StoreConfiguration.history set)")
+                reason:
+                    "undo reads the store's history, and it keeps none (open it with StoreConfiguration.history set)"
+            )
         }
         self.store = store
         self.limit = Swift.max(1, limit)
@@ -179,18 +181,20 @@ public final class UndoStack: Sendable {
             // Back where it was (by its commits' order, should another step have moved meanwhile).
             state.withLock { state in
                 let position =
-                    state[keyPath: source].firstIndex { ($0.versions.first ?? 0) > (step.versions.first ?? 0) }
+                    state[keyPath: source].firstIndex {
+                        ($0.versions.first ?? 0) > (step.versions.first ?? 0)
+                    }
                     ?? state[keyPath: source].count
                 state[keyPath: source].insert(step, at: position)
             }
             throw error
         }
-        if let version = done.version {
-            state.withLock { state in
-                state[keyPath: destination].append(Step(name: step.name, versions: [version]))
-                if state[keyPath: destination].count > limit {
-                    state[keyPath: destination].removeFirst(state[keyPath: destination].count - limit)
-                }
+        // A step with nothing left to put back still moves (its counterpart does nothing either).
+        state.withLock { state in
+            state[keyPath: destination].append(
+                Step(name: step.name, versions: done.version.map { [$0] } ?? []))
+            if state[keyPath: destination].count > limit {
+                state[keyPath: destination].removeFirst(state[keyPath: destination].count - limit)
             }
         }
         return UndoOutcome(name: step.name, version: done.version, skipped: done.skipped)

@@ -117,7 +117,9 @@ struct NetObjectChange {
     }
 
     /// `record` with each of `fields` set to its value (nil: removed); fields it lacks come last.
-    static func patch(_ record: [CBORValue.MapEntry], with fields: [String: CBORValue?]) -> [CBORValue.MapEntry] {
+    static func patch(_ record: [CBORValue.MapEntry], with fields: [String: CBORValue?]) -> [CBORValue
+        .MapEntry]
+    {
         var patched: [CBORValue.MapEntry] = []
         var placed = Set<String>()
         for entry in record {
@@ -169,7 +171,8 @@ extension WriteTransaction {
             guard version >= floor else {
                 throw LodeError.historyUnavailable(
                     reason:
-                        "\(action) reverts version \(version), and the history is complete from version \(floor) on")
+                        "\(action) reverts version \(version), and the history is complete from version \(floor) on"
+                )
             }
             guard let bytes = try lmdb.get(HistoryLayout.key(for: version), in: history) else { continue }
             try bytes.withUnsafeBytes { entry in
@@ -221,12 +224,14 @@ extension WriteTransaction {
             case (_, nil):
                 conflict = "deleted since"
             case (.whole(let expected), .some(let now)):
-                let names = Set(expected.compactMap(NetObjectChange.name)).union(now.compactMap(NetObjectChange.name))
+                let names = Set(expected.compactMap(NetObjectChange.name)).union(
+                    now.compactMap(NetObjectChange.name))
                 changed = names.filter {
                     NetObjectChange.value($0, in: expected) != NetObjectChange.value($0, in: now)
                 }.sorted()
             case (.fields(let expected), .some(let now)):
-                changed = expected.filter { NetObjectChange.value($0.key, in: now) != $0.value }.map(\.key).sorted()
+                changed = expected.filter { NetObjectChange.value($0.key, in: now) != $0.value }.map(\.key)
+                    .sorted()
             }
             if conflict == nil, !changed.isEmpty {
                 conflict = "\(changed.joined(separator: ", ")) changed since"

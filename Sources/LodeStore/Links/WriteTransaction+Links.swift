@@ -159,11 +159,14 @@ extension WriteTransaction {
         var records: Database
         var indexes: [(index: StoredIndex, database: Database)]
         var links: [(link: StoredLink, database: Database)]
+        /// The type's full-text (attached) indexes.
+        var attached: [CatalogEntry.AttachedIndexEntry]
 
         init(name: String, in transaction: WriteTransaction) throws {
             guard let entry = try transaction.catalogEntry(named: name) else {
                 throw LodeError.typeNotFound(name)
             }
+            attached = entry.attachedIndexes ?? []
             let write = transaction.lmdbWrite
             stored = entry.storedType
             records = try write.database(named: name, create: false)
@@ -183,6 +186,26 @@ extension WriteTransaction {
     /// Deletes an object without its Swift type: its record, its index entries and its link entries.
     private func deleteUntyped(_ ref: ObjectRef, type: UntypedType) throws {
         guard let bytes = try lmdb.get(ref.key, in: type.records) else { return }
+        if !type.attached.isEmpty {
+            // Full-text entries are the type's own code's: through its Swift type when this process
+            // has used it, otherwise through the registered kind of index; never left behind.
+            if let swiftType = store.swiftType(named: ref.type) {
+                func remove<T: Persistable>(_: T.Type) throws {
+                    try removeObject(T.self, key: ref.key, record: bytes, state: try typeState(T.self))
+                }
+                return try remove(swiftType)
+            }
+            guard let inspector = AttachedIndexInspection.inspector else {
+                throw LodeError.textIndexUnavailable(
+                    type: ref.type, index: type.attached[0].name,
+                    reason:
+                        "a delete rule deletes \(ref.type) \(KeyDescription.describe(ref.key)), and this process cannot change its full-text index: use \(ref.type) in it"
+                )
+            }
+            for index in type.attached {
+                try inspector.objectDeleted(key: ref.key, from: index, of: ref.type, in: self)
+            }
+        }
         if let record = try? UntypedRecord(bytes: bytes, type: type.stored) {
             for (index, database) in type.indexes {
                 if let key = try? record.indexKey(index) {
@@ -215,7 +238,8 @@ extension WriteTransaction {
         guard let entry = try catalogEntry(named: ref.type) else { throw LodeError.typeNotFound(ref.type) }
         guard (entry.attachedIndexes ?? []).isEmpty else {
             throw LodeError.typeNotFound(
-                "\(ref.type) (its full-text index is written by its Swift type: use the type in this process)")
+                "\(ref.type) (its full-text index is written by its Swift type: use the type in this process)"
+            )
         }
         let type = try UntypedType(name: ref.type, in: self)
         let stored = try lmdb.get(ref.key, in: type.records)
@@ -232,10 +256,18 @@ extension WriteTransaction {
                     reason: error.reason)
             }
         }
-        let before = try stored.map { stored in try readable { () throws(UntypedRecord.Problem) in try UntypedRecord(bytes: stored, type: type.stored) } }
-        let after = try readable { () throws(UntypedRecord.Problem) in try UntypedRecord(bytes: record, type: type.stored) }
+        let before = try stored.map { stored in
+            try readable { () throws(UntypedRecord.Problem) in
+                try UntypedRecord(bytes: stored, type: type.stored)
+            }
+        }
+        let after = try readable { () throws(UntypedRecord.Problem) in
+            try UntypedRecord(bytes: record, type: type.stored)
+        }
         for (index, database) in type.indexes {
-            let old = try before.map { before in try readable { () throws(UntypedRecord.Problem) in try before.indexKey(index) } }
+            let old = try before.map { before in
+                try readable { () throws(UntypedRecord.Problem) in try before.indexKey(index) }
+            }
             let new = try readable { () throws(UntypedRecord.Problem) in try after.indexKey(index) }
             guard old != new else { continue }
             if index.isUnique, let owner = try lmdb.get(new, in: database), owner != ref.key {
@@ -250,7 +282,10 @@ extension WriteTransaction {
             try lmdbWrite.put(ref.key, forKey: new, in: database)
         }
         for (link, database) in type.links {
-            let old = Set(try before.map { before in try readable { () throws(UntypedRecord.Problem) in try before.linkTargets(link) } } ?? [])
+            let old = Set(
+                try before.map { before in
+                    try readable { () throws(UntypedRecord.Problem) in try before.linkTargets(link) }
+                } ?? [])
             let new = Set(try readable { () throws(UntypedRecord.Problem) in try after.linkTargets(link) })
             try removeLinkEntries(database, targets: Array(old.subtracting(new)), primaryKey: ref.key)
             try putLinkEntries(database, targets: Array(new.subtracting(old)), primaryKey: ref.key)

@@ -1,0 +1,273 @@
+import Foundation
+import Testing
+
+@testable import LMDB
+@testable import LodeCodec
+@testable import LodeQuery
+@testable import LodeStore
+@testable import LodeTestModels
+@testable import LodeTestSupport
+@testable import LodeText
+
+/// Time travel and undo, checked against the store itself: every version's answers kept as they were
+/// given, and every database's entries (records, indexes, links, full-text postings) kept after
+/// every commit.
+@Suite struct UndoTimeTravelTests {
+    struct Board: Persistable, Equatable {
+        var id: Int
+        var name: String
+        var archived = false
+        static let schema = Schema<Board>(primaryKey: \.id, indexes: [.unique(\.name)])
+    }
+
+    struct Card: Persistable, Equatable {
+        var id: Int
+        var title: String
+        var body: String
+        var rank: Int
+        var score: Double
+        var tags: [String]
+        var remark: String?
+        var due: Date?
+        var board: Link<Board>?
+        static let schema = Schema<Card>(
+            primaryKey: \.id, indexes: [.on(\.rank), .on(\.title)], textIndexes: [.on(\.title, \.body)],
+            links: [.to(\.board, onDelete: .cascade)])
+    }
+
+    /// Every entry of every database of the store's objects (not `@`-named: catalog, change log,
+    /// history), as text: equal fingerprints are equal stores for every read.
+    static func fingerprint(_ store: Store) throws -> [String: [String]] {
+        let environment = try store.environment()
+        let names = try environment.read { txn in
+            try txn.allEntries(in: environment.mainDatabase).map { String(decoding: $0.key, as: UTF8.self) }
+        }.filter { !$0.hasPrefix("@") && !$0.contains(".@text") }
+        let databases = try names.map { try environment.database(named: $0, kind: nil, create: false) }
+        return try environment.read { txn in
+            var result: [String: [String]] = [:]
+            for (name, database) in zip(names, databases) {
+                result[name] = try txn.allEntries(in: database).map { entry in
+                    entry.key.map { String(format: "%02x", $0) }.joined() + "="
+                        + entry.value.map { String(format: "%02x", $0) }.joined()
+                }
+            }
+            return result
+        }
+    }
+
+    static let ranked = #Predicate<Card> { $0.rank >= 2 }
+
+    /// The answers a version gave: each card, and two queries.
+    struct Answers: Equatable {
+        var cards: [Card]
+        var rankedByTitle: [Card]
+        var topScores: [Card]
+        var boards: [Board]
+    }
+
+    static func answers(_ store: Store, asOf version: Int? = nil) throws -> Answers {
+        let all = store.objects(Card.self)
+        let ranked = all.filter(Self.ranked).sorted(by: \.title).limit(6)
+        let top = all.sorted(by: \.score, ascending: false).offset(1).limit(4)
+        let boards = store.objects(Board.self)
+        guard let version else {
+            return Answers(
+                cards: try all.fetch(), rankedByTitle: try ranked.fetch(), topScores: try top.fetch(),
+                boards: try boards.fetch())
+        }
+        return Answers(
+            cards: try all.fetch(asOf: version), rankedByTitle: try ranked.fetch(asOf: version),
+            topScores: try top.fetch(asOf: version), boards: try boards.fetch(asOf: version))
+    }
+
+    /// One random write: cards inserted, replaced, updated field by field, deleted; boards made,
+    /// renamed (a unique index) and deleted (cascading to their cards).
+    static func randomWrite(_ tx: WriteTransaction, round: Int, random: inout SeededGenerator) throws {
+        let words = ["alpha", "beta", "gamma", "delta", "omega", "sigma"]
+        func word() -> String { words[Int.random(in: 0..<words.count, using: &random)] }
+        for _ in 0..<Int.random(in: 1...4, using: &random) {
+            let id = Int.random(in: 0..<24, using: &random)
+            let boardID = Int.random(in: 0..<4, using: &random)
+            let board = try tx.object(Board.self, key: boardID)
+            let exists = try tx.object(Card.self, key: id) != nil
+            switch Int.random(in: 0..<12, using: &random) {
+            case 0..<3:
+                try tx.upsert(
+                    Card(
+                        id: id, title: word(), body: "\(word()) \(word()) \(round)",
+                        rank: Int.random(in: 0..<5, using: &random),
+                        score: Double(Int.random(in: 0..<100, using: &random)) / 4,
+                        tags: (0..<Int.random(in: 0..<3, using: &random)).map { "t\($0)" },
+                        remark: Bool.random(using: &random) ? nil : "r\(round)",
+                        due: Bool.random(using: &random)
+                            ? nil : Date(timeIntervalSince1970: Double(round * 60)),
+                        board: try board.map { try Link($0) }))
+            case 3..<6 where exists:
+                try tx.update(Card.self, key: id) { card in
+                    card.rank = Int.random(in: 0..<5, using: &random)
+                    if Bool.random(using: &random) { card.remark = card.remark == nil ? "set \(round)" : nil }
+                    if Bool.random(using: &random) { card.body = "\(word()) edited" }
+                }
+            case 6 where exists:
+                try tx.update(Card.self, key: id) { card in card.board = try board.map { try Link($0) } }
+            case 7..<9 where exists:
+                try tx.delete(Card.self, key: id)
+            case 9 where board == nil:
+                let name = "board \(Int.random(in: 0..<6, using: &random))"
+                if try tx.objects(Board.self).filter(#Predicate { $0.name == name }).count == 0 {
+                    try tx.insert(Board(id: boardID, name: name))
+                }
+            case 10 where board != nil:
+                let name = "board \(Int.random(in: 0..<6, using: &random))"
+                if try tx.objects(Board.self).filter(#Predicate { $0.name == name }).count == 0 {
+                    try tx.update(Board.self, key: boardID) { $0.name = name }
+                }
+            case 11 where board != nil && round % 5 == 0:
+                try tx.delete(Board.self, key: boardID)
+            default:
+                continue
+            }
+        }
+    }
+
+    /// Random writes; then every version read as of then gives what it gave, and undoing the last
+    /// steps one by one gives back every database's entries as they were before each, redoing them
+    /// as they were after.
+    @Test func timeTravelAndUndoGiveBackEveryVersion() throws {
+        let directory = TemporaryDirectory("undo-oracle")
+        let store = try Store(
+            at: directory.url, configuration: StoreConfiguration(history: .forever),
+            types: [Board.self, Card.self])
+        let undo = try UndoStack(store, limit: 1_000)
+        var random = SeededGenerator(seed: 611)
+        var versions: [Int] = []
+        var answers: [Int: Answers] = [:]
+        var fingerprints: [Int: [String: [String]]] = [:]
+        let first = try store.read { $0.version }
+        answers[first] = try Self.answers(store)
+        fingerprints[first] = try Self.fingerprint(store)
+        var steps: [(before: Int, after: Int)] = []
+        var last = first
+        for round in 0..<140 {
+            try undo.write("round \(round)") { tx in try Self.randomWrite(tx, round: round, random: &random) }
+            let version = try store.read { $0.version }
+            guard version != last else { continue }
+            versions.append(version)
+            answers[version] = try Self.answers(store)
+            fingerprints[version] = try Self.fingerprint(store)
+            steps.append((last, version))
+            last = version
+        }
+        #expect(versions.count > 100)
+        // Time travel: every version, every query, and each object by key.
+        for version in [first] + versions {
+            #expect(try Self.answers(store, asOf: version) == answers[version], "as of \(version)")
+            for card in answers[version]!.cards.prefix(3) {
+                #expect(try store.read { try $0.object(Card.self, key: card.id, asOf: version) } == card)
+            }
+        }
+        let gone = try store.read { tx in
+            try (0..<24).filter { id in try tx.object(Card.self, key: id, asOf: first) == nil }
+        }
+        #expect(gone.count == 24, "no card existed at the start")
+        // Undo the last 40 steps: each gives back the state before it, exactly.
+        #expect(undo.canUndo && undo.undoName == "round 139" || undo.undoName?.hasPrefix("round ") == true)
+        for step in steps.reversed().prefix(40) {
+            let outcome = try #require(try undo.undo())
+            #expect(outcome.skipped.isEmpty)
+            let now = try Self.fingerprint(store)
+            let differing = Set(now.keys).union(fingerprints[step.before]!.keys).filter {
+                now[$0] != fingerprints[step.before]![$0]
+            }
+            #expect(
+                differing.isEmpty,
+                "undo of \(step.after): \(differing.sorted()) \(differing.sorted().first.map { (Set(now[$0] ?? []).symmetricDifference(fingerprints[step.before]![$0] ?? [])) }.map { "\($0)" } ?? "")"
+            )
+            #expect(try Self.answers(store) == answers[step.before])
+        }
+        // Redo them: each gives back the state after it.
+        for step in steps.suffix(40) {
+            #expect(undo.canRedo)
+            _ = try #require(try undo.redo())
+            let now = try Self.fingerprint(store)
+            let differing = Set(now.keys).union(fingerprints[step.after]!.keys).filter {
+                now[$0] != fingerprints[step.after]![$0]
+            }
+            #expect(
+                differing.isEmpty,
+                "redo of \(step.after): \(differing.sorted()) \(differing.sorted().first.map { (Set(now[$0] ?? []).symmetricDifference(fingerprints[step.after]![$0] ?? [])) }.map { "\($0)" } ?? "")"
+            )
+        }
+        #expect(!undo.canRedo)
+        // Full-text postings too: a search finds what it found at the last version.
+        let found = try store.read { tx in
+            try tx.objects(Card.self).matching("gamma").fetch().map(\.id).sorted()
+        }
+        #expect(
+            found
+                == answers[last]!.cards.filter { $0.title.contains("gamma") || $0.body.contains("gamma") }
+                .map(\.id).sorted())
+    }
+}
+
+extension UndoTimeTravelTests {
+    static func card(_ id: Int, _ title: String, board: Board? = nil) throws -> Card {
+        Card(
+            id: id, title: title, body: "\(title) body", rank: id, score: Double(id), tags: [], remark: nil,
+            due: nil, board: try board.map { try Link($0) })
+    }
+
+    @Test func undoAndRedoOfInsertsUpdatesAndDeletes() throws {
+        let directory = TemporaryDirectory("undo-basic")
+        let store = try Store(
+            at: directory.url, configuration: StoreConfiguration(history: .forever),
+            types: [Board.self, Card.self])
+        let undo = try UndoStack(store)
+        let board = Board(id: 3, name: "three")
+        try undo.write("Board") { tx in try tx.insert(board) }
+        try undo.write("Card") { tx in try tx.insert(try Self.card(11, "eleven", board: board)) }
+        try undo.write("Rename") { tx in try tx.update(Card.self, key: 11) { $0.title = "renamed" } }
+        #expect(undo.undoName == "Rename")
+        try undo.undo()
+        #expect(try store.read { try $0.object(Card.self, key: 11)?.title } == "eleven")
+        try undo.undo()
+        #expect(try store.read { try $0.object(Card.self, key: 11) } == nil)
+        #expect(undo.redoName == "Card")
+        let redone = try undo.redo()
+        #expect(redone?.name == "Card")
+        #expect(
+            try store.read { try $0.object(Card.self, key: 11) }
+                == (try Self.card(11, "eleven", board: board)))
+        try undo.redo()
+        #expect(try store.read { try $0.object(Card.self, key: 11)?.title } == "renamed")
+        #expect(!undo.canRedo)
+    }
+}
+
+extension UndoTimeTravelTests {
+    /// A delete rule that cascades to objects with a full-text index removes their postings too —
+    /// through their Swift type, or (a store that never used the type) through the index's kind —
+    /// where it used to leave postings of deleted objects, and every later search threw
+    /// `textIndexDamaged`.
+    @Test func aCascadeRemovesTheFullTextEntriesOfWhatItDeletes() throws {
+        let directory = TemporaryDirectory("cascade-text")
+        let store = try Store(at: directory.url, types: [Board.self, Card.self])
+        let boards = [Board(id: 1, name: "one"), Board(id: 2, name: "two")]
+        try store.write { tx in
+            for board in boards { try tx.insert(board) }
+            try tx.insert(try Self.card(1, "zebra", board: boards[0]))
+            try tx.insert(try Self.card(2, "zebra", board: boards[1]))
+            try tx.insert(try Self.card(3, "zebra"))
+        }
+        try store.write { tx in try tx.delete(Board.self, key: 1) }
+        let search = { (store: Store) in
+            try store.read { try $0.objects(Card.self).matching("zebra").fetch().map(\.id).sorted() }
+        }
+        #expect(try search(store) == [2, 3])
+        // A store on the same file that never used Card: the cascade goes through the index's kind.
+        let boardsOnly = try Store(at: directory.url, types: [Board.self])
+        try boardsOnly.write { tx in try tx.delete(Board.self, key: 2) }
+        #expect(try search(store) == [3])
+        #expect(try store.read { try $0.checkIntegrity() }.problems.isEmpty)
+    }
+}
