@@ -271,3 +271,174 @@ extension UndoTimeTravelTests {
         #expect(try store.read { try $0.checkIntegrity() }.problems.isEmpty)
     }
 }
+
+extension UndoTimeTravelTests {
+    func conflicts(_ error: any Error) -> [UndoConflict]? {
+        guard case .undoConflict(_, let conflicts) = error as? LodeError else { return nil }
+        return conflicts
+    }
+
+    /// Another process changes what a step changed: undo refuses, naming the object and only the
+    /// fields both changed, and writes nothing; skipping puts back what nobody changed; redo writes
+    /// again what the undo put back.
+    @Test func objectsChangedSinceAreRefusedOrSkipped() throws {
+        let directory = TemporaryDirectory("undo-conflicts")
+        let store = try Store(
+            at: directory.url, configuration: StoreConfiguration(history: .forever), types: [Task.self])
+        let undo = try UndoStack(store, author: "me")
+        try undo.write("Add") { tx in
+            try tx.insert(Task(id: 7, title: "seven", rank: 1, done: false, group: "g"))
+            try tx.insert(Task(id: 8, title: "eight", rank: 1, done: false, group: "g"))
+            try tx.insert(Task(id: 9, title: "nine", rank: 1, done: false, group: "g"))
+        }
+        try undo.write("Tweak") { tx in
+            try tx.update(Task.self, key: 7) {
+                $0.done = true
+                $0.rank = 2
+            }
+            try tx.delete(Task.self, key: 9)
+        }
+        // Another process: 7's title and rank change, 9 is made again.
+        let helper = builtTool("lode-test-helper")
+        for (operation, id) in [("update", 7), ("insert", 9)] {
+            let result = try shell("'\(helper)' commit-one '\(directory.url.path)' \(operation) \(id)")
+            #expect(result.status == 0, "\(result.err)")
+        }
+        let before = try store.read { $0.version }
+        #expect {
+            try undo.undo()
+        } throws: { error in
+            let found = conflicts(error)
+            return found?.map(\.fields) == [["rank"], []]
+                && found?.map(\.change) == ["rank changed since", "made again since"]
+                && "\(error)".contains("Task 7 (rank changed since)")
+        }
+        #expect(try store.read { $0.version } == before, "nothing was written")
+        #expect(undo.undoName == "Tweak", "the step stays")
+        // Skipping: done goes back, rank (changed since) and 9 (made again) stay.
+        let outcome = try #require(try undo.undo(policy: .skipChanged))
+        #expect(outcome.skipped.map(\.object.typeName) == ["Task", "Task"])
+        var seven = try #require(try store.read { try $0.object(Task.self, key: 7) })
+        #expect(seven.done == false && seven.rank == 102 && seven.title == "seven (edited)")
+        #expect(try store.read { try $0.object(Task.self, key: 9)?.title } == "task 9")
+        #expect(try store.read { try $0.history().last?.author } == "me")
+        // Redo writes again what the undo put back (done), nothing else.
+        try undo.redo()
+        seven = try #require(try store.read { try $0.object(Task.self, key: 7) })
+        #expect(seven.done == true && seven.rank == 102)
+        try undo.undo(policy: .skipChanged)
+        // Undo of the inserts: 7 changed since (refused), 8 did not.
+        #expect {
+            try undo.undo()
+        } throws: { error in
+            conflicts(error)?.map(\.object.primaryKey) == [try KeyEncoder().encode(7), try KeyEncoder().encode(9)]
+        }
+        let last = try #require(try undo.undo(policy: .skipChanged))
+        #expect(last.skipped.count == 2)
+        #expect(try store.read { try $0.object(Task.self, key: 8) } == nil)
+        #expect(try store.read { try $0.object(Task.self, key: 7) } != nil)
+        #expect(!undo.canUndo && undo.redoName == "Add")
+    }
+
+    /// Writes made in a group are one step; a store without history refuses an undo stack; the
+    /// oldest steps go past the limit.
+    @Test func groupsLimitsAndAStoreWithoutHistory() throws {
+        let plain = TemporaryDirectory("undo-plain")
+        #expect {
+            try UndoStack(try Store(at: plain.url, types: [Task.self]))
+        } throws: { error in
+            guard case .historyUnavailable = error as? LodeError else { return false }
+            return true
+        }
+        let directory = TemporaryDirectory("undo-group")
+        let store = try Store(
+            at: directory.url, configuration: StoreConfiguration(history: .forever), types: [Task.self])
+        let undo = try UndoStack(store, limit: 3)
+        try undo.group("Import") {
+            for id in 0..<3 {
+                try undo.write("one") { tx in
+                    try tx.insert(Task(id: id, title: "t\(id)", rank: id, done: false, group: "g"))
+                }
+            }
+        }
+        #expect(undo.undoName == "Import")
+        try undo.undo()
+        #expect(try store.read { try $0.count(Task.self) } == 0)
+        try undo.redo()
+        #expect(try store.read { try $0.count(Task.self) } == 3)
+        for id in 0..<4 {
+            try undo.write("rank \(id)") { tx in try tx.update(Task.self, key: 0) { $0.rank = 10 + id } }
+        }
+        var undone = 0
+        while try undo.undo() != nil { undone += 1 }
+        #expect(undone == 3)
+        #expect(try store.read { try $0.object(Task.self, key: 0)?.rank } == 10)
+    }
+}
+
+extension UndoTimeTravelTests {
+    func unavailable(_ error: any Error, saying text: String) -> Bool {
+        guard case .historyUnavailable(let reason) = error as? LodeError else { return false }
+        return reason.contains(text)
+    }
+
+    /// What the history cannot answer is a typed error: a version before a migration (named), one
+    /// pruned, one after the version read, a query through links; an undo across a migration.
+    @Test func whatTheHistoryCannotReconstructIsSaid() throws {
+        let directory = TemporaryDirectory("time-travel-limits")
+        let early: Int
+        let undo: UndoStack
+        do {
+            let store = try Store(
+                at: directory.url, configuration: StoreConfiguration(history: .forever),
+                types: [Board.self, Card.self])
+            undo = try UndoStack(store)
+            try undo.write("Card") { tx in try tx.insert(try Self.card(1, "one")) }
+            early = try store.read { $0.version }
+            try store.write { tx in try tx.update(Card.self, key: 1) { $0.rank = 5 } }
+            #expect(try store.read { try $0.object(Card.self, key: 1, asOf: early)?.rank } == 1)
+            #expect {
+                try store.read { try $0.object(Card.self, key: 1, asOf: $0.version + 1) }
+            } throws: { unavailable($0, saying: "after the version read") }
+            #expect {
+                try store.objects(Card.self).filter(\.board, matches: #Predicate<Board> { $0.archived })
+                    .fetch(asOf: early)
+            } throws: { unavailable($0, saying: "through links") }
+        }
+        let migration = Migration("ranks doubled") { context in
+            try context.updateRecords(of: "Card") { record in
+                if case .unsigned(let rank)? = record["rank"] { record["rank"] = .unsigned(rank * 2) }
+                return .keep
+            }
+        }
+        let store = try Store(
+            at: directory.url, configuration: StoreConfiguration(history: .forever),
+            types: [Board.self, Card.self], migrations: [migration])
+        #expect(try store.read { try $0.object(Card.self, key: 1)?.rank } == 10)
+        #expect {
+            try store.read { try $0.object(Card.self, key: 1, asOf: early) }
+        } throws: { unavailable($0, saying: "ranks doubled") }
+        #expect {
+            try store.objects(Card.self).fetch(asOf: early)
+        } throws: { unavailable($0, saying: "ranks doubled") }
+        // Versions since the migration read.
+        let after = try store.read { $0.version }
+        try store.write { tx in try tx.update(Card.self, key: 1) { $0.rank = 11 } }
+        #expect(try store.objects(Card.self).fetch(asOf: after).map(\.rank) == [10])
+        // Pruned: kept for 5 versions, a version 100 commits back is gone.
+        let pruned = TemporaryDirectory("time-travel-pruned")
+        let short = try Store(
+            at: pruned.url, configuration: StoreConfiguration(history: .keep(versions: 5)), types: [Board.self, Card.self])
+        try short.write { tx in try tx.insert(try Self.card(1, "one")) }
+        let old = try short.read { $0.version }
+        for rank in 0..<130 { try short.write { tx in try tx.update(Card.self, key: 1) { $0.rank = rank } } }
+        #expect {
+            try short.read { try $0.object(Card.self, key: 1, asOf: old) }
+        } throws: { unavailable($0, saying: "pruned") }
+        // The step from before the migration does not undo (its store's code predates it, and the
+        // history no longer holds it), and stays on the stack.
+        #expect(throws: LodeError.self) { try undo.undo() }
+        #expect(undo.undoName == "Card")
+        #expect(try store.read { try $0.object(Card.self, key: 1)?.rank } == 11)
+    }
+}
