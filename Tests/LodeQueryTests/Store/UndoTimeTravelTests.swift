@@ -331,7 +331,9 @@ extension UndoTimeTravelTests {
         #expect {
             try undo.undo()
         } throws: { error in
-            conflicts(error)?.map(\.object.primaryKey) == [try KeyEncoder().encode(7), try KeyEncoder().encode(9)]
+            conflicts(error)?.map(\.object.primaryKey) == [
+                try KeyEncoder().encode(7), try KeyEncoder().encode(9),
+            ]
         }
         let last = try #require(try undo.undo(policy: .skipChanged))
         #expect(last.skipped.count == 2)
@@ -428,7 +430,8 @@ extension UndoTimeTravelTests {
         // Pruned: kept for 5 versions, a version 100 commits back is gone.
         let pruned = TemporaryDirectory("time-travel-pruned")
         let short = try Store(
-            at: pruned.url, configuration: StoreConfiguration(history: .keep(versions: 5)), types: [Board.self, Card.self])
+            at: pruned.url, configuration: StoreConfiguration(history: .keep(versions: 5)),
+            types: [Board.self, Card.self])
         try short.write { tx in try tx.insert(try Self.card(1, "one")) }
         let old = try short.read { $0.version }
         for rank in 0..<130 { try short.write { tx in try tx.update(Card.self, key: 1) { $0.rank = rank } } }
