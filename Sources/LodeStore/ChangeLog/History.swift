@@ -89,6 +89,46 @@ public struct HistoryChange: Sendable, Equatable {
 
     /// The primary key as text, for display.
     public var keyDescription: String { KeyDescription.describe(key) }
+
+    /// The object changed.
+    public var objectID: ObjectID { ObjectID(typeName: type, primaryKey: key) }
+
+    /// The names of the fields the change set or removed: every field of an inserted or deleted
+    /// object, the changed ones of an update.
+    public var fields: Set<String> { Set(before.keys).union(after.keys) }
+
+    /// The object as a `T`: an insert's values, or a deletion's last values (nil for an update,
+    /// which holds only the fields that changed — read those with ``value(of:as:before:)``).
+    ///
+    /// - Throws: ``LodeError/typeNotFound(_:)`` when the change is not of `T`'s type, and
+    ///   ``LodeError/recordDoesNotDecode(type:key:field:reason:)`` when the values do not decode as a
+    ///   `T` (written by another version of the app).
+    public func object<T: Persistable>(as type: T.Type) throws -> T? {
+        guard self.type == T.schema.typeName else {
+            throw LodeError.typeNotFound("\(self.type) (asked for as \(T.schema.typeName))")
+        }
+        let fields: [String: CBORValue]
+        switch kind {
+        case .insert: fields = after
+        case .delete: fields = before
+        case .update: return nil
+        }
+        let record = CBORValue.map(
+            fields.sorted { $0.key < $1.key }.map { CBORValue.MapEntry(key: .text($0.key), value: $0.value) }
+        ).encoded
+        return try record.withUnsafeBytes { record in
+            try key.withUnsafeBytes { try ObjectReader<T>().read(record, key: $0) }
+        }
+    }
+
+    /// The value of `field` after the change (or, with `before`, before it) as a `V`; nil when that
+    /// side does not hold the field (it was absent, or did not change).
+    ///
+    /// - Throws: `DecodingError` when the value is not a `V`.
+    public func value<V: Decodable>(of field: String, as type: V.Type, before: Bool = false) throws -> V? {
+        guard let value = (before ? self.before : after)[field] else { return nil }
+        return try CBORDecoder().decode(V.self, from: value.encoded)
+    }
 }
 
 /// The history's layout: `@history` entries by version and the `@meta` values that govern it (see

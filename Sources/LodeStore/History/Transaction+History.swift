@@ -22,11 +22,26 @@ extension Transaction {
     ///   migration): never a history with a gap. ``LodeError/recordDoesNotDecode(type:key:field:reason:)``
     ///   naming `@history` for an entry that does not read.
     public func history(since token: HistoryToken? = nil) throws -> [HistoryTransaction] {
+        try history(since: token, limit: nil)
+    }
+
+    /// The first `limit` commits (all, when nil) of ``history(since:)``.
+    package func history(since token: HistoryToken?, limit: Int?) throws -> [HistoryTransaction] {
         var found: [HistoryTransaction] = []
         try forEachHistoryEntry(since: token) { version, bytes in
+            if let limit, found.count >= limit { return false }
             found.append(try HistoryLayout.decode(Array(bytes), version: version))
+            return true
         }
         return found
+    }
+
+    /// The commits after `token` that changed objects of `T`, with only those changes; see
+    /// ``history(since:)`` and ``HistoryChange/object(as:)``.
+    public func history<T: Persistable>(of type: T.Type, since token: HistoryToken? = nil) throws
+        -> [HistoryTransaction]
+    {
+        try history(of: T.schema.typeName, since: token)
     }
 
     /// The commits after `token` that changed objects of `type` (the type's store name), with only
@@ -53,7 +68,7 @@ extension Transaction {
 
     /// Calls `body` with each history entry after `token` up to this transaction's version, in order.
     func forEachHistoryEntry(
-        since token: HistoryToken?, _ body: (Int, UnsafeRawBufferPointer) throws -> Void
+        since token: HistoryToken?, _ body: (Int, UnsafeRawBufferPointer) throws -> Bool
     ) throws {
         guard try lmdb.get(HistoryLayout.retentionKey, in: store.meta) != nil else {
             throw LodeError.historyUnavailable(
@@ -79,8 +94,7 @@ extension Transaction {
             func visit(_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool {
                 let version = HistoryLayout.version(of: key)
                 guard version <= self.version else { return false }
-                try body(version, value)
-                return true
+                return try body(version, value)
             }
             guard try cursor.seek(atLeast: start) != nil else { return }
             var going = try cursor.withCurrent(visit)

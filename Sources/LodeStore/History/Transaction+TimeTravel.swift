@@ -43,6 +43,7 @@ extension Transaction {
                     steps[key, default: []].append(
                         (change.kind, change.before.map(Array.init), change.after.map(Array.init)))
                 }
+                return true
             }
         }
         guard !steps.isEmpty else { return [:] }
