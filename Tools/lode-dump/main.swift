@@ -12,10 +12,15 @@ let usage = """
                                      [--sort FIELD[,-FIELD]] [--limit N] [--fields a,b] [--explain]
                                      [--match QUERY [--index NAME]]
                                                      --match: a full-text search, best match first
-           lode-dump get STORE TYPE KEY              one object by primary key
+           lode-dump get STORE TYPE KEY [--as-of VERSION]
+                                                     one object by primary key (as it was after
+                                                     VERSION, from the store's history)
            lode-dump stats STORE                     per database: depth, pages, entries; full-text
                                                      indexes: terms, postings, size; readers
-           lode-dump changes STORE [--since VERSION] the change log
+           lode-dump changes STORE [--since VERSION] [--json]
+                                                     the commits: with their values (and --json:
+                                                     one JSON object per commit) when the store
+                                                     keeps history, else the change log
            lode-dump watch STORE [TYPE] [--where EXPR] [--for SECONDS]
                                                      follow commits of any process (Ctrl-C stops)
            lode-dump check STORE                     integrity of records, indexes and layout
@@ -474,7 +479,7 @@ func check(_ path: String) throws -> Int32 {
     return 1
 }
 
-func get(_ path: String, type: String, key: String) throws {
+func get(_ path: String, type: String, key: String, asOf version: Int?) throws {
     let store = try openStore(path)
     // The key's Swift type is unknown: try it as each kind of key a store can have.
     var candidates: [[UInt8]] = []
@@ -483,9 +488,16 @@ func get(_ path: String, type: String, key: String) throws {
     if let uuid = UUID(uuidString: key) { candidates.append(try encoder.encode(uuid)) }
     candidates.append(try encoder.encode(key))
     let found = try store.read { tx in
-        try candidates.lazy.compactMap { try tx.storedRecord(of: type, key: $0) }.first
+        try candidates.lazy.compactMap { candidate in
+            if let version { return try tx.storedRecord(of: type, key: candidate, asOf: version) }
+            return try tx.storedRecord(of: type, key: candidate)
+        }.first
     }
-    guard let found else { throw DumpError(description: "\(type): no object with primary key \(key)") }
+    guard let found else {
+        throw DumpError(
+            description: "\(type): no object with primary key \(key)"
+                + (version.map { " at version \($0)" } ?? ""))
+    }
     print(try found.value(type: type).json)
 }
 
@@ -536,8 +548,15 @@ func stats(_ path: String) throws {
     }
 }
 
-func changes(_ path: String, since: Int) throws {
+func changes(_ path: String, since: Int, json: Bool) throws {
     let store = try openStore(path)
+    if try store.read({ try $0.keepsHistory }) {
+        try historyChanges(store, since: since, json: json)
+        return
+    }
+    guard !json else {
+        throw DumpError(description: "\(path) keeps no history: --json shows the values a history holds")
+    }
     guard store.hasChangeLog else {
         print("(no change log)")
         return
@@ -552,6 +571,50 @@ func changes(_ path: String, since: Int) throws {
                 + commit.changes.map(describe).joined(separator: "; "))
     }
 }
+
+/// The history with values: a line per commit (version, time, author), a line per object changed —
+/// an insert's and a deletion's values, each updated field's value before and after; or, with
+/// `json`, one JSON object per commit.
+func historyChanges(_ store: Store, since: Int, json: Bool) throws {
+    let commits = try store.read { tx in
+        try tx.history(since: since == 0 ? nil : HistoryToken(version: since - 1))
+    }
+    func object(_ fields: [String: CBORValue]) -> String {
+        "{"
+            + fields.sorted { $0.key < $1.key }.map { "\(jsonString($0.key)):\($0.value.json)" }
+            .joined(separator: ",") + "}"
+    }
+    for commit in commits {
+        if json {
+            let changes = commit.changes.map { change in
+                "{\"type\":\(jsonString(change.type)),\"key\":\(jsonString(change.keyDescription)),"
+                    + "\"op\":\"\(change.kind.rawValue)\",\"before\":\(object(change.before)),"
+                    + "\"after\":\(object(change.after))}"
+            }
+            print(
+                "{\"version\":\(commit.version),\"time\":\"\(isoTime(commit.time))\",\"author\":"
+                    + (commit.author.map(jsonString) ?? "null") + ",\"changes\":["
+                    + changes.joined(separator: ",") + "]}")
+            continue
+        }
+        print("\(commit.version)  \(isoTime(commit.time))" + (commit.author.map { "  by \($0)" } ?? ""))
+        for change in commit.changes {
+            let head = "  \(change.kind.rawValue) \(change.type) \(change.keyDescription)"
+            switch change.kind {
+            case .insert: print(head + " " + object(change.after))
+            case .delete: print(head + " " + object(change.before))
+            case .update:
+                let fields = change.fields.sorted().map { field in
+                    "\(field): \(change.before[field]?.json ?? "(none)") → \(change.after[field]?.json ?? "(none)")"
+                }
+                print(head + ": " + fields.joined(separator: ", "))
+            }
+        }
+    }
+}
+
+/// `text` as a JSON string literal.
+func jsonString(_ text: String) -> String { CBORValue.text(text).json }
 
 /// `insert Task 7`, `update Task 7 (rank, title)`, `bulk Task (51 objects)`.
 func describe(_ change: ObjectChange) -> String {
@@ -597,7 +660,7 @@ func main() -> Int32 {
             Array(raw.dropFirst()),
             valued: [
                 "--format", "--where", "--sort", "--limit", "--fields", "--since", "-s", "--for", "--port",
-                "--match", "--index",
+                "--match", "--index", "--as-of",
             ],
             flags: ["--json", "--all", "--force", "--explain"])
         let positional = arguments.positional
@@ -615,7 +678,13 @@ func main() -> Int32 {
             try dump(positional[0], type: positional[1], arguments: arguments)
         case "get":
             try expect(3, "STORE TYPE KEY")
-            try get(positional[0], type: positional[1], key: positional[2])
+            let version = try arguments.options["--as-of"].map {
+                guard let value = Int($0), value >= 0 else {
+                    throw UsageError(description: "--as-of needs a version, got \($0)")
+                }
+                return value
+            }
+            try get(positional[0], type: positional[1], key: positional[2], asOf: version)
         case "stats":
             try expect(1, "STORE")
             try stats(positional[0])
@@ -687,7 +756,7 @@ func main() -> Int32 {
                     }
                     return value
                 } ?? 0
-            try changes(positional[0], since: since)
+            try changes(positional[0], since: since, json: arguments.flags.contains("--json"))
         }
         return 0
     } catch let error as UsageError {

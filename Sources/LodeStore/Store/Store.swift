@@ -595,13 +595,14 @@ public final class Store: @unchecked Sendable {
         // the catalog was read at (a reader begun now may not see the last id yet).
         guard withState({ $0.catalogSyncedVersion }) != environment.info.lastTransactionID else { return }
         try mapStorageErrors {
-            let (version, entries) = try environment.read { txn in
+            let (version, entries, keepsHistory) = try environment.read { txn in
                 (
                     txn.id,
                     try txn.allEntries(in: catalog).map {
                         try CatalogEntry.decoded(
                             from: $0.value, named: String(decoding: $0.key, as: UTF8.self))
-                    }
+                    },
+                    try txn.contains(Array(StoreLayout.history.utf8), in: environment.mainDatabase)
                 )
             }
             // A database another process dropped since the catalog was read is not there: not an error.
@@ -613,6 +614,8 @@ public final class Store: @unchecked Sendable {
             for entry in entries {
                 for database in entry.databases { try open(database.name, kind: database.kind) }
             }
+            // The history, once another process (or an earlier open) made the store keep one.
+            if keepsHistory { try open(StoreLayout.history, kind: .plain) }
             withState { $0.catalogSyncedVersion = max($0.catalogSyncedVersion, version) }
         }
     }

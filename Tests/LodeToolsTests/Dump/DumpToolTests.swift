@@ -783,3 +783,48 @@ extension DumpToolTests {
         #expect(try codable.read { try $0.object(CodableTask.self, key: 4) }?.title == "task 4")
     }
 }
+
+extension DumpToolTests {
+    /// A store that keeps history: `changes` shows each commit's values (and JSON with `--json`),
+    /// `get --as-of` an object as an earlier version left it.
+    @Test func changesShowTheHistoryWithValuesAndGetReadsAsOfAVersion() throws {
+        let store = try Store(
+            at: tmp.url, configuration: StoreConfiguration(history: .forever),
+            types: [Task.self, Counter.self])
+        try store.write { tx in
+            tx.author = "ann"
+            try tx.insert(Task(id: 1, title: "first", rank: 1, done: false, group: "home"))
+        }
+        let early = try store.read { $0.version }
+        try store.write { tx in try tx.update(Task.self, key: 1) { $0.title = "second" } }
+        try store.write { tx in try tx.delete(Task.self, key: 1) }
+        let path = tmp.url.path
+        let run = try runDump(["changes", path])
+        let text = run.out.split(separator: "\n").map(String.init)
+        #expect(text.count == 6, "\(run)")
+        #expect(text[0].hasSuffix("by ann"))
+        #expect(text[1] == #"  insert Task 1 {"done":false,"group":"home","id":1,"rank":1,"title":"first"}"#)
+        #expect(text[3] == #"  update Task 1: title: "first" → "second""#)
+        #expect(text[5] == #"  delete Task 1 {"done":false,"group":"home","id":1,"rank":1,"title":"second"}"#)
+        let json = try runDump(["changes", path, "--json", "--since", "\(early + 1)"]).out.split(
+            separator: "\n")
+        #expect(json.count == 2)
+        let update = try #require(
+            try JSONSerialization.jsonObject(with: Data(json[0].utf8)) as? [String: Any])
+        #expect(update["version"] as? Int == early + 1)
+        let change = try #require((update["changes"] as? [[String: Any]])?.first)
+        #expect(change["op"] as? String == "update")
+        #expect((change["before"] as? [String: Any])?["title"] as? String == "first")
+        #expect((change["after"] as? [String: Any])?["title"] as? String == "second")
+        #expect(
+            try runDump(["get", path, "Task", "1", "--as-of", "\(early)"]).out
+                == #"{"id":1,"title":"first","rank":1,"done":false,"group":"home"}"# + "\n")
+        let gone = try runDump(["get", path, "Task", "1"])
+        #expect(gone.status == 1 && gone.err.contains("no object with primary key 1"))
+        let before = try runDump(["get", path, "Task", "1", "--as-of", "\(early - 1)"])
+        #expect(
+            before.status == 1 && before.err.contains("no object with primary key 1 at version \(early - 1)"))
+        let malformed = try runDump(["get", path, "Task", "1", "--as-of", "yesterday"])
+        #expect(malformed.status == 2 && malformed.err.contains("--as-of needs a version, got yesterday"))
+    }
+}
