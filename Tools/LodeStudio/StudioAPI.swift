@@ -271,9 +271,39 @@ enum StudioAPI {
                 "type": .text(type), "primaryKey": .text(storedType.primaryKey),
                 "version": .count(tx.version),
                 "object": row(RecordRow(key: key, value: value), links: storedType.links),
+                "history": try objectHistory(type: type, key: key, in: tx),
             ])
         }
     }
+
+    /// The object's changes the store's history holds, newest first (at most the last
+    /// `historyLimit`): each commit's version, time, author and kind, and each field it set with
+    /// its value before and after. Null when the store keeps no history.
+    static func objectHistory(type: String, key: [UInt8], in tx: Transaction) throws -> CBORValue {
+        guard try tx.keepsHistory else { return .null }
+        let commits = try tx.history(of: type, key: key).suffix(historyLimit).reversed()
+        return .array(
+            commits.compactMap { commit in
+                guard let change = commit.changes.first else { return nil }
+                return jsonObject([
+                    "version": .count(commit.version),
+                    "time": .float((commit.time.timeIntervalSince1970 * 1000).rounded()),
+                    "author": .optional(commit.author.map(CBORValue.text)), "op": .text(change.kind.rawValue),
+                    "fields": .array(
+                        change.fields.sorted().map { field in
+                            jsonObject([
+                                "name": .text(field), "before": .optional(change.before[field]),
+                                "after": .optional(change.after[field]),
+                                "hasBefore": .bool(change.before[field] != nil),
+                                "hasAfter": .bool(change.after[field] != nil),
+                            ])
+                        }),
+                ])
+            })
+    }
+
+    /// The most changes of one object its page shows.
+    static let historyLimit = 50
 
     /// The catalog's entry for `type`, or a 404 naming it.
     private static func storedType(_ type: String, in tx: Transaction) throws -> StoredType {

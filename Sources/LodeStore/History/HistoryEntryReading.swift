@@ -23,6 +23,64 @@ extension HistoryLayout {
     package static func walkChanges(
         _ entry: UnsafeRawBufferPointer, version: Int, _ body: (StoredHistoryChange) throws -> Void
     ) throws {
+        try walk(entry, version: version, header: nil, body)
+    }
+
+    /// The entry stored under `version` with only the changes `keep` accepts, each decoded; nil when
+    /// it accepts none (the others are skipped undecoded).
+    /// - Throws: as ``decode(_:version:)``.
+    package static func decode(
+        _ entry: UnsafeRawBufferPointer, version: Int, keeping keep: (StoredHistoryChange) -> Bool
+    ) throws -> HistoryTransaction? {
+        func damaged(_ reason: String) -> LodeError {
+            .recordDoesNotDecode(type: database, key: "\(version)", field: "", reason: reason)
+        }
+        var time: Date?
+        var author: String?
+        var changes: [HistoryChange] = []
+        func fields(_ side: UnsafeRawBufferPointer?) throws -> [String: CBORValue] {
+            guard let side else { return [:] }
+            guard case .map(let entries) = try? CBORValue(decoding: Array(side)) else {
+                throw damaged("a side of a change is not a map")
+            }
+            var result: [String: CBORValue] = [:]
+            for field in entries {
+                guard case .text(let name) = field.key else { throw damaged("a field name is not text") }
+                result[name] = field.value
+            }
+            return result
+        }
+        try walk(
+            entry, version: version,
+            header: { name, value in
+                switch (name, try? CBORValue(decoding: Array(value))) {
+                case ("time", .tagged(1, .float(let seconds))?): time = Date(timeIntervalSince1970: seconds)
+                case ("time", .tagged(CBORTags.referenceDate, .float(let seconds))?):
+                    time = Date(timeIntervalSinceReferenceDate: seconds)
+                case ("author", .text(let text)?): author = text
+                default: break
+                }
+            }
+        ) { change in
+            guard keep(change) else { return }
+            changes.append(
+                HistoryChange(
+                    type: String(decoding: change.type, as: UTF8.self), key: Array(change.key),
+                    kind: change.kind,
+                    before: try fields(change.before), after: try fields(change.after)))
+        }
+        guard !changes.isEmpty else { return nil }
+        guard let time else { throw damaged("no time") }
+        return HistoryTransaction(version: version, time: time, author: author, changes: changes)
+    }
+
+    /// Walks an entry: `header` (when given) sees each top-level field but the changes, `body` each
+    /// change.
+    private static func walk(
+        _ entry: UnsafeRawBufferPointer, version: Int,
+        header: ((String, UnsafeRawBufferPointer) throws -> Void)?,
+        _ body: (StoredHistoryChange) throws -> Void
+    ) throws {
         func damaged(_ reason: String) -> LodeError {
             .recordDoesNotDecode(type: database, key: "\(version)", field: "", reason: reason)
         }
@@ -39,7 +97,11 @@ extension HistoryLayout {
             for _ in 0..<head.argument {
                 let name = try string(3, "a name")
                 guard matches(name, changesName) else {
+                    let start = reader.offset
                     try reader.skipItem()
+                    try header?(
+                        String(decoding: name, as: UTF8.self),
+                        UnsafeRawBufferPointer(rebasing: entry[start..<reader.offset]))
                     continue
                 }
                 let list = try reader.readHead()

@@ -47,11 +47,25 @@ extension Transaction {
     /// The commits after `token` that changed objects of `type` (the type's store name), with only
     /// those changes; see ``history(since:)``.
     public func history(of type: String, since token: HistoryToken? = nil) throws -> [HistoryTransaction] {
-        try history(since: token).compactMap { commit in
-            var commit = commit
-            commit.changes.removeAll { $0.type != type }
-            return commit.changes.isEmpty ? nil : commit
+        let name = Array(type.utf8)
+        return try name.withUnsafeBytes { name in
+            try history(since: token) { RecordDiff.same($0.type, name) }
         }
+    }
+
+    /// The commits after `token` with only the changes `keep` accepts (the others are skipped, not
+    /// decoded), those with none left out.
+    func history(since token: HistoryToken?, keeping keep: (StoredHistoryChange) -> Bool) throws
+        -> [HistoryTransaction]
+    {
+        var found: [HistoryTransaction] = []
+        try forEachHistoryEntry(since: token) { version, bytes in
+            if let commit = try HistoryLayout.decode(bytes, version: version, keeping: keep) {
+                found.append(commit)
+            }
+            return true
+        }
+        return found
     }
 
     /// The changes of the object of `type` under `key` (its encoded primary key) after `token`,
@@ -59,10 +73,11 @@ extension Transaction {
     public func history(of type: String, key: [UInt8], since token: HistoryToken? = nil) throws
         -> [HistoryTransaction]
     {
-        try history(since: token).compactMap { commit in
-            var commit = commit
-            commit.changes.removeAll { $0.type != type || $0.key != key }
-            return commit.changes.isEmpty ? nil : commit
+        let name = Array(type.utf8)
+        return try name.withUnsafeBytes { name in
+            try key.withUnsafeBytes { key in
+                try history(since: token) { RecordDiff.same($0.type, name) && RecordDiff.same($0.key, key) }
+            }
         }
     }
 

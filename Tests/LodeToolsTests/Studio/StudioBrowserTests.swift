@@ -66,13 +66,17 @@ import Testing
         let browser: HeadlessChromium
 
         init(
-            _ types: [any Persistable.Type], encryption: StoreEncryption? = nil, fill: (Store) throws -> Void
+            _ types: [any Persistable.Type], encryption: StoreEncryption? = nil,
+            history: HistoryRetention? = nil,
+            fill: (Store) throws -> Void
         ) throws {
             directory = FileManager.default.temporaryDirectory.appendingPathComponent(
                 "studio-browser-\(UUID().uuidString)")
             do {
                 let writer = try Store(
-                    at: directory, configuration: StoreConfiguration(encryption: encryption), types: types)
+                    at: directory,
+                    configuration: StoreConfiguration(encryption: encryption, history: history),
+                    types: types)
                 try fill(writer)
             }
             let store = try Store(
@@ -317,6 +321,37 @@ import Testing
         #expect(
             kinds == ["id:integer", "title:text", "rank:integer", "detail:map", "due:date"],
             "\(kinds ?? [])")
+    }
+
+    /// The object page of a store that keeps history lists the object's changes, newest first, each
+    /// field's old value struck through and its new one beside it.
+    @Test func anObjectPageShowsTheObjectsHistoryAsADiff() throws {
+        let studio = try Studio([Note.self], history: .forever) { store in
+            let detail = Detail(owner: "ann", tags: [])
+            try store.write { tx in
+                try tx.insert(Note(id: 7, title: "note 7", rank: 1, detail: detail, due: nil))
+            }
+            try store.write { tx in
+                tx.author = "bob"
+                try tx.update(Note.self, key: 7) {
+                    $0.title = "renamed"
+                    $0.rank = 2
+                }
+            }
+        }
+        try studio.openWithToken()
+        let base = "http://127.0.0.1:\(studio.server.access.port)"
+        let key = KeyText.hex(try KeyEncoder().encode(7))
+        try studio.browser.navigate(base + "/object?type=Note&key=\(key)")
+        try studio.browser.waitFor("document.querySelectorAll('#history tbody tr').length === 2")
+        let rows =
+            try studio.browser.evaluate(
+                "[...document.querySelectorAll('#history tbody tr')].map(r => r.children[2].textContent + '|' + [...r.querySelectorAll('td.diff div')].map(d => d.textContent).join(';'))"
+            ) as? [String]
+        #expect(rows?.first == #"bob|rank: 1 → 2;title: "note 7" → "renamed""#, "\(rows ?? [])")
+        #expect(rows?.last?.hasPrefix("|") == true && rows?.last?.contains(#"title: "note 7""#) == true)
+        let struck = try studio.browser.evaluate("document.querySelector('#history td.diff del').textContent")
+        #expect(struck as? String == "1")
     }
 
     @Test func aCommitFromAnotherProcessAppearsHighlightedWithinASecond() throws {

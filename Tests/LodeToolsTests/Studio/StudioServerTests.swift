@@ -111,11 +111,12 @@ import Testing
         var port: UInt16 { server.access.port }
         var cookie: String { "Cookie: \(StudioAccess.cookieName)=\(server.access.token)" }
 
-        init(count: Int, encryption: StoreEncryption? = nil) throws {
+        init(count: Int, encryption: StoreEncryption? = nil, history: HistoryRetention? = nil) throws {
             directory = FileManager.default.temporaryDirectory.appendingPathComponent(
                 "studio-api-\(UUID().uuidString)")
             writer = try Store(
-                at: directory, configuration: StoreConfiguration(encryption: encryption), types: [Task.self])
+                at: directory, configuration: StoreConfiguration(encryption: encryption, history: history),
+                types: [Task.self])
             try writer.write { tx in
                 for id in 0..<count { try tx.insert(Task(id: id, title: "task \(id)")) }
             }
@@ -139,6 +140,31 @@ import Testing
             server.stop()
             try? FileManager.default.removeItem(at: directory)
         }
+    }
+
+    /// An object's page shows its history: each commit that changed it, newest first, with each
+    /// field's value before and after.
+    @Test func theObjectPageShowsTheObjectsHistory() throws {
+        let served = try Served(count: 10, history: .forever)
+        try served.writer.write { tx in
+            tx.author = "ann"
+            try tx.update(Task.self, key: 7) { $0.title = "renamed" }
+        }
+        try served.writer.write { tx in try tx.update(Task.self, key: 6) { $0.title = "other" } }
+        let key = KeyText.hex(try KeyEncoder().encode(7))
+        let object = try served.get("/api/object?type=Task&key=\(key)")
+        let history = try #require(object.json["history"] as? [[String: Any]])
+        #expect(history.map { $0["op"] as? String } == ["update", "insert"], "6's change is not 7's")
+        #expect(history[0]["op"] as? String == "update" && history[0]["author"] as? String == "ann")
+        let fields = try #require(history[0]["fields"] as? [[String: Any]])
+        #expect(fields.count == 1)
+        #expect(fields[0]["name"] as? String == "title")
+        #expect(fields[0]["before"] as? String == "task 7" && fields[0]["after"] as? String == "renamed")
+        try served.writer.write { tx in try tx.delete(Task.self, key: 7) }
+        try served.writer.write { tx in try tx.insert(Task(id: 7, title: "again")) }
+        let again = try #require(
+            try served.get("/api/object?type=Task&key=\(key)").json["history"] as? [[String: Any]])
+        #expect(again.map { $0["op"] as? String } == ["insert", "delete", "update", "insert"])
     }
 
     @Test func theAPIServesPagesObjectsTheChangeLogAndTheCheck() throws {
@@ -177,6 +203,7 @@ import Testing
         #expect(
             ((object.json["object"] as? [String: Any])?["value"] as? [String: Any])?["title"] as? String
                 == "task 7")
+        #expect(object.json["history"] is NSNull, "a store without history shows none")
         #expect(try served.get("/api/object?type=Task&key=2080000000000fffff").status == 404)
         #expect(try served.get("/api/records?type=Nothing").status == 404)
         #expect(try served.get("/api/object?type=Nothing&key=00").status == 404)

@@ -449,8 +449,41 @@ async function loadObject() {
       body.appendChild(row);
     }
     document.getElementById("json").textContent = JSON.stringify(object.value, null, 2);
+    showObjectHistory(result.history);
   } catch (error) {
     status(error.message, true);
+  }
+}
+
+// An object's changes from the store's history, newest first: each field's value before (struck
+// through) and after.
+function showObjectHistory(history) {
+  const table = document.getElementById("history");
+  document.getElementById("history-none").hidden = history !== null;
+  table.hidden = history === null;
+  if (history === null) return;
+  const body = table.querySelector("tbody");
+  body.replaceChildren();
+  for (const change of history) {
+    const row = el("tr");
+    row.dataset.version = String(change.version);
+    cell(row, String(change.version));
+    cell(row, new Date(change.time).toISOString());
+    cell(row, change.author || "");
+    const diff = el("td");
+    diff.className = "diff";
+    diff.appendChild(el("strong", change.op));
+    for (const field of change.fields) {
+      const line = el("div");
+      line.dataset.field = field.name;
+      line.append(field.name + ": ");
+      if (field.hasBefore) line.appendChild(el("del", JSON.stringify(field.before)));
+      if (field.hasBefore && field.hasAfter) line.append(" → ");
+      if (field.hasAfter) line.appendChild(el("ins", JSON.stringify(field.after)));
+      diff.appendChild(line);
+    }
+    row.appendChild(diff);
+    body.appendChild(row);
   }
 }
 
