@@ -50,25 +50,23 @@ extension HistoryLayout {
             }
             return result
         }
-        try walk(
-            entry, version: version,
-            header: { name, value in
-                switch (name, try? CBORValue(decoding: Array(value))) {
-                case ("time", .tagged(1, .float(let seconds))?): time = Date(timeIntervalSince1970: seconds)
-                case ("time", .tagged(CBORTags.referenceDate, .float(let seconds))?):
-                    time = Date(timeIntervalSinceReferenceDate: seconds)
-                case ("author", .text(let text)?): author = text
-                default: break
-                }
+        func header(_ name: String, _ value: UnsafeRawBufferPointer) {
+            switch (name, try? CBORValue(decoding: Array(value))) {
+            case ("time", .tagged(1, .float(let seconds))?): time = Date(timeIntervalSince1970: seconds)
+            case ("time", .tagged(CBORTags.referenceDate, .float(let seconds))?):
+                time = Date(timeIntervalSinceReferenceDate: seconds)
+            case ("author", .text(let text)?): author = text
+            default: break
             }
-        ) { change in
+        }
+        func change(_ change: StoredHistoryChange) throws {
             guard keep(change) else { return }
             changes.append(
                 HistoryChange(
                     type: String(decoding: change.type, as: UTF8.self), key: Array(change.key),
-                    kind: change.kind,
-                    before: try fields(change.before), after: try fields(change.after)))
+                    kind: change.kind, before: try fields(change.before), after: try fields(change.after)))
         }
+        try walk(entry, version: version, header: header, change)
         guard !changes.isEmpty else { return nil }
         guard let time else { throw damaged("no time") }
         return HistoryTransaction(version: version, time: time, author: author, changes: changes)
