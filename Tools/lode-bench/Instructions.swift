@@ -184,6 +184,12 @@ enum Instructions {
             let stores = try HistorySystems.Stores(rows: [], label: "history-durable")
             return (HistorySystems.durableCommits(stores, rows: rows, perBody: perBody), perBody)
         },
+        InstructionWorkload(
+            name: "history-read", title: "history(since:) of commits of one object each, per change"
+        ) { settings in
+            let commits = Swift.max(settings.size(10_000), 100)
+            return (try HistorySystems.reading(commits: commits), commits)
+        },
         InstructionWorkload(name: "bulk-insert", title: "bulk insert, one index, one transaction") {
             settings in
             let count = settings.size(1_000_000)
@@ -407,6 +413,7 @@ enum Instructions {
         case "text-live": return ["Lode"]
         case "encrypted-scan", "encrypted-point-reads", "encrypted-insert": return ["Lode encrypted", "Lode"]
         case "history-insert", "history-update", "history-durable": return HistorySystems.names
+        case "history-read": return ["history(since:)"]
         default: return ["Lode", "raw LMDB", "SQLite", "Lode (Codable)"]
         }
     }

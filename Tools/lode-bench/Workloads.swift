@@ -93,6 +93,7 @@ enum Workloads {
         ("open-check", openCheck), ("commit-latency", commitLatency),
         ("same-class-durability", sameClassDurability), ("concurrent-writers", concurrentWriters),
         ("links", links), ("sync", sync), ("studio", studio), ("text", text), ("encryption", encryption),
+        ("history", history),
     ]
 
     static func bulkInsert(_ settings: Settings) throws -> [Figure] {

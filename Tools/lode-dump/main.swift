@@ -579,7 +579,7 @@ func historyChanges(_ store: Store, since: Int, json: Bool) throws {
     let commits = try store.read { tx in
         try tx.history(since: since == 0 ? nil : HistoryToken(version: since - 1))
     }
-    func object(_ fields: [String: CBORValue]) -> String {
+    func object(_ fields: HistoryFields) -> String {
         "{"
             + fields.sorted { $0.key < $1.key }.map { "\(jsonString($0.key)):\($0.value.json)" }
             .joined(separator: ",") + "}"

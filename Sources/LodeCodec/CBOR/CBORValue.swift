@@ -74,7 +74,7 @@ public enum CBORValue: Sendable, Equatable {
         return try result.get()
     }
 
-    static func read(_ reader: inout CBORReader, depth: Int) throws(CBORReader.Failure) -> CBORValue {
+    package static func read(_ reader: inout CBORReader, depth: Int) throws(CBORReader.Failure) -> CBORValue {
         guard depth < 512 else { throw .malformed("nesting deeper than 512", at: reader.offset) }
         let start = reader.offset
         let (major, argument, info) = try reader.readHead()

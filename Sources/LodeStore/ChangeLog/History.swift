@@ -82,10 +82,10 @@ public struct HistoryChange: Sendable, Equatable {
     public var kind: Kind
     /// The fields before the commit (every field of a deleted object; the changed ones of an updated
     /// one; none for an insert).
-    public var before: [String: CBORValue]
+    public var before: HistoryFields
     /// The fields after the commit (every field of an inserted object; the changed ones of an updated
     /// one; none for a deletion).
-    public var after: [String: CBORValue]
+    public var after: HistoryFields
 
     /// The primary key as text, for display.
     public var keyDescription: String { KeyDescription.describe(key) }
@@ -107,16 +107,13 @@ public struct HistoryChange: Sendable, Equatable {
         guard self.type == T.schema.typeName else {
             throw LodeError.typeNotFound("\(self.type) (asked for as \(T.schema.typeName))")
         }
-        let fields: [String: CBORValue]
+        let fields: HistoryFields
         switch kind {
         case .insert: fields = after
         case .delete: fields = before
         case .update: return nil
         }
-        let record = CBORValue.map(
-            fields.sorted { $0.key < $1.key }.map { CBORValue.MapEntry(key: .text($0.key), value: $0.value) }
-        ).encoded
-        return try record.withUnsafeBytes { record in
+        return try fields.encoded.withUnsafeBytes { record in
             try key.withUnsafeBytes { try ObjectReader<T>().read(record, key: $0) }
         }
     }
@@ -128,6 +125,119 @@ public struct HistoryChange: Sendable, Equatable {
     public func value<V: Decodable>(of field: String, as type: V.Type, before: Bool = false) throws -> V? {
         guard let value = (before ? self.before : after)[field] else { return nil }
         return try CBORDecoder().decode(V.self, from: value.encoded)
+    }
+}
+
+/// The fields of one side of a ``HistoryChange``: each name with its value. Kept as the history
+/// stores them (one encoded map) and read when asked, so a reader that looks at a few fields of many
+/// changes pays for those only; compares, hashes and prints as the dictionary of its fields.
+public struct HistoryFields: Sendable, Hashable, Sequence, ExpressibleByDictionaryLiteral,
+    CustomStringConvertible
+{
+    /// The fields as a CBOR map of text names (a record, for an insert's or a deletion's side).
+    public let encoded: [UInt8]
+
+    /// The fields of an encoded map whose keys were checked to be text.
+    init(checked encoded: [UInt8]) { self.encoded = encoded }
+
+    /// The fields of `fields`, in name order.
+    public init(_ fields: [String: CBORValue]) {
+        encoded =
+            CBORValue.map(
+                fields.sorted { $0.key < $1.key }.map {
+                    CBORValue.MapEntry(key: .text($0.key), value: $0.value)
+                }
+            ).encoded
+    }
+
+    /// The fields written as a dictionary literal.
+    public init(dictionaryLiteral elements: (String, CBORValue)...) {
+        self.init(Dictionary(elements, uniquingKeysWith: { $1 }))
+    }
+
+    /// The value of field `name`, or nil when this side does not hold it.
+    public subscript(name: String) -> CBORValue? {
+        var found: CBORValue?
+        let wanted = Array(name.utf8)
+        visit { field, reader in
+            guard wanted.withUnsafeBytes({ RecordDiff.same($0, field) }) else { return false }
+            found = try? CBORValue.read(&reader, depth: 1)
+            return true
+        }
+        return found
+    }
+
+    /// The names of the fields, in the order stored.
+    public var keys: [String] { map(\.key) }
+    /// How many fields there are.
+    public var count: Int {
+        encoded.withUnsafeBytes { bytes in
+            var reader = CBORReader(bytes)
+            return (try? reader.readHead()).map { Int($0.argument) } ?? 0
+        }
+    }
+    /// Whether there is none.
+    public var isEmpty: Bool { count == 0 }
+    /// The fields as a dictionary.
+    public var dictionary: [String: CBORValue] {
+        Dictionary(map { ($0.key, $0.value) }, uniquingKeysWith: { $1 })
+    }
+
+    /// Each field's name and value, in the order stored.
+    public func makeIterator() -> IndexingIterator<[(key: String, value: CBORValue)]> {
+        var fields: [(key: String, value: CBORValue)] = []
+        visit { name, reader in
+            if let value = try? CBORValue.read(&reader, depth: 1) {
+                fields.append((String(decoding: name, as: UTF8.self), value))
+            }
+            return false
+        }
+        return fields.makeIterator()
+    }
+
+    /// Whether both hold the same fields with the same values, in any order.
+    public static func == (lhs: HistoryFields, rhs: HistoryFields) -> Bool {
+        lhs.encoded == rhs.encoded || lhs.dictionary == rhs.dictionary
+    }
+
+    /// Hashes the fields in name order.
+    public func hash(into hasher: inout Hasher) {
+        for (name, value) in dictionary.sorted(by: { $0.key < $1.key }) {
+            hasher.combine(name)
+            hasher.combine(value.encoded)
+        }
+    }
+
+    /// The fields as `[name: value]`.
+    public var description: String { "\(dictionary)" }
+
+    /// Calls `body` with each field's name and a reader at its value, until it returns true (a
+    /// field it does not read is skipped).
+    private func visit(_ body: (UnsafeRawBufferPointer, inout CBORReader) throws -> Bool) rethrows {
+        try encoded.withUnsafeBytes { bytes in
+            var reader = CBORReader(bytes)
+            guard let head = try? reader.readHead(), head.major == 5 else { return }
+            for _ in 0..<head.argument {
+                guard let name = try? reader.readStringBytes(major: 3) else { return }
+                let start = reader.offset
+                if try body(name, &reader) { return }
+                reader.offset = start
+                guard (try? reader.skipItem()) != nil else { return }
+            }
+        }
+    }
+
+    /// Checks that `bytes` is a map of text names (each value a whole item) and keeps a copy.
+    static func checking(_ bytes: UnsafeRawBufferPointer) -> HistoryFields? {
+        var reader = CBORReader(bytes)
+        guard let head = try? reader.readHead(), head.major == 5, head.info != 31 else { return nil }
+        for _ in 0..<head.argument {
+            guard (try? reader.readStringBytes(major: 3)) != nil, (try? reader.skipItem()) != nil else {
+                return nil
+            }
+        }
+        guard reader.offset == bytes.count else { return nil }
+        return HistoryFields(checked: Array(bytes))
     }
 }
 
@@ -172,58 +282,5 @@ package enum HistoryLayout {
             changed.append((field.name, field.value, nil))
         }
         return changed
-    }
-
-    /// Decodes an entry stored under `version`.
-    /// - Throws: ``LodeError/recordDoesNotDecode(type:key:field:reason:)`` naming `@history`.
-    static func decode(_ bytes: [UInt8], version: Int) throws -> HistoryTransaction {
-        func damaged(_ reason: String) -> LodeError {
-            .recordDoesNotDecode(type: database, key: "\(version)", field: "", reason: reason)
-        }
-        let value: CBORValue
-        do {
-            value = try CBORValue(decoding: bytes)
-        } catch {
-            throw damaged("\(error)")
-        }
-        guard case .map(let entries) = value else { throw damaged("not a map") }
-        func field(_ name: String, in entries: [CBORValue.MapEntry]) -> CBORValue? {
-            entries.first { $0.key == .text(name) }?.value
-        }
-        let time: Date
-        switch field("time", in: entries) {
-        case .tagged(1, .float(let seconds))?: time = Date(timeIntervalSince1970: seconds)
-        case .tagged(CBORTags.referenceDate, .float(let seconds))?:
-            time = Date(timeIntervalSinceReferenceDate: seconds)
-        default: throw damaged("no time")
-        }
-        var author: String?
-        if case .text(let text)? = field("author", in: entries) { author = text }
-        guard case .array(let list)? = field("changes", in: entries) else { throw damaged("no changes") }
-        var changes: [HistoryChange] = []
-        changes.reserveCapacity(list.count)
-        for item in list {
-            guard case .map(let change) = item, case .text(let type)? = field("type", in: change),
-                case .bytes(let key)? = field("key", in: change),
-                case .text(let op)? = field("op", in: change),
-                let kind = HistoryChange.Kind(rawValue: op)
-            else { throw damaged("a change is not a type, a key and an operation") }
-            func values(_ name: String) throws -> [String: CBORValue] {
-                guard let value = field(name, in: change) else { return [:] }
-                guard case .map(let fields) = value else { throw damaged("\(name) of a change is not a map") }
-                var result: [String: CBORValue] = [:]
-                for field in fields {
-                    guard case .text(let name) = field.key else { throw damaged("a field name is not text") }
-                    result[name] = field.value
-                }
-                return result
-            }
-            changes.append(
-                HistoryChange(
-                    type: type, key: key, kind: kind, before: try values("before"), after: try values("after")
-                ))
-        }
-        return HistoryTransaction(
-            version: version, time: time, author: author, changes: changes)
     }
 }

@@ -38,33 +38,45 @@ extension HistoryLayout {
         var time: Date?
         var author: String?
         var changes: [HistoryChange] = []
-        func fields(_ side: UnsafeRawBufferPointer?) throws -> [String: CBORValue] {
+        // Kept as stored: checked, copied, read when asked.
+        func fields(_ side: UnsafeRawBufferPointer?) throws -> HistoryFields {
             guard let side else { return [:] }
-            guard case .map(let entries) = try? CBORValue(decoding: Array(side)) else {
-                throw damaged("a side of a change is not a map")
+            guard let fields = HistoryFields.checking(side) else {
+                throw damaged("a side of a change is not a map of named fields")
             }
-            var result: [String: CBORValue] = [:]
-            for field in entries {
-                guard case .text(let name) = field.key else { throw damaged("a field name is not text") }
-                result[name] = field.value
-            }
-            return result
+            return fields
         }
-        func header(_ name: String, _ value: UnsafeRawBufferPointer) {
-            switch (name, try? CBORValue(decoding: Array(value))) {
-            case ("time", .tagged(1, .float(let seconds))?): time = Date(timeIntervalSince1970: seconds)
-            case ("time", .tagged(CBORTags.referenceDate, .float(let seconds))?):
-                time = Date(timeIntervalSinceReferenceDate: seconds)
-            case ("author", .text(let text)?): author = text
-            default: break
+        // Changes of one type follow each other: its name is made once per run of them.
+        var lastType: (bytes: UnsafeRawBufferPointer, name: String)?
+        func header(_ name: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) {
+            var reader = CBORReader(value)
+            if matches(name, timeName) {
+                // A tag (1: since 1970, or Foundation's reference date) over a float.
+                guard let tag = try? reader.readHead(), tag.major == 6,
+                    let seconds = try? CBORValue.read(&reader, depth: 1), case .float(let value) = seconds
+                else { return }
+                if tag.argument == 1 {
+                    time = Date(timeIntervalSince1970: value)
+                } else if tag.argument == CBORTags.referenceDate {
+                    time = Date(timeIntervalSinceReferenceDate: value)
+                }
+            } else if matches(name, authorName), let text = try? reader.readStringBytes(major: 3) {
+                author = String(decoding: text, as: UTF8.self)
             }
         }
         func change(_ change: StoredHistoryChange) throws {
             guard keep(change) else { return }
+            let type: String
+            if let last = lastType, RecordDiff.same(last.bytes, change.type) {
+                type = last.name
+            } else {
+                type = String(decoding: change.type, as: UTF8.self)
+                lastType = (change.type, type)
+            }
             changes.append(
                 HistoryChange(
-                    type: String(decoding: change.type, as: UTF8.self), key: Array(change.key),
-                    kind: change.kind, before: try fields(change.before), after: try fields(change.after)))
+                    type: type, key: Array(change.key), kind: change.kind, before: try fields(change.before),
+                    after: try fields(change.after)))
         }
         try walk(entry, version: version, header: header, change)
         guard !changes.isEmpty else { return nil }
@@ -76,7 +88,7 @@ extension HistoryLayout {
     /// change.
     private static func walk(
         _ entry: UnsafeRawBufferPointer, version: Int,
-        header: ((String, UnsafeRawBufferPointer) throws -> Void)?,
+        header: ((UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Void)?,
         _ body: (StoredHistoryChange) throws -> Void
     ) throws {
         func damaged(_ reason: String) -> LodeError {
@@ -97,9 +109,7 @@ extension HistoryLayout {
                 guard matches(name, changesName) else {
                     let start = reader.offset
                     try reader.skipItem()
-                    try header?(
-                        String(decoding: name, as: UTF8.self),
-                        UnsafeRawBufferPointer(rebasing: entry[start..<reader.offset]))
+                    try header?(name, UnsafeRawBufferPointer(rebasing: entry[start..<reader.offset]))
                     continue
                 }
                 let list = try reader.readHead()
@@ -121,7 +131,10 @@ extension HistoryLayout {
                             key = try string(2, "a key")
                         case 2 where matches(field, opName):
                             let op = try string(3, "an operation")
-                            kind = HistoryChange.Kind(rawValue: String(decoding: op, as: UTF8.self))
+                            kind =
+                                matches(op, insertName)
+                                ? .insert
+                                : matches(op, updateName) ? .update : matches(op, deleteName) ? .delete : nil
                         case 6, 5:
                             let start = reader.offset
                             try reader.skipItem()
@@ -160,6 +173,11 @@ extension HistoryLayout {
     private static let opName = Array("op".utf8)
     private static let beforeName = Array("before".utf8)
     private static let afterName = Array("after".utf8)
+    private static let timeName = Array("time".utf8)
+    private static let authorName = Array("author".utf8)
+    private static let insertName = Array("insert".utf8)
+    private static let updateName = Array("update".utf8)
+    private static let deleteName = Array("delete".utf8)
 
     /// The record `record` as it was before an update whose changed fields were `before` and `after`
     /// (maps of the fields' encoded values): each field in `before` takes its value there, one only

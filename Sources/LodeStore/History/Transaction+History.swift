@@ -30,7 +30,10 @@ extension Transaction {
         var found: [HistoryTransaction] = []
         try forEachHistoryEntry(since: token) { version, bytes in
             if let limit, found.count >= limit { return false }
-            found.append(try HistoryLayout.decode(Array(bytes), version: version))
+            // Entries with no change are never written: every entry decodes to a commit.
+            if let commit = try HistoryLayout.decode(bytes, version: version, keeping: { _ in true }) {
+                found.append(commit)
+            }
             return true
         }
         return found

@@ -48,9 +48,11 @@ import Testing
             case .insert:
                 #expect(state[change.key] == nil, "insert of an object that exists, at \(commit.version)")
                 #expect(change.before.isEmpty)
-                state[change.key] = change.after
+                state[change.key] = change.after.dictionary
             case .delete:
-                #expect(state[change.key] == change.before, "delete at \(commit.version): before differs")
+                #expect(
+                    state[change.key] == change.before.dictionary,
+                    "delete at \(commit.version): before differs")
                 #expect(change.after.isEmpty)
                 state[change.key] = nil
             case .update:
