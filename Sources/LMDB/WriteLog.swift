@@ -33,7 +33,11 @@ struct WriteLog {
     @inline(__always)
     private mutating func appendBlob(_ blob: UnsafeRawBufferPointer) {
         appendInteger(UInt32(blob.count))
-        bytes.append(contentsOf: blob)
+        // As typed bytes: one copy (a raw buffer appended as a sequence goes byte by byte).
+        guard let base = blob.baseAddress, !blob.isEmpty else { return }
+        bytes.append(
+            contentsOf: UnsafeBufferPointer(
+                start: base.assumingMemoryBound(to: UInt8.self), count: blob.count))
     }
 
     mutating func recordPut(

@@ -98,12 +98,22 @@ import Foundation
 
     /// Appends `item`, one encoded CBOR item (or several, inside a head written before), as it is.
     package mutating func raw(_ item: UnsafeRawBufferPointer) {
-        bytes.append(contentsOf: item)
+        appendBytes(item)
     }
 
     @usableFromInline package mutating func byteString(_ value: UnsafeRawBufferPointer) {
         head(2, UInt64(value.count))
-        bytes.append(contentsOf: value)
+        appendBytes(value)
+    }
+
+    /// Appends `source` in one copy (a raw buffer appended as a sequence goes byte by byte through
+    /// generic code: ten times the instructions).
+    @inline(__always)
+    @usableFromInline mutating func appendBytes(_ source: UnsafeRawBufferPointer) {
+        guard let base = source.baseAddress, !source.isEmpty else { return }
+        bytes.append(
+            contentsOf: UnsafeBufferPointer(
+                start: base.assumingMemoryBound(to: UInt8.self), count: source.count))
     }
 
     @usableFromInline package mutating func tag(_ value: UInt64) { head(6, value) }
@@ -118,5 +128,16 @@ import Foundation
         var head = CBORWriter(capacity: 9)
         head.head(major, UInt64(count))
         bytes.replaceSubrange(position..<position + 1, with: head.bytes)
+    }
+}
+
+extension Array where Element == UInt8 {
+    /// A copy of `bytes`, made in one copy (`Array(bytes)` goes byte by byte through generic code).
+    @inlinable package init(copying bytes: UnsafeRawBufferPointer) {
+        guard let base = bytes.baseAddress, !bytes.isEmpty else {
+            self = []
+            return
+        }
+        self.init(UnsafeBufferPointer(start: base.assumingMemoryBound(to: UInt8.self), count: bytes.count))
     }
 }

@@ -237,7 +237,7 @@ public struct HistoryFields: Sendable, Hashable, Sequence, ExpressibleByDictiona
             }
         }
         guard reader.offset == bytes.count else { return nil }
-        return HistoryFields(checked: Array(bytes))
+        return HistoryFields(checked: [UInt8](copying: bytes))
     }
 }
 

@@ -18,10 +18,37 @@ package struct PendingChanges {
     }
 
     /// The records of a net change, kept for the history: the record before the transaction
-    /// (captured at the first change) and after the last change; nil where not captured.
+    /// (captured at the first change) and after the last change, as ranges of `capturedBytes`
+    /// (start -1: not captured). Plain integers: no allocation, nothing to release per object.
     private struct Captured {
-        var before: [UInt8]?
-        var after: [UInt8]?
+        var before = -1
+        var beforeCount = 0
+        var after = -1
+        var afterCount = 0
+    }
+
+    /// The captured records, one after another (a record replaced later in the transaction leaves
+    /// its bytes behind, unused).
+    private var capturedBytes: [UInt8] = []
+
+    /// Copies `bytes` to the end of `capturedBytes`; returns where they start (-1 for none).
+    private mutating func keep(_ bytes: UnsafeRawBufferPointer?) -> (start: Int, count: Int) {
+        guard let bytes else { return (-1, 0) }
+        let start = capturedBytes.count
+        if let base = bytes.baseAddress, !bytes.isEmpty {
+            capturedBytes.append(
+                contentsOf: UnsafeBufferPointer(
+                    start: base.assumingMemoryBound(to: UInt8.self), count: bytes.count))
+        }
+        return (start, bytes.count)
+    }
+
+    private mutating func capture(before: UnsafeRawBufferPointer?, after: UnsafeRawBufferPointer?) -> Captured
+    {
+        let kept = (before: keep(before), after: keep(after))
+        return Captured(
+            before: kept.before.start, beforeCount: kept.before.count, after: kept.after.start,
+            afterCount: kept.after.count)
     }
 
     /// Whether changes keep the records before and after them (the store keeps history): the
@@ -71,22 +98,31 @@ package struct PendingChanges {
     package mutating func startCapturingValues() {
         guard !capturesValues else { return }
         capturesValues = true
-        captured = Array(repeating: Captured(before: nil, after: nil), count: nets.count)
+        captured = Array(repeating: Captured(), count: nets.count)
     }
 
     /// Each object's net change in the order first touched — its type, key, and whether it existed
     /// before the transaction and exists after it — or, with `cleared`, a type emptied at that point
     /// (the changes before it of that type then neither existed before nor exist after).
+    /// With ``capturesValues``, `before` and `after` are the records kept (views valid during
+    /// `body`), nil where none was.
     package func visitNetChanges(
         _ body: (
             _ type: String, _ key: [UInt8], _ existedBefore: Bool, _ existsAfter: Bool, _ cleared: Bool,
-            _ before: [UInt8]?, _ after: [UInt8]?
+            _ before: UnsafeRawBufferPointer?, _ after: UnsafeRawBufferPointer?
         ) throws -> Void
     ) rethrows {
-        for (position, net) in nets.enumerated() {
-            let kept = capturesValues ? captured[position] : Captured(before: nil, after: nil)
-            try body(
-                net.type, net.key, net.existedBefore, net.existsAfter, net.cleared, kept.before, kept.after)
+        try capturedBytes.withUnsafeBytes { all in
+            func view(_ start: Int, _ count: Int) -> UnsafeRawBufferPointer? {
+                start < 0 ? nil : UnsafeRawBufferPointer(rebasing: all[start..<start + count])
+            }
+            for position in nets.indices {
+                let net = nets[position]
+                let kept = capturesValues ? captured[position] : Captured()
+                try body(
+                    net.type, net.key, net.existedBefore, net.existsAfter, net.cleared,
+                    view(kept.before, kept.beforeCount), view(kept.after, kept.afterCount))
+            }
         }
     }
 
@@ -106,14 +142,18 @@ package struct PendingChanges {
                 Net(
                     type: type, typeIndex: typeIndex, key: key, existedBefore: false, existsAfter: true,
                     fields: fields))
-            if capturesValues { captured.append(Captured(before: nil, after: after.map { Array($0) })) }
+            if capturesValues { captured.append(capture(before: nil, after: after)) }
             return
         }
         buildIndex()
         let slot = Slot(key: key)
         if let position = index[typeIndex][slot] {
             nets[position].existsAfter = existsAfter
-            if capturesValues { captured[position].after = existsAfter ? after.map { Array($0) } : nil }
+            if capturesValues {
+                let kept = keep(existsAfter ? after : nil)
+                captured[position].after = kept.start
+                captured[position].afterCount = kept.count
+            }
             if let known = nets[position].fields, let fields {
                 nets[position].fields = known.union(fields)
             } else {
@@ -126,10 +166,13 @@ package struct PendingChanges {
                     type: type, typeIndex: typeIndex, key: key, existedBefore: existedBefore,
                     existsAfter: existsAfter, fields: fields))
             if capturesValues {
-                captured.append(
-                    Captured(
-                        before: existedBefore ? before : nil,
-                        after: existsAfter ? after.map { Array($0) } : nil))
+                let kept =
+                    existedBefore
+                    ? before.map { before in
+                        before.withUnsafeBytes { capture(before: $0, after: existsAfter ? after : nil) }
+                    } ?? capture(before: nil, after: existsAfter ? after : nil)
+                    : capture(before: nil, after: existsAfter ? after : nil)
+                captured.append(kept)
             }
         }
     }
@@ -159,7 +202,7 @@ package struct PendingChanges {
         }
         let typeIndex = typeIndex(type)
         index[typeIndex] = [:]
-        if capturesValues { captured.append(Captured(before: nil, after: nil)) }
+        if capturesValues { captured.append(Captured()) }
         nets.append(
             Net(
                 type: type, typeIndex: typeIndex, key: [], existedBefore: true, existsAfter: false,

@@ -75,7 +75,8 @@ extension HistoryLayout {
             }
             changes.append(
                 HistoryChange(
-                    type: type, key: Array(change.key), kind: change.kind, before: try fields(change.before),
+                    type: type, key: [UInt8](copying: change.key), kind: change.kind,
+                    before: try fields(change.before),
                     after: try fields(change.after)))
         }
         try walk(entry, version: version, header: header, change)

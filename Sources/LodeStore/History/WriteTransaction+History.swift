@@ -84,24 +84,13 @@ extension WriteTransaction {
     /// The encoded changes of this transaction (the items of the entry's `changes` array) and how
     /// many there are.
     private func historyChanges() throws -> (bytes: [UInt8], count: Int) {
-        var writer = CBORWriter(capacity: 256)
-        var count = 0
+        let encoder = HistoryChangeEncoder()
         var records: [String: Database] = [:]
         func recordsDatabase(_ type: String) throws -> Database {
             if let known = records[type] { return known }
             let database = try lmdbWrite.database(named: type, create: false)
             records[type] = database
             return database
-        }
-        func change(type: String, key: [UInt8], op: HistoryChange.Kind, fields: Int) {
-            writer.head(5, UInt64(3 + fields))
-            writer.text("type")
-            writer.text(type)
-            writer.text("key")
-            key.withUnsafeBytes { writer.byteString($0) }
-            writer.text("op")
-            writer.text(op.rawValue)
-            count += 1
         }
         // The values before come from the version this transaction started from: a snapshot, opened
         // only when a change needs one (inserts do not).
@@ -116,45 +105,49 @@ extension WriteTransaction {
             func typeExisted(_ type: String) throws -> Bool {
                 try snapshot?.get(Array(type.utf8), in: lmdb.environment.mainDatabase) != nil
             }
+            /// The record before this transaction: the one kept, or the snapshot's.
+            func withBefore(
+                _ kept: UnsafeRawBufferPointer?, _ type: String, _ key: [UInt8],
+                _ body: (UnsafeRawBufferPointer) throws -> Void
+            ) throws {
+                if let kept { return try body(kept) }
+                guard let stored = try snapshot?.get(key, in: try recordsDatabase(type)) else { return }
+                try stored.withUnsafeBytes(body)
+            }
+            /// The record after the last change: the one kept, or the transaction's.
+            func withAfter(
+                _ kept: UnsafeRawBufferPointer?, _ type: String, _ key: [UInt8],
+                _ body: (UnsafeRawBufferPointer) throws -> Void
+            ) throws {
+                if let kept { return try body(kept) }
+                _ = try lmdb.withValue(forKey: key, in: try recordsDatabase(type), body)
+            }
             try pendingChanges.visitNetChanges {
                 type, key, existedBefore, existsAfter, cleared, kept, keptAfter in
                 if cleared {
                     guard try typeExisted(type) else { return }
-                    let database = try recordsDatabase(type)
-                    try snapshot?.forEachEntry(in: database) { entry in
-                        change(type: type, key: entry.key, op: .delete, fields: 1)
-                        writer.text("before")
-                        entry.value.withUnsafeBytes { writer.raw($0) }
+                    try snapshot?.forEachEntry(in: try recordsDatabase(type)) { entry in
+                        entry.key.withUnsafeBytes { encoder.change(type: type, key: $0, op: .delete) }
+                        entry.value.withUnsafeBytes { encoder.writer.raw($0) }
                         return true
                     }
                     return
                 }
-                let database = try recordsDatabase(type)
                 switch (existedBefore, existsAfter) {
                 case (false, true):
-                    if let keptAfter {
-                        change(type: type, key: key, op: .insert, fields: 1)
-                        writer.text("after")
-                        keptAfter.withUnsafeBytes { writer.raw($0) }
-                        return
-                    }
-                    _ = try lmdb.withValue(forKey: key, in: database) { after in
-                        change(type: type, key: key, op: .insert, fields: 1)
-                        writer.text("after")
-                        writer.raw(after)
+                    try withAfter(keptAfter, type, key) { after in
+                        key.withUnsafeBytes { encoder.change(type: type, key: $0, op: .insert) }
+                        encoder.writer.raw(after)
                     }
                 case (true, false):
-                    guard let before = try kept ?? snapshot?.get(key, in: database) else { return }
-                    change(type: type, key: key, op: .delete, fields: 1)
-                    writer.text("before")
-                    before.withUnsafeBytes { writer.raw($0) }
+                    try withBefore(kept, type, key) { before in
+                        key.withUnsafeBytes { encoder.change(type: type, key: $0, op: .delete) }
+                        encoder.writer.raw(before)
+                    }
                 case (true, true):
-                    guard let before = try kept ?? snapshot?.get(key, in: database),
-                        let after = try keptAfter ?? lmdb.get(key, in: database)
-                    else { return }
-                    try before.withUnsafeBytes { before in
-                        try after.withUnsafeBytes { after in
-                            try writeUpdate(type: type, key: key, before: before, after: after)
+                    try withBefore(kept, type, key) { before in
+                        try withAfter(keptAfter, type, key) { after in
+                            try encoder.update(type: type, key: key, before: before, after: after)
                         }
                     }
                 case (false, false):
@@ -162,29 +155,7 @@ extension WriteTransaction {
                 }
             }
         }
-        /// An update: the fields whose values changed, on each side (nothing when none did).
-        func writeUpdate(
-            type: String, key: [UInt8], before: UnsafeRawBufferPointer, after: UnsafeRawBufferPointer
-        ) throws {
-            guard let changed = HistoryLayout.changedFields(before: before, after: after) else {
-                throw LodeError.recordDoesNotDecode(
-                    type: type, key: KeyDescription.describe(key), field: "",
-                    reason: "the record is not a map of fields")
-            }
-            guard !changed.isEmpty else { return }
-            change(type: type, key: key, op: .update, fields: 2)
-            for (side, pick) in [("before", 0), ("after", 1)] {
-                writer.text(side)
-                let present = changed.filter { (pick == 0 ? $0.before : $0.after) != nil }
-                writer.head(5, UInt64(present.count))
-                for field in present {
-                    writer.head(3, UInt64(field.name.count))
-                    writer.raw(field.name)
-                    writer.raw(pick == 0 ? field.before! : field.after!)
-                }
-            }
-        }
-        return (writer.bytes, count)
+        return (encoder.writer.bytes, encoder.count)
     }
 
     /// Removes the entries the retention no longer keeps, oldest first, and records in `@meta` the
@@ -285,4 +256,78 @@ extension Store {
             }
         }
     }
+}
+
+/// Encodes a commit's changes for its history entry. A class: the closures that visit the changes
+/// share it without boxing each variable they change (and its unchecked state needs no dynamic
+/// exclusivity check per object: one writer fills it, in one transaction).
+private final class HistoryChangeEncoder {
+    @exclusivity(unchecked) var writer = CBORWriter(capacity: 256)
+    @exclusivity(unchecked) var count = 0
+    // Each change's map begins with the same bytes for every change of one type and kind: they are
+    // encoded once per type, not per change.
+    @exclusivity(unchecked) private var prefixType: String?
+    @exclusivity(unchecked) private var prefixes: [[UInt8]] = []
+
+    /// Writes the head of a change, up to the name of its first side (`after` for an insert,
+    /// `before` otherwise), which the caller writes next.
+    func change(type: String, key: UnsafeRawBufferPointer, op: HistoryChange.Kind) {
+        if type != prefixType {
+            prefixType = type
+            prefixes = [4, 5].map { (entries: UInt64) -> [UInt8] in
+                var prefix = CBORWriter(capacity: 16 + type.utf8.count)
+                prefix.head(5, entries)
+                prefix.text("type")
+                prefix.text(type)
+                prefix.text("key")
+                return prefix.bytes
+            }
+        }
+        prefixes[op == .update ? 1 : 0].withUnsafeBytes { writer.raw($0) }
+        writer.byteString(key)
+        Self.changeSuffixes[op == .insert ? 0 : op == .delete ? 1 : 2].withUnsafeBytes { writer.raw($0) }
+        count += 1
+    }
+
+    /// An update: the fields whose values changed, on each side (nothing when none did).
+    func update(type: String, key: [UInt8], before: UnsafeRawBufferPointer, after: UnsafeRawBufferPointer)
+        throws
+    {
+        guard let changed = HistoryLayout.changedFields(before: before, after: after) else {
+            throw LodeError.recordDoesNotDecode(
+                type: type, key: KeyDescription.describe(key), field: "",
+                reason: "the record is not a map of fields")
+        }
+        guard !changed.isEmpty else { return }
+        key.withUnsafeBytes { change(type: type, key: $0, op: .update) }
+        for pick in [0, 1] {
+            if pick == 1 { Self.afterName.withUnsafeBytes { writer.raw($0) } }
+            let present = changed.filter { (pick == 0 ? $0.before : $0.after) != nil }
+            writer.head(5, UInt64(present.count))
+            for field in present {
+                writer.head(3, UInt64(field.name.count))
+                writer.raw(field.name)
+                writer.raw(pick == 0 ? field.before! : field.after!)
+            }
+        }
+    }
+
+    /// What follows a change's key, up to its first side's value: `op`, the operation and the name of
+    /// that side — for an insert, a deletion and an update.
+    private static let changeSuffixes: [[UInt8]] = [
+        ("insert", "after"), ("delete", "before"), ("update", "before"),
+    ]
+    .map { op, side in
+        var suffix = CBORWriter(capacity: 20)
+        suffix.text("op")
+        suffix.text(op)
+        suffix.text(side)
+        return suffix.bytes
+    }
+    /// The name `after`, encoded.
+    private static let afterName: [UInt8] = {
+        var name = CBORWriter(capacity: 6)
+        name.text("after")
+        return name.bytes
+    }()
 }
