@@ -27,13 +27,13 @@ extension WriteTransaction {
         if changes.count > 0 {
             var entry = CBORWriter(capacity: 32 + changes.bytes.count)
             entry.head(5, author == nil ? 2 : 3)
-            entry.text("time")
+            HistoryChangeEncoder.timeName.withUnsafeBytes { entry.raw($0) }
             entry.date(Date())
             if let author {
-                entry.text("author")
+                HistoryChangeEncoder.authorName.withUnsafeBytes { entry.raw($0) }
                 entry.text(author)
             }
-            entry.text("changes")
+            HistoryChangeEncoder.changesName.withUnsafeBytes { entry.raw($0) }
             entry.head(4, UInt64(changes.count))
             changes.bytes.withUnsafeBytes { entry.raw($0) }
             try lmdbWrite.put(entry.bytes, forKey: HistoryLayout.key(for: lmdb.id), in: history)
@@ -267,32 +267,41 @@ private final class HistoryChangeEncoder {
     // Each change's map begins with the same bytes for every change of one type and kind: they are
     // encoded once per type, not per change.
     @exclusivity(unchecked) private var prefixType: String?
-    @exclusivity(unchecked) private var prefixes: [[UInt8]] = []
+    /// For an insert or a deletion, and for an update (made when first needed).
+    @exclusivity(unchecked) private var prefixes: [[UInt8]?] = [nil, nil]
 
     /// Writes the head of a change, up to the name of its first side (`after` for an insert,
     /// `before` otherwise), which the caller writes next.
     func change(type: String, key: UnsafeRawBufferPointer, op: HistoryChange.Kind) {
         if type != prefixType {
             prefixType = type
-            prefixes = [4, 5].map { (entries: UInt64) -> [UInt8] in
-                var prefix = CBORWriter(capacity: 16 + type.utf8.count)
-                prefix.head(5, entries)
-                prefix.text("type")
-                prefix.text(type)
-                prefix.text("key")
-                return prefix.bytes
-            }
+            prefixes = [nil, nil]
         }
-        prefixes[op == .update ? 1 : 0].withUnsafeBytes { writer.raw($0) }
+        let kind = op == .update ? 1 : 0
+        if prefixes[kind] == nil {
+            var prefix = CBORWriter(capacity: 16 + type.utf8.count)
+            prefix.head(5, kind == 1 ? 5 : 4)
+            Self.typeName.withUnsafeBytes { prefix.raw($0) }
+            prefix.text(type)
+            Self.keyName.withUnsafeBytes { prefix.raw($0) }
+            prefixes[kind] = prefix.bytes
+        }
+        prefixes[kind]!.withUnsafeBytes { writer.raw($0) }
         writer.byteString(key)
         Self.changeSuffixes[op == .insert ? 0 : op == .delete ? 1 : 2].withUnsafeBytes { writer.raw($0) }
         count += 1
     }
 
+    /// The changed fields found by ``updateInStep(type:key:before:after:)``: offsets of each name in
+    /// the record after, and of its value in each record (kept between updates: no allocation each).
+    @exclusivity(unchecked) private var steps: [(name: Range<Int>, before: Range<Int>, after: Range<Int>)] =
+        []
+
     /// An update: the fields whose values changed, on each side (nothing when none did).
     func update(type: String, key: [UInt8], before: UnsafeRawBufferPointer, after: UnsafeRawBufferPointer)
         throws
     {
+        if updateInStep(type: type, key: key, before: before, after: after) { return }
         guard let changed = HistoryLayout.changedFields(before: before, after: after) else {
             throw LodeError.recordDoesNotDecode(
                 type: type, key: KeyDescription.describe(key), field: "",
@@ -312,6 +321,46 @@ private final class HistoryChangeEncoder {
         }
     }
 
+    /// ``update(type:key:before:after:)`` for two records with the same field names in the same
+    /// order (one encoder wrote both: the common case), walked side by side without building lists
+    /// of their fields; false, having written nothing, when their names differ.
+    private func updateInStep(
+        type: String, key: [UInt8], before: UnsafeRawBufferPointer, after: UnsafeRawBufferPointer
+    ) -> Bool {
+        steps.removeAll(keepingCapacity: true)
+        var old = CBORReader(before)
+        var new = CBORReader(after)
+        guard let oldHead = try? old.readHead(), let newHead = try? new.readHead(), oldHead.major == 5,
+            newHead.major == 5, oldHead.info != 31, newHead.info != 31, oldHead.argument == newHead.argument
+        else { return false }
+        for _ in 0..<oldHead.argument {
+            guard let oldName = try? old.readStringBytes(major: 3),
+                let newName = try? new.readStringBytes(major: 3), RecordDiff.same(oldName, newName)
+            else { return false }
+            let nameStart = newName.baseAddress.map { $0 - after.baseAddress! } ?? new.offset
+            let (oldStart, newStart) = (old.offset, new.offset)
+            guard (try? old.skipItem()) != nil, (try? new.skipItem()) != nil else { return false }
+            let oldValue = UnsafeRawBufferPointer(rebasing: before[oldStart..<old.offset])
+            let newValue = UnsafeRawBufferPointer(rebasing: after[newStart..<new.offset])
+            if !RecordDiff.same(oldValue, newValue) {
+                steps.append(
+                    (nameStart..<nameStart + newName.count, oldStart..<old.offset, newStart..<new.offset))
+            }
+        }
+        guard !steps.isEmpty else { return true }
+        key.withUnsafeBytes { change(type: type, key: $0, op: .update) }
+        for (side, record) in [(0, before), (1, after)] {
+            if side == 1 { Self.afterName.withUnsafeBytes { writer.raw($0) } }
+            writer.head(5, UInt64(steps.count))
+            for step in steps {
+                writer.head(3, UInt64(step.name.count))
+                writer.raw(UnsafeRawBufferPointer(rebasing: after[step.name]))
+                writer.raw(UnsafeRawBufferPointer(rebasing: record[side == 0 ? step.before : step.after]))
+            }
+        }
+        return true
+    }
+
     /// What follows a change's key, up to its first side's value: `op`, the operation and the name of
     /// that side — for an insert, a deletion and an update.
     private static let changeSuffixes: [[UInt8]] = [
@@ -324,10 +373,18 @@ private final class HistoryChangeEncoder {
         suffix.text(side)
         return suffix.bytes
     }
-    /// The name `after`, encoded.
-    private static let afterName: [UInt8] = {
-        var name = CBORWriter(capacity: 6)
-        name.text("after")
-        return name.bytes
-    }()
+    /// The name `after`, encoded (and the other names the encoder writes).
+    private static let afterName = encoded("after")
+    static let timeName = encoded("time")
+    static let authorName = encoded("author")
+    static let changesName = encoded("changes")
+    private static let typeName = encoded("type")
+    private static let keyName = encoded("key")
+
+    /// `name` as a CBOR text string.
+    private static func encoded(_ name: String) -> [UInt8] {
+        var writer = CBORWriter(capacity: name.utf8.count + 1)
+        writer.text(name)
+        return writer.bytes
+    }
 }
