@@ -61,10 +61,10 @@ func powerCutWriter(_ workload: String, mode: Store.Durability, path: String, ma
     case "commits":
         // Single commits of 1 to 5 objects, 100-object and 1,000-object commits that grow a map
         // started at 64 KiB, a 200 KB record; with nested transactions, a savepoint rolled back and
-        // one kept in each commit.
+        // one kept in each commit. The store keeps history: each commit's values recorded with it.
         let store = try Store(
             at: URL(fileURLWithPath: path),
-            configuration: StoreConfiguration(durability: mode, initialMapSize: 64 << 10),
+            configuration: StoreConfiguration(durability: mode, initialMapSize: 64 << 10, history: .forever),
             types: [Task.self, Counter.self, Journal.self])
         for n in 1...powerCutCommits {
             try store.write { tx in
@@ -211,6 +211,7 @@ func openCrashState(_ workload: String, mode: Store.Durability, directory: Strin
                         + "\(plan.upserts.count + deleted)")
             }
         }
+        try checkHistory(store, counter: counter)
         try checkLiveResults(store)
         return .consistent("\(counter)")
     case "group":
@@ -290,6 +291,81 @@ func openCrashState(_ workload: String, mode: Store.Durability, directory: Strin
         return .consistent("with copy")
     default:
         throw PowerCutError("no workload \(workload)")
+    }
+}
+
+/// The history of a crash state of the `commits` workload agrees with its data: an entry for every
+/// commit since the store began keeping history and none after the last one — no change without its
+/// history, none recorded that was not committed — and, replayed from an empty store, the history
+/// gives every record as it is.
+func checkHistory(_ store: Store, counter: Int) throws {
+    typealias Fields = [String: CBORValue]
+    let types = ["Task", "Counter", "Journal"]
+    let (keeps, history, version, records) = try store.read { tx in
+        (
+            try tx.keepsHistory, try tx.keepsHistory ? tx.history() : [], tx.version,
+            try types.map { type -> [[UInt8]: Fields] in
+                let stored: [StoredRecord]
+                do {
+                    stored = try tx.storedRecords(of: type)
+                } catch LodeError.typeNotFound {
+                    stored = []
+                }
+                var fields: [[UInt8]: Fields] = [:]
+                for record in stored {
+                    guard case .map(let entries) = try CBORValue(decoding: record.bytes) else { continue }
+                    fields[record.key] = Dictionary(
+                        uniqueKeysWithValues: entries.compactMap { entry in
+                            guard case .text(let name) = entry.key else { return nil }
+                            return (name, entry.value)
+                        })
+                }
+                return fields
+            }
+        )
+    }
+    guard keeps else {
+        // Turned on by the writer's first transaction, before any of its commits.
+        guard counter == 0 else { throw Wrong(description: "commit \(counter): the store keeps no history") }
+        return
+    }
+    var replayed = Array(repeating: [[UInt8]: Fields](), count: types.count)
+    var previous = 0
+    for commit in history {
+        guard commit.version > previous, commit.version <= version else {
+            throw Wrong(
+                description: "history entry \(commit.version) after \(previous), at version \(version)")
+        }
+        previous = commit.version
+        for change in commit.changes {
+            guard let type = types.firstIndex(of: change.type) else { continue }
+            switch change.kind {
+            case .insert: replayed[type][change.key] = change.after.dictionary
+            case .delete: replayed[type][change.key] = nil
+            case .update:
+                var fields = replayed[type][change.key] ?? [:]
+                for name in change.before.keys { fields[name] = nil }
+                for (name, value) in change.after { fields[name] = value }
+                replayed[type][change.key] = fields
+            }
+        }
+    }
+    if counter > 0, previous != version {
+        throw Wrong(
+            description: "commit \(counter) (version \(version)) has no history; the last is \(previous)")
+    }
+    for (index, type) in types.enumerated() where replayed[index] != records[index] {
+        throw Wrong(description: "commit \(counter): the history replayed does not give the \(type) records")
+    }
+    // Nothing recorded beyond the last commit.
+    var newest = 0
+    try store.inspect { tx in
+        try tx.forEachRawEntry(ofDatabase: "@history") { key, _ in
+            newest = key.reduce(0) { $0 << 8 | Int($1) }
+        }
+    }
+    if newest > version {
+        throw Wrong(description: "the history holds version \(newest); the store is at \(version)")
     }
 }
 
