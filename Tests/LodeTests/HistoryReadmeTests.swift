@@ -32,5 +32,13 @@ import Testing
         #expect(history.count == 1)
         #expect(history.first?.author == "alice")
         #expect(history.first?.changes.first?.after["title"] == .text("draft"))
+
+        let undo = try UndoStack(store)
+        try undo.write("Rename") { tx in try tx.update(Note.self, key: 1) { $0.title = "final" } }
+        let version = try store.read { $0.version }
+        try undo.undo()  // "draft" again: an ordinary commit, which live results deliver
+        let then = try store.read { try $0.object(Note.self, key: 1, asOf: version) }  // "final"
+        #expect(then?.title == "final")
+        #expect(try store.read { try $0.object(Note.self, key: 1)?.title } == "draft")
     }
 }

@@ -84,6 +84,16 @@ extension Transaction {
         }
     }
 
+    /// The changes of the `T` whose primary key is `key` after `token`, oldest first; see
+    /// ``history(since:)``.
+    ///
+    /// - Throws: as ``history(since:)``, and `EncodingError` when `key` does not encode.
+    public func history<T: Persistable, Key: Encodable>(
+        of type: T.Type, key: Key, since token: HistoryToken? = nil
+    ) throws -> [HistoryTransaction] {
+        try history(of: T.schema.typeName, key: try KeyEncoder().encode(key), since: token)
+    }
+
     /// Calls `body` with each history entry after `token` up to this transaction's version, in order.
     func forEachHistoryEntry(
         since token: HistoryToken?, _ body: (Int, UnsafeRawBufferPointer) throws -> Bool
