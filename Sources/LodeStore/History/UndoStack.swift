@@ -35,7 +35,9 @@ public struct UndoOutcome: Sendable, Equatable {
 /// ```
 ///
 /// The stack is safe to use from any thread; each undo or redo takes its step off the stack before
-/// it writes (two at once undo two steps) and puts it back if the write fails.
+/// it writes (two at once undo two steps) and puts it back if the write fails. It lives in memory,
+/// as an undo manager's does: steps are the versions of their commits, and a stack made again after
+/// a restart starts empty.
 public final class UndoStack: Sendable {
     /// A named step: the commits it reverts together.
     struct Step: Equatable {
