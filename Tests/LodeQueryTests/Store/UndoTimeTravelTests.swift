@@ -444,3 +444,51 @@ extension UndoTimeTravelTests {
         #expect(try store.read { try $0.object(Card.self, key: 1)?.rank } == 11)
     }
 }
+
+extension UndoTimeTravelTests {
+    /// Random writes, a migration, random writes again: every version before the migration is
+    /// refused by name (what it rewrote is not in the history), every version after it reads as it
+    /// was.
+    @Test func timeTravelAcrossAMigrationSaysWhatItCannotReconstruct() throws {
+        let directory = TemporaryDirectory("time-travel-migration")
+        var random = SeededGenerator(seed: 612)
+        var answers: [Int: Answers] = [:]
+        func writes(_ store: Store, rounds: Range<Int>) throws {
+            for round in rounds {
+                try store.write { tx in try Self.randomWrite(tx, round: round, random: &random) }
+                answers[try store.read { $0.version }] = try Self.answers(store)
+            }
+        }
+        let before: Set<Int>
+        do {
+            let store = try Store(
+                at: directory.url, configuration: StoreConfiguration(history: .forever),
+                types: [Board.self, Card.self])
+            try writes(store, rounds: 0..<30)
+            before = Set(answers.keys)
+            store.close()
+        }
+        let migration = Migration("ranks doubled") { context in
+            try context.updateRecords(of: "Card") { record in
+                if case .unsigned(let rank)? = record["rank"] { record["rank"] = .unsigned(rank * 2) }
+                return .keep
+            }
+        }
+        let store = try Store(
+            at: directory.url, configuration: StoreConfiguration(history: .forever),
+            types: [Board.self, Card.self], migrations: [migration])
+        let migrated = try store.read { $0.version }
+        answers[migrated] = try Self.answers(store)
+        try writes(store, rounds: 30..<60)
+        for version in answers.keys.sorted() {
+            if before.contains(version) {
+                #expect("as of \(version), before the migration") {
+                    try Self.answers(store, asOf: version)
+                } throws: { unavailable($0, saying: "ranks doubled") }
+            } else {
+                #expect(try Self.answers(store, asOf: version) == answers[version], "as of \(version)")
+            }
+        }
+        #expect(before.count > 15 && answers.count - before.count > 15)
+    }
+}
