@@ -232,13 +232,16 @@ extension WriteTransaction {
 
     /// Writes `record` as the object `ref` (nil: removes it, without delete rules) without its Swift
     /// type: its record, index and link entries, from the catalog's description of the type.
-    /// - Throws: ``LodeError/typeNotFound(_:)`` for a type with a full-text index (its entries are
-    ///   made by the type's own code), ``LodeError/uniqueViolation(type:index:value:)``.
+    /// - Throws: ``LodeError/textIndexUnavailable(type:index:reason:)`` for a type with a full-text
+    ///   index (its entries are made by the type's own code), and
+    ///   ``LodeError/uniqueViolation(type:index:value:)``.
     func writeUntyped(_ ref: ObjectRef, record: [UInt8]?) throws {
         guard let entry = try catalogEntry(named: ref.type) else { throw LodeError.typeNotFound(ref.type) }
-        guard (entry.attachedIndexes ?? []).isEmpty else {
-            throw LodeError.typeNotFound(
-                "\(ref.type) (its full-text index is written by its Swift type: use the type in this process)"
+        if let index = entry.attachedIndexes?.first {
+            throw LodeError.textIndexUnavailable(
+                type: ref.type, index: index.name,
+                reason:
+                    "\(ref.type) \(KeyDescription.describe(ref.key)) would be written without its Swift type, which makes its full-text entries: use \(ref.type) in this process"
             )
         }
         let type = try UntypedType(name: ref.type, in: self)

@@ -492,3 +492,80 @@ extension UndoTimeTravelTests {
         #expect(before.count > 15 && answers.count - before.count > 15)
     }
 }
+
+extension UndoTimeTravelTests {
+    struct Owner: Persistable, Equatable {
+        var id: Int
+        var name: String
+        static let schema = Schema<Owner>(primaryKey: \.id)
+    }
+
+    struct Item: Persistable, Equatable {
+        var id: Int
+        var code: String
+        var owner: Link<Owner>?
+        static let schema = Schema<Item>(
+            primaryKey: \.id, indexes: [.unique(\.code)], links: [.to(\.owner, onDelete: .cascade)])
+    }
+
+    /// A step whose deletion cascaded into a type this store never used: the undo writes those
+    /// objects back without their Swift type — records, unique index and links — and the store
+    /// that knows the type reads them whole. A type with a full-text index is refused, named.
+    @Test func undoWritesBackObjectsOfATypeThisStoreNeverUsed() throws {
+        let directory = TemporaryDirectory("undo-untyped")
+        let owner = Owner(id: 1, name: "ann")
+        do {
+            let full = try Store(
+                at: directory.url, configuration: StoreConfiguration(history: .forever),
+                types: [Owner.self, Item.self])
+            try full.write { tx in
+                try tx.insert(owner)
+                for id in 0..<5 { try tx.insert(Item(id: id, code: "c\(id)", owner: try Link(owner))) }
+            }
+            full.close()
+        }
+        let owners = try Store(
+            at: directory.url, configuration: StoreConfiguration(history: .forever), types: [Owner.self])
+        let undo = try UndoStack(owners)
+        try undo.write("Delete owner") { tx in try tx.delete(Owner.self, key: 1) }
+        #expect(try owners.read { try $0.storedRecords(of: "Item") }.isEmpty, "the cascade deleted the items")
+        try undo.undo()
+        owners.close()
+        let full = try Store(at: directory.url, types: [Owner.self, Item.self])
+        let items = try full.read { try $0.objects(Item.self).fetch() }
+        #expect(
+            items.map(\.id) == Array(0..<5)
+                && items.allSatisfy { $0.owner?.primaryKey == (try? Link(owner).primaryKey) })
+        #expect(
+            try full.read { try $0.objects(Item.self).filter(#Predicate { $0.code == "c3" }).fetch() }.map(
+                \.id) == [3])
+        #expect(try full.read { try $0.checkIntegrity() }.problems.isEmpty)
+
+        // A type with a full-text index is not written blind.
+        let texts = TemporaryDirectory("undo-untyped-text")
+        let board = Board(id: 1, name: "one")
+        do {
+            let both = try Store(
+                at: texts.url, configuration: StoreConfiguration(history: .forever),
+                types: [Board.self, Card.self])
+            try both.write { tx in
+                try tx.insert(board)
+                try tx.insert(try Self.card(1, "zebra", board: board))
+            }
+            both.close()
+        }
+        let boards = try Store(
+            at: texts.url, configuration: StoreConfiguration(history: .forever), types: [Board.self])
+        let boardUndo = try UndoStack(boards)
+        try boardUndo.write("Delete board") { tx in try tx.delete(Board.self, key: 1) }
+        #expect {
+            try boardUndo.undo()
+        } throws: { error in
+            guard case .textIndexUnavailable(let type, _, let reason) = error as? LodeError else {
+                return false
+            }
+            return type == "Card" && reason.contains("use Card in this process")
+        }
+        #expect(boardUndo.undoName == "Delete board")
+    }
+}
