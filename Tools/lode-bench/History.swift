@@ -144,10 +144,11 @@ extension Workloads {
             at: scratch.url.appendingPathComponent("lode"),
             configuration: HistorySystems.configuration(history: true, durability: .noSync), types: [Row.self]
         )
-        let objects = 1_000
+        let objects = Swift.min(1_000, rows.count)
         try store.write { tx in for row in rows.prefix(objects) { try tx.insert(row) } }
         let start = try store.read { $0.historyToken }
-        let commitCount = 10_000
+        // The figure is of 10,000 commits (--quick: 100, and time travel as far back as they go).
+        let commitCount = settings.quick ? 100 : 10_000
         for round in 0..<commitCount {
             let id = Int.random(in: 0..<objects, using: &rng)
             try store.write { tx in try tx.update(Row.self, key: id, \.score) { $0 = round % 1000 } }
@@ -163,20 +164,21 @@ extension Workloads {
         )
         figures.append(
             Figure(
-                workload: "history(since:) of 10,000 commits of one object each", size: commitCount,
+                workload: "history(since:) of \(commitCount) commits of one object each", size: commitCount,
                 timings: [Timing(system: "history(since:)", runs: read[0], operations: commitCount)],
                 notes: ["target: ≥ 1 M changes/s"]))
 
         // 3. Time travel 1,000 commits back: one object, and a result of 100 objects (of 1,000).
         let now = try store.read { $0.version }
-        let past = now - 1_000
+        let back = Swift.min(1_000, commitCount)
+        let past = now - back
         let key = Int.random(in: 0..<objects, using: &rng)
         let query = store.objects(Row.self).filter(#Predicate { $0.score < 500 }).sorted(by: \.score).limit(
             100)
         let travel = try alternate(
             runs: settings.runs * 20,
             [
-                System(name: "object as of 1,000 commits back") {
+                System(name: "object as of \(back) commits back") {
                     sink.value &+=
                         try store.read { try $0.object(Row.self, key: key, asOf: past) }?.score ?? 0
                 },
@@ -186,7 +188,7 @@ extension Workloads {
             ])
         figures.append(
             Figure(
-                workload: "time travel: one object as of 1,000 commits back", size: 1,
+                workload: "time travel: one object as of \(back) commits back", size: 1,
                 timings: [
                     Timing(system: "object(_:key:asOf:)", runs: travel[0], operations: 1),
                     Timing(system: "object(_:key:) now", runs: travel[1], operations: 1),
@@ -199,7 +201,7 @@ extension Workloads {
             ])
         figures.append(
             Figure(
-                workload: "time travel: 100 objects (filter, sort, limit) as of 1,000 commits back",
+                workload: "time travel: 100 objects (filter, sort, limit) as of \(back) commits back",
                 size: 100,
                 timings: [
                     Timing(system: "fetch(asOf:)", runs: results[0], operations: 1),
