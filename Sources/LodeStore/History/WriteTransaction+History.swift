@@ -292,10 +292,10 @@ private final class HistoryChangeEncoder {
         count += 1
     }
 
-    /// The changed fields found by ``updateInStep(type:key:before:after:)``: offsets of each name in
-    /// the record after, and of its value in each record (kept between updates: no allocation each).
-    @exclusivity(unchecked) private var steps: [(name: Range<Int>, before: Range<Int>, after: Range<Int>)] =
-        []
+    /// The changed fields ``updateInStep(type:key:before:after:)`` found: each name and its value on
+    /// each side, as views into the records (kept between updates: no allocation each).
+    @exclusivity(unchecked) private var steps:
+        [(name: UnsafeRawBufferPointer, before: UnsafeRawBufferPointer, after: UnsafeRawBufferPointer)] = []
 
     /// An update: the fields whose values changed, on each side (nothing when none did).
     func update(type: String, key: [UInt8], before: UnsafeRawBufferPointer, after: UnsafeRawBufferPointer)
@@ -328,36 +328,22 @@ private final class HistoryChangeEncoder {
         type: String, key: [UInt8], before: UnsafeRawBufferPointer, after: UnsafeRawBufferPointer
     ) -> Bool {
         steps.removeAll(keepingCapacity: true)
-        var old = CBORReader(before)
-        var new = CBORReader(after)
-        guard let oldHead = try? old.readHead(), let newHead = try? new.readHead(), oldHead.major == 5,
-            newHead.major == 5, oldHead.info != 31, newHead.info != 31, oldHead.argument == newHead.argument
-        else { return false }
-        for _ in 0..<oldHead.argument {
-            guard let oldName = try? old.readStringBytes(major: 3),
-                let newName = try? new.readStringBytes(major: 3), RecordDiff.same(oldName, newName)
-            else { return false }
-            let nameStart = newName.baseAddress.map { $0 - after.baseAddress! } ?? new.offset
-            let (oldStart, newStart) = (old.offset, new.offset)
-            guard (try? old.skipItem()) != nil, (try? new.skipItem()) != nil else { return false }
-            let oldValue = UnsafeRawBufferPointer(rebasing: before[oldStart..<old.offset])
-            let newValue = UnsafeRawBufferPointer(rebasing: after[newStart..<new.offset])
-            if !RecordDiff.same(oldValue, newValue) {
-                steps.append(
-                    (nameStart..<nameStart + newName.count, oldStart..<old.offset, newStart..<new.offset))
-            }
+        let inStep = RecordDiff.forEachChangedFieldInStep(before, after) { name, old, new in
+            steps.append((name, old, new))
         }
+        guard inStep else { return false }
         guard !steps.isEmpty else { return true }
         key.withUnsafeBytes { change(type: type, key: $0, op: .update) }
-        for (side, record) in [(0, before), (1, after)] {
+        for side in 0..<2 {
             if side == 1 { Self.afterName.withUnsafeBytes { writer.raw($0) } }
             writer.head(5, UInt64(steps.count))
             for step in steps {
                 writer.head(3, UInt64(step.name.count))
-                writer.raw(UnsafeRawBufferPointer(rebasing: after[step.name]))
-                writer.raw(UnsafeRawBufferPointer(rebasing: record[side == 0 ? step.before : step.after]))
+                writer.raw(step.name)
+                writer.raw(side == 0 ? step.before : step.after)
             }
         }
+        steps.removeAll(keepingCapacity: true)
         return true
     }
 

@@ -272,17 +272,7 @@ extension WriteTransaction {
                 try readable { () throws(UntypedRecord.Problem) in try before.indexKey(index) }
             }
             let new = try readable { () throws(UntypedRecord.Problem) in try after.indexKey(index) }
-            guard old != new else { continue }
-            if index.isUnique, let owner = try lmdb.get(new, in: database), owner != ref.key {
-                throw LodeError.uniqueViolation(
-                    type: ref.type, index: index.name,
-                    value: index.fields.map { after.value.value(atPath: $0)?.json ?? "null" }
-                        .joined(separator: ", "))
-            }
-            if let old {
-                try removeIndexEntry(in: database, unique: index.isUnique, key: old, primaryKey: ref.key)
-            }
-            try lmdbWrite.put(ref.key, forKey: new, in: database)
+            try moveIndexEntry(index, in: database, of: ref, from: old, to: new, value: after)
         }
         for (link, database) in type.links {
             let old = Set(
@@ -302,6 +292,27 @@ extension WriteTransaction {
         pendingChanges.record(
             type: ref.type, key: ref.key, existedBefore: stored != nil, existsAfter: true, fields: changed,
             before: stored)
+    }
+
+    /// Moves the entry of `index` for the object `ref` from the index key `old` to `new` (either may be
+    /// nil: none), written without the object's Swift type; `value` (the record after) names a unique
+    /// value another object holds.
+    /// - Throws: ``LodeError/uniqueViolation(type:index:value:)``, before anything changes.
+    private func moveIndexEntry(
+        _ index: StoredIndex, in database: Database, of ref: ObjectRef, from old: [UInt8]?, to new: [UInt8]?,
+        value: UntypedRecord?
+    ) throws {
+        guard old != new else { return }
+        if let new, index.isUnique, let owner = try lmdb.get(new, in: database), owner != ref.key {
+            throw LodeError.uniqueViolation(
+                type: ref.type, index: index.name,
+                value: index.fields.map { value?.value.value(atPath: $0)?.json ?? "null" }.joined(
+                    separator: ", "))
+        }
+        if let old {
+            try removeIndexEntry(in: database, unique: index.isUnique, key: old, primaryKey: ref.key)
+        }
+        if let new { try lmdbWrite.put(ref.key, forKey: new, in: database) }
     }
 
     /// Removes every entry of `database` whose value is `key` (a walk of the whole index).
@@ -340,22 +351,11 @@ extension WriteTransaction {
         let record = CBORValue.map(entries).encoded
         let after = try? UntypedRecord(bytes: record, type: type.stored)
         for (index, database) in type.indexes {
-            let old = try? before?.indexKey(index)
-            let new = try? after?.indexKey(index)
-            guard old != new else { continue }
-            if let old {
-                try removeIndexEntry(in: database, unique: index.isUnique, key: old, primaryKey: ref.key)
-            }
-            if let new {
-                // Removing a link can make a unique compound value collide; the delete fails then.
-                if index.isUnique, let owner = try lmdb.get(new, in: database), owner != ref.key {
-                    throw LodeError.uniqueViolation(
-                        type: ref.type, index: index.name,
-                        value: index.fields.map { after?.value.value(atPath: $0)?.json ?? "null" }
-                            .joined(separator: ", "))
-                }
-                try lmdbWrite.put(ref.key, forKey: new, in: database)
-            }
+            // Removing a link can make a unique compound value collide; the delete fails then.
+            try moveIndexEntry(
+                index, in: database, of: ref, from: try? before?.indexKey(index),
+                to: try? after?.indexKey(index),
+                value: after)
         }
         for (link, database) in type.links where targets[link.field] != nil {
             let old = Set((try? before?.linkTargets(link)) ?? [])

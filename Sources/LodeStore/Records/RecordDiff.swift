@@ -47,27 +47,41 @@ package enum RecordDiff {
     static func changedFieldsInStep(_ oldBytes: UnsafeRawBufferPointer, _ newBytes: UnsafeRawBufferPointer)
         -> Set<String>?
     {
+        var changed = Set<String>()
+        let inStep = forEachChangedFieldInStep(oldBytes, newBytes) { name, _, _ in
+            changed.insert(String(decoding: name, as: UTF8.self))
+        }
+        return inStep ? changed : nil
+    }
+
+    /// Walks two records side by side and calls `body` with the name and both encoded values of each
+    /// field whose value differs, when both hold the same field names in the same order (the views
+    /// are into the records). Returns false when they do not — having called `body` for the fields
+    /// before the first that differs in name: a caller then discards what it was given.
+    package static func forEachChangedFieldInStep(
+        _ oldBytes: UnsafeRawBufferPointer, _ newBytes: UnsafeRawBufferPointer,
+        _ body: (_ name: UnsafeRawBufferPointer, _ old: UnsafeRawBufferPointer, _ new: UnsafeRawBufferPointer)
+            ->
+            Void
+    ) -> Bool {
         var before = CBORReader(oldBytes)
         var after = CBORReader(newBytes)
         guard let oldHead = try? before.readHead(), let newHead = try? after.readHead(),
             oldHead.major == 5, newHead.major == 5, oldHead.info != 31, newHead.info != 31,
             oldHead.argument == newHead.argument
-        else { return nil }
-        var changed = Set<String>()
+        else { return false }
         for _ in 0..<oldHead.argument {
             guard let oldName = try? before.readStringBytes(major: 3),
                 let newName = try? after.readStringBytes(major: 3), same(oldName, newName)
-            else { return nil }
+            else { return false }
             let oldStart = before.offset
             let newStart = after.offset
-            guard (try? before.skipItem()) != nil, (try? after.skipItem()) != nil else { return nil }
+            guard (try? before.skipItem()) != nil, (try? after.skipItem()) != nil else { return false }
             let oldValue = UnsafeRawBufferPointer(rebasing: oldBytes[oldStart..<before.offset])
             let newValue = UnsafeRawBufferPointer(rebasing: newBytes[newStart..<after.offset])
-            if !same(oldValue, newValue) {
-                changed.insert(String(decoding: newName, as: UTF8.self))
-            }
+            if !same(oldValue, newValue) { body(newName, oldValue, newValue) }
         }
-        return changed
+        return true
     }
 
     /// Whether two byte runs are equal (`memcmp`, not a generic walk).

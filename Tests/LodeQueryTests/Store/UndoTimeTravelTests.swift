@@ -66,6 +66,14 @@ import Testing
 
     static let ranked = #Predicate<Card> { $0.rank >= 2 }
 
+    /// A migration that rewrites every card's rank: what it did is not in the history.
+    static let ranksDoubled = Migration("ranks doubled") { context in
+        try context.updateRecords(of: "Card") { record in
+            if case .unsigned(let rank)? = record["rank"] { record["rank"] = .unsigned(rank * 2) }
+            return .keep
+        }
+    }
+
     /// The answers a version gave: each card, and two queries.
     struct Answers: Equatable {
         var cards: [Card]
@@ -406,15 +414,9 @@ extension UndoTimeTravelTests {
                     .fetch(asOf: early)
             } throws: { unavailable($0, saying: "through links") }
         }
-        let migration = Migration("ranks doubled") { context in
-            try context.updateRecords(of: "Card") { record in
-                if case .unsigned(let rank)? = record["rank"] { record["rank"] = .unsigned(rank * 2) }
-                return .keep
-            }
-        }
         let store = try Store(
             at: directory.url, configuration: StoreConfiguration(history: .forever),
-            types: [Board.self, Card.self], migrations: [migration])
+            types: [Board.self, Card.self], migrations: [Self.ranksDoubled])
         #expect(try store.read { try $0.object(Card.self, key: 1)?.rank } == 10)
         #expect {
             try store.read { try $0.object(Card.self, key: 1, asOf: early) }
@@ -468,15 +470,9 @@ extension UndoTimeTravelTests {
             before = Set(answers.keys)
             store.close()
         }
-        let migration = Migration("ranks doubled") { context in
-            try context.updateRecords(of: "Card") { record in
-                if case .unsigned(let rank)? = record["rank"] { record["rank"] = .unsigned(rank * 2) }
-                return .keep
-            }
-        }
         let store = try Store(
             at: directory.url, configuration: StoreConfiguration(history: .forever),
-            types: [Board.self, Card.self], migrations: [migration])
+            types: [Board.self, Card.self], migrations: [Self.ranksDoubled])
         let migrated = try store.read { $0.version }
         answers[migrated] = try Self.answers(store)
         try writes(store, rounds: 30..<60)
