@@ -212,23 +212,30 @@ extension Workloads {
     }
 
     /// What the history of the update commits takes: the `@history` entries' bytes per changed
-    /// object, beside the bytes of the field values they hold.
+    /// object, beside the bytes of the field values they hold (the commit that filled the store is
+    /// left out).
     static func historyBytes(_ store: Store) throws -> [String] {
+        var sizes: [Int: Int] = [:]
+        try store.inspect { tx in
+            try tx.forEachRawEntry(ofDatabase: "@history") { key, value in
+                // The key: the version, 8 bytes big-endian.
+                sizes[key.reduce(0) { $0 << 8 | Int($1) }] = value.count
+            }
+        }
         var entries = 0
         var bytes = 0
         var changes = 0
-        try store.inspect { tx in
-            try tx.forEachRawEntry(ofDatabase: "@history") { _, value in
-                entries += 1
-                bytes += value.count
-            }
+        for commit in try store.read({ try $0.history() })
+        where commit.changes.allSatisfy({ $0.kind == .update }) {
+            entries += 1
+            bytes += sizes[commit.version] ?? 0
+            changes += commit.changes.count
         }
-        for commit in try store.read({ try $0.history() }) { changes += commit.changes.count }
         guard changes > 0 else { return [] }
         return [
             String(
                 format:
-                    "history: %d entries, %d changes, %.1f bytes per changed object (the field before and after, its name, the type, key and operation)",
+                    "history of the updates: %d entries, %d changes, %.1f bytes per changed object (the field before and after, its name, the type, key and operation)",
                 entries, changes, Double(bytes) / Double(changes))
         ]
     }

@@ -140,6 +140,11 @@ public struct HistoryFields: Sendable, Hashable, Sequence, ExpressibleByDictiona
     /// The fields of an encoded map whose keys were checked to be text.
     init(checked encoded: [UInt8]) { self.encoded = encoded }
 
+    /// An insert's side not read yet (recorded by reference): no bytes, which no map has.
+    static let unread = HistoryFields(checked: [])
+    /// Whether this is ``unread``.
+    var isUnread: Bool { encoded.isEmpty }
+
     /// The fields of `fields`, in name order.
     public init(_ fields: [String: CBORValue]) {
         encoded =

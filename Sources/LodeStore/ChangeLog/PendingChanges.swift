@@ -93,12 +93,25 @@ package struct PendingChanges {
 
     var isEmpty: Bool { nets.isEmpty }
 
+    /// How many more inserted records are kept: a commit that inserts more objects than the
+    /// history keeps values for (`StoreConfiguration.historyInsertValuesLimit`) records its inserts
+    /// by reference, so a bulk load copies nothing.
+    private var insertsToKeep = 0
+
     /// Keeps the records of the changes recorded from now on (those recorded before keep none: the
-    /// history reads theirs from the records).
-    package mutating func startCapturingValues() {
+    /// history reads theirs from the records), and the records of the first `insertLimit` inserts.
+    package mutating func startCapturingValues(insertLimit: Int) {
         guard !capturesValues else { return }
         capturesValues = true
+        insertsToKeep = insertLimit
         captured = Array(repeating: Captured(), count: nets.count)
+    }
+
+    /// `after`, when it is an inserted record still to keep (counted), else nil.
+    private mutating func insertedRecord(_ after: UnsafeRawBufferPointer?) -> UnsafeRawBufferPointer? {
+        guard insertsToKeep > 0 else { return nil }
+        insertsToKeep -= 1
+        return after
     }
 
     /// Each object's net change in the order first touched — its type, key, and whether it existed
@@ -142,7 +155,7 @@ package struct PendingChanges {
                 Net(
                     type: type, typeIndex: typeIndex, key: key, existedBefore: false, existsAfter: true,
                     fields: fields))
-            if capturesValues { captured.append(capture(before: nil, after: after)) }
+            if capturesValues { captured.append(capture(before: nil, after: insertedRecord(after))) }
             return
         }
         buildIndex()
@@ -150,7 +163,10 @@ package struct PendingChanges {
         if let position = index[typeIndex][slot] {
             nets[position].existsAfter = existsAfter
             if capturesValues {
-                let kept = keep(existsAfter ? after : nil)
+                // An insert's record is kept only while the commit inserts few enough objects (one
+                // already kept is replaced without counting again).
+                let replaces = nets[position].existedBefore || captured[position].after >= 0
+                let kept = keep(!existsAfter ? nil : replaces ? after : insertedRecord(after))
                 captured[position].after = kept.start
                 captured[position].afterCount = kept.count
             }
@@ -171,7 +187,7 @@ package struct PendingChanges {
                     ? before.map { before in
                         before.withUnsafeBytes { capture(before: $0, after: existsAfter ? after : nil) }
                     } ?? capture(before: nil, after: existsAfter ? after : nil)
-                    : capture(before: nil, after: existsAfter ? after : nil)
+                    : capture(before: nil, after: existsAfter ? insertedRecord(after) : nil)
                 captured.append(kept)
             }
         }

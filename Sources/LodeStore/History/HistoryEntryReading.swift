@@ -11,7 +11,8 @@ package struct StoredHistoryChange {
     package var kind: HistoryChange.Kind
     /// The encoded record (a deletion) or map of changed fields (an update) before, when present.
     package var before: UnsafeRawBufferPointer?
-    /// The encoded record (an insert) or map of changed fields (an update) after, when present.
+    /// The encoded record (an insert) or map of changed fields (an update) after, when present (an
+    /// insert recorded by reference has none: see ``Transaction/pastRecords(_:)``).
     package var after: UnsafeRawBufferPointer?
 }
 
@@ -39,8 +40,11 @@ extension HistoryLayout {
         var author: String?
         var changes: [HistoryChange] = []
         // Kept as stored: checked, copied, read when asked.
-        func fields(_ side: UnsafeRawBufferPointer?) throws -> HistoryFields {
-            guard let side else { return [:] }
+        func fields(_ side: UnsafeRawBufferPointer?, of kind: HistoryChange.Kind? = nil) throws
+            -> HistoryFields
+        {
+            // An insert recorded by reference: its values are read from the records after.
+            guard let side else { return kind == .insert ? .unread : [:] }
             guard let fields = HistoryFields.checking(side) else {
                 throw damaged("a side of a change is not a map of named fields")
             }
@@ -77,7 +81,7 @@ extension HistoryLayout {
                 HistoryChange(
                     type: type, key: [UInt8](copying: change.key), kind: change.kind,
                     before: try fields(change.before),
-                    after: try fields(change.after)))
+                    after: try fields(change.after, of: change.kind)))
         }
         try walk(entry, version: version, header: header, change)
         guard !changes.isEmpty else { return nil }
@@ -123,11 +127,20 @@ extension HistoryLayout {
                     var kind: HistoryChange.Kind?
                     var before: UnsafeRawBufferPointer?
                     var after: UnsafeRawBufferPointer?
+                    // Inserts by reference of one type: where their keys start, and how many.
+                    var keys: (start: Int, count: UInt64)?
                     for _ in 0..<item.argument {
                         let field = try string(3, "a field name")
                         switch field.count {
                         case 4 where matches(field, typeName):
                             type = try string(3, "a type")
+                        case 4 where matches(field, keysName):
+                            let list = try reader.readHead()
+                            guard list.major == 4, list.info != 31 else {
+                                throw damaged("its keys are not an array")
+                            }
+                            keys = (reader.offset, list.argument)
+                            for _ in 0..<list.argument { try reader.skipItem() }
                         case 3 where matches(field, keyName):
                             key = try string(2, "a key")
                         case 2 where matches(field, opName):
@@ -148,6 +161,22 @@ extension HistoryLayout {
                         default:
                             try reader.skipItem()
                         }
+                    }
+                    if let keys {
+                        guard let type, kind == .insert, key == nil, before == nil, after == nil else {
+                            throw damaged("a list of keys is not of inserts of one type")
+                        }
+                        // Each key read where it was skipped, the reader then back at the item's end.
+                        let end = reader.offset
+                        reader.offset = keys.start
+                        for _ in 0..<keys.count {
+                            try body(
+                                StoredHistoryChange(
+                                    type: type, key: try string(2, "a key"), kind: .insert, before: nil,
+                                    after: nil))
+                        }
+                        reader.offset = end
+                        continue
                     }
                     guard let type, let key, let kind else {
                         throw damaged("a change is not a type, a key and an operation")
@@ -171,6 +200,7 @@ extension HistoryLayout {
     private static let changesName = Array("changes".utf8)
     private static let typeName = Array("type".utf8)
     private static let keyName = Array("key".utf8)
+    private static let keysName = Array("keys".utf8)
     private static let opName = Array("op".utf8)
     private static let beforeName = Array("before".utf8)
     private static let afterName = Array("after".utf8)
@@ -179,6 +209,37 @@ extension HistoryLayout {
     private static let insertName = Array("insert".utf8)
     private static let updateName = Array("update".utf8)
     private static let deleteName = Array("delete".utf8)
+
+    /// `record` (nil: absent) as it was before a change of the object of `type` under `key`: absent
+    /// before an insert, the last values before a deletion, the changed fields put back before an
+    /// update.
+    /// - Throws: ``LodeError/recordDoesNotDecode(type:key:field:reason:)`` naming `@history` when the
+    ///   change does not undo onto the record (the history does not follow the records).
+    package static func undoing(
+        _ kind: HistoryChange.Kind, before: [UInt8]?, after: [UInt8]?, on record: [UInt8]?, type: String,
+        key: [UInt8]
+    ) throws -> [UInt8]? {
+        func damaged(_ reason: String) -> LodeError {
+            .recordDoesNotDecode(
+                type: StoreLayout.history, key: KeyDescription.describe(key), field: type, reason: reason)
+        }
+        switch kind {
+        case .insert:
+            return nil
+        case .delete:
+            guard let before else { throw damaged("a deletion of the object holds no values") }
+            return before
+        case .update:
+            guard let current = record, let before, let after,
+                let undone = current.withUnsafeBytes({ current in
+                    before.withUnsafeBytes { before in
+                        after.withUnsafeBytes { undoingUpdate(of: current, before: before, after: $0) }
+                    }
+                })
+            else { throw damaged("an update of the object does not undo onto its record") }
+            return undone
+        }
+    }
 
     /// The record `record` as it was before an update whose changed fields were `before` and `after`
     /// (maps of the fields' encoded values): each field in `before` takes its value there, one only

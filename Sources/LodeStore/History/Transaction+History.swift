@@ -36,6 +36,7 @@ extension Transaction {
             }
             return true
         }
+        try readInsertedValues(&found)
         return found
     }
 
@@ -68,7 +69,37 @@ extension Transaction {
             }
             return true
         }
+        try readInsertedValues(&found)
         return found
+    }
+
+    /// Gives each insert of `found` recorded by reference (a commit that inserted many objects) its
+    /// values: the object's record as of its commit (see ``pastRecords(_:)``).
+    func readInsertedValues(_ found: inout [HistoryTransaction]) throws {
+        var wanted: [ObjectID: Set<Int>] = [:]
+        for commit in found {
+            for change in commit.changes where change.after.isUnread {
+                wanted[change.objectID, default: []].insert(commit.version)
+            }
+        }
+        guard !wanted.isEmpty else { return }
+        let past = try pastRecords(wanted)
+        for position in found.indices {
+            let version = found[position].version
+            for index in found[position].changes.indices where found[position].changes[index].after.isUnread {
+                let change = found[position].changes[index]
+                guard case .some(.some(let record)) = past[change.objectID]?[version],
+                    let values = record.withUnsafeBytes({ HistoryFields.checking($0) })
+                else {
+                    throw LodeError.recordDoesNotDecode(
+                        type: StoreLayout.history, key: "\(version)", field: change.type,
+                        reason:
+                            "the object \(change.keyDescription) it inserted is not in the records as of then"
+                    )
+                }
+                found[position].changes[index].after = values
+            }
+        }
     }
 
     /// The changes of the object of `type` under `key` (its encoded primary key) after `token`,

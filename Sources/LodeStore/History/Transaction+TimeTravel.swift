@@ -53,29 +53,69 @@ extension Transaction {
         for (key, changes) in steps {
             var record = try lmdb.get(key, in: records)
             for change in changes.reversed() {
-                switch change.kind {
-                case .insert:
-                    record = nil
-                case .delete:
-                    record = change.before
-                case .update:
-                    guard let current = record, let before = change.before, let after = change.after,
-                        let undone = current.withUnsafeBytes({ current in
-                            before.withUnsafeBytes { before in
-                                after.withUnsafeBytes {
-                                    HistoryLayout.undoingUpdate(of: current, before: before, after: $0)
-                                }
-                            }
-                        })
-                    else {
-                        throw LodeError.recordDoesNotDecode(
-                            type: StoreLayout.history, key: KeyDescription.describe(key), field: type,
-                            reason: "an update of the object does not undo onto its record")
-                    }
-                    record = undone
-                }
+                record = try HistoryLayout.undoing(
+                    change.kind, before: change.before, after: change.after, on: record, type: type, key: key)
             }
             past[key] = record
+        }
+        return past
+    }
+
+    /// The record of each object of `wanted` as it was after each commit asked for it (nil where the
+    /// object did not exist then): its record now with every change the history holds after that
+    /// commit undone, newest first. How the history reads an insert recorded by reference.
+    ///
+    /// - Complexity: one walk of the history after the earliest version asked for, and one lookup per
+    ///   object.
+    /// - Throws: as ``changedRecords(of:asOf:keys:)``.
+    package func pastRecords(_ wanted: [ObjectID: Set<Int>]) throws -> [ObjectID: [Int: [UInt8]?]] {
+        guard let earliest = wanted.values.lazy.compactMap({ $0.min() }).min() else { return [:] }
+        guard earliest <= version else {
+            throw LodeError.historyUnavailable(
+                reason: "version \(earliest) is after the version read (\(version))")
+        }
+        var keysByType: [String: Set<[UInt8]>] = [:]
+        for id in wanted.keys { keysByType[id.typeName, default: []].insert(id.primaryKey) }
+        let types = keysByType.map { (name: Array($0.key.utf8), type: $0.key, keys: $0.value) }
+        typealias Step = (version: Int, kind: HistoryChange.Kind, before: [UInt8]?, after: [UInt8]?)
+        var steps: [ObjectID: [Step]] = [:]
+        try forEachHistoryEntry(since: HistoryToken(version: earliest)) { committed, entry in
+            try HistoryLayout.walkChanges(entry, version: committed) { change in
+                guard
+                    let type = types.first(where: { type in
+                        type.name.withUnsafeBytes { RecordDiff.same($0, change.type) }
+                    })
+                else { return }
+                let key = Array(change.key)
+                guard type.keys.contains(key) else { return }
+                steps[ObjectID(typeName: type.type, primaryKey: key), default: []].append(
+                    (committed, change.kind, change.before.map(Array.init), change.after.map(Array.init)))
+            }
+            return true
+        }
+        var past: [ObjectID: [Int: [UInt8]?]] = [:]
+        past.reserveCapacity(wanted.count)
+        for (id, versions) in wanted {
+            var record: [UInt8]?
+            if try catalogEntry(named: id.typeName) != nil {
+                record = try lmdb.get(id.primaryKey, in: try recordsDatabase(of: id.typeName))
+            }
+            // Newest first: each version asked for takes the record once every later change is undone.
+            let asked = versions.sorted(by: >)
+            var next = 0
+            var found: [Int: [UInt8]?] = [:]
+            for step in (steps[id] ?? []).reversed() {
+                while next < asked.count, asked[next] >= step.version {
+                    found.updateValue(record, forKey: asked[next])
+                    next += 1
+                }
+                guard next < asked.count else { break }
+                record = try HistoryLayout.undoing(
+                    step.kind, before: step.before, after: step.after, on: record, type: id.typeName,
+                    key: id.primaryKey)
+            }
+            for version in asked[next...] { found.updateValue(record, forKey: version) }
+            past[id] = found
         }
         return past
     }

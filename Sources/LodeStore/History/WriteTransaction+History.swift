@@ -67,7 +67,9 @@ extension WriteTransaction {
     /// its first change: nothing can turn history on while it writes).
     func prepareHistoryCapture() throws {
         historyCaptureChecked = true
-        if try historyDatabase() != nil { pendingChanges.startCapturingValues() }
+        if try historyDatabase() != nil {
+            pendingChanges.startCapturingValues(insertLimit: store.configuration.historyInsertValuesLimit)
+        }
     }
 
     /// The retention `@meta` holds now (the last process to open the store with one set it).
@@ -95,9 +97,13 @@ extension WriteTransaction {
         // The values before come from the version this transaction started from: a snapshot, opened
         // only when a change needs one (inserts do not).
         var needsSnapshot = false
-        pendingChanges.visitNetChanges { _, _, existedBefore, _, cleared, before, _ in
+        var inserts = 0
+        pendingChanges.visitNetChanges { _, _, existedBefore, existsAfter, cleared, before, _ in
             if (existedBefore && before == nil) || cleared { needsSnapshot = true }
+            if !existedBefore && existsAfter && !cleared { inserts += 1 }
         }
+        // Many inserts are recorded by reference: their values are the records this commit writes.
+        let insertsByReference = inserts > store.configuration.historyInsertValuesLimit
         func withSnapshot(_ body: (LMDB.Transaction?) throws -> Void) throws {
             if needsSnapshot { try lmdb.environment.read { try body($0) } } else { try body(nil) }
         }
@@ -127,7 +133,7 @@ extension WriteTransaction {
                 if cleared {
                     guard try typeExisted(type) else { return }
                     try snapshot?.forEachEntry(in: try recordsDatabase(type)) { entry in
-                        entry.key.withUnsafeBytes { encoder.change(type: type, key: $0, op: .delete) }
+                        entry.key.withUnsafeBytes { encoder.change(type: type, key: $0, form: .delete) }
                         entry.value.withUnsafeBytes { encoder.writer.raw($0) }
                         return true
                     }
@@ -135,13 +141,17 @@ extension WriteTransaction {
                 }
                 switch (existedBefore, existsAfter) {
                 case (false, true):
+                    if insertsByReference {
+                        key.withUnsafeBytes { encoder.insertByReference(type: type, key: $0) }
+                        return
+                    }
                     try withAfter(keptAfter, type, key) { after in
-                        key.withUnsafeBytes { encoder.change(type: type, key: $0, op: .insert) }
+                        key.withUnsafeBytes { encoder.change(type: type, key: $0, form: .insert) }
                         encoder.writer.raw(after)
                     }
                 case (true, false):
                     try withBefore(kept, type, key) { before in
-                        key.withUnsafeBytes { encoder.change(type: type, key: $0, op: .delete) }
+                        key.withUnsafeBytes { encoder.change(type: type, key: $0, form: .delete) }
                         encoder.writer.raw(before)
                     }
                 case (true, true):
@@ -155,6 +165,7 @@ extension WriteTransaction {
                 }
             }
         }
+        encoder.endInserts()
         return (encoder.writer.bytes, encoder.count)
     }
 
@@ -264,31 +275,78 @@ extension Store {
 private final class HistoryChangeEncoder {
     @exclusivity(unchecked) var writer = CBORWriter(capacity: 256)
     @exclusivity(unchecked) var count = 0
-    // Each change's map begins with the same bytes for every change of one type and kind: they are
+    /// How a change is written: which operation, and which side follows.
+    enum Form: Int {
+        /// An insert with its values (`after`).
+        case insert
+        /// A deletion with the last values (`before`).
+        case delete
+        /// An update with the changed fields on each side (`before`, `after`).
+        case update
+
+        /// The number of entries of the change's map.
+        var entries: UInt64 { rawValue == 2 ? 5 : 4 }
+    }
+
+    // Each change's map begins with the same bytes for every change of one type and form: they are
     // encoded once per type, not per change.
     @exclusivity(unchecked) private var prefixType: String?
-    /// For an insert or a deletion, and for an update (made when first needed).
+    /// For 4 and 5 entries, made when first needed.
     @exclusivity(unchecked) private var prefixes: [[UInt8]?] = [nil, nil]
 
     /// Writes the head of a change, up to the name of its first side (`after` for an insert,
     /// `before` otherwise), which the caller writes next.
-    func change(type: String, key: UnsafeRawBufferPointer, op: HistoryChange.Kind) {
+    func change(type: String, key: UnsafeRawBufferPointer, form: Form) {
+        endInserts()
         if type != prefixType {
             prefixType = type
             prefixes = [nil, nil]
         }
-        let kind = op == .update ? 1 : 0
-        if prefixes[kind] == nil {
+        let slot = Int(form.entries) - 4
+        if prefixes[slot] == nil {
             var prefix = CBORWriter(capacity: 16 + type.utf8.count)
-            prefix.head(5, kind == 1 ? 5 : 4)
+            prefix.head(5, form.entries)
             Self.typeName.withUnsafeBytes { prefix.raw($0) }
             prefix.text(type)
             Self.keyName.withUnsafeBytes { prefix.raw($0) }
-            prefixes[kind] = prefix.bytes
+            prefixes[slot] = prefix.bytes
         }
-        prefixes[kind]!.withUnsafeBytes { writer.raw($0) }
+        prefixes[slot]!.withUnsafeBytes { writer.raw($0) }
         writer.byteString(key)
-        Self.changeSuffixes[op == .insert ? 0 : op == .delete ? 1 : 2].withUnsafeBytes { writer.raw($0) }
+        Self.changeSuffixes[form.rawValue].withUnsafeBytes { writer.raw($0) }
+        count += 1
+    }
+
+    /// The run of inserts by reference being written: their type, and their keys (each a byte
+    /// string) and how many, written out as one change when the run ends.
+    @exclusivity(unchecked) private var insertsType: String?
+    @exclusivity(unchecked) private var insertedKeys = CBORWriter(capacity: 256)
+    @exclusivity(unchecked) private var insertedCount = 0
+
+    /// An insert without its values (a commit that inserts many objects: they are the records it
+    /// wrote). Consecutive ones of one type are one change listing their keys.
+    func insertByReference(type: String, key: UnsafeRawBufferPointer) {
+        if type != insertsType {
+            endInserts()
+            insertsType = type
+        }
+        insertedKeys.byteString(key)
+        insertedCount += 1
+    }
+
+    /// Writes the run of inserts by reference, if any: `{type, op: "insert", keys: [...]}`.
+    func endInserts() {
+        guard let type = insertsType else { return }
+        writer.head(5, 3)
+        Self.typeName.withUnsafeBytes { writer.raw($0) }
+        writer.text(type)
+        Self.insertOp.withUnsafeBytes { writer.raw($0) }
+        Self.keysName.withUnsafeBytes { writer.raw($0) }
+        writer.head(4, UInt64(insertedCount))
+        insertedKeys.bytes.withUnsafeBytes { writer.raw($0) }
+        insertedKeys = CBORWriter(capacity: 256)
+        insertedCount = 0
+        insertsType = nil
         count += 1
     }
 
@@ -308,7 +366,7 @@ private final class HistoryChangeEncoder {
                 reason: "the record is not a map of fields")
         }
         guard !changed.isEmpty else { return }
-        key.withUnsafeBytes { change(type: type, key: $0, op: .update) }
+        key.withUnsafeBytes { change(type: type, key: $0, form: .update) }
         for pick in [0, 1] {
             if pick == 1 { Self.afterName.withUnsafeBytes { writer.raw($0) } }
             let present = changed.filter { (pick == 0 ? $0.before : $0.after) != nil }
@@ -333,7 +391,7 @@ private final class HistoryChangeEncoder {
         }
         guard inStep else { return false }
         guard !steps.isEmpty else { return true }
-        key.withUnsafeBytes { change(type: type, key: $0, op: .update) }
+        key.withUnsafeBytes { change(type: type, key: $0, form: .update) }
         for side in 0..<2 {
             if side == 1 { Self.afterName.withUnsafeBytes { writer.raw($0) } }
             writer.head(5, UInt64(steps.count))
@@ -348,7 +406,7 @@ private final class HistoryChangeEncoder {
     }
 
     /// What follows a change's key, up to its first side's value: `op`, the operation and the name of
-    /// that side — for an insert, a deletion and an update.
+    /// that side — for each ``Form``.
     private static let changeSuffixes: [[UInt8]] = [
         ("insert", "after"), ("delete", "before"), ("update", "before"),
     ]
@@ -359,6 +417,14 @@ private final class HistoryChangeEncoder {
         suffix.text(side)
         return suffix.bytes
     }
+    /// `op` and `insert`, encoded.
+    private static let insertOp: [UInt8] = {
+        var writer = CBORWriter(capacity: 12)
+        writer.text("op")
+        writer.text("insert")
+        return writer.bytes
+    }()
+    private static let keysName = encoded("keys")
     /// The name `after`, encoded (and the other names the encoder writes).
     private static let afterName = encoded("after")
     static let timeName = encoded("time")

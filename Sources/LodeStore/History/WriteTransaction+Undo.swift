@@ -121,6 +121,19 @@ struct NetObjectChange {
 }
 
 extension WriteTransaction {
+    /// The fields of a side of a change (none when absent), in record order.
+    /// - Throws: ``LodeError/recordDoesNotDecode(type:key:field:reason:)`` naming `@history` when the
+    ///   side is not a map.
+    private static func fields(_ side: [UInt8]?, version: Int) throws -> [CBORValue.MapEntry] {
+        guard let side else { return [] }
+        guard case .map(let entries) = try? CBORValue(decoding: side) else {
+            throw LodeError.recordDoesNotDecode(
+                type: StoreLayout.history, key: "\(version)", field: "",
+                reason: "a side of a change is not a map")
+        }
+        return entries
+    }
+
     /// Writes the inverse of the commits that made `versions`: every object they changed is put back
     /// as it was before the first of them — records, index, link and full-text entries — and
     /// returns what was skipped. Deletions the reverted commits made are undone by writing the
@@ -139,6 +152,8 @@ extension WriteTransaction {
         let floor =
             try lmdb.get(HistoryLayout.floorKey, in: store.meta).map { HistoryLayout.version(of: $0) } ?? 0
         var recorded: [NetObjectChange.Recorded] = []
+        // Inserts recorded by reference: their values are read from the records after.
+        var unread: [Int] = []
         for version in versions.sorted() {
             guard version >= floor else {
                 throw LodeError.historyUnavailable(
@@ -149,21 +164,38 @@ extension WriteTransaction {
             guard let bytes = try lmdb.get(HistoryLayout.key(for: version), in: history) else { continue }
             try bytes.withUnsafeBytes { entry in
                 try HistoryLayout.walkChanges(entry, version: version) { change in
-                    func fields(_ side: UnsafeRawBufferPointer?) throws -> [CBORValue.MapEntry] {
-                        guard let side else { return [] }
-                        guard case .map(let entries) = try? CBORValue(decoding: Array(side)) else {
-                            throw LodeError.recordDoesNotDecode(
-                                type: StoreLayout.history, key: "\(version)", field: "",
-                                reason: "a side of a change is not a map")
-                        }
-                        return entries
-                    }
+                    if change.kind == .insert && change.after == nil { unread.append(recorded.count) }
                     recorded.append(
                         NetObjectChange.Recorded(
                             version: version, type: String(decoding: change.type, as: UTF8.self),
-                            key: Array(change.key), kind: change.kind, before: try fields(change.before),
-                            after: try fields(change.after)))
+                            key: Array(change.key), kind: change.kind,
+                            before: try Self.fields(change.before.map(Array.init), version: version),
+                            after: try Self.fields(change.after.map(Array.init), version: version)))
                 }
+            }
+        }
+        if !unread.isEmpty {
+            var wanted: [ObjectID: Set<Int>] = [:]
+            for position in unread {
+                let change = recorded[position]
+                wanted[ObjectID(typeName: change.type, primaryKey: change.key), default: []].insert(
+                    change.version)
+            }
+            let past = try pastRecords(wanted)
+            for position in unread {
+                let change = recorded[position]
+                guard
+                    case .some(.some(let record)) = past[
+                        ObjectID(typeName: change.type, primaryKey: change.key)]?[
+                            change.version]
+                else {
+                    throw LodeError.recordDoesNotDecode(
+                        type: StoreLayout.history, key: "\(change.version)", field: change.type,
+                        reason:
+                            "the object \(KeyDescription.describe(change.key)) it inserted is not in the records as of then"
+                    )
+                }
+                recorded[position].after = try Self.fields(record, version: change.version)
             }
         }
         var conflicts: [UndoConflict] = []

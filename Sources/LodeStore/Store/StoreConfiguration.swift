@@ -40,6 +40,11 @@ public struct StoreConfiguration: Sendable, Equatable {
     /// For the benchmark's baseline only: false opens and closes the store as before Lode kept a
     /// record of each clean close (no record read or written; every file counts as closed cleanly).
     package var keepsCloseRecord = true
+    /// With history kept: a commit that inserts more objects than this records its inserts by
+    /// reference (the values are read back from the records and the later history), so a bulk load
+    /// does not write its values twice. Commits that insert fewer keep the inserted values in their
+    /// entry. Settable for tests, which exercise both forms.
+    package var historyInsertValuesLimit = 256
     /// How many versions a version held by this process (unrefreshed live results, results kept
     /// around) may fall behind the last commit before ``Store/versionLagHandler`` is told, once per
     /// holder and version. LMDB cannot reuse a page a held version still sees, so the data file grows

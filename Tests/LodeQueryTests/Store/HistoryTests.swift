@@ -68,10 +68,31 @@ import Testing
         }
     }
 
-    @Test func replayingTheHistoryGivesTheStoreAfterEveryCommit() throws {
+    /// How many inserts the history holds by reference (without their values) and with them.
+    static func insertForms(_ store: Store) throws -> (byReference: Int, withValues: Int) {
+        try store.read { tx in
+            var forms = (byReference: 0, withValues: 0)
+            for entry in try tx.lmdb.allEntries(in: try tx.database(named: "@history", kind: .plain)) {
+                try entry.value.withUnsafeBytes { bytes in
+                    try HistoryLayout.walkChanges(bytes, version: 0) { change in
+                        guard change.kind == .insert else { return }
+                        if change.after == nil { forms.byReference += 1 } else { forms.withValues += 1 }
+                    }
+                }
+            }
+            return forms
+        }
+    }
+
+    /// Replayed from the start, the history gives the records after every commit — with the inserts'
+    /// values kept in the entries, and read back from the records (a limit of 1 records every
+    /// commit's inserts by reference once it makes two).
+    @Test(arguments: [256, 1])
+    func replayingTheHistoryGivesTheStoreAfterEveryCommit(insertValuesLimit: Int) throws {
         let directory = TemporaryDirectory("history-oracle")
-        let store = try Store(
-            at: directory.url, configuration: StoreConfiguration(history: .forever), types: [Note.self])
+        var configuration = StoreConfiguration(history: .forever)
+        configuration.historyInsertValuesLimit = insertValuesLimit
+        let store = try Store(at: directory.url, configuration: configuration, types: [Note.self])
         var random = SeededGenerator(seed: 61)
         let start = try store.read { $0.historyToken }
         let initial = try state(of: store)
@@ -123,6 +144,9 @@ import Testing
         }
         #expect(checked > 100)
         #expect(replayed == (try state(of: store)))
+        let forms = try Self.insertForms(store)
+        #expect(forms.withValues > 0)
+        #expect((forms.byReference > 20) == (insertValuesLimit == 1), "\(forms)")
         // Commits that changed nothing listed are not in it; every listed one carries its author.
         for commit in history where commit.author != nil {
             #expect(commit.author?.hasPrefix("author ") == true)

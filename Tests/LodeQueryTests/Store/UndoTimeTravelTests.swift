@@ -150,11 +150,14 @@ import Testing
     /// Random writes; then every version read as of then gives what it gave, and undoing the last
     /// steps one by one gives back every database's entries as they were before each, redoing them
     /// as they were after.
-    @Test func timeTravelAndUndoGiveBackEveryVersion() throws {
+    /// (A limit of 1 records the inserts of every commit that makes two by reference.)
+    @Test(arguments: [256, 1])
+    func timeTravelAndUndoGiveBackEveryVersion(insertValuesLimit: Int) throws {
         let directory = TemporaryDirectory("undo-oracle")
+        var configuration = StoreConfiguration(history: .forever)
+        configuration.historyInsertValuesLimit = insertValuesLimit
         let store = try Store(
-            at: directory.url, configuration: StoreConfiguration(history: .forever),
-            types: [Board.self, Card.self])
+            at: directory.url, configuration: configuration, types: [Board.self, Card.self])
         let undo = try UndoStack(store, limit: 1_000)
         var random = SeededGenerator(seed: 611)
         var versions: [Int] = []
@@ -347,6 +350,69 @@ extension UndoTimeTravelTests {
         #expect(try store.read { try $0.object(Task.self, key: 8) } == nil)
         #expect(try store.read { try $0.object(Task.self, key: 7) } != nil)
         #expect(!undo.canUndo && undo.redoName == "Add")
+    }
+
+    /// A commit inserting more objects than the history keeps values for records them by reference:
+    /// its entry holds no values, yet the history, time travel and undo give the values as inserted,
+    /// whatever happened to the objects since.
+    @Test func aBulkInsertIsRecordedByReferenceAndReadAsInserted() throws {
+        let directory = TemporaryDirectory("history-bulk")
+        let store = try Store(
+            at: directory.url, configuration: StoreConfiguration(history: .forever), types: [Task.self])
+        func task(_ id: Int) -> Task {
+            Task(id: id, title: "task \(id)", rank: id % 7, done: false, group: "g")
+        }
+        let undo = try UndoStack(store)
+        let start = try store.read { $0.historyToken }
+        try undo.write("Import") { tx in for id in 0..<300 { try tx.insert(task(id)) } }
+        let imported = try store.read { $0.version }
+        let entry = try #require(
+            try store.read { tx in
+                try tx.lmdb.get(
+                    HistoryLayout.key(for: imported), in: try tx.database(named: "@history", kind: .plain))
+            })
+        #expect(entry.count < 300 * 12, "\(entry.count) bytes: a key per object, no values")
+        // Since: one changed, one deleted, one deleted and made again, one changed twice.
+        try store.write { tx in
+            try tx.update(Task.self, key: 5) { $0.title = "five" }
+            try tx.delete(Task.self, key: 6)
+            try tx.delete(Task.self, key: 7)
+        }
+        try store.write { tx in
+            try tx.insert(Task(id: 7, title: "seven again", rank: 0, done: true, group: "h"))
+            try tx.update(Task.self, key: 5) { $0.rank = 100 }
+        }
+        let history = try store.read { try $0.history(since: start) }
+        #expect(history.map(\.version).first == imported)
+        let inserted = try history[0].changes.map { try #require(try $0.object(as: Task.self)) }
+        #expect(inserted == (0..<300).map(task))
+        #expect(history[2].changes.first { $0.key == (try! KeyEncoder().encode(7)) }?.kind == .insert)
+        #expect(
+            try history[2].changes.compactMap { try $0.object(as: Task.self) } == [
+                Task(id: 7, title: "seven again", rank: 0, done: true, group: "h")
+            ])
+        // Of one object, and as of the import.
+        let ofFive = try store.read { try $0.history(of: Task.self, key: 5, since: start) }
+        #expect(try ofFive.first?.changes.first?.object(as: Task.self) == task(5))
+        for id in [5, 6, 7, 8] {
+            #expect(try store.read { try $0.object(Task.self, key: id, asOf: imported) } == task(id))
+        }
+        // Undo: 5, 6 and 7 changed since (refused), the rest removed when skipping; redo puts them
+        // back.
+        #expect {
+            try undo.undo()
+        } throws: { error in
+            try conflicts(error)?.map(\.object.primaryKey) == [5, 6, 7].map { try KeyEncoder().encode($0) }
+        }
+        let outcome = try #require(try undo.undo(policy: .skipChanged))
+        #expect(outcome.skipped.count == 3)
+        #expect(try store.read { try $0.objects(Task.self).fetch().map(\.id).sorted() } == [5, 7])
+        try undo.redo()
+        let all = try store.read { try $0.objects(Task.self).fetch() }
+        #expect(all.count == 299)
+        #expect(
+            all.filter { ![5, 6, 7].contains($0.id) }
+                == (0..<300).filter { ![5, 6, 7].contains($0) }.map(task))
     }
 
     /// Writes made in a group are one step; a store without history refuses an undo stack; the
