@@ -201,6 +201,17 @@ public class Cursor {
         )
     }
 
+    /// The key of the current entry or the next one as it is stored (in a database whose keys are
+    /// sealed, hashed), without opening its value: for a walk that passes over most entries by their
+    /// key. Valid until the cursor's next move; nil when there is no such entry.
+    ///
+    /// - Throws: ``LMDBError`` when LMDB fails (`.transactionNotActive` once the transaction has ended or
+    ///   from another thread).
+    package func storedKey(_ step: Step) throws -> UnsafeRawBufferPointer? {
+        guard let (k, _) = try storedMove(step == .next ? MDB_NEXT : MDB_GET_CURRENT) else { return nil }
+        return UnsafeRawBufferPointer(start: k.mv_data, count: k.mv_size)
+    }
+
     /// Calls `body` with the key and value the cursor is on, borrowed from the map, without copying.
     ///
     /// - Throws: ``LMDBError`` when LMDB fails (`.transactionNotActive` once the transaction has ended or

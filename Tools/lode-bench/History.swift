@@ -211,15 +211,16 @@ extension Workloads {
         return figures
     }
 
-    /// What the history of the update commits takes: the `@history` entries' bytes per changed
+    /// What the history of the update commits takes: the history entries' bytes per changed
     /// object, beside the bytes of the field values they hold (the commit that filled the store is
     /// left out).
     static func historyBytes(_ store: Store) throws -> [String] {
         var sizes: [Int: Int] = [:]
         try store.inspect { tx in
-            try tx.forEachRawEntry(ofDatabase: "@history") { key, value in
-                // The key: the version, 8 bytes big-endian.
-                sizes[key.reduce(0) { $0 << 8 | Int($1) }] = value.count
+            try tx.forEachRawEntry(ofDatabase: "@changes") { key, value in
+                // A history entry's key: the version, 8 bytes big-endian, then `h`.
+                guard key.count == 9, key[8] == 0x68 else { return }
+                sizes[key.prefix(8).reduce(0) { $0 << 8 | Int($1) }] = value.count
             }
         }
         var entries = 0

@@ -6,7 +6,7 @@ import LodeCodec
 /// of this process are deleted, and `@meta` records (under `changes.floor`, 8 bytes big-endian) the
 /// oldest version whose changes the log no longer holds in full.
 ///
-/// A prune costs what it removes: it walks the log from its start with one cursor, reads each
+/// A prune costs what it removes: it walks the log from its floor with one cursor, reads each
 /// entry's version from its key and its time from the first bytes of its value (borrowed from the
 /// map, never copied or decoded in full), and stops at the first entry it keeps.
 enum ChangeLogPruning {
@@ -55,6 +55,9 @@ enum ChangeLogPruning {
         var outcome = Outcome()
         var doomed: [[UInt8]] = []
         var floor: Int?
+        // From the first version the log still holds: the history's entries of older versions (which
+        // share the database) are not walked again at every prune.
+        let start = ChangeLogEntry.key(for: try Self.floor(in: txn, meta: meta) ?? 0)
         try txn.withCursor(in: log) { cursor in
             // Each step says whether the entry goes; nil at the end of the log.
             func judge(_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool {
@@ -73,7 +76,8 @@ enum ChangeLogPruning {
                 floor = version + 1
                 return true
             }
-            var going = try cursor.withFirst(judge)
+            guard try cursor.seek(atLeast: start) != nil else { return }
+            var going = try cursor.withCurrent(judge)
             while going == true { going = try cursor.withNext(judge) }
         }
         for key in doomed { try txn.delete(key, in: log) }

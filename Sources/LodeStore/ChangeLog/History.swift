@@ -246,11 +246,16 @@ public struct HistoryFields: Sendable, Hashable, Sequence, ExpressibleByDictiona
     }
 }
 
-/// The history's layout: `@history` entries by version and the `@meta` values that govern it (see
-/// `docs/FORMAT.md`, "History").
+/// The history's layout: its entries, in `@changes` beside the change log's (each version's history
+/// entry right after its change-log entry, so a commit writes both to one page), and the `@meta`
+/// values that govern it (see `docs/FORMAT.md`, "History entries").
 package enum HistoryLayout {
-    /// The database of the history's entries.
-    static let database = StoreLayout.history
+    /// The database of the history's entries (the change log's).
+    static let database = StoreLayout.changes
+    /// The database stores of format 6 kept their history in before it moved to `@changes`.
+    static let formerDatabase = StoreLayout.history
+    /// The byte after the version that makes a key a history entry's (`h`).
+    static let entryMark: UInt8 = 0x68
     /// `@meta` key: the retention (a CBOR map), present while the store keeps history.
     static let retentionKey = Array("history".utf8)
     /// `@meta` key: the first version whose history is complete (8 bytes, big-endian).
@@ -261,11 +266,37 @@ package enum HistoryLayout {
     /// Commits between prunes.
     static let pruneInterval = 64
 
-    /// The key of `version`'s entry.
+    /// Moves the history of a store of format 6 (`@history`) into `@changes`, each entry under its
+    /// version's history key, drops `@history` and sets the format to 7 — in one transaction, at a
+    /// writer's open, so the history is never in two places for a writer.
+    static func moveFormerEntries(in environment: LMDB.Environment, to changes: Database, meta: Database)
+        throws
+    {
+        try environment.write { txn in
+            let former = try txn.database(named: formerDatabase, kind: .plain, create: false)
+            for entry in try txn.allEntries(in: former) where entry.key.count == 8 {
+                try txn.put(entry.value, forKey: entryKey(for: version(of: entry.key)), in: changes)
+            }
+            try txn.drop(former)
+            try txn.put(
+                try CBOREncoder().encode(StoreLayout.historyFormatVersion),
+                forKey: Array(StoreLayout.formatVersionKey.utf8), in: meta)
+        }
+    }
+
+    /// A version as `@meta` holds it (8 bytes, big-endian).
     static func key(for version: Int) -> [UInt8] { ChangeLogEntry.key(for: version) }
 
-    /// The version a key names.
-    static func version(of key: some Collection<UInt8>) -> Int { ChangeLogEntry.version(of: key) }
+    /// The key of `version`'s entry: the version (8 bytes, big-endian) and ``entryMark``.
+    package static func entryKey(for version: Int) -> [UInt8] {
+        ChangeLogEntry.key(for: version) + [entryMark]
+    }
+
+    /// Whether `key` is a history entry's (the change log's are 8 bytes).
+    static func isEntryKey(_ key: UnsafeRawBufferPointer) -> Bool { key.count == 9 && key[8] == entryMark }
+
+    /// The version a key (an entry's, or a version in `@meta`) names: its first 8 bytes.
+    static func version(of key: some Collection<UInt8>) -> Int { ChangeLogEntry.version(of: key.prefix(8)) }
 
     /// The top-level fields of a record whose encoded values differ between `before` and `after`
     /// (either may be absent), each with its encoded value on each side, in the order of `after` then

@@ -77,10 +77,18 @@ extension LMDB.Transaction {
     ///   that does not open.
     func logEntries(in log: Database, after from: Int, through: Int) throws -> [Cursor.Entry] {
         var entries: [Cursor.Entry] = []
-        try forEachEntry(in: log, from: ChangeLogEntry.key(for: from + 1)) { entry in
-            if entry.key.count == 8 && ChangeLogEntry.version(of: entry.key) > through { return false }
-            entries.append(entry)
-            return true
+        try withCursor(in: log) { cursor in
+            guard try cursor.seek(atLeast: ChangeLogEntry.key(for: from + 1)) != nil else { return }
+            var key = try cursor.storedKey(.current)
+            while let found = key {
+                // Keys of another length are not the change log's: the history's entries lie between,
+                // passed over by their key (their values are not read).
+                if found.count == 8 {
+                    if ChangeLogEntry.version(of: found) > through { break }
+                    if let entry = try cursor.current() { entries.append(entry) }
+                }
+                key = try cursor.storedKey(.next)
+            }
         }
         return entries
     }

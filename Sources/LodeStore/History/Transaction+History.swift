@@ -145,12 +145,21 @@ extension Transaction {
                     + (broken.map { ": \($0) rewrote records at version \(floor - 1)" }
                         ?? ": older commits were pruned (see StoreConfiguration.history)"))
         }
-        let database = try self.database(named: StoreLayout.history, kind: .plain)
+        guard let database = store.changeLog,
+            try !lmdb.contains(Array(HistoryLayout.formerDatabase.utf8), in: lmdb.environment.mainDatabase)
+        else {
+            throw LodeError.historyUnavailable(
+                reason:
+                    "the store keeps its history as format 6 did (in @history): open it once for writing, which moves it"
+            )
+        }
         // From nil: where the history is complete (entries before a migration's break stay until
         // pruned, but they do not lead to the store as it is).
         let start = HistoryLayout.key(for: max((token?.version ?? 0) + 1, floor))
         try lmdb.withCursor(in: database) { cursor in
             func visit(_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool {
+                // The change log's entries lie between.
+                guard HistoryLayout.isEntryKey(key) else { return true }
                 let version = HistoryLayout.version(of: key)
                 guard version <= self.version else { return false }
                 return try body(version, value)

@@ -36,14 +36,15 @@ extension WriteTransaction {
             HistoryChangeEncoder.changesName.withUnsafeBytes { entry.raw($0) }
             entry.head(4, UInt64(changes.count))
             changes.bytes.withUnsafeBytes { entry.raw($0) }
-            try lmdbWrite.put(entry.bytes, forKey: HistoryLayout.key(for: lmdb.id), in: history)
+            try lmdbWrite.put(entry.bytes, forKey: HistoryLayout.entryKey(for: lmdb.id), in: history)
         }
         if lmdb.id % HistoryLayout.pruneInterval == 0 {
             try pruneHistory(history, retention: try historyRetention())
         }
     }
 
-    /// The `@history` database, when the store keeps history: once this process has seen that it
+    /// The database of the history's entries (`@changes`, beside the change log's) when the store
+    /// keeps history, else nil: once this process has seen that it
     /// does, it does for good (nothing turns history off); until then `@meta` says, read in every
     /// transaction that changed objects unless this process's own commit came last (another process
     /// may have turned history on since).
@@ -58,7 +59,7 @@ extension WriteTransaction {
             sawNoHistory = true
             return nil
         }
-        let database = try lmdbWrite.database(named: StoreLayout.history, kind: .plain)
+        guard let database = store.changeLog else { return nil }
         store.historyDatabase.withLock { $0 = database }
         return database
     }
@@ -170,49 +171,48 @@ extension WriteTransaction {
     }
 
     /// Removes the entries the retention no longer keeps, oldest first, and records in `@meta` the
-    /// first version whose history is still complete.
+    /// first version whose history is still complete. The walk starts at that version (the change
+    /// log's entries between are stepped over, not read).
     func pruneHistory(_ history: Database, retention: HistoryRetention) throws {
         let cutoff = retention.seconds.map { Date().addingTimeInterval(-Double($0)) }
         let newest = lmdb.id
-        var doomed: [[UInt8]] = []
-        // By count and age: from the oldest, up to the first entry kept.
-        try lmdbWrite.withCursor(in: history) { cursor in
-            func judge(_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool {
-                let version = HistoryLayout.version(of: key)
-                if let versions = retention.versions, version <= newest - versions { return true }
-                if let cutoff, let time = ChangeLogEntry.time(ofEncoded: value), time < cutoff { return true }
-                return false
-            }
-            var going = try cursor.withFirst { key, value in
-                let expired = try judge(key, value)
-                if expired { doomed.append(Array(key)) }
-                return expired
-            }
-            while going == true {
-                going = try cursor.withNext { key, value in
-                    let expired = try judge(key, value)
-                    if expired { doomed.append(Array(key)) }
-                    return expired
+        let floor =
+            try lmdb.get(HistoryLayout.floorKey, in: store.meta).map { HistoryLayout.version(of: $0) } ?? 0
+        /// The keys of the oldest entries from `floor` on, while `take` accepts each (and its value).
+        func oldest(_ take: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool)
+            throws -> [[UInt8]]
+        {
+            var found: [[UInt8]] = []
+            try lmdbWrite.withCursor(in: history) { cursor in
+                func step(_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool {
+                    guard HistoryLayout.isEntryKey(key) else { return true }
+                    guard try take(key, value) else { return false }
+                    found.append(Array(key))
+                    return true
                 }
+                guard try cursor.seek(atLeast: HistoryLayout.key(for: floor)) != nil else { return }
+                var going = try cursor.withCurrent(step)
+                while going == true { going = try cursor.withNext(step) }
             }
+            return found
+        }
+        // By count and age: from the oldest, up to the first entry kept.
+        let doomed = try oldest { key, value in
+            let version = HistoryLayout.version(of: key)
+            if let versions = retention.versions, version <= newest - versions { return true }
+            if let cutoff, let time = ChangeLogEntry.time(ofEncoded: value), time < cutoff { return true }
+            return false
         }
         for key in doomed { try lmdbWrite.delete(key, in: history) }
         var removedThrough = doomed.last.map { HistoryLayout.version(of: $0) }
-        // By size: the oldest go, 64 at a time, until the history's pages fit.
+        // By size: the oldest go, 64 at a time, until the pages of the history (and of the change
+        // log, which shares them) fit.
         if let bytes = retention.bytes {
             while try lmdb.statistics(of: history).totalBytes > bytes {
-                var batch: [[UInt8]] = []
-                try lmdbWrite.withCursor(in: history) { cursor in
-                    var going = try cursor.withFirst { key, _ in
-                        batch.append(Array(key))
-                        return true
-                    }
-                    while going == true, batch.count < 64 {
-                        going = try cursor.withNext { key, _ in
-                            batch.append(Array(key))
-                            return true
-                        }
-                    }
+                var taken = 0
+                let batch = try oldest { _, _ in
+                    taken += 1
+                    return taken <= 64
                 }
                 guard let last = batch.last else { break }
                 for key in batch { try lmdbWrite.delete(key, in: history) }
@@ -250,7 +250,7 @@ extension Store {
                 let stored = try txn.get(HistoryLayout.retentionKey, in: meta)
                 if stored == encoded { return }
                 try txn.put(encoded, forKey: HistoryLayout.retentionKey, in: meta)
-                _ = try txn.database(named: StoreLayout.history, kind: .plain)
+                _ = try txn.database(named: HistoryLayout.database)
                 if stored == nil {
                     try txn.put(HistoryLayout.key(for: txn.id + 1), forKey: HistoryLayout.floorKey, in: meta)
                     _ = try txn.delete(HistoryLayout.breakKey, in: meta)

@@ -161,7 +161,9 @@ extension WriteTransaction {
                         "\(action) reverts version \(version), and the history is complete from version \(floor) on"
                 )
             }
-            guard let bytes = try lmdb.get(HistoryLayout.key(for: version), in: history) else { continue }
+            guard let bytes = try lmdb.get(HistoryLayout.entryKey(for: version), in: history) else {
+                continue
+            }
             try bytes.withUnsafeBytes { entry in
                 try HistoryLayout.walkChanges(entry, version: version) { change in
                     if change.kind == .insert && change.after == nil { unread.append(recorded.count) }

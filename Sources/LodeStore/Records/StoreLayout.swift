@@ -6,10 +6,11 @@ package enum StoreLayout {
     static let meta = "@meta"
     static let catalog = "@catalog"
     static let changes = "@changes"
-    /// The history with values (see `HistoryLayout`), present once a store keeps history.
+    /// Where a store of format 6 kept its history (see `HistoryLayout`): the entries are in
+    /// `@changes` from format 7 on.
     static let history = "@history"
     /// The newest format this code reads and writes.
-    static let formatVersion = 6
+    static let formatVersion = 7
     /// The format of a store without links: what a new store gets, and what an older store is
     /// upgraded to when opened for writing.
     static let baseFormatVersion = 2
@@ -23,8 +24,12 @@ package enum StoreLayout {
     /// must not open it (it would read sealed bytes and write plain ones).
     static let encryptedFormatVersion = 5
     /// The format a store gets when it starts keeping history: a Lode that does not know history must
-    /// not write to it (its commits would leave gaps in the history no reader could see).
-    static let historyFormatVersion = 6
+    /// not write to it (its commits would leave gaps in the history no reader could see). Format 6
+    /// kept the entries in `@history`; 7 keeps them in `@changes`, and a writer that opens a store of
+    /// format 6 moves them there.
+    static let historyFormatVersion = 7
+    /// The format that kept the history in a database of its own (`@history`).
+    static let separateHistoryFormatVersion = 6
     static let formatVersionKey = "format"
     static let createdKey = "created"
     /// The names of the migrations the store ran, in order (a CBOR array of text).

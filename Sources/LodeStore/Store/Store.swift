@@ -256,6 +256,9 @@ public final class Store: @unchecked Sendable {
             } else {
                 changes = readOnly ? nil : try environment.database(named: StoreLayout.changes)
             }
+            if let changes, names.contains(HistoryLayout.formerDatabase), !readOnly {
+                try HistoryLayout.moveFormerEntries(in: environment, to: changes, meta: meta)
+            }
             return (meta, catalog, changes)
         } catch let error as LMDBError {
             throw LodeError(storage: error)
@@ -602,7 +605,7 @@ public final class Store: @unchecked Sendable {
                         try CatalogEntry.decoded(
                             from: $0.value, named: String(decoding: $0.key, as: UTF8.self))
                     },
-                    try txn.contains(Array(StoreLayout.history.utf8), in: environment.mainDatabase)
+                    try txn.contains(Array(HistoryLayout.formerDatabase.utf8), in: environment.mainDatabase)
                 )
             }
             // A database another process dropped since the catalog was read is not there: not an error.
@@ -614,8 +617,9 @@ public final class Store: @unchecked Sendable {
             for entry in entries {
                 for database in entry.databases { try open(database.name, kind: database.kind) }
             }
-            // The history, once another process (or an earlier open) made the store keep one.
-            if keepsHistory { try open(StoreLayout.history, kind: .plain) }
+            // The history of a store of format 6 a reader opened before a writer moved it (its
+            // reads refuse it: see `Transaction.forEachHistoryEntry`).
+            if keepsHistory { try open(HistoryLayout.formerDatabase, kind: .plain) }
             withState { $0.catalogSyncedVersion = max($0.catalogSyncedVersion, version) }
         }
     }

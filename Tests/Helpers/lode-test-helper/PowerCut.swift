@@ -360,8 +360,10 @@ func checkHistory(_ store: Store, counter: Int) throws {
     // Nothing recorded beyond the last commit.
     var newest = 0
     try store.inspect { tx in
-        try tx.forEachRawEntry(ofDatabase: "@history") { key, _ in
-            newest = key.reduce(0) { $0 << 8 | Int($1) }
+        // History entries are the 9-byte keys of `@changes` (the version, then `h`).
+        try tx.forEachRawEntry(ofDatabase: "@changes") { key, _ in
+            guard key.count == 9, key[8] == 0x68 else { return }
+            newest = max(newest, key.prefix(8).reduce(0) { $0 << 8 | Int($1) })
         }
     }
     if newest > version {

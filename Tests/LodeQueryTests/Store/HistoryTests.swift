@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 
+@testable import LMDB
 @testable import LodeCodec
 @testable import LodeQuery
 @testable import LodeStore
@@ -72,7 +73,8 @@ import Testing
     static func insertForms(_ store: Store) throws -> (byReference: Int, withValues: Int) {
         try store.read { tx in
             var forms = (byReference: 0, withValues: 0)
-            for entry in try tx.lmdb.allEntries(in: try tx.database(named: "@history", kind: .plain)) {
+            for entry in try tx.lmdb.allEntries(in: try tx.database(named: "@changes", kind: .plain))
+            where entry.key.count == 9 {
                 try entry.value.withUnsafeBytes { bytes in
                     try HistoryLayout.walkChanges(bytes, version: 0) { change in
                         guard change.kind == .insert else { return }
@@ -293,6 +295,62 @@ import Testing
         let history = try keeping.read { try $0.history() }
         #expect(history.map { $0.changes.map(\.kind) } == [[.insert]])
         #expect(history.first?.changes.first?.after["title"] == .text("b"))
+    }
+
+    /// A store of format 6 kept its history in `@history`: a reader says to open it for writing once,
+    /// and the first writer moves every entry into `@changes`, so the history reads as before.
+    @Test func aWriterMovesTheHistoryOfFormat6IntoTheChangeLog() throws {
+        let directory = TemporaryDirectory("history-format6")
+        var store: Store? = try Store(
+            at: directory.url, configuration: StoreConfiguration(history: .forever), types: [Note.self])
+        let start = try store!.read { $0.historyToken }
+        for round in 0..<5 {
+            try store!.write { tx in
+                try tx.upsert(Note(id: round % 3, title: "n\(round)", rank: round, tags: [], remark: nil))
+            }
+        }
+        let history = try store!.read { try $0.history(since: start) }
+        store!.close()
+        store = nil
+        // Back to format 6's layout: the entries in @history under 8-byte keys (the environment
+        // closes at the end of the block, before the store opens again).
+        do {
+            let environment = try LMDB.Environment.open(at: directory.url.path)
+            try environment.write { txn in
+                let changes = try txn.database(named: "@changes", create: false)
+                let former = try txn.database(named: "@history", kind: .plain)
+                for entry in try txn.allEntries(in: changes) where entry.key.count == 9 {
+                    try txn.put(entry.value, forKey: Array(entry.key.prefix(8)), in: former)
+                    try txn.delete(entry.key, in: changes)
+                }
+                try txn.put(
+                    try CBOREncoder().encode(6), forKey: Array("format".utf8),
+                    in: try txn.database(named: "@meta"))
+            }
+        }
+        var readOnly = StoreConfiguration()
+        readOnly.readOnly = true
+        let reader = try Store(at: directory.url, configuration: readOnly, types: [Note.self])
+        #expect {
+            try reader.read { try $0.history(since: start) }
+        } throws: { error in
+            guard case .historyUnavailable(let reason) = error as? LodeError else { return false }
+            return reason.contains("open it once for writing")
+        }
+        reader.close()
+        let writer = try Store(
+            at: directory.url, configuration: StoreConfiguration(history: .forever), types: [Note.self])
+        #expect(try writer.read { try $0.history(since: start) } == history)
+        try writer.write { tx in try tx.update(Note.self, key: 1) { $0.rank = 99 } }
+        #expect(try writer.read { try $0.history(since: start) }.count == history.count + 1)
+        let (former, format) = try writer.read { tx in
+            (
+                try tx.lmdb.get(Array("@history".utf8), in: tx.lmdb.environment.mainDatabase),
+                try tx.lmdb.get(Array("format".utf8), in: writer.meta)
+            )
+        }
+        #expect(former == nil)
+        #expect(format == (try CBOREncoder().encode(7)))
     }
 
     /// In an encrypted store the history is sealed like the change log: it reads back with the key,

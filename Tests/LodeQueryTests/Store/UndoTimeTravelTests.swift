@@ -369,7 +369,8 @@ extension UndoTimeTravelTests {
         let entry = try #require(
             try store.read { tx in
                 try tx.lmdb.get(
-                    HistoryLayout.key(for: imported), in: try tx.database(named: "@history", kind: .plain))
+                    HistoryLayout.entryKey(for: imported),
+                    in: try tx.database(named: "@changes", kind: .plain))
             })
         #expect(entry.count < 300 * 12, "\(entry.count) bytes: a key per object, no values")
         // Since: one changed, one deleted, one deleted and made again, one changed twice.
