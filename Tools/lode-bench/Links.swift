@@ -226,6 +226,30 @@ extension Workloads {
     /// live result sectioned across the link against a plain one; renaming a project of 1,000 tasks
     /// in a live result sectioned by project name; one project's tasks; eager loading 10,000 tasks
     /// with their projects; cascade-deleting a project of 10,000 tasks.
+    /// One project's tasks through the inverse link, against SQLite's indexed foreign key: random
+    /// projects, each task decoded.
+    static func inverseLink(_ fixture: LinkFixture, _ settings: Settings) throws -> Figure {
+        var rng = Generator(27)
+        let lookups = (0..<(settings.quick ? 5 : 100)).map { _ in fixture.normal.randomElement(using: &rng)! }
+        let found = try fixture.store.read { tx in
+            try tx.objects(BenchTask.self, linkingTo: try Link<BenchProject>(key: lookups[0]), via: \.project)
+                .count
+        }
+        let inverse = try alternate(runs: settings.runs, LinkSystems.inverse(fixture, projects: lookups))
+        return Figure(
+            workload: "links: one project's tasks (\(found) each), decoded", size: fixture.tasks,
+            timings: [
+                Timing(system: "Lode", runs: inverse[0], operations: lookups.count),
+                Timing(system: "SQLite indexed foreign key", runs: inverse[1], operations: lookups.count),
+            ])
+    }
+
+    /// ``inverseLink(_:_:)`` alone (`--only links-inverse`, and in `--scales`), on a fixture of its own.
+    static func linksInverse(_ settings: Settings) throws -> [Figure] {
+        let fixture = try LinkFixture(tasks: settings.size(1_000_000), projects: settings.size(1_000))
+        return [try inverseLink(fixture, settings)]
+    }
+
     static func links(_ settings: Settings) throws -> [Figure] {
         let fixture = try LinkFixture(tasks: settings.size(1_000_000), projects: settings.size(1_000))
         var figures: [Figure] = []
@@ -324,20 +348,7 @@ extension Workloads {
                 ]))
 
         // One project's tasks: the inverse link against the foreign key's index.
-        var rng = Generator(27)
-        let lookups = (0..<(settings.quick ? 5 : 100)).map { _ in fixture.normal.randomElement(using: &rng)! }
-        let found = try fixture.store.read { tx in
-            try tx.objects(BenchTask.self, linkingTo: try Link<BenchProject>(key: lookups[0]), via: \.project)
-                .count
-        }
-        let inverse = try alternate(runs: settings.runs, LinkSystems.inverse(fixture, projects: lookups))
-        figures.append(
-            Figure(
-                workload: "links: one project's tasks (\(found) each), decoded", size: fixture.tasks,
-                timings: [
-                    Timing(system: "Lode", runs: inverse[0], operations: lookups.count),
-                    Timing(system: "SQLite indexed foreign key", runs: inverse[1], operations: lookups.count),
-                ]))
+        figures.append(try inverseLink(fixture, settings))
 
         // Eager loading: 10,000 tasks with their projects.
         let loaded = LinkSystems.eagerWindow(fixture).count

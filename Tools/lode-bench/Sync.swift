@@ -50,17 +50,22 @@ extension Workloads {
         ("sync-partial", { [try partialDownload($0, $1)] }),
     ]
 
-    /// ``syncParts`` as workloads, each on a cluster of its own.
-    static let namedParts: [(String, @Sendable (Settings) throws -> [Figure])] = syncParts.map { name, part in
-        (
-            name,
-            { settings in
-                let cluster = try PostgresTestCluster()
-                defer { try? cluster.stop(mode: "immediate") }
-                return try part(settings, cluster)
-            }
-        )
-    }
+    /// Parts of a workload that run only when named: ``syncParts``, each on a cluster of its own, and
+    /// the inverse link of ``links(_:)``. Each with the workload it is a part of.
+    static let namedParts: [(String, @Sendable (Settings) throws -> [Figure])] =
+        syncParts.map { name, part in
+            (
+                name,
+                { settings in
+                    let cluster = try PostgresTestCluster()
+                    defer { try? cluster.stop(mode: "immediate") }
+                    return try part(settings, cluster)
+                }
+            )
+        } + [("links-inverse", linksInverse)]
+
+    /// The workload a named part belongs to.
+    static func whole(ofPart name: String) -> String { name.hasPrefix("sync-") ? "sync" : "links" }
 
     static func seconds(_ duration: Duration) -> Double {
         Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18

@@ -1,7 +1,8 @@
 // lode-bench: measures Lode against raw LMDB (the same bytes), SQLite (the C API, used carefully) and,
-// for live results, the naive way (re-query and diff). Usage: lode-bench [--quick] [--scale X]
-// [--runs N] [--only NAME[,NAME]] [--json] [--list]; with --instructions, instruction counts under
-// callgrind instead of times.
+// for live results, the naive way (re-query and diff). Usage: lode-bench [--quick] [--scale X |
+// --scales X,Y,Z] [--runs N] [--only NAME[,NAME]] [--json] [--list]; with --instructions, instruction
+// counts under callgrind instead of times; with --scales, the store workloads at each scale and one
+// table of their ratios against issue 63's targets.
 import Foundation
 
 var settings = Settings()
@@ -10,6 +11,7 @@ var json = false
 var instructions = false
 var list = false
 var scaleGiven = false
+var scales: [Double]?
 var arguments = Array(CommandLine.arguments.dropFirst())
 func fail(_ message: String) -> Never {
     FileHandle.standardError.write(Data("lode-bench: \(message)\n".utf8))
@@ -27,6 +29,13 @@ while !arguments.isEmpty {
         }
         settings.scale = value
         scaleGiven = true
+        arguments.removeFirst()
+    case "--scales":
+        let values = arguments.first.map { $0.split(separator: ",").map { Double($0) } } ?? []
+        guard !values.isEmpty, values.allSatisfy({ ($0 ?? 0) > 0 }) else {
+            fail("--scales needs positive numbers separated by commas (0.02,0.2,1)")
+        }
+        scales = values.compactMap { $0 }
         arguments.removeFirst()
     case "--runs":
         guard let value = arguments.first.flatMap(Int.init), value > 0 else {
@@ -60,7 +69,7 @@ while !arguments.isEmpty {
         list = true
     case "--help", "-h":
         print(
-            "usage: lode-bench [--quick] [--scale X] [--runs N] [--only NAME[,NAME]] [--json] [--list]\n"
+            "usage: lode-bench [--quick] [--scale X | --scales X,Y,Z] [--runs N] [--only NAME[,NAME]] [--json] [--list]\n"
                 + "       lode-bench --instructions [--scale X] [--only NAME[,NAME]] [--json] [--list]")
         exit(0)
     default:
@@ -70,7 +79,11 @@ while !arguments.isEmpty {
 if list {
     // After every argument, so `--list --instructions` and `--instructions --list` agree.
     for name in instructions ? Instructions.all.map(\.name) : Workloads.all.map(\.0) { print(name) }
-    if !instructions { for (name, _) in Workloads.namedParts { print(name + " (a part of sync)") } }
+    if !instructions {
+        for (name, _) in Workloads.namedParts {
+            print(name + " (a part of \(Workloads.whole(ofPart: name)))")
+        }
+    }
     exit(0)
 }
 if instructions {
@@ -96,6 +109,25 @@ if instructions {
 if let only {
     let known = Set(Workloads.all.map(\.0) + Workloads.namedParts.map(\.0))
     if let unknown = only.subtracting(known).first { fail("unknown workload \(unknown) (see --list)") }
+}
+
+if let scales {
+    if instructions || scaleGiven || settings.quick {
+        fail("--scales runs the timed workloads at each scale: without --scale, --quick or --instructions")
+    }
+    let known = Set(Scales.targets.map(\.workload))
+    if let unknown = only?.subtracting(known).first {
+        fail("--scales measures \(known.sorted().joined(separator: ", ")), not \(unknown)")
+    }
+    do {
+        let results = try Scales.run(scales, settings: settings, only: only) { figure in
+            if !json { printTable(figure) }
+        }
+        if json { printJSON(results.flatMap(\.figures)) } else { Scales.printSummary(results) }
+    } catch {
+        fail("\(error)")
+    }
+    exit(0)
 }
 
 var figures: [Figure] = []

@@ -274,7 +274,10 @@ package enum HistoryLayout {
     {
         try environment.write { txn in
             let former = try txn.database(named: formerDatabase, kind: .plain, create: false)
-            for entry in try txn.allEntries(in: former) where entry.key.count == 8 {
+            // Entries below the floor (before a migration) are never read: they stay behind.
+            let floor = try txn.get(floorKey, in: meta).map { version(of: $0) } ?? 0
+            for entry in try txn.allEntries(in: former)
+            where entry.key.count == 8 && version(of: entry.key) >= floor {
                 try txn.put(entry.value, forKey: entryKey(for: version(of: entry.key)), in: changes)
             }
             try txn.drop(former)

@@ -44,10 +44,10 @@ extension WriteTransaction {
     }
 
     /// The database of the history's entries (`@changes`, beside the change log's) when the store
-    /// keeps history, else nil: once this process has seen that it
-    /// does, it does for good (nothing turns history off); until then `@meta` says, read in every
-    /// transaction that changed objects unless this process's own commit came last (another process
-    /// may have turned history on since).
+    /// keeps history, else nil: once this process has seen that it does, it does for good (nothing
+    /// turns history off); until then `@meta` says, read in every transaction that changed objects
+    /// unless this process's own commit came last (another process may have turned history on
+    /// since).
     func historyDatabase() throws -> Database? {
         if store.historyOffThrough.load(ordering: .acquiring) == lmdb.id - 1 {
             sawNoHistory = true
@@ -171,33 +171,15 @@ extension WriteTransaction {
     }
 
     /// Removes the entries the retention no longer keeps, oldest first, and records in `@meta` the
-    /// first version whose history is still complete. The walk starts at that version (the change
-    /// log's entries between are stepped over, not read).
+    /// first version whose history is still complete. The walk starts at that version (no entry lies
+    /// below it) and passes over the change log's entries between.
     func pruneHistory(_ history: Database, retention: HistoryRetention) throws {
         let cutoff = retention.seconds.map { Date().addingTimeInterval(-Double($0)) }
         let newest = lmdb.id
         let floor =
             try lmdb.get(HistoryLayout.floorKey, in: store.meta).map { HistoryLayout.version(of: $0) } ?? 0
-        /// The keys of the oldest entries from `floor` on, while `take` accepts each (and its value).
-        func oldest(_ take: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool)
-            throws -> [[UInt8]]
-        {
-            var found: [[UInt8]] = []
-            try lmdbWrite.withCursor(in: history) { cursor in
-                func step(_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool {
-                    guard HistoryLayout.isEntryKey(key) else { return true }
-                    guard try take(key, value) else { return false }
-                    found.append(Array(key))
-                    return true
-                }
-                guard try cursor.seek(atLeast: HistoryLayout.key(for: floor)) != nil else { return }
-                var going = try cursor.withCurrent(step)
-                while going == true { going = try cursor.withNext(step) }
-            }
-            return found
-        }
         // By count and age: from the oldest, up to the first entry kept.
-        let doomed = try oldest { key, value in
+        let doomed = try oldestHistoryEntries(in: history, from: floor) { key, value in
             let version = HistoryLayout.version(of: key)
             if let versions = retention.versions, version <= newest - versions { return true }
             if let cutoff, let time = ChangeLogEntry.time(ofEncoded: value), time < cutoff { return true }
@@ -210,7 +192,7 @@ extension WriteTransaction {
         if let bytes = retention.bytes {
             while try lmdb.statistics(of: history).totalBytes > bytes {
                 var taken = 0
-                let batch = try oldest { _, _ in
+                let batch = try oldestHistoryEntries(in: history, from: floor) { _, _ in
                     taken += 1
                     return taken <= 64
                 }
@@ -232,9 +214,36 @@ extension WriteTransaction {
         try lmdbWrite.put(HistoryLayout.key(for: version), forKey: HistoryLayout.floorKey, in: store.meta)
         if let reason {
             try lmdbWrite.put(Array(reason.utf8), forKey: HistoryLayout.breakKey, in: store.meta)
+            // What came before the break no longer leads to the store as it is (no reader is given
+            // it): its entries go now, so none lies below the floor, where pruning starts.
+            let before = try oldestHistoryEntries(in: history, from: current ?? 0) { key, _ in
+                HistoryLayout.version(of: key) < version
+            }
+            for key in before { try lmdbWrite.delete(key, in: history) }
         } else {
             _ = try lmdbWrite.delete(HistoryLayout.breakKey, in: store.meta)
         }
+    }
+
+    /// The keys of the history's oldest entries from version `floor` on, while `take` accepts each
+    /// (with its value); the change log's entries between are passed over.
+    private func oldestHistoryEntries(
+        in history: Database, from floor: Int,
+        while take: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool
+    ) throws -> [[UInt8]] {
+        var found: [[UInt8]] = []
+        try lmdbWrite.withCursor(in: history) { cursor in
+            func step(_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool {
+                guard HistoryLayout.isEntryKey(key) else { return true }
+                guard try take(key, value) else { return false }
+                found.append(Array(key))
+                return true
+            }
+            guard try cursor.seek(atLeast: HistoryLayout.key(for: floor)) != nil else { return }
+            var going = try cursor.withCurrent(step)
+            while going == true { going = try cursor.withNext(step) }
+        }
+        return found
     }
 }
 
@@ -320,7 +329,7 @@ private final class HistoryChangeEncoder {
     /// The run of inserts by reference being written: their type, and their keys (each a byte
     /// string) and how many, written out as one change when the run ends.
     @exclusivity(unchecked) private var insertsType: String?
-    @exclusivity(unchecked) private var insertedKeys = CBORWriter(capacity: 256)
+    @exclusivity(unchecked) private var insertedKeys = CBORWriter(capacity: 0)
     @exclusivity(unchecked) private var insertedCount = 0
 
     /// An insert without its values (a commit that inserts many objects: they are the records it
@@ -344,7 +353,7 @@ private final class HistoryChangeEncoder {
         Self.keysName.withUnsafeBytes { writer.raw($0) }
         writer.head(4, UInt64(insertedCount))
         insertedKeys.bytes.withUnsafeBytes { writer.raw($0) }
-        insertedKeys = CBORWriter(capacity: 256)
+        insertedKeys = CBORWriter(capacity: 0)
         insertedCount = 0
         insertsType = nil
         count += 1

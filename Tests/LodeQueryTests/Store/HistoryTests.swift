@@ -262,6 +262,30 @@ import Testing
         #expect(!kept.isEmpty && kept.count <= 10 + 64)
     }
 
+    /// Kept within a size: the oldest entries go once the pages (the history's and the change log's,
+    /// which share them) pass it; what is left is the newest history, without a gap, and the change
+    /// log still serves live results.
+    @Test func aHistoryKeptWithinBytesDropsItsOldestEntries() throws {
+        let directory = TemporaryDirectory("history-bytes")
+        let store = try Store(
+            at: directory.url, configuration: StoreConfiguration(history: .keep(bytes: 256 << 10)),
+            types: [Note.self])
+        let start = try store.read { $0.historyToken }
+        let filler = String(repeating: "x", count: 2_000)
+        for id in 0..<400 {
+            try store.write { tx in
+                try tx.upsert(Note(id: id % 50, title: "\(id) \(filler)", rank: id, tags: [], remark: nil))
+            }
+        }
+        #expect(throws: LodeError.self) { try store.read { try $0.history(since: start) } }
+        let kept = try store.read { try $0.history() }
+        let now = try store.read { $0.version }
+        #expect(kept.count > 10 && kept.count < 300, "\(kept.count) of 400 kept")
+        #expect(kept.last?.version == now)
+        #expect(kept.map(\.version) == Array((now - kept.count + 1)...now), "no gap")
+        #expect(try store.read { try $0.commits(after: now - 3) }.commits.count == 3)
+    }
+
     @Test func anotherProcessCommitsAreInTheHistory() throws {
         let directory = TemporaryDirectory("history-process")
         let store = try Store(
@@ -401,5 +425,12 @@ import Testing
         }
         let after = try store.read { try $0.history() }
         #expect(after.map { $0.changes.map(\.kind) } == [[.insert]])
+        // The entries before the migration are gone with it: only the one after is stored.
+        let stored = try store.read { tx in
+            try tx.lmdb.allEntries(in: try tx.database(named: "@changes", kind: .plain)).filter {
+                $0.key.count == 9
+            }.count
+        }
+        #expect(stored == 1)
     }
 }
