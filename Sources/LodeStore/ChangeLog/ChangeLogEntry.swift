@@ -5,7 +5,7 @@ import LodeCodec
 /// What one commit changed, as stored in `@changes` under the commit's transaction id (8 bytes,
 /// big-endian). See `docs/FORMAT.md`.
 package struct ChangeLogEntry: Codable, Equatable {
-    package enum Operation: String, Codable {
+    package enum Operation: String, Codable, CaseIterable {
         case insert
         case update
         case delete

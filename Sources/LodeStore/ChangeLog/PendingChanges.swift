@@ -282,6 +282,26 @@ package struct PendingChanges {
         return ChangeLogEntry(time: Date(), changes: changes)
     }
 
+    /// The names an entry's changes repeat, encoded once: `type`, `key`, and `op` with each operation.
+    private final class EncodedNames: Sendable {
+        static let shared = EncodedNames()
+        let type: [UInt8]
+        let key: [UInt8]
+        let operations: [ChangeLogEntry.Operation: [UInt8]]
+
+        private init() {
+            func text(_ values: String...) -> [UInt8] {
+                var writer = CBORWriter(capacity: 24)
+                for value in values { writer.text(value) }
+                return writer.bytes
+            }
+            type = text("type")
+            key = text("key")
+            operations = Dictionary(
+                uniqueKeysWithValues: ChangeLogEntry.Operation.allCases.map { ($0, text("op", $0.rawValue)) })
+        }
+    }
+
     /// The entry's CBOR, written directly (a bulk write can log a million changes): the same bytes
     /// the `Codable` form of ``ChangeLogEntry`` has, `time` first so pruning reads only that.
     func encodedEntry(bulkThreshold: Int) -> [UInt8]? {
@@ -293,23 +313,38 @@ package struct PendingChanges {
         writer.date(Date())
         writer.text("changes")
         writer.head(4, UInt64(listed))
+        // What repeats from change to change is encoded once: the names, each type's name, and the
+        // list of changed fields of the last update (updates in a row mostly change the same ones).
+        let names = EncodedNames.shared
+        var typeNames: [[UInt8]?] = Array(repeating: nil, count: types.count)
+        var lastFields: (fields: Set<String>, encoded: [UInt8])?
         visitListed(bulkThreshold: bulkThreshold) { position, op, count in
-            let fields = op == .update ? nets[position].fields.map { $0.sorted() } : nil
+            let typeIndex = nets[position].typeIndex
+            let fields = op == .update ? nets[position].fields : nil
             writer.head(5, fields == nil && count == nil ? 3 : 4)
-            writer.text("type")
-            writer.text(nets[position].type)
-            writer.text("key")
+            names.type.withUnsafeBytes { writer.raw($0) }
+            if typeNames[typeIndex] == nil {
+                var name = CBORWriter(capacity: types[typeIndex].utf8.count + 2)
+                name.text(types[typeIndex])
+                typeNames[typeIndex] = name.bytes
+            }
+            typeNames[typeIndex]!.withUnsafeBytes { writer.raw($0) }
+            names.key.withUnsafeBytes { writer.raw($0) }
             if op == .bulk {
                 writer.head(2, 0)
             } else {
                 nets[position].key.withUnsafeBytes { writer.byteString($0) }
             }
-            writer.text("op")
-            writer.text(op.rawValue)
+            names.operations[op]!.withUnsafeBytes { writer.raw($0) }
             if let fields {
-                writer.text("fields")
-                writer.head(4, UInt64(fields.count))
-                for field in fields { writer.text(field) }
+                if lastFields?.fields != fields {
+                    var list = CBORWriter(capacity: 16 + fields.count * 12)
+                    list.text("fields")
+                    list.head(4, UInt64(fields.count))
+                    for field in fields.sorted() { list.text(field) }
+                    lastFields = (fields, list.bytes)
+                }
+                lastFields!.encoded.withUnsafeBytes { writer.raw($0) }
             }
             if let count {
                 writer.text("count")

@@ -22,6 +22,10 @@ import Testing
         pending.record(type: "B", key: [4], existedBefore: true, existsAfter: false)
         pending.record(type: "A", key: [5], existedBefore: false, existsAfter: true)
         pending.record(type: "A", key: [5], existedBefore: true, existsAfter: false)  // nets to nothing
+        // Updates in a row: the same fields (their list encoded once), others, the same again.
+        pending.record(type: "B", key: [6], existedBefore: true, existsAfter: true, fields: ["x", "b"])
+        pending.record(type: "B", key: [7], existedBefore: true, existsAfter: true, fields: ["c"])
+        pending.record(type: "B", key: [8], existedBefore: true, existsAfter: true, fields: ["b", "x"])
         for threshold in [Int.max, 1] {
             let direct = try #require(pending.encodedEntry(bulkThreshold: threshold))
             let decoded = try CBORDecoder().decode(ChangeLogEntry.self, from: direct)
@@ -34,12 +38,17 @@ import Testing
             let time = direct.withUnsafeBytes { ChangeLogEntry.time(ofEncoded: $0) }
             #expect(time == decoded.time)
             if threshold == 1 {
-                // Two changes of A (more than 1): one bulk change where A's first change was.
-                #expect(decoded.changes.map { $0.op } == [.bulk, .delete])
-                #expect(decoded.changes[0].count == 2)
+                // Two changes of A and four of B (more than 1): one bulk change of each where its first
+                // change was.
+                #expect(decoded.changes.map { $0.op } == [.bulk, .bulk])
+                #expect(decoded.changes.map { $0.count } == [2, 4])
             } else {
-                #expect(decoded.changes.map { $0.op } == [.insert, .update, .delete])
-                #expect(decoded.changes[1].fields == ["b", "x"])
+                #expect(
+                    decoded.changes.map { $0.op } == [.insert, .update, .delete, .update, .update, .update])
+                #expect(
+                    decoded.changes.map { $0.fields } == [
+                        nil, ["b", "x"], nil, ["b", "x"], ["c"], ["b", "x"],
+                    ])
             }
         }
     }
