@@ -74,31 +74,46 @@ extension Transaction {
     }
 
     /// Gives each insert of `found` recorded by reference (a commit that inserted many objects) its
-    /// values: the object's record as of its commit (see ``pastRecords(_:)``).
+    /// values: the object's record as of its commit.
     func readInsertedValues(_ found: inout [HistoryTransaction]) throws {
-        var wanted: [ObjectID: Set<Int>] = [:]
-        for commit in found {
-            for change in commit.changes where change.after.isUnread {
-                wanted[change.objectID, default: []].insert(commit.version)
+        var unread: [(commit: Int, change: Int)] = []
+        for (position, commit) in found.enumerated() {
+            for (index, change) in commit.changes.enumerated() where change.after.isUnread {
+                unread.append((position, index))
             }
         }
-        guard !wanted.isEmpty else { return }
-        let past = try pastRecords(wanted)
-        for position in found.indices {
-            let version = found[position].version
-            for index in found[position].changes.indices where found[position].changes[index].after.isUnread {
-                let change = found[position].changes[index]
-                guard case .some(.some(let record)) = past[change.objectID]?[version],
-                    let values = record.withUnsafeBytes({ HistoryFields.checking($0) })
-                else {
-                    throw LodeError.recordDoesNotDecode(
-                        type: StoreLayout.history, key: "\(version)", field: change.type,
-                        reason:
-                            "the object \(change.keyDescription) it inserted is not in the records as of then"
-                    )
-                }
-                found[position].changes[index].after = values
+        guard !unread.isEmpty else { return }
+        let records = try insertedRecords(
+            unread.map { (found[$0.commit].changes[$0.change].objectID, found[$0.commit].version) })
+        for (place, record) in zip(unread, records) {
+            guard let values = record.withUnsafeBytes({ HistoryFields.checking($0) }) else {
+                throw LodeError.recordDoesNotDecode(
+                    type: StoreLayout.history, key: "\(found[place.commit].version)",
+                    field: found[place.commit].changes[place.change].type,
+                    reason: "a record is not a map of fields")
             }
+            found[place.commit].changes[place.change].after = values
+        }
+    }
+
+    /// The records of objects inserted by reference, each as of the commit (`version`) that
+    /// inserted it, in the order given (see ``pastRecords(_:)``).
+    /// - Throws: ``LodeError/recordDoesNotDecode(type:key:field:reason:)`` naming `@history` when an
+    ///   object did not exist as of its insert (the history does not follow the records), and as
+    ///   ``pastRecords(_:)``.
+    func insertedRecords(_ inserts: [(id: ObjectID, version: Int)]) throws -> [[UInt8]] {
+        var wanted: [ObjectID: Set<Int>] = [:]
+        for insert in inserts { wanted[insert.id, default: []].insert(insert.version) }
+        let past = try pastRecords(wanted)
+        return try inserts.map { insert in
+            guard case .some(.some(let record)) = past[insert.id]?[insert.version] else {
+                throw LodeError.recordDoesNotDecode(
+                    type: StoreLayout.history, key: "\(insert.version)", field: insert.id.typeName,
+                    reason:
+                        "the object \(KeyDescription.describe(insert.id.primaryKey)) it inserted is not in the records as of then"
+                )
+            }
+            return record
         }
     }
 

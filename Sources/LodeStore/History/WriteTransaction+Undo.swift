@@ -176,29 +176,12 @@ extension WriteTransaction {
                 }
             }
         }
-        if !unread.isEmpty {
-            var wanted: [ObjectID: Set<Int>] = [:]
-            for position in unread {
-                let change = recorded[position]
-                wanted[ObjectID(typeName: change.type, primaryKey: change.key), default: []].insert(
-                    change.version)
-            }
-            let past = try pastRecords(wanted)
-            for position in unread {
-                let change = recorded[position]
-                guard
-                    case .some(.some(let record)) = past[
-                        ObjectID(typeName: change.type, primaryKey: change.key)]?[
-                            change.version]
-                else {
-                    throw LodeError.recordDoesNotDecode(
-                        type: StoreLayout.history, key: "\(change.version)", field: change.type,
-                        reason:
-                            "the object \(KeyDescription.describe(change.key)) it inserted is not in the records as of then"
-                    )
-                }
-                recorded[position].after = try Self.fields(record, version: change.version)
-            }
+        let inserted = try insertedRecords(
+            unread.map {
+                (ObjectID(typeName: recorded[$0].type, primaryKey: recorded[$0].key), recorded[$0].version)
+            })
+        for (position, record) in zip(unread, inserted) {
+            recorded[position].after = try Self.fields(record, version: recorded[position].version)
         }
         var conflicts: [UndoConflict] = []
         // What each object becomes: a record, or nil to remove it.
