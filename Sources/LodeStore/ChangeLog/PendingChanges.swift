@@ -159,8 +159,9 @@ package struct PendingChanges {
             return
         }
         buildIndex()
-        let slot = Slot(key: key)
-        if let position = index[typeIndex][slot] {
+        // One hash: the key's position, or (claimed for it now) the next one.
+        let position = Self.claim(&index[typeIndex][Slot(key: key), default: -1], nets.count)
+        if position >= 0 {
             nets[position].existsAfter = existsAfter
             if capturesValues {
                 // An insert's record is kept only while the commit inserts few enough objects (one
@@ -176,7 +177,6 @@ package struct PendingChanges {
                 nets[position].fields = nil
             }
         } else {
-            index[typeIndex][slot] = nets.count
             nets.append(
                 Net(
                     type: type, typeIndex: typeIndex, key: key, existedBefore: existedBefore,
@@ -191,6 +191,32 @@ package struct PendingChanges {
                 captured.append(kept)
             }
         }
+    }
+
+    /// `slot`'s position when it holds one (≥ 0); otherwise stores `next` there and returns -1.
+    private static func claim(_ slot: inout Int, _ next: Int) -> Int {
+        guard slot < 0 else { return slot }
+        slot = next
+        return -1
+    }
+
+    /// The one-field set of the last update that changed one field (updates in a row mostly change
+    /// the same field: its set is made once).
+    private var lastField: Set<String> = []
+
+    /// ``record(type:key:existedBefore:existsAfter:fields:before:after:)`` for an update of the one
+    /// field `field` (none when nil: the update changed no bytes).
+    package mutating func recordUpdate(
+        type: String, key: [UInt8], field: String?, before: [UInt8]?, after: UnsafeRawBufferPointer
+    ) {
+        var fields: Set<String> = []
+        if let field {
+            if lastField.count != 1 || lastField.first != field { lastField = [field] }
+            fields = lastField
+        }
+        record(
+            type: type, key: key, existedBefore: true, existsAfter: true, fields: fields, before: before,
+            after: after)
     }
 
     /// Adds what a savepoint recorded (on a fresh `PendingChanges`) after this transaction's own

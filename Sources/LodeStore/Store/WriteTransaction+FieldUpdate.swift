@@ -142,10 +142,9 @@ extension WriteTransaction {
             // A value of another kind than the field held (null before, say) is a shape to note.
             if kindChanged { try noteFields(of: record, key: keyBytes, state: state, known: nil) }
             if !historyCaptureChecked { try prepareHistoryCapture() }
-            pendingChanges.record(
-                type: state.typeName, key: keyBytes, existedBefore: true, existsAfter: true,
-                fields: changed ? [name] : [], before: pendingChanges.capturesValues ? Array(old) : nil,
-                after: record)
+            pendingChanges.recordUpdate(
+                type: state.typeName, key: keyBytes, field: changed ? name : nil,
+                before: pendingChanges.capturesValues ? Array(old) : nil, after: record)
             return value.pointee
         }
     }
