@@ -54,9 +54,18 @@ extension WriteTransaction {
             try update(T.self, key: key) { try body(&$0[keyPath: keyPath]) }[keyPath: keyPath]
         }
         // The indexes a newer version declared are read from whole records: the whole update.
-        guard !state.hasKeptIndexes, let plans = state.fieldPlans, let records = state.records,
-            let field = plans.fieldsByKeyPath[keyPath], let slots = plans.slots[field]
-        else { return try whole() }
+        guard !state.hasKeptIndexes, let plans = state.fieldPlans, let records = state.records else {
+            return try whole()
+        }
+        let field: Int
+        if let last = lastUpdatedField, last.keyPath === keyPath, last.state === state {
+            field = last.field
+        } else {
+            guard let found = plans.fieldsByKeyPath[keyPath] else { return try whole() }
+            field = found
+            lastUpdatedField = (state, keyPath, found)
+        }
+        guard let slots = plans.slots[field] else { return try whole() }
         let fields = plans.fields
         let name = fields.names[field]
         // The stored record is read in place for the field's place and value and copied; `body` — app

@@ -21,6 +21,10 @@ public final class WriteTransaction: Transaction {
     /// Whether this transaction looked whether the store keeps history, for its changes to keep
     /// their records (see `prepareHistoryCapture()`).
     var historyCaptureChecked = false
+    /// The field of the last property a one-field update changed, with its type's state and key
+    /// path (a key path literal is one object per site: updates in a loop find their field by
+    /// identity, not by hashing and comparing the key path).
+    var lastUpdatedField: (state: AnyObject, keyPath: AnyKeyPath, field: Int)?
     /// Types registered by this transaction, published when it commits.
     package var registeredTypes: [String: AnyObject] = [:]
     /// This transaction's version, set once its closure and change-log entry are done (the commit

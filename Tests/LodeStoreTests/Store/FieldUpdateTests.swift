@@ -46,10 +46,19 @@ import Testing
             }
         }
         for round in 0..<300 {
-            let id = ids.randomElement(using: &random)!
-            let choice = Int.random(in: 0..<6, using: &random)
-            let number = Int.random(in: 0..<50, using: &random)
+            // One to three updates in one transaction: the field of one property, then of another.
+            let steps = (0..<Int.random(in: 1...3, using: &random)).map { _ in
+                (
+                    id: ids.randomElement(using: &random)!, choice: Int.random(in: 0..<6, using: &random),
+                    number: Int.random(in: 0..<50, using: &random)
+                )
+            }
             func apply(_ tx: WriteTransaction, field: Bool) throws {
+                for step in steps {
+                    try apply(tx, field: field, id: step.id, choice: step.choice, number: step.number)
+                }
+            }
+            func apply(_ tx: WriteTransaction, field: Bool, id: UUID, choice: Int, number: Int) throws {
                 switch choice {
                 case 0:
                     if field {
@@ -105,7 +114,7 @@ import Testing
                         try tx.commits(after: tx.version - 1).commits.last?.changes.map(\.kind)
                     }
                 }
-                #expect(logged[0] == logged[1], "round \(round), choice \(choice)")
+                #expect(logged[0] == logged[1], "round \(round), steps \(steps)")
             }
         }
         #expect(try contents(of: byField) == contents(of: whole))
