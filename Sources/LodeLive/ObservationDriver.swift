@@ -107,6 +107,9 @@ package final class ObservationDriver<Source: LiveSource>: CommitObserver, @unch
             if token?.takeSilence(from: from, to: next.transactionID) ?? false {
                 try source.advanceSilently(to: next)
             } else if let update = try source.advance(to: next) {
+                // Cancelled while it advanced (the check above came before the version was read): a
+                // commit made after `cancel()` returned is never delivered.
+                guard !isCancelled else { return }
                 _ = demand?.take()
                 LockWatch.check(entering: "an observation handler")
                 consumer(.success(update))
@@ -114,6 +117,7 @@ package final class ObservationDriver<Source: LiveSource>: CommitObserver, @unch
             failedVersion = nil
         } catch {
             failedVersion = attempted
+            guard !isCancelled else { return }
             _ = demand?.take()
             let failure = LodeError(error)
             LockWatch.check(entering: "an observation handler")

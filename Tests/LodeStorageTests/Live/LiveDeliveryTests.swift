@@ -392,6 +392,38 @@ struct IncompatibleTask: Persistable {
         witness.cancel()
     }
 
+    /// A delivery that passed its cancellation check and then read the store after a commit made
+    /// once the token was cancelled does not hand that commit over (a loaded machine made this
+    /// happen to `releasingTheTokenEndsTheObservation`): forced here by pausing the delivery.
+    @Test func aCommitMadeAfterCancelIsNeverDelivered() throws {
+        let store = try Store(at: tmp.url, types: [Task.self])
+        let queue = DispatchQueue(label: "cancel-race")
+        let delivered = Atomic<Int>(0)
+        let (started, paused, resume) = (
+            DispatchSemaphore(value: 0), DispatchSemaphore(value: 0), DispatchSemaphore(value: 0)
+        )
+        let armed = Atomic<Bool>(true)
+        // The first delivery (the one the observation schedules as it starts) stops once it has
+        // passed its check, until the token is cancelled and a commit made; then it reads on.
+        LiveContext.of(store).hooks.onDeliverySnapshot { snapshot in
+            guard armed.exchange(false, ordering: .sequentiallyConsistent) else { return snapshot }
+            paused.signal()
+            resume.wait()
+            return (try? store.currentSnapshot()) ?? snapshot
+        }
+        defer { LiveContext.of(store).hooks.onDeliverySnapshot(nil) }
+        let token = store.objects(Task.self).observe(on: queue) { change in
+            if case .initial = change { started.signal() } else { delivered.add(1, ordering: .relaxed) }
+        }
+        #expect(started.wait(timeout: .now() + 10) == .success)
+        #expect(paused.wait(timeout: .now() + 10) == .success)
+        token.cancel()
+        try store.write { try $0.insert(Task(id: 1, title: "a", rank: 1, done: false, group: "x")) }
+        resume.signal()
+        queue.sync {}
+        #expect(delivered.load(ordering: .relaxed) == 0)
+    }
+
     /// Closing the store ends an async sequence of changes with the error that says so.
     @Test func closingTheStoreEndsTheChangesSequence() async throws {
         try await onDedicatedExecutor {
