@@ -76,6 +76,9 @@ while !arguments.isEmpty {
         fail("unknown argument \(argument) (see --help)")
     }
 }
+if scales != nil, instructions || scaleGiven || settings.quick {
+    fail("--scales runs the timed workloads at each scale: without --scale, --quick or --instructions")
+}
 if list {
     // After every argument, so `--list --instructions` and `--instructions --list` agree.
     for name in instructions ? Instructions.all.map(\.name) : Workloads.all.map(\.0) { print(name) }
@@ -112,9 +115,6 @@ if let only {
 }
 
 if let scales {
-    if instructions || scaleGiven || settings.quick {
-        fail("--scales runs the timed workloads at each scale: without --scale, --quick or --instructions")
-    }
     let known = Set(Scales.targets.map(\.workload))
     if let unknown = only?.subtracting(known).first {
         fail("--scales measures \(known.sorted().joined(separator: ", ")), not \(unknown)")
