@@ -598,7 +598,7 @@ public final class Store: @unchecked Sendable {
         // the catalog was read at (a reader begun now may not see the last id yet).
         guard withState({ $0.catalogSyncedVersion }) != environment.info.lastTransactionID else { return }
         try mapStorageErrors {
-            let (version, entries, keepsHistory) = try environment.read { txn in
+            let (version, entries, hasFormerHistory) = try environment.read { txn in
                 (
                     txn.id,
                     try txn.allEntries(in: catalog).map {
@@ -619,7 +619,7 @@ public final class Store: @unchecked Sendable {
             }
             // The history of a store of format 6 a reader opened before a writer moved it (its
             // reads refuse it: see `Transaction.forEachHistoryEntry`).
-            if keepsHistory { try open(HistoryLayout.formerDatabase, kind: .plain) }
+            if hasFormerHistory { try open(HistoryLayout.formerDatabase, kind: .plain) }
             withState { $0.catalogSyncedVersion = max($0.catalogSyncedVersion, version) }
         }
     }

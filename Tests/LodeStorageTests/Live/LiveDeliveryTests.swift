@@ -395,32 +395,40 @@ struct IncompatibleTask: Persistable {
     /// A delivery that passed its cancellation check and then read the store after a commit made
     /// once the token was cancelled does not hand that commit over (a loaded machine made this
     /// happen to `releasingTheTokenEndsTheObservation`): forced here by pausing the delivery.
-    @Test func aCommitMadeAfterCancelIsNeverDelivered() throws {
+    /// The test waits without blocking a thread of the cooperative pool (flags polled with
+    /// `Task.sleep`); only the observation's own queue is held, by the hook.
+    @Test func aCommitMadeAfterCancelIsNeverDelivered() async throws {
         let store = try Store(at: tmp.url, types: [Task.self])
         let queue = DispatchQueue(label: "cancel-race")
         let delivered = Atomic<Int>(0)
-        let (started, paused, resume) = (
-            DispatchSemaphore(value: 0), DispatchSemaphore(value: 0), DispatchSemaphore(value: 0)
-        )
+        let started = Atomic<Bool>(false)
+        let paused = Atomic<Bool>(false)
+        let drained = Atomic<Bool>(false)
+        let resume = DispatchSemaphore(value: 0)
         let armed = Atomic<Bool>(true)
         // The first delivery (the one the observation schedules as it starts) stops once it has
         // passed its check, until the token is cancelled and a commit made; then it reads on.
         LiveContext.of(store).hooks.onDeliverySnapshot { snapshot in
             guard armed.exchange(false, ordering: .sequentiallyConsistent) else { return snapshot }
-            paused.signal()
+            paused.store(true, ordering: .sequentiallyConsistent)
             resume.wait()
             return (try? store.currentSnapshot()) ?? snapshot
         }
         defer { LiveContext.of(store).hooks.onDeliverySnapshot(nil) }
         let token = store.objects(Task.self).observe(on: queue) { change in
-            if case .initial = change { started.signal() } else { delivered.add(1, ordering: .relaxed) }
+            if case .initial = change {
+                started.store(true, ordering: .sequentiallyConsistent)
+            } else {
+                delivered.add(1, ordering: .relaxed)
+            }
         }
-        #expect(started.wait(timeout: .now() + 10) == .success)
-        #expect(paused.wait(timeout: .now() + 10) == .success)
+        #expect(await eventually { started.load(ordering: .sequentiallyConsistent) })
+        #expect(await eventually { paused.load(ordering: .sequentiallyConsistent) })
         token.cancel()
-        try store.write { try $0.insert(Task(id: 1, title: "a", rank: 1, done: false, group: "x")) }
+        try await store.write { try $0.insert(Task(id: 1, title: "a", rank: 1, done: false, group: "x")) }
         resume.signal()
-        queue.sync {}
+        queue.async { drained.store(true, ordering: .sequentiallyConsistent) }
+        #expect(await eventually { drained.load(ordering: .sequentiallyConsistent) })
         #expect(delivered.load(ordering: .relaxed) == 0)
     }
 
