@@ -25,6 +25,39 @@ extension FuzzRecord: RecordCodable {
         var _state: FuzzState? = nil
         var _rank: Int8? = nil
         var _stage: FuzzStage? = nil
+        if record.nextFieldIs(0) {
+            _id = try record.decode((Int).self)
+        }
+        if record.nextFieldIs(1) {
+            _title = try record.decode((String).self)
+        }
+        if record.nextFieldIs(2) {
+            _tags = try record.decode(Self.lodeStoredTags(([String]).self))
+        }
+        if record.nextFieldIs(3) {
+            _due = try record.decodeIfPresent((Date).self)
+        }
+        if record.nextFieldIs(4) {
+            _score = try record.decode((Double).self)
+        }
+        if record.nextFieldIs(5) {
+            _nested = try record.decode(Self.lodeStoredNested(([String: Int]).self))
+        }
+        if record.nextFieldIs(6) {
+            _owner = try record.decodeIfPresent((UUID).self)
+        }
+        if record.nextFieldIs(7) {
+            _blob = try record.decodeIfPresent((Data).self)
+        }
+        if record.nextFieldIs(8) {
+            _state = try record.decodeIfPresent(Self.lodeStoredState((FuzzState).self))
+        }
+        if record.nextFieldIs(9) {
+            _rank = try record.decode((Int8).self)
+        }
+        if record.nextFieldIs(10) {
+            _stage = try record.decodeIfPresent(Self.lodeStoredStage((FuzzStage).self))
+        }
         while let field = try record.nextField() {
             switch field {
             case 0:

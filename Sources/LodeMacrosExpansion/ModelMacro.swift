@@ -166,6 +166,14 @@ public struct ModelMacro: ExtensionMacro, MemberMacro {
         for property in model.properties {
             lines.append("var _\(property.name): \(property.type)? = nil")
         }
+        // Declared order first (how records are written): each field one name comparison; then any
+        // field elsewhere, unknown or repeated, by the loop.
+        for (position, property) in model.properties.enumerated() where position < 64 {
+            let read = property.isOptional ? "decodeIfPresent" : "decode"
+            lines.append(
+                "if record.nextFieldIs(\(position)) { _\(property.name) = try record.\(read)(\(checkedType(property))) }"
+            )
+        }
         lines.append("while let field = try record.nextField() {")
         lines.append("    switch field {")
         for (position, property) in model.properties.enumerated() {

@@ -125,6 +125,9 @@ import Testing
                 "expected String, found an integer"
             ),
             ({ $0.append($0[0]) }, "id", #"the map holds the field "id" twice"#),
+            // Again right after itself, where the declared-order reads ask for the next field.
+            ({ $0.insert($0[0], at: 1) }, "id", #"the map holds the field "id" twice"#),
+            ({ $0.insert($0[2], at: 3) }, "stage", #"the map holds the field "stage" twice"#),
         ]
         for (change, field, reason) in cases {
             let bytes = try edited(object, change)
