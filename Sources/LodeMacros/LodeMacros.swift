@@ -30,9 +30,10 @@ import LodeText
 ///   - name: the type's name in the store (the Swift type name unless set).
 ///   - version: a number recorded in the catalog, raised when the type changes shape.
 @attached(
-    extension, conformances: Persistable, RecordCodable, Identifiable,
+    extension, conformances: Persistable, RecordCodable, RecordWalking, Identifiable,
     names: named(schema), named(recordFields), named(recordKeyPaths), named(init(record:)),
-    named(decodeRecord(_:names:into:)), named(write(record:)), arbitrary)
+    named(decodeRecord(_:names:into:)), named(write(record:)), named(walkRecords(_:)),
+    named(walkField(_:_:)), arbitrary)
 @attached(member, names: named(CodingKeys), named(init(record:)))
 public macro Model(name: String? = nil, version: Int = 1) =
     #externalMacro(module: "LodeMacrosPlugin", type: "ModelMacro")

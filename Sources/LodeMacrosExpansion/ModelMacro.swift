@@ -22,7 +22,7 @@ public struct ModelMacro: ExtensionMacro, MemberMacro {
         // @Model struct Item … }`) is named by its qualified name there.
         model.typeName = type.trimmedDescription
         // The compiler names the conformances the type does not have yet (none when it declares both).
-        var conformances = ["Persistable", "RecordCodable"].filter { name in
+        var conformances = ["Persistable", "RecordCodable", "RecordWalking"].filter { name in
             protocols.contains { $0.trimmedDescription.hasSuffix(name) }
         }
         // `Identifiable` through the `id` property, as SwiftData's models are: when its type is one
@@ -38,6 +38,7 @@ public struct ModelMacro: ExtensionMacro, MemberMacro {
         if !model.isClass { members.append(initializer(model)) }
         members.append(inPlaceDecoder(model))
         members.append(writer(model))
+        members.append(walks(model))
         members += model.properties.filter(needsTypeCheck).map(typeCheck)
         let text = "extension \(type.trimmedDescription)\(inherit) {\n\(members.joined(separator: "\n\n"))\n}"
         return [DeclSyntax(stringLiteral: text).cast(ExtensionDeclSyntax.self)]
@@ -225,6 +226,29 @@ public struct ModelMacro: ExtensionMacro, MemberMacro {
                     to: try \(model.typeName).decodeRecord(bytes, names: names))
             }
         """
+    }
+
+    /// `walkRecords(_:)` and `walkField(_:_:)`: the store's loops over records, compiled here for the
+    /// type (and, for a field, the field's type).
+    private static func walks(_ model: ModelDeclaration) -> String {
+        var cases = model.properties.enumerated().map { position, property in
+            let read = property.isOptional ? "decodeIfPresent" : "decode"
+            return
+                "        case \(position): try walk.readField(\(position)) { try $0.\(read)(\(checkedType(property))) }"
+        }
+        cases.append(
+            "        default: preconditionFailure(\"\\(\(model.typeName).self) has no field \\(field)\")")
+        return """
+                \(model.access)static func walkRecords(_ walk: inout RecordWalk) throws {
+                    try walk.decodeRecords(as: \(model.typeName).self)
+                }
+
+                \(model.access)static func walkField(_ field: Int, _ walk: inout RecordWalk) throws {
+                    switch field {
+            \(cases.joined(separator: "\n"))
+                    }
+                }
+            """
     }
 
     /// `write(record:)`: each field in declared order; a nil optional left out, unless it has a

@@ -24,6 +24,14 @@ package struct KeyList: Sendable {
 
     package init() {}
 
+    /// The keys whose bytes are `bytes`, one after another, the one at *i* ending at `ends[i]`.
+    package init(bytes: [UInt8], ends: [Int]) {
+        precondition(ends.last ?? 0 == bytes.count, "the keys' ends are not their bytes'")
+        storage = bytes
+        used = bytes.count
+        self.ends = ends
+    }
+
     /// The primary keys of `keys`' entries in `range`.
     package static func rows(_ keys: any OrderedPrimaryKeys, _ range: Range<Int>) -> KeyList {
         var list = KeyList()

@@ -25,7 +25,16 @@ extension Results {
     public func values<V: Decodable & Equatable>(of keyPath: KeyPath<Element, V>) throws -> [V] {
         let name = fieldName(of: keyPath)
         var fromRecord: ((UnsafeRawBufferPointer, UnsafeMutablePointer<V>) throws -> Bool)?
+        var walker: ((ObjectCollector<V>) -> RecordWalker?)?
         if let codec = Element.schema.recordCodec, let field = codec.field(of: keyPath) {
+            // A walk of every record: the loop compiled for the model and the field's type; a record
+            // without the field is read whole.
+            walker = { values in
+                let reader = ObjectReader<Element>()
+                return Element.schema.fieldWalker(field: field, into: values) { key, record in
+                    values.append(try reader.read(record, key: key)[keyPath: keyPath])
+                }
+            }
             // A generated model: the property's field, read alone by the type's own reader.
             let place = RecordReader.valuePlacer(V.self)
             let fields = codec.fields
@@ -39,7 +48,7 @@ extension Results {
         return try project(
             names: [name], fromObject: { $0[keyPath: keyPath] },
             fromFields: { reader, found in try reader.value(V.self, named: name, found) }, same: ==,
-            fromRecord: fromRecord)
+            fromRecord: fromRecord, walker: walker)
     }
 
     /// The values of two properties of every object, in order, read straight from each record (see
@@ -96,12 +105,14 @@ extension Results {
     /// For a type with a generated codec, `fromRecord` reads the projection from the record into its
     /// place among the values (false, the place left uninitialized, when the record lacks a field: the
     /// object, with its defaults, decides); the fields are the properties, so nothing is compared. A
-    /// record it cannot read is decoded whole, so the error is the object's.
+    /// record it cannot read is decoded whole, so the error is the object's. `walker`, when given,
+    /// makes the walk of every record compiled for the model that collects into the values given.
     private func project<P>(
         names: [String], fromObject: @escaping (Element) -> P,
         fromFields: (borrowing CBORFieldReader, (P) throws -> Void) throws -> Bool,
         same: @escaping (P, P) -> Bool,
-        fromRecord: ((UnsafeRawBufferPointer, UnsafeMutablePointer<P>) throws -> Bool)? = nil
+        fromRecord: ((UnsafeRawBufferPointer, UnsafeMutablePointer<P>) throws -> Bool)? = nil,
+        walker: ((ObjectCollector<P>) -> RecordWalker?)? = nil
     ) throws -> [P] {
         let fieldsMayStand = names.allSatisfy { !$0.isEmpty && !$0.contains(".") }
         // The walk's flags sit behind a pointer: captured `var`s would be boxed, and every access to
@@ -178,7 +189,8 @@ extension Results {
             fromRecord != nil
             ? { transaction, key, record in try readField(transaction, key: key, record: record) }
             : { transaction, key, record in try consider(transaction, key: key, record: record) }
-        let (evaluation, visited) = try evaluation(visiting: visit, expecting: { values.reserve($0) })
+        let (evaluation, visited) = try evaluation(
+            visiting: visit, expecting: { values.reserve($0) }, walking: walker?(values))
         if !visited {
             // What a walk that was not kept projected (another reader's evaluation won) is dropped.
             values.removeAll()

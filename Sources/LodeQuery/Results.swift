@@ -179,15 +179,20 @@ public struct Results<Element: Persistable>: @unchecked Sendable {
     /// of the kept evaluation, in order, and the caller needs no second walk.
     ///
     /// Before such a walk of every record of the type, `expect` is told how many there are (to make
-    /// room for them at once).
-    package func evaluation(visiting visit: RecordVisitor, expecting expect: (Int) -> Void = { _ in }) throws
+    /// room for them at once). A walk of every record runs `walker` instead of calling `visit`, when
+    /// one is given and the store's records can be walked that way (a read transaction's, in clear):
+    /// the loop compiled for the model (``RecordWalking``) collects what `visit` would have.
+    package func evaluation(
+        visiting visit: RecordVisitor, expecting expect: (Int) -> Void = { _ in },
+        walking walker: RecordWalker? = nil
+    ) throws
         -> (evaluation: Evaluation<Element>, visited: Bool)
     {
         if let stored = cache.stored { return (stored, false) }
         // The evaluation keeps no closure: `visit` and `expect` are called only during it.
         let made = try withoutActuallyEscaping(visit) { visit in
             try withoutActuallyEscaping(expect) { expect in
-                try evaluateUncached(visiting: (visit, expect))
+                try evaluateUncached(visiting: (visit, expect, walker))
             }
         }
         // Another reader of the same results may have kept its evaluation first: then `visit` saw
@@ -198,7 +203,7 @@ public struct Results<Element: Persistable>: @unchecked Sendable {
 
     /// Evaluates in the results' transaction, or in a snapshot of the store pinned by the evaluation;
     /// `visit` (when given) sees each record of a key-order walk.
-    private func evaluateUncached(visiting visit: (RecordVisitor, (Int) -> Void)?) throws -> (
+    private func evaluateUncached(visiting visit: (RecordVisitor, (Int) -> Void, RecordWalker?)?) throws -> (
         evaluation: Evaluation<Element>, visited: Bool
     ) {
         let made: (evaluation: Evaluation<Element>, visited: Bool)
@@ -233,7 +238,7 @@ public struct Results<Element: Persistable>: @unchecked Sendable {
 
     private func evaluate(
         in transaction: Transaction, snapshot: ReadSnapshot?,
-        visiting visitor: (RecordVisitor, (Int) -> Void)?
+        visiting visitor: (RecordVisitor, (Int) -> Void, RecordWalker?)?
     ) throws -> (evaluation: Evaluation<Element>, visited: Bool) {
         LockWatch.check(entering: "the predicates and sort descriptors of results of \(Element.self)")
         let state = try transaction.typeState(Element.self)
@@ -358,20 +363,30 @@ public struct Results<Element: Persistable>: @unchecked Sendable {
                 // are read again by key (into memory that lasts) for the sorted window.
                 var walked: [UnsafeRawBufferPointer]? =
                     sortsRecords && records.sealingMode == .clear ? [] : nil
-                for (range, _) in normalized {
-                    try scan(lmdb, records, range) { key, value in
-                        candidates.append(key)
-                        if walked != nil {
-                            if plannedColumns!.append(record: value) {
-                                walked!.append(value)
-                            } else {
-                                // A record whose sort fields do not read: objects decide.
-                                plannedColumns!.removeAll()
-                                walked = nil
+                // Every record, walked by the loop compiled for the model when it can be.
+                let compiled =
+                    visit != nil && walked == nil && normalized.count == 1 && normalized[0].range.isWhole
+                    ? visitor?.2 : nil
+                if let compiled,
+                    let keys = try walkEveryRecord(lmdb, records, compiled, expecting: everyRecord)
+                {
+                    candidates = keys
+                } else {
+                    for (range, _) in normalized {
+                        try scan(lmdb, records, range) { key, value in
+                            candidates.append(key)
+                            if walked != nil {
+                                if plannedColumns!.append(record: value) {
+                                    walked!.append(value)
+                                } else {
+                                    // A record whose sort fields do not read: objects decide.
+                                    plannedColumns!.removeAll()
+                                    walked = nil
+                                }
                             }
+                            try visit?(transaction, key, value)
+                            return true
                         }
-                        try visit?(transaction, key, value)
-                        return true
                     }
                 }
                 sortedRecords = walked
@@ -593,6 +608,23 @@ public struct Results<Element: Persistable>: @unchecked Sendable {
         }
     }
 
+    /// The keys of every record of `database`, walked from the first by `walker` (which collects
+    /// what it reads); nil, with nothing walked, when the database's cursor cannot be walked that way
+    /// (a write transaction's, or sealed records).
+    private func walkEveryRecord(
+        _ lmdb: LMDBTransaction, _ database: Database, _ walker: RecordWalker, expecting count: Int?
+    ) throws -> KeyList? {
+        try lmdb.withCursor(in: database) { cursor in
+            guard database.isOrdered, database.sealingMode == .clear else { return nil }
+            guard try cursor.first() != nil else { return KeyList() }
+            guard let walk = cursor.walk() else { return nil }
+            let keys = WalkedKeys(expecting: count ?? 16)
+            try walker(walk, keys)
+            let (bytes, ends) = keys.take()
+            return KeyList(bytes: bytes, ends: ends)
+        }
+    }
+
     private func sortByKey(_ keys: inout KeyList, _ objects: inout [Element]?) {
         let permutation = keys.keyOrder()
         keys = keys.reordered(permutation)
@@ -764,7 +796,7 @@ public struct Results<Element: Persistable>: @unchecked Sendable {
         let reader = ObjectReader<Element>()
         let (evaluation, visited) = try evaluation(
             visiting: { _, key, record in try reader.read(record, key: key, appendingTo: walked) },
-            expecting: { walked.reserve($0) })
+            expecting: { walked.reserve($0) }, walking: Element.schema.recordWalker(into: walked))
         if visited { return walked.take() }
         if let objects = evaluation.objects { return objects }
         // One transaction and one type lookup for all of them.

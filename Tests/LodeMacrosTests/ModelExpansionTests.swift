@@ -502,7 +502,8 @@ struct Expansion {
             for member in extensionDecl.memberBlock.members {
                 // The first line without its indentation, the others with theirs.
                 let text = member.decl.trimmedDescription
-                if text.contains("schema") { continue }
+                // The schema and the walks belong to the store, which the harness does not build.
+                if text.contains("schema") || text.contains("RecordWalk") { continue }
                 members.append("    " + text)
             }
         }

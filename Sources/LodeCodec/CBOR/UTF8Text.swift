@@ -47,6 +47,7 @@ enum UTF8Text {
 /// The layout is not taken on trust: it is read once from strings the standard library made, and
 /// checked on strings of every short length; where it differs (another platform or runtime), every
 /// string is made by the standard library.
+@usableFromInline
 enum SmallASCII {
     /// The last byte's form bits of a small ASCII string, or nil when the layout is not the one
     /// expected.
@@ -56,13 +57,16 @@ enum SmallASCII {
         let words = unsafeBitCast(probe, to: (UInt64, UInt64).self)
         guard words.0 == 0x63_6261, words.1 >> 56 & 0x0f == 3 else { return nil }
         let form = words.1 >> 56 & 0xf0
+        guard form != 0 else { return nil }
         // Every length, made both ways, the same string.
         let sample = Array("0123456789abcdef".utf8)
         for length in 0...15 {
             let expected = String(decoding: sample[0..<length], as: UTF8.self)
-            let made = sample.withUnsafeBytes {
-                make(UnsafeRawBufferPointer(rebasing: $0[0..<length]), form: form)
-            }
+            guard
+                let made = sample.withUnsafeBytes({
+                    string(UnsafeRawBufferPointer(rebasing: $0[0..<length]), form: form)
+                })
+            else { return nil }
             let (madeWords, expectedWords) = (
                 unsafeBitCast(made, to: (UInt64, UInt64).self),
                 unsafeBitCast(expected, to: (UInt64, UInt64).self)
@@ -78,14 +82,21 @@ enum SmallASCII {
     @inline(__always)
     static func string(_ utf8: UnsafeRawBufferPointer) -> String? {
         guard let form else { return nil }
+        return string(utf8, form: form)
+    }
+
+    /// The string of the ASCII bytes `utf8` (at most 15) made with the form bits `form` (read by
+    /// ``form``), or nil when a byte is not ASCII.
+    @inlinable @inline(__always)
+    static func string(_ utf8: UnsafeRawBufferPointer, form: UInt64) -> String? {
         let words = load(utf8)
         guard (words.0 | words.1) & 0x8080_8080_8080_8080 == 0 else { return nil }
         return unsafeBitCast((words.0, words.1 | (form | UInt64(utf8.count)) << 56), to: String.self)
     }
 
     /// `utf8`'s bytes in two little-endian words, zeros after them.
-    @inline(__always)
-    private static func load(_ utf8: UnsafeRawBufferPointer) -> (UInt64, UInt64) {
+    @inlinable @inline(__always)
+    static func load(_ utf8: UnsafeRawBufferPointer) -> (UInt64, UInt64) {
         var words: (UInt64, UInt64) = (0, 0)
         guard let base = utf8.baseAddress else { return words }
         let count = utf8.count
@@ -108,10 +119,5 @@ enum SmallASCII {
             }
         }
         return words
-    }
-
-    private static func make(_ utf8: UnsafeRawBufferPointer, form: UInt64) -> String {
-        let words = load(utf8)
-        return unsafeBitCast((words.0, words.1 | (form | UInt64(utf8.count)) << 56), to: String.self)
     }
 }

@@ -38,8 +38,10 @@ public struct KeyEncoder: Sendable {
     }
 
     /// Whether `bytes` are the key encoding of the integer `value` (no bytes made to compare).
-    package static func isKey(_ bytes: UnsafeBufferPointer<UInt8>, ofInteger value: Int64) -> Bool {
-        guard bytes.count == 9, bytes[0] == KeyTag.integer else { return false }
+    @inlinable @inline(__always)
+    public static func isKey(_ bytes: UnsafeBufferPointer<UInt8>, ofInteger value: Int64) -> Bool {
+        // 0x20: an integer's tag (`KeyTag.integer`).
+        guard bytes.count == 9, bytes[0] == 0x20 else { return false }
         let flipped = UInt64(bitPattern: value) ^ (1 << 63)
         return UInt64(bigEndian: UnsafeRawPointer(bytes.baseAddress! + 1).loadUnaligned(as: UInt64.self))
             == flipped

@@ -29,6 +29,10 @@ public final class RecordFieldNames: @unchecked Sendable {
         @usableFromInline let length: Int
     }
 
+    /// The form bits of a small ASCII string, read once (``SmallASCII/form``), or 0: readers of
+    /// these names copy it rather than read the lazily made global per string.
+    @usableFromInline let smallTextForm: UInt64 = SmallASCII.form ?? 0
+
     /// Names `names` (each at most once).
     public init(_ names: [String]) {
         precondition(Set(names).count == names.count, "a record field name is given twice: \(names)")

@@ -134,8 +134,15 @@ extension RecordReader {
                 let length = Int(initial & 0x1f)
                 if length <= cbor.bytes.count - start - 1 {
                     cbor.offset = start + 1 + length
-                    return try Self.string(
-                        UnsafeRawBufferPointer(start: cbor.bytes.baseAddress! + start + 1, count: length))
+                    let text = UnsafeRawBufferPointer(
+                        start: cbor.bytes.baseAddress! + start + 1, count: length)
+                    // Short ASCII text: the small string made here, in the caller's code.
+                    if length <= 15 && smallTextForm != 0,
+                        let string = SmallASCII.string(text, form: smallTextForm)
+                    {
+                        return string
+                    }
+                    return try Self.string(text)
                 }
             }
         }

@@ -32,6 +32,9 @@ public struct RecordReader: ~Copyable {
     @usableFromInline var current = -1
     /// The known fields read so far (the first 64), to refuse a field given twice.
     @usableFromInline var seen: UInt64 = 0
+    /// The form bits of a small ASCII string (``SmallASCII``), 0 when strings are made by the standard
+    /// library only.
+    @usableFromInline let smallTextForm: UInt64
     /// Fields read so far beyond the first 64, and unknown field names: only when a record has them
     /// (a pointer, so that the reader holds no reference to retain and release).
     @usableFromInline var others: UnsafeMutableRawPointer?
@@ -50,7 +53,7 @@ public struct RecordReader: ~Copyable {
 
     /// A reader of the record in `bytes`, whose fields are `names`.
     /// - Throws: ``RecordDecodingError`` when the bytes do not start with a map.
-    @inlinable
+    @inlinable @inline(__always)
     public init(_ bytes: UnsafeRawBufferPointer, names: RecordFieldNames) throws {
         var cbor = CBORReader(bytes)
         if let base = bytes.baseAddress, !bytes.isEmpty, case let first = base.load(as: UInt8.self),
@@ -68,6 +71,7 @@ public struct RecordReader: ~Copyable {
         self.nameStarts = UnsafePointer(names.startOffsets)
         self.nameCount = names.count
         self.nameMatches = UnsafePointer(names.matches)
+        self.smallTextForm = names.smallTextForm
     }
 
     /// Reads the head of the record's map (of 24 fields or more, or not a map at all): how many

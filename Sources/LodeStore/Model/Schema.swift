@@ -42,6 +42,11 @@ public struct Schema<Object: Persistable>: @unchecked Sendable {
         /// check every read makes. An integer key stored in the struct is compared in place, without
         /// making its key's bytes.
         let hasKey: (UnsafeRawPointer, UnsafeBufferPointer<UInt8>) throws -> Bool
+        /// Where an `Int` primary key is stored in the object's memory, when it is (a walk compiled for
+        /// the type compares it in place).
+        let integerKeyOffset: Int?
+        /// The type as a model whose walks are compiled for it (``RecordWalking``), if it is one.
+        let walking: (any RecordWalking.Type)?
 
         init<Key: Codable>(
             name: String?, primaryKey: KeyPath<Object, Key>, indexes: [Index<Object>],
@@ -70,6 +75,7 @@ public struct Schema<Object: Persistable>: @unchecked Sendable {
                 }
             }
             self.pointerPrimaryKeyBytes = pointerPrimaryKeyBytes
+            integerKeyOffset = Key.self == Int.self ? MemoryLayout<Object>.offset(of: primaryKey) : nil
             if Key.self == Int.self, let offset = MemoryLayout<Object>.offset(of: primaryKey) {
                 self.hasKey = { object, key in
                     KeyEncoder.isKey(key, ofInteger: Int64(object.load(fromByteOffset: offset, as: Int.self)))
@@ -94,6 +100,7 @@ public struct Schema<Object: Persistable>: @unchecked Sendable {
             self.recordCodec = codec
             self.recordFields = codec?.fields
             self.generatedEncode = codec?.encode
+            self.walking = Object.self as? any RecordWalking.Type
         }
     }
 
