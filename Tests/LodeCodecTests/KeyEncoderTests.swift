@@ -24,6 +24,20 @@ import Testing
         }
     }
 
+    /// The integer key made on the stack (point reads by an `Int` key) is the encoder's, and the
+    /// in-place comparison of walks agrees with both.
+    @Test func anIntegerKeyMadeOnTheStackIsTheEncodersKey() {
+        var rng = SeededGenerator(seed: Self.seed)
+        var values: [Int] = [0, 1, -1, .max, .min, 255, 256, -256]
+        values += (0..<200).map { _ in Int.random(in: .min ... .max, using: &rng) }
+        for value in values {
+            let made = KeyEncoder.withIntegerKey(Int64(value)) { Array($0) }
+            #expect(made == bytes(value), "\(value) (seed \(Self.seed))")
+            #expect(made.withUnsafeBufferPointer { KeyEncoder.isKey($0, ofInteger: Int64(value)) })
+            #expect(!made.withUnsafeBufferPointer { KeyEncoder.isKey($0, ofInteger: Int64(value) &+ 1) })
+        }
+    }
+
     @Test func integersSortNumerically() {
         var rng = SeededGenerator(seed: Self.seed)
         var values: [Int] = [0, 1, -1, .max, .min, 255, 256, -256, 65_536]

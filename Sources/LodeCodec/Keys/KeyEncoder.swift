@@ -47,6 +47,21 @@ public struct KeyEncoder: Sendable {
             == flipped
     }
 
+    /// Calls `body` with the key bytes of the integer `value`, made on the stack.
+    /// - Throws: what `body` throws.
+    package static func withIntegerKey<R>(_ value: Int64, _ body: (UnsafeRawBufferPointer) throws -> R)
+        rethrows -> R
+    {
+        // The tag, then the value with its sign bit flipped, big-endian (as `append` writes it).
+        var storage: (UInt64, UInt64) = (0, 0)
+        return try withUnsafeMutableBytes(of: &storage) { buffer in
+            buffer[0] = KeyTag.integer
+            buffer.storeBytes(
+                of: (UInt64(bitPattern: value) ^ (1 << 63)).bigEndian, toByteOffset: 1, as: UInt64.self)
+            return try body(UnsafeRawBufferPointer(rebasing: buffer[0..<9]))
+        }
+    }
+
     /// Appends the key bytes of `value` to `bytes`.
     ///
     /// - Throws: as ``encode(_:)``; `bytes` is left as it was.
