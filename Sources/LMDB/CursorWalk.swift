@@ -3,7 +3,7 @@ import CLMDB
 /// A read transaction's cursor over a database stored in clear, stepped forward from inlinable code:
 /// the walk a generated record reader compiles into its own loop, one `mdb_cursor_get` per entry
 /// with no call through the cursor's class, no closure and no check that does not change from one
-/// entry to the next (those are made once, by ``Cursor/walk()``).
+/// entry to the next (those are made once, by the cursor when it makes one).
 ///
 /// A walk is valid while its cursor is open and its transaction active, on the transaction's
 /// thread: the code that makes one uses it within the cursor's scope.
@@ -54,7 +54,7 @@ extension Cursor {
     /// A walk from the entry the cursor is on, or nil when the cursor cannot be stepped that way: a
     /// write transaction's cursor (which tracks its position), a sealed database (whose entries are
     /// opened), a closed cursor or an ended transaction. Such a cursor is stepped by
-    /// ``entryInPlace(_:)``.
+    /// its entry-by-entry steps.
     package func walk() -> CursorWalk? {
         guard !tracksPosition, database.sealing == nil, let handle, transaction.handle != nil else {
             return nil
