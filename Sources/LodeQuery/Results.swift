@@ -615,9 +615,11 @@ public struct Results<Element: Persistable>: @unchecked Sendable {
         _ lmdb: LMDBTransaction, _ database: Database, _ walker: RecordWalker, expecting count: Int?
     ) throws -> KeyList? {
         try lmdb.withCursor(in: database) { cursor in
-            guard database.isOrdered, database.sealingMode == .clear else { return nil }
+            guard database.isOrdered, database.sealingMode == .clear, let walk = cursor.walk() else {
+                return nil
+            }
+            // The walk starts from the entry the cursor is on: the first.
             guard try cursor.first() != nil else { return KeyList() }
-            guard let walk = cursor.walk() else { return nil }
             let keys = WalkedKeys(expecting: count ?? 16)
             try walker(walk, keys)
             let (bytes, ends) = keys.take()

@@ -292,6 +292,8 @@ extension Schema {
                 var walk = RecordWalk(
                     Model.self, cursor: cursor, keys: keys, collector: objects, collected: Object.self)
                 compiledWalksRun.withLock { $0[ObjectIdentifier(Model.self), default: 0] += 1 }
+                // Once per walk, not per record: the decoders may run a property's own `init(from:)`.
+                LockWatch.check(entering: "the record decoder of \(Model.self)")
                 try Model.walkRecords(&walk)
             }
         }
@@ -312,6 +314,7 @@ extension Schema {
                     Model.self, cursor: cursor, keys: keys, collector: values, collected: Value.self,
                     readObject: readObject)
                 compiledWalksRun.withLock { $0[ObjectIdentifier(Model.self), default: 0] += 1 }
+                LockWatch.check(entering: "the record decoder of \(Model.self)")
                 try Model.walkField(field, &walk)
             }
         }

@@ -29,13 +29,12 @@ public class Transaction {
     /// The state of `T` as this transaction sees it: registered, or read from the catalog.
     package func typeState<T: Persistable>(_ type: T.Type) throws -> TypeState<T> {
         // Keyed by the Swift type, so the downcast cannot fail; a read sees one version, so what was
-        // verified once holds for the whole transaction.
-        // The type read last first: a loop of reads of one type hashes nothing.
-        if lastReadType == ObjectIdentifier(T.self), let lastReadState {
-            return unsafeDowncast(lastReadState, to: TypeState<T>.self)
+        // verified once holds for the whole transaction. The type read last first: no hashing.
+        if let lastRead, lastRead.type == ObjectIdentifier(T.self) {
+            return unsafeDowncast(lastRead.state, to: TypeState<T>.self)
         }
         if let cached = readStates[ObjectIdentifier(T.self)] {
-            (lastReadType, lastReadState) = (ObjectIdentifier(T.self), cached)
+            lastRead = (ObjectIdentifier(T.self), cached)
             return unsafeDowncast(cached, to: TypeState<T>.self)
         }
         let state: TypeState<T>
@@ -46,13 +45,12 @@ public class Transaction {
             state = try catalogState(T.self)
         }
         readStates[ObjectIdentifier(T.self)] = state
-        (lastReadType, lastReadState) = (ObjectIdentifier(T.self), state)
+        lastRead = (ObjectIdentifier(T.self), state)
         return state
     }
 
     /// The type state ``typeState(_:)`` returned last, and its type.
-    @exclusivity(unchecked) private var lastReadType: ObjectIdentifier?
-    @exclusivity(unchecked) private var lastReadState: AnyObject?
+    @exclusivity(unchecked) private var lastRead: (type: ObjectIdentifier, state: AnyObject)?
 
     /// The type states this read transaction looked up, by Swift type (a write transaction keeps its
     /// own: what it registers and changes).
@@ -186,19 +184,13 @@ public class Transaction {
     package func object<T: Persistable>(_ type: T.Type, keyBytes key: [UInt8], state: TypeState<T>) throws
         -> T?
     {
-        try key.withUnsafeBytes { try object(T.self, key: $0, state: state) }
-    }
-
-    /// The `T` stored under the encoded key `key`, or nil.
-    private func object<T: Persistable>(_ type: T.Type, key: UnsafeRawBufferPointer, state: TypeState<T>)
-        throws -> T?
-    {
-        guard let records = state.records, let bytes = try lmdb.transientValue(forKey: key, in: records)
+        guard let records = state.records,
+            let bytes = try key.withUnsafeBytes({ try lmdb.transientValue(forKey: $0, in: records) })
         else { return nil }
-        // The record is decoded at once (an encrypted one lies in memory the next read reuses). No
-        // closure returns an optional object: unspecialized code would look up the optional type's
-        // metadata per read.
-        return try state.reader.read(bytes, key: key)
+        // Decoded at once (an encrypted record lies in memory the next read reuses). No closure returns
+        // an optional object: unspecialized code would look up the optional's metadata per read.
+        let reader = state.reader
+        return try key.withUnsafeBytes { try reader.read(bytes, key: $0) }
     }
 
     /// The `T` whose primary key is `key`, or nil.
@@ -208,12 +200,13 @@ public class Transaction {
     ///   LMDB fails, ``LodeError/recordDoesNotDecode(type:key:field:reason:)`` for a stored record that no
     ///   longer decodes, and `EncodingError` when `key` does not encode.
     public func object<T: Persistable, Key: Encodable>(_ type: T.Type, key: Key) throws -> T? {
-        if Key.self == Int.self {
-            // The most common key, encoded on the stack: no array made per read.
-            let state = try typeState(T.self)
-            return try KeyEncoder.withIntegerKey(Int64(unsafeBitCast(key, to: Int.self))) {
-                try object(T.self, key: $0, state: state)
-            }
+        if Key.self == Int.self {  // The most common key, encoded on the stack: no array per read.
+            let (state, value) = (try typeState(T.self), Int64(unsafeBitCast(key, to: Int.self)))
+            guard let records = state.records,
+                let bytes = try KeyEncoder.withIntegerKey(
+                    value, { try lmdb.transientValue(forKey: $0, in: records) })
+            else { return nil }
+            return try KeyEncoder.withIntegerKey(value) { try state.reader.read(bytes, key: $0) }
         }
         let bytes = try KeyEncoder().encode(key)
         guard bytes.count <= IndexKeyLimit.maximum else { return nil }
