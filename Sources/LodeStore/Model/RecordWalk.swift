@@ -83,12 +83,12 @@ public struct RecordWalk: ~Copyable {
                 let value = UnsafeRawPointer(place).load(fromByteOffset: integerKeyOffset, as: Int.self)
                 if !KeyEncoder.isKey(key.assumingMemoryBound(to: UInt8.self), ofInteger: Int64(value)) {
                     defer { place.deinitialize(count: 1) }
-                    throw context.wrongKey(UnsafeRawPointer(place), key: key)
+                    throw try context.wrongKey(UnsafeRawPointer(place), key: key)
                 }
             } else if !(try context.hasKey(UnsafeRawPointer(place), key.assumingMemoryBound(to: UInt8.self)))
             {
                 defer { place.deinitialize(count: 1) }
-                throw context.wrongKey(UnsafeRawPointer(place), key: key)
+                throw try context.wrongKey(UnsafeRawPointer(place), key: key)
             }
             objects.didInitializeNextPlace()
             keys.append(key)
@@ -163,9 +163,10 @@ final class RecordWalkContext: @unchecked Sendable {
     }
 
     /// The error of the object at `object`, whose primary key is not `key`, the key it is stored under.
+    /// - Throws: what encoding the object's own key throws (then that is the error).
     @usableFromInline
-    func wrongKey(_ object: UnsafeRawPointer, key: UnsafeRawBufferPointer) -> any Error {
-        let own = (try? keyBytes(object)).map { KeyDescription.describe($0) } ?? "a key that does not encode"
+    func wrongKey(_ object: UnsafeRawPointer, key: UnsafeRawBufferPointer) throws -> any Error {
+        let own = KeyDescription.describe(try keyBytes(object))
         return LodeError.recordDoesNotDecode(
             type: typeName, key: KeyDescription.describe(Array(key)), field: primaryKeyField,
             reason: "the record's \(primaryKeyField) is \(own), not the key it is stored under")
