@@ -355,23 +355,25 @@ public struct Results<Element: Persistable>: @unchecked Sendable {
                     execution.plan.ordering == .primaryKey(reversed: false) && linkedSort == nil
                         && offsetCount == 0 && limitCount == nil && records.isOrdered ? visitor : nil
                 let visit = visitor?.0
-                if let everyRecord {
-                    candidates.reserve(everyRecord)
-                    visitor?.1(everyRecord)
-                }
                 // A sealed record opens into the cursor's buffer, valid until its next step: those
                 // are read again by key (into memory that lasts) for the sorted window.
                 var walked: [UnsafeRawBufferPointer]? =
                     sortsRecords && records.sealingMode == .clear ? [] : nil
-                // Every record, walked by the loop compiled for the model when it can be.
+                // Every record, walked by the loop compiled for the model when it can be (it makes its
+                // own keys: the candidates' room is made only for the walk here).
                 let compiled =
                     visit != nil && walked == nil && normalized.count == 1 && normalized[0].range.isWhole
                     ? visitor?.2 : nil
+                if let everyRecord {
+                    if compiled == nil { candidates.reserve(everyRecord) }
+                    visitor?.1(everyRecord)
+                }
                 if let compiled,
                     let keys = try walkEveryRecord(lmdb, records, compiled, expecting: everyRecord)
                 {
                     candidates = keys
                 } else {
+                    if compiled != nil, let everyRecord { candidates.reserve(everyRecord) }
                     for (range, _) in normalized {
                         try scan(lmdb, records, range) { key, value in
                             candidates.append(key)
@@ -615,9 +617,8 @@ public struct Results<Element: Persistable>: @unchecked Sendable {
         _ lmdb: LMDBTransaction, _ database: Database, _ walker: RecordWalker, expecting count: Int?
     ) throws -> KeyList? {
         try lmdb.withCursor(in: database) { cursor in
-            guard database.isOrdered, database.sealingMode == .clear, let walk = cursor.walk() else {
-                return nil
-            }
+            // A read transaction's cursor over records in clear (so in key order), or none.
+            guard let walk = cursor.walk() else { return nil }
             // The walk starts from the entry the cursor is on: the first.
             guard try cursor.first() != nil else { return KeyList() }
             let keys = WalkedKeys(expecting: count ?? 16)

@@ -40,11 +40,9 @@ public struct KeyEncoder: Sendable {
     /// Whether `bytes` are the key encoding of the integer `value` (no bytes made to compare).
     @inlinable @inline(__always)
     public static func isKey(_ bytes: UnsafeBufferPointer<UInt8>, ofInteger value: Int64) -> Bool {
-        // 0x20: an integer's tag (`KeyTag.integer`).
-        guard bytes.count == 9, bytes[0] == 0x20 else { return false }
-        let flipped = UInt64(bitPattern: value) ^ (1 << 63)
+        guard bytes.count == 9, bytes[0] == KeyTag.integer else { return false }
         return UInt64(bigEndian: UnsafeRawPointer(bytes.baseAddress! + 1).loadUnaligned(as: UInt64.self))
-            == flipped
+            == KeyTag.integerWord(value)
     }
 
     /// Calls `body` with the key bytes of the integer `value`, made on the stack.
@@ -52,12 +50,11 @@ public struct KeyEncoder: Sendable {
     package static func withIntegerKey<R>(_ value: Int64, _ body: (UnsafeRawBufferPointer) throws -> R)
         rethrows -> R
     {
-        // The tag, then the value with its sign bit flipped, big-endian (as `append` writes it).
+        // The tag, then the integer's word big-endian (as `append` writes it).
         var storage: (UInt64, UInt64) = (0, 0)
         return try withUnsafeMutableBytes(of: &storage) { buffer in
             buffer[0] = KeyTag.integer
-            buffer.storeBytes(
-                of: (UInt64(bitPattern: value) ^ (1 << 63)).bigEndian, toByteOffset: 1, as: UInt64.self)
+            buffer.storeBytes(of: KeyTag.integerWord(value).bigEndian, toByteOffset: 1, as: UInt64.self)
             return try body(UnsafeRawBufferPointer(rebasing: buffer[0..<9]))
         }
     }
@@ -98,11 +95,17 @@ public struct KeyEncoder: Sendable {
     }
 }
 
+@usableFromInline
 enum KeyTag {
+    /// An integer key's eight bytes after its tag, as a word written big-endian: the value with its
+    /// sign bit flipped, so that keys sort as the integers do.
+    @inlinable @inline(__always)
+    static func integerWord(_ value: Int64) -> UInt64 { UInt64(bitPattern: value) ^ (1 << 63) }
+
     static let null: UInt8 = 0x05
     static let `false`: UInt8 = 0x10
     static let `true`: UInt8 = 0x11
-    static let integer: UInt8 = 0x20
+    @inlinable static var integer: UInt8 { 0x20 }
     static let largeUnsigned: UInt8 = 0x21
     static let double: UInt8 = 0x30
     static let string: UInt8 = 0x40
@@ -161,7 +164,7 @@ final class KeyEncodingState: Encoder {
     static func appendInteger(_ value: Int64, to bytes: inout [UInt8]) {
         bytes.reserveCapacity(bytes.count + 9)
         bytes.append(KeyTag.integer)
-        let flipped = UInt64(bitPattern: value) ^ (1 << 63)
+        let flipped = KeyTag.integerWord(value)
         // Byte by byte, most significant first: cheaper than a generic copy of eight bytes.
         var shift = 56
         while shift >= 0 {

@@ -46,20 +46,18 @@ public struct RecordWalk: ~Copyable {
 
     /// A walk from `cursor`'s position collecting into `collector` (an ``ObjectCollector`` of
     /// `collected`), which outlives the walk.
-    package init<Model: Persistable>(
+    package init<Model: RecordWalking>(
         _ model: Model.Type, cursor: CursorWalk, keys: WalkedKeys, collector: AnyObject, collected: Any.Type,
         readObject: ((UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Void)? = nil
     ) {
         let storage = Model.schema.storage
         self.cursor = cursor
-        self.names = storage.recordFields ?? RecordFieldNames([])
+        self.names = Model.recordFields
         self.keys = keys
         self.collector = Unmanaged.passUnretained(collector).toOpaque()
         self.collected = collected
         self.integerKeyOffset = storage.integerKeyOffset ?? -1
-        self.context = RecordWalkContext(
-            typeName: storage.typeName, primaryKeyField: storage.primaryKeyField, hasKey: storage.hasKey,
-            keyBytes: storage.pointerPrimaryKeyBytes, readObject: readObject)
+        self.context = RecordWalkContext(storage, readObject: readObject)
     }
 
     /// Decodes every record into the walk's objects (an ``ObjectCollector`` of `Model`): the loop of
@@ -118,7 +116,7 @@ public struct RecordWalk: ~Copyable {
                     try reader.skipValue()
                     position &+= 1
                 }
-                if position == field && reader.nextFieldIs(field) ? true : try reader.seek(field: field) {
+                if try (position == field && reader.nextFieldIs(field)) || reader.seek(field: field) {
                     values.nextPlace().initialize(to: try read(&reader))
                     values.didInitializeNextPlace()
                     placed = true
@@ -138,22 +136,18 @@ public struct RecordWalk: ~Copyable {
 final class RecordWalkContext: @unchecked Sendable {
     // @unchecked: immutable; the closures are the schema's and the walk's owner's, used on its thread.
     let typeName: String
-    let primaryKeyField: String
     @usableFromInline let hasKey: (UnsafeRawPointer, UnsafeBufferPointer<UInt8>) throws -> Bool
-    let keyBytes: (UnsafeRawPointer) throws -> [UInt8]
+    let wrongKeyError: (UnsafeRawPointer, UnsafeRawBufferPointer) throws -> LodeError
     let objectReader: ((UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Void)?
 
-    init(
-        typeName: String, primaryKeyField: String,
-        hasKey: @escaping (UnsafeRawPointer, UnsafeBufferPointer<UInt8>) throws -> Bool,
-        keyBytes: @escaping (UnsafeRawPointer) throws -> [UInt8],
+    init<Object>(
+        _ storage: Schema<Object>.Storage,
         readObject: ((UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Void)?
     ) {
-        self.typeName = typeName
-        self.primaryKeyField = primaryKeyField
-        self.hasKey = hasKey
-        self.keyBytes = keyBytes
-        self.objectReader = readObject
+        typeName = storage.typeName
+        hasKey = storage.hasKey
+        wrongKeyError = storage.wrongKey
+        objectReader = readObject
     }
 
     /// The error of a record stored under `key` that does not decode.
@@ -166,10 +160,7 @@ final class RecordWalkContext: @unchecked Sendable {
     /// - Throws: what encoding the object's own key throws (then that is the error).
     @usableFromInline
     func wrongKey(_ object: UnsafeRawPointer, key: UnsafeRawBufferPointer) throws -> any Error {
-        let own = KeyDescription.describe(try keyBytes(object))
-        return LodeError.recordDoesNotDecode(
-            type: typeName, key: KeyDescription.describe(Array(key)), field: primaryKeyField,
-            reason: "the record's \(primaryKeyField) is \(own), not the key it is stored under")
+        try wrongKeyError(object, key)
     }
 
     /// Reads the record stored under `key` whole and collects what the walk collects of it.

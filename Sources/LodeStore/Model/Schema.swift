@@ -76,7 +76,7 @@ public struct Schema<Object: Persistable>: @unchecked Sendable {
             }
             self.pointerPrimaryKeyBytes = pointerPrimaryKeyBytes
             integerKeyOffset = Key.self == Int.self ? MemoryLayout<Object>.offset(of: primaryKey) : nil
-            if Key.self == Int.self, let offset = MemoryLayout<Object>.offset(of: primaryKey) {
+            if let offset = integerKeyOffset {
                 self.hasKey = { object, key in
                     KeyEncoder.isKey(key, ofInteger: Int64(object.load(fromByteOffset: offset, as: Int.self)))
                 }
@@ -231,4 +231,17 @@ package func keyOrderMatchesComparable(_ type: Any.Type) -> Bool {
         UInt64.self, Double.self, Float.self, String.self, Date.self, Bool.self,
     ]
     return ordered.contains { $0 == type }
+}
+
+extension Schema.Storage {
+    /// The error of the object at `object`, whose primary key is not `key`, the key its record is
+    /// stored under (a damaged or hand-edited store: one result would otherwise hold two objects
+    /// with the same primary key).
+    /// - Throws: what encoding the object's own key throws (then that is the error).
+    func wrongKey(_ object: UnsafeRawPointer, storedUnder key: UnsafeRawBufferPointer) throws -> LodeError {
+        let own = KeyDescription.describe(try pointerPrimaryKeyBytes(object))
+        return LodeError.recordDoesNotDecode(
+            type: typeName, key: KeyDescription.describe(Array(key)), field: primaryKeyField,
+            reason: "the record's \(primaryKeyField) is \(own), not the key it is stored under")
+    }
 }

@@ -77,11 +77,7 @@ package final class ObjectReader<T: Persistable>: @unchecked Sendable {
     /// Throws unless the object at `object` has the primary key whose encoding is `key`.
     private func checkKey(_ key: UnsafeRawBufferPointer, of object: UnsafeMutablePointer<T>) throws {
         guard try !hasKey(UnsafeRawPointer(object), key.assumingMemoryBound(to: UInt8.self)) else { return }
-        let ownKey = try storage.pointerPrimaryKeyBytes(UnsafeRawPointer(object))
-        throw LodeError.recordDoesNotDecode(
-            type: storage.typeName, key: KeyDescription.describe(Array(key)), field: storage.primaryKeyField,
-            reason: "the record's \(storage.primaryKeyField) is \(KeyDescription.describe(ownKey)), "
-                + "not the key it is stored under")
+        throw try storage.wrongKey(UnsafeRawPointer(object), storedUnder: key)
     }
 
     /// A type without a generated codec: `Codable` (apart: its error handling would otherwise cost
